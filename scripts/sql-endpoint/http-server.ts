@@ -1,0 +1,139 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type Backend, BackendUnavailableError } from "./backend";
+import {
+  isPostgresError,
+  ProtocolError,
+  parseSqlRequest,
+  postgresErrorBody,
+  resultBody,
+} from "./protocol";
+import { emptyStats, type SqlEndpointStats } from "./stats";
+
+// Far above anything the Worker sends; only there so a runaway client cannot exhaust memory.
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+// Keep-alive sockets from fetch() would otherwise hold close() open indefinitely.
+const CLOSE_GRACE_MS = 2000;
+
+class PayloadTooLargeError extends Error {}
+
+interface Answer {
+  status: number;
+  body: object | string;
+}
+
+export interface HttpServer {
+  port: number;
+  stats: SqlEndpointStats;
+  close(): Promise<void>;
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    request.on("end", () => {
+      if (size > MAX_BODY_BYTES) reject(new PayloadTooLargeError("request body too large"));
+      else resolve(Buffer.concat(chunks).toString("utf8"));
+    });
+    request.on("error", reject);
+  });
+}
+
+function send(response: ServerResponse, { status, body }: Answer): void {
+  const json = typeof body !== "string";
+  const payload = json ? JSON.stringify(body) : body;
+  response.writeHead(status, {
+    "content-type": json ? "application/json" : "text/plain; charset=utf-8",
+    "content-length": Buffer.byteLength(payload),
+  });
+  response.end(payload);
+}
+
+function errorAnswer(error: unknown, log: (line: string) => void): Answer {
+  if (isPostgresError(error)) return { status: 400, body: postgresErrorBody(error) };
+  if (error instanceof ProtocolError) return { status: 400, body: { message: error.message } };
+  if (error instanceof PayloadTooLargeError) return { status: 413, body: error.message };
+  if (error instanceof BackendUnavailableError) {
+    return { status: 503, body: `database unavailable: ${error.message}` };
+  }
+  log(`sql-endpoint: internal error: ${error instanceof Error ? error.stack : String(error)}`);
+  return { status: 500, body: `internal error: ${String(error)}` };
+}
+
+async function answerSql(
+  request: IncomingMessage,
+  backend: Backend,
+  stats: SqlEndpointStats,
+  log: (line: string) => void,
+): Promise<Answer> {
+  stats.requests += 1;
+  try {
+    const sqlRequest = parseSqlRequest(request.headers, await readBody(request));
+    if (sqlRequest.batch) stats.batches += 1;
+    const results = await backend.run(sqlRequest, () => {
+      stats.statements += 1;
+    });
+    return { status: 200, body: resultBody(sqlRequest, results) };
+  } catch (error) {
+    stats.errors += 1;
+    return errorAnswer(error, log);
+  }
+}
+
+async function route(
+  request: IncomingMessage,
+  backend: Backend,
+  stats: SqlEndpointStats,
+  log: (line: string) => void,
+): Promise<Answer> {
+  const path = new URL(request.url ?? "/", "http://localhost").pathname;
+  const route = `${request.method ?? "GET"} ${path}`;
+  switch (route) {
+    case "POST /sql":
+      return answerSql(request, backend, stats, log);
+    case "GET /stats":
+      return { status: 200, body: { ...stats } };
+    case "POST /stats/reset":
+      Object.assign(stats, emptyStats());
+      return { status: 200, body: { ...stats } };
+    case "GET /health":
+      return { status: 200, body: { ok: true, backend: backend.name } };
+    default:
+      return { status: 404, body: { message: `no route for ${route}` } };
+  }
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((error) => (error ? reject(error) : resolve()));
+    server.closeIdleConnections();
+    setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref();
+  });
+}
+
+export async function startHttpServer(
+  backend: Backend,
+  { host, port, log }: { host: string; port: number; log: (line: string) => void },
+): Promise<HttpServer> {
+  const stats = emptyStats();
+  const server = createServer((request, response) => {
+    route(request, backend, stats, log).then(
+      (answer) => send(response, answer),
+      (error: unknown) => send(response, errorAnswer(error, log)),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  return { port: address.port, stats, close: () => closeServer(server) };
+}

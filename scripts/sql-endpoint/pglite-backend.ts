@@ -1,0 +1,106 @@
+import { mkdirSync } from "node:fs";
+import { PGlite, type QueryOptions, type Results } from "@electric-sql/pglite";
+import { drizzle } from "drizzle-orm/pglite";
+import { migrate } from "drizzle-orm/pglite/migrator";
+import {
+  type Backend,
+  BackendUnavailableError,
+  type SqlRequest,
+  type SqlStatement,
+  type StatementResult,
+} from "./backend";
+import { SerialQueue } from "./serial-queue";
+import { RESET_SESSION_SQL, runTransaction, type Session } from "./transaction";
+
+type RawRow = (string | null)[];
+
+const identity = (value: string): string => value;
+
+/**
+ * PGlite parses values by type OID (and serializes params by inferred type, e.g. it rejects a
+ * bytea param that is not a Uint8Array). The driver does both itself, so every known type gets
+ * an identity parser/serializer; types PGlite does not know are passed through as text anyway.
+ */
+function rawTextOptions(db: PGlite): QueryOptions {
+  const oids = new Set([...Object.keys(db.parsers), ...Object.keys(db.serializers)]);
+  const passThrough = Object.fromEntries([...oids].map((oid) => [oid, identity]));
+  return {
+    rowMode: "array",
+    parsers: passThrough,
+    serializers: passThrough,
+    // The client never sees notices over HTTP; PGlite would otherwise print them.
+    onNotice: () => undefined,
+  };
+}
+
+function toStatementResult(result: Results<RawRow>): StatementResult {
+  return {
+    command: result.command ?? "",
+    rowCount: result.rowCount ?? null,
+    rows: result.rows,
+    // PGlite only reports name and type; the driver only reads those two.
+    fields: result.fields.map(({ name, dataTypeID }) => ({
+      name,
+      tableID: 0,
+      columnID: 0,
+      dataTypeID,
+      dataTypeSize: -1,
+      dataTypeModifier: -1,
+      format: "text",
+    })),
+  };
+}
+
+class PgliteBackend implements Backend {
+  readonly name = "pglite";
+  // PGlite is a single session: a request's BEGIN..COMMIT must never interleave with another's.
+  readonly #queue = new SerialQueue();
+  readonly #session: Session;
+  #closed = false;
+
+  constructor(private readonly db: PGlite) {
+    const options = rawTextOptions(db);
+    this.#session = {
+      execute: async (sql) => {
+        await db.exec(sql, { onNotice: options.onNotice });
+      },
+      query: async ({ query, params }: SqlStatement) =>
+        toStatementResult(await db.query<RawRow>(query, params, options)),
+    };
+  }
+
+  run(request: SqlRequest, onStatement: () => void): Promise<StatementResult[]> {
+    if (this.#closed) return Promise.reject(new BackendUnavailableError("PGlite is closed"));
+    return this.#queue.run(async () => {
+      try {
+        return await runTransaction(this.#session, request, onStatement);
+      } finally {
+        await this.#session.execute(RESET_SESSION_SQL);
+      }
+    });
+  }
+
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closed = true;
+    // Queued behind in-flight requests; closing removes postmaster.pid from the data directory.
+    return this.#queue.run(() => this.db.close());
+  }
+}
+
+export async function openPgliteBackend(options: {
+  dataDir?: string;
+  migrationsFolder: string;
+  log: (line: string) => void;
+}): Promise<Backend> {
+  if (options.dataDir !== undefined) mkdirSync(options.dataDir, { recursive: true });
+  const db = await PGlite.create(options.dataDir);
+  try {
+    await migrate(drizzle(db), { migrationsFolder: options.migrationsFolder });
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  options.log(`sql-endpoint: PGlite ready (${options.dataDir ?? "in memory"})`);
+  return new PgliteBackend(db);
+}

@@ -1,0 +1,77 @@
+import type {
+  IsolationLevel,
+  SqlRequest,
+  SqlStatement,
+  StatementResult,
+  TransactionOptions,
+} from "./backend";
+
+/** One exclusive database session for the duration of a request. */
+export interface Session {
+  /** Simple-protocol SQL for transaction control; may hold several statements. */
+  execute(sql: string): Promise<void>;
+  /** Extended-protocol statement with text parameters, like Neon runs it. */
+  query(statement: SqlStatement): Promise<StatementResult>;
+}
+
+const ISOLATION_SQL: Record<IsolationLevel, string> = {
+  ReadUncommitted: "READ UNCOMMITTED",
+  ReadCommitted: "READ COMMITTED",
+  RepeatableRead: "REPEATABLE READ",
+  Serializable: "SERIALIZABLE",
+};
+
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+export function beginSql(options: TransactionOptions): string {
+  const parts = ["BEGIN"];
+  if (options.isolationLevel !== undefined) {
+    parts.push(`ISOLATION LEVEL ${ISOLATION_SQL[options.isolationLevel]}`);
+  }
+  if (options.readOnly !== undefined) parts.push(options.readOnly ? "READ ONLY" : "READ WRITE");
+  if (options.deferrable !== undefined) {
+    parts.push(options.deferrable ? "DEFERRABLE" : "NOT DEFERRABLE");
+  }
+  return parts.join(" ");
+}
+
+function openTransactionSql(request: SqlRequest): string {
+  const begin = beginSql(request.options);
+  // SET LOCAL: the role ends with the transaction, so it can never leak into the next request.
+  return request.role === null
+    ? begin
+    : `${begin}; SET LOCAL ROLE ${quoteIdentifier(request.role)}`;
+}
+
+/**
+ * Runs every request, even a single query, as one transaction under the requested role:
+ * all statements commit together or none does.
+ */
+export async function runTransaction(
+  session: Session,
+  request: SqlRequest,
+  onStatement: () => void,
+): Promise<StatementResult[]> {
+  const results: StatementResult[] = [];
+  try {
+    await session.execute(openTransactionSql(request));
+    for (const statement of request.statements) {
+      onStatement();
+      results.push(await session.query(statement));
+    }
+    await session.execute("COMMIT");
+    return results;
+  } catch (error) {
+    // The original error is what the client must see; a failed ROLLBACK adds nothing to it.
+    await session.execute("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Sessions are reused across requests (PGlite has only one), so a session-level `SET` or
+ * temp table from one request must not reach the next one, possibly for another tenant.
+ */
+export const RESET_SESSION_SQL = "DISCARD ALL";

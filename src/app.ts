@@ -1,0 +1,76 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
+import { API_VERSION } from "./env";
+import { ApiError } from "./errors";
+import type { AppEnv } from "./http/context";
+import { issueDetails, onError, onNotFound } from "./http/errors";
+import { newId } from "./lib/ids";
+import { registerApiKeys } from "./routes/api-keys";
+import { registerHealth } from "./routes/health";
+import { registerJwks } from "./routes/jwks";
+import { registerMe } from "./routes/me";
+import { registerOrgs } from "./routes/orgs";
+
+/** Request bodies larger than this are refused before they are parsed (documented in docs/api.md). */
+export const MAX_BODY_BYTES = 256 * 1024;
+
+export function buildApp() {
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw new ApiError("invalid_request", issueDetails(result.error));
+    },
+  });
+
+  app.use("*", async (c, next) => {
+    const requestId = `req_${newId().replaceAll("-", "")}`;
+    c.set("requestId", requestId);
+    await next();
+    c.res.headers.set("x-request-id", requestId);
+  });
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new ApiError("request_too_large", { max_bytes: MAX_BODY_BYTES });
+      },
+    }),
+  );
+  app.onError(onError);
+  app.notFound(onNotFound);
+
+  const registry = app.openAPIRegistry;
+  registry.registerComponent("securitySchemes", "apiKey", {
+    type: "apiKey",
+    in: "header",
+    name: "x-api-key",
+    description: "An organization API key (`aar_live_…` or `aar_test_…`)",
+  });
+  registry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API key, or a session JWT, as `Authorization: Bearer`",
+  });
+  registry.registerComponent("securitySchemes", "session", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "A session token from the identity provider",
+  });
+
+  registerHealth(app);
+  registerJwks(app);
+  registerMe(app);
+  registerOrgs(app);
+  registerApiKeys(app);
+
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "Agent Action Risk Assessment API",
+      version: API_VERSION,
+      description: "Scores agent-initiated actions and signs the verdict.",
+    },
+  });
+  return app;
+}

@@ -1,0 +1,106 @@
+import { type SQL, sql } from "drizzle-orm";
+import { ApiError } from "../errors";
+import type { Credential } from "./credential";
+import { type Role, rolesWithScope, type Scope, scopesOfRole } from "./scopes";
+
+export type Actor =
+  | { type: "api_key"; id: string; name: string; mode: "live" | "test" }
+  | { type: "user"; id: string; subject: string; email: string | null; role: Role };
+
+/** Who is calling, for which org, with which scopes: established once per request. */
+export interface Caller {
+  orgId: string;
+  actor: Actor;
+  scopes: Scope[];
+  livemode: boolean;
+}
+
+/**
+ * The statements that authenticate a credential inside the request's first transaction. The
+ * last one sets `app.org_id` only when the credential is valid, unrevoked and carries the
+ * scope, so every statement after it sees the org's rows, and without it sees none and can
+ * write nothing: the database enforces the check, not only this code.
+ */
+export function authStatements(credential: Credential, scope: Scope | null): SQL[] {
+  if (credential.kind === "api_key") {
+    return [
+      sql`select set_config('app.api_key_hash', ${credential.hash}, true)`,
+      sql`select k.id, k.org_id, k.name, k.mode, k.scopes, k.revoked_at,
+            set_config('app.org_id',
+              case when k.revoked_at is null and (${scope}::text is null or ${scope} = any(k.scopes))
+                then k.org_id::text else '' end, true) as tenant
+          from api_keys k where k.key_hash = ${credential.hash}`,
+    ];
+  }
+  const roles = scope === null ? null : `{${rolesWithScope(scope).join(",")}}`;
+  return [
+    sql`select set_config('app.user_subject', ${credential.subject}, true)`,
+    // LIMIT in a CTE so set_config runs for the one chosen membership, not for every candidate.
+    sql`with chosen as (
+          select m.org_id, m.role, u.id as user_id
+          from memberships m join users u on u.id = m.user_id
+          where u.idp_subject = ${credential.subject}
+            and (${credential.orgId}::uuid is null or m.org_id = ${credential.orgId}::uuid)
+          order by m.created_at, m.org_id
+          limit 1)
+        select chosen.*, set_config('app.org_id',
+          case when ${roles}::text[] is null or chosen.role = any(${roles}::text[])
+            then chosen.org_id::text else '' end, true) as tenant
+        from chosen`,
+  ];
+}
+
+interface KeyRow {
+  id: string;
+  org_id: string;
+  name: string;
+  mode: "live" | "test";
+  scopes: Scope[];
+  revoked_at: Date | null;
+}
+
+interface MembershipRow {
+  org_id: string;
+  role: Role;
+  user_id: string;
+}
+
+/** Turns the rows of the last auth statement into a caller, or the 401/403 they mean. */
+export function callerFromRows(
+  credential: Credential,
+  scope: Scope | null,
+  rows: Record<string, unknown>[],
+): Caller {
+  const row = rows[0];
+  if (credential.kind === "api_key") {
+    const key = row as KeyRow | undefined;
+    if (!key || key.revoked_at !== null) throw new ApiError("unauthenticated");
+    if (scope !== null && !key.scopes.includes(scope)) {
+      throw new ApiError("insufficient_scope", { required: scope });
+    }
+    return {
+      orgId: key.org_id,
+      actor: { type: "api_key", id: key.id, name: key.name, mode: key.mode },
+      scopes: key.scopes,
+      livemode: key.mode === "live",
+    };
+  }
+  const membership = row as MembershipRow | undefined;
+  if (!membership) throw new ApiError("no_organization");
+  const scopes = scopesOfRole(membership.role);
+  if (scope !== null && !scopes.includes(scope)) {
+    throw new ApiError("insufficient_scope", { required: scope });
+  }
+  return {
+    orgId: membership.org_id,
+    actor: {
+      type: "user",
+      id: membership.user_id,
+      subject: credential.subject,
+      email: credential.email,
+      role: membership.role,
+    },
+    scopes,
+    livemode: true,
+  };
+}

@@ -1,0 +1,38 @@
+import type { Context } from "hono";
+import type { Env } from "../env";
+import { ApiError } from "../errors";
+import { isUuid } from "../lib/ids";
+import { hashApiKey, isWellFormedApiKey, looksLikeApiKey } from "./api-key";
+import { verifySession } from "./session";
+
+/** What the request presented, checked as far as it can be without the database. */
+export type Credential =
+  | { kind: "api_key"; hash: string }
+  | { kind: "session"; subject: string; email: string | null; orgId: string | null };
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/**
+ * Reads the credential from `x-api-key` or `Authorization: Bearer`. A malformed key or an
+ * invalid session token is rejected here (401) without a database round trip.
+ */
+export async function readCredential<E extends { Bindings: Env }>(
+  c: Context<E>,
+): Promise<Credential> {
+  const header = c.req.header("x-api-key");
+  const bearer = c.req.header("authorization")?.match(BEARER)?.[1];
+  const value = header ?? bearer;
+  if (!value) throw new ApiError("unauthenticated");
+
+  if (header !== undefined || looksLikeApiKey(value)) {
+    if (!isWellFormedApiKey(value)) throw new ApiError("unauthenticated");
+    return { kind: "api_key", hash: await hashApiKey(value) };
+  }
+
+  const identity = await verifySession(value, c.env);
+  const orgId = c.req.header("x-org-id") ?? null;
+  if (orgId !== null && !isUuid(orgId)) {
+    throw new ApiError("invalid_request", [{ path: "x-org-id", message: "must be a uuid" }]);
+  }
+  return { kind: "session", ...identity, orgId };
+}

@@ -1,0 +1,31 @@
+/**
+ * The Worker's bindings. Every value is optional at the type level because a deployment can
+ * be misconfigured: each consumer validates what it needs and fails closed (503), so a missing
+ * signing key or database URL can never turn into an unsigned or unscoped answer.
+ */
+export interface Env {
+  /** Postgres connection string of the application role (a secret in production). */
+  DATABASE_URL?: string;
+  /**
+   * Local development and tests only (`"true"`): reach the database through the local
+   * Neon-compatible SQL-over-HTTP endpoint at the host and port of DATABASE_URL.
+   */
+  LOCAL_SQL_ENDPOINT?: string;
+  /** The current Ed25519 private key as a JWK (a secret). */
+  SIGNING_KEY?: string;
+  /** JSON array of retired Ed25519 public JWKs, still published to verify old payloads. */
+  SIGNING_KEYS_RETIRED?: string;
+  /** Session tokens: expected `iss` and `aud`. */
+  IDP_ISSUER?: string;
+  IDP_AUDIENCE?: string;
+  /** Production: the identity provider's key set URL. */
+  IDP_JWKS_URL?: string;
+  /** Local development: the key set inline, as JSON. */
+  IDP_JWKS?: string;
+  /** `production`, `development` or `test`. */
+  ENVIRONMENT?: string;
+}
+
+export const SERVICE_NAME = "agent-risk";
+export const AP2_VERSION = "0.2.0";
+export const API_VERSION = "1.0.0";

@@ -1,0 +1,51 @@
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/**
+ * The closed set of machine-readable error codes and the status each one answers with.
+ * A 4xx is the caller's to fix; a 5xx means the service could not complete the request.
+ */
+export const errorStatus = {
+  invalid_request: 400,
+  invalid_json: 400,
+  invalid_scope: 400,
+  invalid_cursor: 400,
+  unauthenticated: 401,
+  insufficient_scope: 403,
+  session_required: 403,
+  no_organization: 403,
+  not_found: 404,
+  route_not_found: 404,
+  conflict: 409,
+  request_too_large: 400,
+  mandate_invalid: 422,
+  internal_error: 500,
+  database_unavailable: 503,
+  signing_key_unavailable: 503,
+  identity_provider_unavailable: 503,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+export interface ErrorBody {
+  error: ErrorCode;
+  details?: unknown;
+}
+
+/** The one error type of the service: a code from the table above, and optional details. */
+export class ApiError extends HTTPException {
+  readonly code: ErrorCode;
+  readonly details: unknown;
+
+  constructor(code: ErrorCode, details?: unknown, options?: { cause?: unknown }) {
+    super(errorStatus[code], { message: code, cause: options?.cause });
+    this.code = code;
+    this.details = details;
+  }
+
+  get body(): ErrorBody {
+    return this.details === undefined
+      ? { error: this.code }
+      : { error: this.code, details: this.details };
+  }
+}

@@ -1,0 +1,72 @@
+import type { Context, ErrorHandler, NotFoundHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ZodError } from "zod";
+import { isDatabaseUnavailable, sqlState } from "../db/client";
+import { caller } from "../db/tenant";
+import { ApiError, type ErrorCode } from "../errors";
+import type { AppEnv } from "./context";
+
+export function errorResponse(c: Context, error: ApiError): Response {
+  return c.json(error.body, error.status);
+}
+
+/** Zod issues as `details`: each failing path and what is wrong with it. */
+export function issueDetails(error: ZodError): { path: string; message: string; code: string }[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.map(String).join("."),
+    message: issue.message,
+    code: issue.code,
+  }));
+}
+
+const statusCodes: Partial<Record<number, ErrorCode>> = {
+  400: "invalid_json",
+  401: "unauthenticated",
+  404: "route_not_found",
+  413: "request_too_large",
+  415: "invalid_request",
+};
+
+function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof HTTPException) {
+    const code = statusCodes[error.status];
+    if (code === "invalid_request") {
+      return new ApiError(code, [{ path: "content-type", message: "must be application/json" }]);
+    }
+    if (code) return new ApiError(code);
+  }
+  if (isDatabaseUnavailable(error)) return new ApiError("database_unavailable");
+  return new ApiError("internal_error");
+}
+
+/**
+ * The one error handler. A client error on a route whose caller is not yet known is answered
+ * only after the credential is checked, so 401 and 403 come before 400 as they should.
+ */
+export const onError: ErrorHandler<AppEnv> = async (err, c) => {
+  let error = toApiError(err);
+  const auth = c.get("auth");
+  if (error.status < 500 && auth && !auth.caller && !auth.orgless) {
+    try {
+      await caller(c);
+    } catch (authError) {
+      error = toApiError(authError);
+    }
+  }
+  if (error.status >= 500) {
+    console.error(
+      JSON.stringify({
+        msg: "request failed",
+        requestId: c.get("requestId"),
+        code: error.code,
+        error: err instanceof Error ? err.message : String(err),
+        sqlstate: sqlState(err),
+      }),
+    );
+  }
+  return errorResponse(c, error);
+};
+
+export const onNotFound: NotFoundHandler<AppEnv> = (c) =>
+  errorResponse(c, new ApiError("route_not_found"));

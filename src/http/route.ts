@@ -1,0 +1,28 @@
+import type { RouteConfig } from "@hono/zod-openapi";
+
+type Security = NonNullable<RouteConfig["security"]>;
+
+import { type AuthorizeOptions, authorize } from "../auth/authorize";
+import type { Scope } from "../auth/scopes";
+
+/**
+ * Declares, in the one place a route is defined, the scope it needs: the middleware enforces
+ * it and the OpenAPI document shows it.
+ */
+export function guarded<R extends Omit<RouteConfig, "middleware" | "security">>(
+  scope: Scope | null,
+  route: R,
+  options: AuthorizeOptions = {},
+) {
+  const needs = scope ? `Requires scope \`${scope}\`.` : "Requires any valid credential.";
+  const who = options.sessionOnly ? " Session only." : "";
+  return {
+    ...route,
+    description: [route.description, `${needs}${who}`].filter(Boolean).join("\n\n"),
+    middleware: [authorize(scope, options)],
+    security: (options.sessionOnly
+      ? [{ session: [] }]
+      : [{ apiKey: [] }, { bearer: [] }]) as Security,
+    "x-required-scope": scope,
+  };
+}

@@ -1,0 +1,72 @@
+import { z } from "@hono/zod-openapi";
+import { errorStatus } from "../errors";
+
+export const ErrorSchema = z
+  .object({
+    error: z.enum(Object.keys(errorStatus) as [keyof typeof errorStatus]).openapi({
+      description: "Machine-readable error code",
+    }),
+    details: z
+      .unknown()
+      .optional()
+      .openapi({ description: "Structured details, e.g. failing paths" }),
+  })
+  .openapi("Error");
+
+const describe: Record<number, string> = {
+  400: "Malformed request",
+  401: "Missing or invalid credential",
+  403: "The credential lacks the required scope",
+  404: "Not found in the caller's organization",
+  409: "Conflicts with the current state",
+  422: "Failed schema validation",
+  500: "Internal error",
+  503: "Database or signing key temporarily unavailable",
+};
+
+/** OpenAPI responses for the given error statuses, all with the one error envelope. */
+export function errorResponses(...statuses: number[]) {
+  return Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      {
+        description: describe[status] ?? "Error",
+        content: { "application/json": { schema: ErrorSchema } },
+      },
+    ]),
+  );
+}
+
+export function json<T extends z.ZodType>(schema: T, description: string) {
+  return { description, content: { "application/json": { schema } } };
+}
+
+export function jsonBody<T extends z.ZodType>(schema: T) {
+  return { required: true, content: { "application/json": { schema } } };
+}
+
+export const IdParam = z.object({
+  id: z
+    .string()
+    .openapi({
+      param: { name: "id", in: "path" },
+      example: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e",
+    }),
+});
+
+/** Stripe-style list envelope with keyset pagination. */
+export function listOf<T extends z.ZodType>(item: T, name: string) {
+  return z
+    .object({
+      object: z.literal("list"),
+      data: z.array(item),
+      has_more: z.boolean(),
+      next_cursor: z.string().nullable(),
+    })
+    .openapi(name);
+}
+
+export const PageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(25).openapi({ example: 25 }),
+  cursor: z.string().min(1).optional().openapi({ description: "Opaque; from `next_cursor`" }),
+});

@@ -1,0 +1,49 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../http/context";
+import { errorResponses, json } from "../http/schemas";
+import { signer } from "../signing/signer";
+
+const KeySet = z
+  .object({
+    keys: z.array(
+      z.object({
+        kty: z.literal("OKP"),
+        crv: z.literal("Ed25519"),
+        x: z.string().openapi({ description: "Public key, base64url" }),
+        kid: z.string().openapi({ description: "RFC 7638 thumbprint; matches the JWS header" }),
+        alg: z.literal("EdDSA"),
+        use: z.literal("sig"),
+      }),
+    ),
+  })
+  .openapi("KeySet");
+
+const route = createRoute({
+  method: "get",
+  path: "/.well-known/jwks.json",
+  tags: ["Public"],
+  summary: "The public key set that verifies every signature the service makes",
+  responses: {
+    200: {
+      ...json(KeySet, "The current key first, then retired keys still needed for old payloads"),
+      headers: z.object({ "cache-control": z.literal("public, max-age=3600") }),
+    },
+    ...errorResponses(503),
+  },
+});
+
+const CACHE_CONTROL = "public, max-age=3600";
+
+export function registerJwks(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    // Served from the edge cache: verifiers everywhere fetch this, and it changes only on
+    // rotation. Only a successful answer is ever cached.
+    const cacheKey = new Request(new URL(c.req.path, c.req.url).toString());
+    const hit = await caches.default.match(cacheKey);
+    if (hit) return new Response(hit.body, hit) as unknown as ReturnType<typeof c.json<never, 200>>;
+    const { keys } = await signer(c.env);
+    const response = c.json({ keys }, 200, { "cache-control": CACHE_CONTROL });
+    c.executionCtx.waitUntil(caches.default.put(cacheKey, response.clone()));
+    return response;
+  });
+}

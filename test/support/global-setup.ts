@@ -1,0 +1,30 @@
+import { resolve } from "node:path";
+import type { TestProject } from "vitest/node";
+import { ed25519Jwk, localIdentityProvider } from "../../scripts/local-keys";
+import { startSqlEndpoint } from "../../scripts/sql-endpoint";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    sqlEndpoint: string;
+    signingKey: string;
+    idp: string;
+  }
+}
+
+/**
+ * Starts the local SQL endpoint on a free port with a fresh database (PGlite in memory, or a new
+ * database on the PostgreSQL server named by DATABASE_URL) and fresh keys for the run.
+ */
+export default async function setup(project: TestProject) {
+  const endpoint = await startSqlEndpoint({
+    databaseUrl: process.env.DATABASE_URL,
+    fresh: true,
+    migrationsFolder: resolve(import.meta.dirname, "../../drizzle"),
+  });
+  project.provide("sqlEndpoint", endpoint.url);
+  project.provide("signingKey", JSON.stringify(ed25519Jwk().privateJwk));
+  project.provide("idp", JSON.stringify(localIdentityProvider("http://127.0.0.1:8787")));
+  return async () => {
+    await endpoint.close();
+  };
+}

@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { ALL_KEY_SCOPES, call, newOrg, sessionToken } from "./support/api";
+import { addMember } from "./support/db";
+import { ROUTES, type RouteCase } from "./support/routes";
+
+function pathFor(route: RouteCase, id = "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e") {
+  return route.path.replace("{id}", id);
+}
+
+function request(
+  route: RouteCase,
+  credential: { key?: string; token?: string; headers?: Record<string, string> },
+) {
+  return call(pathFor(route), { method: route.method, body: route.body, ...credential });
+}
+
+describe("every authenticated route is in the table", () => {
+  it("matches the OpenAPI document", async () => {
+    const { json } = await call("/openapi.json");
+    const documented = Object.entries(json.paths as Record<string, Record<string, unknown>>)
+      .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+      .filter((op) => op.includes(" /v1/"));
+    const tested = ROUTES.map((r) => `${r.method} ${r.path}`);
+    expect(tested.sort()).toEqual(documented.sort());
+  });
+});
+
+describe.each(ROUTES)("$method $path", (route) => {
+  it("answers 401 without a credential", async () => {
+    const res = await request(route, {});
+    expect(res.status).toBe(401);
+    expect(res.json).toEqual({ error: "unauthenticated" });
+  });
+
+  it("answers 401 to a garbage API key, in either header", async () => {
+    for (const credential of [
+      { key: "aar_live_garbage" },
+      { key: `aar_live_${"A".repeat(43)}` },
+      { headers: { authorization: `Bearer aar_test_${"B".repeat(43)}` } },
+      { headers: { authorization: "Bearer garbage" } },
+      { headers: { authorization: "Basic Zm9vOmJhcg==" } },
+    ]) {
+      const res = await request(route, credential);
+      expect(res.status).toBe(401);
+      expect(res.json).toEqual({ error: "unauthenticated" });
+    }
+  });
+
+  it("answers 401 to an expired session", async () => {
+    const res = await request(route, { token: await sessionToken({}, { expiresIn: "-5m" }) });
+    expect(res.status).toBe(401);
+  });
+
+  it("answers 401 to a revoked key on the very next request", async () => {
+    const org = await newOrg();
+    const { id, key } = await org.key(ALL_KEY_SCOPES);
+    const revoked = await call(`/v1/api-keys/${id}/revoke`, { method: "POST", token: org.token });
+    expect(revoked.status).toBe(200);
+    const res = await request(route, { key });
+    expect(res.status).toBe(401);
+    expect(res.json).toEqual({ error: "unauthenticated" });
+  });
+
+  if (route.sessionOnly) {
+    it("answers 403 session_required to a valid API key", async () => {
+      const org = await newOrg();
+      const { key } = await org.key(ALL_KEY_SCOPES);
+      const res = await request(route, { key });
+      expect(res.status).toBe(403);
+      expect(res.json).toEqual({ error: "session_required" });
+    });
+  }
+
+  if (route.scope) {
+    const scope = route.scope;
+    if (!route.sessionOnly) {
+      it(`answers 403 to a key without ${scope}`, async () => {
+        const org = await newOrg();
+        const { key } = await org.key(ALL_KEY_SCOPES.filter((s) => s !== scope));
+        const res = await request(route, { key });
+        expect(res.status).toBe(403);
+        expect(res.json).toEqual({ error: "insufficient_scope", details: { required: scope } });
+      });
+    }
+    it(`answers 403 to a member session without ${scope}`, async () => {
+      const org = await newOrg();
+      const other = await newOrg();
+      await addMember(org.id, other.subject, "member");
+      const res = await request(route, { token: other.token, headers: { "x-org-id": org.id } });
+      expect(res.status).toBe(403);
+      expect(res.json).toEqual({ error: "insufficient_scope", details: { required: scope } });
+    });
+  }
+
+  if (route.resource) {
+    const make = route.resource;
+    it("answers 404 for another org's resource and leaves it alone", async () => {
+      const owner = await newOrg();
+      const id = await make(owner);
+      const intruder = await newOrg();
+      const credential = route.sessionOnly
+        ? { token: intruder.token }
+        : { key: (await intruder.key()).key };
+      const res = await call(pathFor(route, id), {
+        method: route.method,
+        body: route.body,
+        ...credential,
+      });
+      expect(res.status).toBe(404);
+      expect(res.json).toEqual({ error: "not_found" });
+    });
+
+    it("answers 404 for an id that is not a uuid", async () => {
+      const org = await newOrg();
+      const credential = route.sessionOnly ? { token: org.token } : { key: (await org.key()).key };
+      const res = await call(pathFor(route, "not-a-uuid"), {
+        method: route.method,
+        body: route.body,
+        ...credential,
+      });
+      expect(res.status).toBe(404);
+    });
+  }
+});

@@ -1,0 +1,135 @@
+import { describe, expect, it } from "vitest";
+import { call, newOrg, sessionToken } from "./support/api";
+
+describe("POST /v1/orgs", () => {
+  it("creates the user's org once, then returns the same org", async () => {
+    const token = await sessionToken({ email: "ada@example.com" });
+    const first = await call("/v1/orgs", { method: "POST", token });
+    expect(first.status).toBe(201);
+    expect(first.json).toMatchObject({
+      object: "organization",
+      name: "ada@example.com's organization",
+      role: "owner",
+    });
+    expect(first.json.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new Date(first.json.created).toISOString()).toBe(first.json.created);
+
+    const second = await call("/v1/orgs", { method: "POST", token, body: { name: "Other" } });
+    expect(second.status).toBe(200);
+    expect(second.json).toEqual(first.json);
+  });
+
+  it("creates exactly one org when the same user's calls race", async () => {
+    const token = await sessionToken();
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        call("/v1/orgs", { method: "POST", token, body: { name: "Race" } }),
+      ),
+    );
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    expect(answers.every((a) => a.status === 201 || a.status === 200)).toBe(true);
+    expect(new Set(answers.map((a) => a.json.id)).size).toBe(1);
+  });
+
+  it("takes a name", async () => {
+    const token = await sessionToken();
+    const res = await call("/v1/orgs", { method: "POST", token, body: { name: "Acme Payments" } });
+    expect(res.status).toBe(201);
+    expect(res.json.name).toBe("Acme Payments");
+  });
+
+  it("refuses an API key: org creation is for signed-in users", async () => {
+    const org = await newOrg();
+    const { key } = await org.key(["assess:read"]);
+    const res = await call("/v1/orgs", { method: "POST", key });
+    expect(res.status).toBe(403);
+    expect(res.json).toEqual({ error: "session_required" });
+  });
+
+  it("rejects an unknown body field with 400 and the path", async () => {
+    const token = await sessionToken();
+    const res = await call("/v1/orgs", {
+      method: "POST",
+      token,
+      body: { name: "x", plan: "free" },
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toBe("invalid_request");
+    expect(res.json.details[0].code).toBe("unrecognized_keys");
+  });
+});
+
+describe("session tokens", () => {
+  const cases: [string, () => Promise<string>][] = [
+    ["an expired token", () => sessionToken({}, { expiresIn: "-1m" })],
+    ["a token from another issuer", () => sessionToken({}, { issuer: "https://evil.example" })],
+    ["a token for another audience", () => sessionToken({}, { audience: "someone-else" })],
+    [
+      "a token signed by an unknown key",
+      async () => {
+        const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
+          "sign",
+          "verify",
+        ])) as CryptoKeyPair;
+        const jwk = (await crypto.subtle.exportKey("jwk", pair.privateKey)) as JsonWebKey;
+        return sessionToken({}, { privateJwk: { ...jwk, kid: "local-idp" } as never });
+      },
+    ],
+    ["a token that is not a JWT", async () => "not.a.jwt"],
+  ];
+  for (const [name, make] of cases) {
+    it(`refuses ${name} with 401`, async () => {
+      const res = await call("/v1/me", { token: await make() });
+      expect(res.status).toBe(401);
+      expect(res.json).toEqual({ error: "unauthenticated" });
+    });
+  }
+});
+
+describe("GET /v1/me", () => {
+  it("describes an API key caller", async () => {
+    const org = await newOrg();
+    const { id, key } = await org.key(["assess:read", "audit:read"], "test");
+    const res = await call("/v1/me", { key });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({
+      orgId: org.id,
+      actor: { type: "api_key", id, name: "test", mode: "test" },
+      scopes: ["assess:read", "audit:read"],
+      livemode: false,
+    });
+  });
+
+  it("accepts the key as a Bearer credential too", async () => {
+    const org = await newOrg();
+    const { key } = await org.key(["assess:read"]);
+    const res = await call("/v1/me", { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    expect(res.json.orgId).toBe(org.id);
+    expect(res.json.livemode).toBe(true);
+  });
+
+  it("describes an owner session with every scope", async () => {
+    const org = await newOrg();
+    const res = await call("/v1/me", { token: org.token });
+    expect(res.status).toBe(200);
+    expect(res.json.orgId).toBe(org.id);
+    expect(res.json.actor).toMatchObject({ type: "user", subject: org.subject, role: "owner" });
+    expect(res.json.scopes).toContain("keys:write");
+    expect(res.json.scopes).toContain("assess:write");
+  });
+
+  it("tells a signed-in user without an org to create one", async () => {
+    const res = await call("/v1/me", { token: await sessionToken() });
+    expect(res.status).toBe(403);
+    expect(res.json).toEqual({ error: "no_organization" });
+  });
+
+  it("refuses a session asking for an org it does not belong to", async () => {
+    const mine = await newOrg();
+    const theirs = await newOrg();
+    const res = await call("/v1/me", { token: mine.token, headers: { "x-org-id": theirs.id } });
+    expect(res.status).toBe(403);
+    expect(res.json).toEqual({ error: "no_organization" });
+  });
+});

@@ -1,0 +1,10 @@
+import type { Env as WorkerEnv } from "../../src/env";
+
+declare global {
+  namespace Cloudflare {
+    interface Env extends WorkerEnv {
+      TEST_IDP_PRIVATE_JWK: string;
+      TEST_OWNER_DATABASE_URL: string;
+    }
+  }
+}

@@ -1,0 +1,102 @@
+import { env, SELF } from "cloudflare:test";
+import { importJWK, type JWK, SignJWT } from "jose";
+import type { Scope } from "../../../src/auth/scopes";
+
+export const BASE = "https://risk.test";
+
+export interface Call {
+  method?: string;
+  body?: unknown;
+  key?: string;
+  token?: string;
+  headers?: Record<string, string>;
+}
+
+/** One HTTP call into the Worker, the way a client makes it. */
+export async function call(
+  path: string,
+  { method = "GET", body, key, token, headers = {} }: Call = {},
+) {
+  const init: RequestInit = { method, headers: { ...headers } };
+  const h = init.headers as Record<string, string>;
+  if (key) h["x-api-key"] = key;
+  if (token) h.authorization = `Bearer ${token}`;
+  if (body !== undefined) {
+    h["content-type"] ??= "application/json";
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+  }
+  const response = await SELF.fetch(`${BASE}${path}`, init);
+  const text = await response.text();
+  let json: any;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, json, text };
+}
+
+let userCounter = 0;
+
+/** A session token from the local identity provider, as the console would hold. */
+export async function sessionToken(
+  claims: { sub?: string; email?: string } = {},
+  options: { expiresIn?: string; issuer?: string; audience?: string; privateJwk?: JWK } = {},
+): Promise<string> {
+  const jwk = options.privateJwk ?? (JSON.parse(env.TEST_IDP_PRIVATE_JWK) as JWK);
+  const key = await importJWK(jwk, "EdDSA");
+  const sub = claims.sub ?? `user-${crypto.randomUUID()}-${++userCounter}`;
+  return new SignJWT({ ...(claims.email ? { email: claims.email } : {}) })
+    .setProtectedHeader({ alg: "EdDSA", kid: jwk.kid })
+    .setSubject(sub)
+    .setIssuer(options.issuer ?? (env.IDP_ISSUER as string))
+    .setAudience(options.audience ?? (env.IDP_AUDIENCE as string))
+    .setIssuedAt()
+    .setExpirationTime(options.expiresIn ?? "10m")
+    .sign(key);
+}
+
+export const ALL_KEY_SCOPES: Scope[] = [
+  "assess:write",
+  "assess:read",
+  "agents:read",
+  "agents:write",
+  "audit:read",
+  "policy:read",
+  "policy:write",
+  "webhooks:read",
+  "webhooks:write",
+  "gdpr:erase",
+  "artifact:write",
+  "session:write",
+];
+
+export interface TestOrg {
+  id: string;
+  token: string;
+  subject: string;
+  /** Creates an API key in this org with the given scopes. */
+  key(scopes?: Scope[], mode?: "live" | "test"): Promise<{ id: string; key: string }>;
+}
+
+/** Signs a new user up: a session, an org, and a way to mint keys. */
+export async function newOrg(): Promise<TestOrg> {
+  const subject = `user-${crypto.randomUUID()}`;
+  const token = await sessionToken({ sub: subject, email: `${subject}@example.com` });
+  const org = await call("/v1/orgs", { method: "POST", token });
+  if (org.status !== 201) throw new Error(`org creation failed: ${org.status} ${org.text}`);
+  return {
+    id: org.json.id,
+    token,
+    subject,
+    async key(scopes = ALL_KEY_SCOPES, mode = "live") {
+      const created = await call("/v1/api-keys", {
+        method: "POST",
+        token,
+        body: { name: "test", scopes, mode },
+      });
+      if (created.status !== 201) throw new Error(`key creation failed: ${created.text}`);
+      return { id: created.json.id, key: created.json.key };
+    },
+  };
+}

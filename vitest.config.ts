@@ -1,0 +1,52 @@
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+import { localDatabaseUrl } from "./scripts/local-keys.ts";
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: "node",
+          include: ["test/node/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        plugins: [
+          cloudflareTest(async ({ inject }) => {
+            const idp = JSON.parse(inject("idp"));
+            return {
+              main: "./workers/main.ts",
+              wrangler: { configPath: "./wrangler.toml" },
+              miniflare: {
+                bindings: {
+                  ENVIRONMENT: "test",
+                  DATABASE_URL: localDatabaseUrl(inject("sqlEndpoint")),
+                  LOCAL_SQL_ENDPOINT: "true",
+                  // Tests reach the database as the owner too, to tamper and to check RLS.
+                  TEST_OWNER_DATABASE_URL: localDatabaseUrl(inject("sqlEndpoint"), "owner"),
+                  SIGNING_KEY: inject("signingKey"),
+                  IDP_ISSUER: idp.issuer,
+                  IDP_AUDIENCE: idp.audience,
+                  IDP_JWKS: JSON.stringify(idp.jwks),
+                  // Only the tests hold the identity provider's private key, to mint sessions.
+                  TEST_IDP_PRIVATE_JWK: JSON.stringify(idp.privateJwk),
+                },
+              },
+            };
+          }),
+        ],
+        test: {
+          name: "workers",
+          include: ["test/worker/**/*.test.ts"],
+          globalSetup: ["./test/support/global-setup.ts"],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
