@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync, type JsonWebKey } from "node:crypto";
 
 /** A fresh Ed25519 key pair as JWKs (private and public). */
 export function ed25519Jwk(): { privateJwk: JsonWebKey; publicJwk: JsonWebKey } {

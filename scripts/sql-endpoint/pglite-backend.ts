@@ -24,13 +24,7 @@ const identity = (value: string): string => value;
 function rawTextOptions(db: PGlite): QueryOptions {
   const oids = new Set([...Object.keys(db.parsers), ...Object.keys(db.serializers)]);
   const passThrough = Object.fromEntries([...oids].map((oid) => [oid, identity]));
-  return {
-    rowMode: "array",
-    parsers: passThrough,
-    serializers: passThrough,
-    // The client never sees notices over HTTP; PGlite would otherwise print them.
-    onNotice: () => undefined,
-  };
+  return { rowMode: "array", parsers: passThrough, serializers: passThrough };
 }
 
 function toStatementResult(result: Results<RawRow>): StatementResult {
@@ -62,7 +56,7 @@ class PgliteBackend implements Backend {
     const options = rawTextOptions(db);
     this.#session = {
       execute: async (sql) => {
-        await db.exec(sql, { onNotice: options.onNotice });
+        await db.exec(sql);
       },
       query: async ({ query, params }: SqlStatement) =>
         toStatementResult(await db.query<RawRow>(query, params, options)),

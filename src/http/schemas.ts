@@ -46,12 +46,10 @@ export function jsonBody<T extends z.ZodType>(schema: T) {
 }
 
 export const IdParam = z.object({
-  id: z
-    .string()
-    .openapi({
-      param: { name: "id", in: "path" },
-      example: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e",
-    }),
+  id: z.string().openapi({
+    param: { name: "id", in: "path" },
+    example: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e",
+  }),
 });
 
 /** Stripe-style list envelope with keyset pagination. */

@@ -244,19 +244,17 @@ describe.each(backends)("sql endpoint on $name", ({ name, options }) => {
     const orgB = newOrg();
     await owner`insert into items (org_id, name) values (${orgA}, 'x'), (${orgB}, 'y')`;
     expect(await sql`select current_user as role`).toEqual([{ role: "app_user" }]);
-    expect(await owner`select current_user as role`).toEqual([{ role: "postgres" }]);
-    const [seen] =
-      await owner`select count(*)::int as n from items where org_id in (${orgA}, ${orgB})`;
+    // The endpoint's own connection role: postgres on PGlite, the URL's user on PostgreSQL.
+    expect(await owner`select current_user = session_user as own`).toEqual([{ own: true }]);
+    const [seen] = await owner`
+      select count(*)::int as n from items where org_id in (${orgA}, ${orgB})`;
     expect(seen).toEqual({ n: 2 });
-    await expect(neon("postgresql://no_such_role:x@localhost/app")`select 1`).rejects.toMatchObject(
-      {
-        code: "22023",
-      },
-    );
+    const unknownRole = neon("postgresql://no_such_role:x@localhost/app")`select 1`;
+    await expect(unknownRole).rejects.toMatchObject({ code: "22023" });
   });
 
   it("honours isolation level, read-only and deferrable options", async () => {
-    const [[isolation], [readOnly], [deferrable]] = await sql.transaction(
+    const strict = await sql.transaction(
       [
         sql`show transaction_isolation`,
         sql`show transaction_read_only`,
@@ -264,15 +262,18 @@ describe.each(backends)("sql endpoint on $name", ({ name, options }) => {
       ],
       { isolationLevel: "Serializable", readOnly: true, deferrable: true },
     );
-    expect([isolation, readOnly, deferrable]).toEqual([
-      { transaction_isolation: "serializable" },
-      { transaction_read_only: "on" },
-      { transaction_deferrable: "on" },
+    expect(strict).toEqual([
+      [{ transaction_isolation: "serializable" }],
+      [{ transaction_read_only: "on" }],
+      [{ transaction_deferrable: "on" }],
     ]);
-    const [[repeatable]] = await sql.transaction([sql`show transaction_isolation`], {
+    const repeatable = await sql.transaction([sql`show transaction_isolation`], {
       isolationLevel: "RepeatableRead",
     });
-    expect(repeatable).toEqual({ transaction_isolation: "repeatable read" });
+    expect(repeatable).toEqual([[{ transaction_isolation: "repeatable read" }]]);
+    expect(await sql`show transaction_isolation`).toEqual([
+      { transaction_isolation: "read committed" },
+    ]);
 
     const orgId = newOrg();
     const write = sql.transaction(
