@@ -6,10 +6,13 @@ import type { AppEnv } from "./http/context";
 import { issueDetails, onError, onNotFound } from "./http/errors";
 import { newId } from "./lib/ids";
 import { registerApiKeys } from "./routes/api-keys";
+import { registerAudit } from "./routes/audit";
+import { registerAuditVerify } from "./routes/audit-verify";
 import { registerHealth } from "./routes/health";
 import { registerJwks } from "./routes/jwks";
 import { registerMe } from "./routes/me";
 import { registerOrgs } from "./routes/orgs";
+import { registerTransparency } from "./routes/transparency";
 
 /** Request bodies larger than this are refused before they are parsed (documented in docs/api.md). */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -63,6 +66,10 @@ export function buildApp() {
   registerMe(app);
   registerOrgs(app);
   registerApiKeys(app);
+  // Fixed paths before `/v1/audit/{id}/proof`, so "verify" and "export" are never taken for ids.
+  registerAuditVerify(app);
+  registerAudit(app);
+  registerTransparency(app);
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",

@@ -1,3 +1,5 @@
+import type { OrgLedger } from "./ledger/org-ledger";
+
 /**
  * The Worker's bindings. Every value is optional at the type level because a deployment can
  * be misconfigured: each consumer validates what it needs and fails closed (503), so a missing
@@ -22,6 +24,8 @@ export interface Env {
   IDP_JWKS_URL?: string;
   /** Local development: the key set inline, as JSON. */
   IDP_JWKS?: string;
+  /** One OrgLedger Durable Object per organization: the audit chain's sequencer. */
+  ORG_LEDGER?: DurableObjectNamespace<OrgLedger>;
   /** `production`, `development` or `test`. */
   ENVIRONMENT?: string;
 }

@@ -63,3 +63,21 @@ export async function orgBatch<T extends Batch>(
   auth.caller = callerFromRows(auth.credential, auth.scope, rowsOf(results[prefix.length - 1]));
   return results.slice(prefix.length) as BatchResponse<T>;
 }
+
+/**
+ * Runs queries for a public (credential-free) route. Public lookups go by a value the caller
+ * already holds (a log id, a leaf hash): each named setting enables exactly the RLS policy that
+ * allows that one lookup, and nothing else of any org is visible.
+ */
+export async function publicBatch<T extends Batch>(
+  c: AppContext,
+  settings: Partial<Record<"app.log_id" | "app.leaf_hash", string>>,
+  build: (db: Database) => T,
+): Promise<BatchResponse<T>> {
+  const db = database(c.env);
+  const sets = Object.entries(settings).map(([name, value]) =>
+    db.execute(sql`select set_config(${name}, ${value}, true)`),
+  );
+  const results = await db.batch([...sets, ...build(db)] as unknown as AnyBatch);
+  return results.slice(sets.length) as BatchResponse<T>;
+}

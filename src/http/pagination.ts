@@ -2,25 +2,43 @@ import { ApiError } from "../errors";
 import { base64url, fromBase64url } from "../lib/encoding";
 import { isUuid } from "../lib/ids";
 
-// Cursors name the last id of a page. Ids are UUIDv7, so `id < cursor` is keyset pagination in
-// creation order, stable under concurrent inserts. Opaque so the encoding can change.
-export function encodeCursor(id: string): string {
-  return base64url(new TextEncoder().encode(id));
+// A cursor names the last key of a page (a UUIDv7 id, or a ledger sequence): `key < cursor` is
+// keyset pagination in creation order, stable under concurrent inserts. Opaque on the wire so
+// the encoding can change.
+export function encodeCursor(key: string | number): string {
+  return base64url(new TextEncoder().encode(String(key)));
 }
 
-export function decodeCursor(cursor: string | undefined): string | null {
-  if (cursor === undefined) return null;
+function decode(cursor: string): string | null {
   try {
-    const id = new TextDecoder().decode(fromBase64url(cursor));
-    if (isUuid(id)) return id;
+    return new TextDecoder().decode(fromBase64url(cursor));
   } catch {
-    // fall through to the one answer for every bad cursor
+    return null;
   }
-  throw new ApiError("invalid_cursor", [{ path: "cursor", message: "not a cursor from this API" }]);
+}
+
+function invalid(): ApiError {
+  return new ApiError("invalid_cursor", [
+    { path: "cursor", message: "not a cursor from this API" },
+  ]);
+}
+
+export function decodeIdCursor(cursor: string | undefined): string | null {
+  if (cursor === undefined) return null;
+  const id = decode(cursor);
+  if (id === null || !isUuid(id)) throw invalid();
+  return id;
+}
+
+export function decodeSequenceCursor(cursor: string | undefined): number | null {
+  if (cursor === undefined) return null;
+  const text = decode(cursor);
+  if (text === null || !/^[1-9][0-9]{0,15}$/.test(text)) throw invalid();
+  return Number(text);
 }
 
 /** Builds the list envelope from `limit + 1` rows fetched newest first. */
-export function page<T extends { id: string }>(rows: T[], limit: number) {
+export function page<T>(rows: T[], limit: number, keyOf: (row: T) => string | number) {
   const data = rows.slice(0, limit);
   const hasMore = rows.length > limit;
   const last = data.at(-1);
@@ -28,6 +46,6 @@ export function page<T extends { id: string }>(rows: T[], limit: number) {
     object: "list" as const,
     data,
     has_more: hasMore,
-    next_cursor: hasMore && last ? encodeCursor(last.id) : null,
+    next_cursor: hasMore && last !== undefined ? encodeCursor(keyOf(last)) : null,
   };
 }

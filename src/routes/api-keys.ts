@@ -1,14 +1,15 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { desc, eq, lt, sql } from "drizzle-orm";
+import { desc, lt, sql } from "drizzle-orm";
 import { API_KEY_MODES, generateApiKey } from "../auth/api-key";
 import { SCOPES, type Scope, SESSION_ONLY_SCOPES, scopeSchema } from "../auth/scopes";
 import { apiKeys } from "../db/schema";
 import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
-import { decodeCursor, page } from "../http/pagination";
+import { decodeIdCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, listOf, PageQuery } from "../http/schemas";
+import { record as recordChange } from "../ledger/ledger";
 import { isUuid, newId } from "../lib/ids";
 
 const CreateApiKey = z
@@ -150,12 +151,18 @@ export function registerApiKeys(app: OpenAPIHono<AppEnv>) {
     ]);
     const row = rows[0];
     if (!row) throw new ApiError("internal_error");
-    return c.json({ ...toApiKey(row), key }, 201);
+    const record = toApiKey(row);
+    await recordChange(c.env, who, {
+      type: "api_key.created",
+      subject: { type: "api_key", id: record.id },
+      payload: record,
+    });
+    return c.json({ ...record, key }, 201);
   });
 
   app.openapi(list, async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const after = decodeCursor(cursor);
+    const after = decodeIdCursor(cursor);
     const [rows] = await orgBatch(c, (db) => [
       db
         .select()
@@ -164,21 +171,65 @@ export function registerApiKeys(app: OpenAPIHono<AppEnv>) {
         .orderBy(desc(apiKeys.id))
         .limit(limit + 1),
     ]);
-    return c.json(page(rows.map(toApiKey), limit), 200);
+    return c.json(
+      page(rows.map(toApiKey), limit, (k) => k.id),
+      200,
+    );
   });
 
   app.openapi(revoke, async (c) => {
     const { id } = c.req.valid("param");
     if (!isUuid(id)) throw new ApiError("not_found");
-    const [rows] = await orgBatch(c, (db) => [
-      db
-        .update(apiKeys)
-        .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, now())` })
-        .where(eq(apiKeys.id, id))
-        .returning(),
+    // One statement revokes an active key or reads a revoked one; `changed` tells which, so a
+    // repeated revoke answers the same record and records nothing new.
+    const [result] = await orgBatch(c, (db) => [
+      db.execute(sql`
+        with revoked as (
+          update api_keys set revoked_at = now() where id = ${id} and revoked_at is null
+          returning *)
+        select *, true as changed from revoked
+        union all
+        select *, false as changed from api_keys
+        where id = ${id} and not exists (select 1 from revoked)`),
     ]);
-    const row = rows[0];
+    const row = result.rows[0] as (RawApiKeyRow & { changed: boolean }) | undefined;
     if (!row) throw new ApiError("not_found");
-    return c.json(toApiKey(row), 200);
+    const record = toApiKey(fromRaw(row));
+    if (row.changed) {
+      await recordChange(c.env, await caller(c), {
+        type: "api_key.revoked",
+        subject: { type: "api_key", id: record.id },
+        payload: record,
+      });
+    }
+    return c.json(record, 200);
   });
+}
+
+interface RawApiKeyRow {
+  id: string;
+  org_id: string;
+  name: string;
+  key_hash: string;
+  prefix: string;
+  mode: "live" | "test";
+  scopes: string[];
+  created_by_user_id: string | null;
+  created_at: string | Date;
+  revoked_at: string | Date | null;
+}
+
+function fromRaw(row: RawApiKeyRow): ApiKeyRow {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    name: row.name,
+    keyHash: row.key_hash,
+    prefix: row.prefix,
+    mode: row.mode,
+    scopes: row.scopes,
+    createdByUserId: row.created_by_user_id,
+    createdAt: new Date(row.created_at),
+    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
+  };
 }

@@ -6,6 +6,7 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json } from "../http/schemas";
+import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 
 const CreateOrg = z
@@ -87,6 +88,7 @@ export function registerOrgs(app: OpenAPIHono<AppEnv>) {
       scopes: scopesOfRole("owner"),
       livemode: true,
     };
+    const created = org.id === orgId;
     const body = {
       object: "organization" as const,
       id: org.id,
@@ -94,6 +96,13 @@ export function registerOrgs(app: OpenAPIHono<AppEnv>) {
       created: new Date(org.created_at).toISOString(),
       role: "owner" as const,
     };
-    return org.id === orgId ? c.json(body, 201) : c.json(body, 200);
+    // Recorded on every call, once: a retry after a failed append still gets it into the ledger.
+    await record(c.env, auth.caller, {
+      type: "org.created",
+      subject: { type: "organization", id: org.id },
+      payload: body,
+      once: "org.created",
+    });
+    return created ? c.json(body, 201) : c.json(body, 200);
   });
 }

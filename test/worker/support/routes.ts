@@ -1,5 +1,5 @@
 import type { Scope } from "../../../src/auth/scopes";
-import type { TestOrg } from "./api";
+import { call, type TestOrg } from "./api";
 
 /** Every authenticated route, with what the common auth/scope/tenant tests need to call it. */
 export interface RouteCase {
@@ -31,5 +31,15 @@ export const ROUTES: RouteCase[] = [
     scope: "keys:write",
     sessionOnly: true,
     resource: async (org) => (await org.key(["assess:read"])).id,
+  },
+  { method: "GET", path: "/v1/audit", scope: "audit:read" },
+  { method: "GET", path: "/v1/audit/verify", scope: "audit:read" },
+  { method: "GET", path: "/v1/audit/export", scope: "audit:read" },
+  { method: "GET", path: "/v1/audit/checkpoints", scope: "audit:read" },
+  {
+    method: "GET",
+    path: "/v1/audit/{id}/proof",
+    scope: "audit:read",
+    resource: async (org) => (await call("/v1/audit", { token: org.token })).json.data[0].id,
   },
 ];

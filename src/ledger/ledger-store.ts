@@ -1,0 +1,215 @@
+import type { Party } from "./chain";
+import type { CheckpointRecord } from "./checkpoint";
+import type { NodeStore } from "./merkle";
+
+/** An entry as the OrgLedger keeps it in its own storage, before and after Postgres has it. */
+export interface StoredEntry {
+  sequence: number;
+  id: string;
+  type: string;
+  actor: Party;
+  subject: Party | null;
+  digest: string;
+  time: string;
+  prev_hash: string;
+  hash: string;
+  leaf_hash: string;
+}
+
+export interface Head {
+  sequence: number;
+  hash: string;
+  time: string;
+}
+
+type Row = Record<string, SqlStorageValue>;
+
+const SCHEMA = [
+  "create table if not exists meta (key text primary key, value text not null)",
+  "create table if not exists once_keys (key text primary key, sequence integer not null)",
+  `create table if not exists entries (
+     sequence integer primary key, id text not null, type text not null,
+     actor_type text not null, actor_id text not null, subject_type text, subject_id text,
+     digest text not null, time text not null, prev_hash text not null, hash text not null,
+     leaf_hash text not null)`,
+  `create table if not exists nodes (
+     level integer not null, idx integer not null, hash text not null, primary key (level, idx))`,
+  `create table if not exists checkpoints (
+     tree_size integer primary key, log_id text not null, root_hash text not null,
+     time text not null, note text not null, jws text not null,
+     previous_tree_size integer not null, consistency_proof text not null,
+     flushed integer not null default 0)`,
+];
+
+/**
+ * The Durable Object's SQLite storage: synchronous, transactional, local. Nothing here awaits,
+ * which is what lets the ledger assign sequences without any interleaving.
+ */
+export class LedgerStore {
+  readonly nodes: NodeStore;
+
+  constructor(private readonly sql: SqlStorage) {
+    for (const statement of SCHEMA) sql.exec(statement);
+    this.nodes = {
+      get: (level, index) =>
+        sql
+          .exec<{ hash: string }>(
+            "select hash from nodes where level = ? and idx = ?",
+            level,
+            index,
+          )
+          .toArray()[0]?.hash,
+      set: (level, index, hash) => {
+        sql.exec(
+          "insert or replace into nodes (level, idx, hash) values (?, ?, ?)",
+          level,
+          index,
+          hash,
+        );
+      },
+    };
+  }
+
+  meta(key: string): string | undefined {
+    const rows = this.sql.exec<{ value: string }>("select value from meta where key = ?", key);
+    return rows.toArray()[0]?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.sql.exec("insert or replace into meta (key, value) values (?, ?)", key, value);
+  }
+
+  head(): Head | null {
+    const row = this.sql
+      .exec<{ sequence: number; hash: string; time: string }>(
+        "select sequence, hash, time from entries order by sequence desc limit 1",
+      )
+      .toArray()[0];
+    return row ? { sequence: row.sequence, hash: row.hash, time: row.time } : null;
+  }
+
+  insertEntry(e: StoredEntry): void {
+    this.sql.exec(
+      `insert into entries (sequence, id, type, actor_type, actor_id, subject_type, subject_id,
+         digest, time, prev_hash, hash, leaf_hash) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      e.sequence,
+      e.id,
+      e.type,
+      e.actor.type,
+      e.actor.id,
+      e.subject?.type ?? null,
+      e.subject?.id ?? null,
+      e.digest,
+      e.time,
+      e.prev_hash,
+      e.hash,
+      e.leaf_hash,
+    );
+  }
+
+  entriesAfter(sequence: number, limit: number): StoredEntry[] {
+    return this.sql
+      .exec<Row>(
+        "select * from entries where sequence > ? order by sequence limit ?",
+        sequence,
+        limit,
+      )
+      .toArray()
+      .map(toEntry);
+  }
+
+  entry(sequence: number): StoredEntry | undefined {
+    const row = this.sql
+      .exec<Row>("select * from entries where sequence = ?", sequence)
+      .toArray()[0];
+    return row ? toEntry(row) : undefined;
+  }
+
+  onceEntry(key: string): StoredEntry | undefined {
+    const rows = this.sql.exec<{ sequence: number }>(
+      "select sequence from once_keys where key = ?",
+      key,
+    );
+    const sequence = rows.toArray()[0]?.sequence;
+    return sequence === undefined ? undefined : this.entry(sequence);
+  }
+
+  setOnce(key: string, sequence: number): void {
+    this.sql.exec("insert into once_keys (key, sequence) values (?, ?)", key, sequence);
+  }
+
+  insertCheckpoint(c: CheckpointRecord): void {
+    this.sql.exec(
+      `insert into checkpoints (tree_size, log_id, root_hash, time, note, jws, previous_tree_size,
+         consistency_proof) values (?, ?, ?, ?, ?, ?, ?, ?)`,
+      c.tree_size,
+      c.log_id,
+      c.root_hash,
+      c.time,
+      c.note,
+      c.jws,
+      c.previous_tree_size,
+      JSON.stringify(c.consistency_proof),
+    );
+  }
+
+  latestCheckpoint(): CheckpointRecord | undefined {
+    const rows = this.sql.exec<Row>("select * from checkpoints order by tree_size desc limit 1");
+    const row = rows.toArray()[0];
+    return row ? toCheckpoint(row) : undefined;
+  }
+
+  /** Checkpoints not yet in Postgres whose entries are: a checkpoint never precedes its leaves. */
+  unflushedCheckpoints(throughSequence: number): CheckpointRecord[] {
+    return this.sql
+      .exec<Row>(
+        "select * from checkpoints where flushed = 0 and tree_size <= ? order by tree_size",
+        throughSequence,
+      )
+      .toArray()
+      .map(toCheckpoint);
+  }
+
+  hasUnflushedCheckpoints(): boolean {
+    return (
+      this.sql.exec("select 1 from checkpoints where flushed = 0 limit 1").toArray().length > 0
+    );
+  }
+
+  markCheckpointsFlushed(sizes: number[]): void {
+    for (const size of sizes) {
+      this.sql.exec("update checkpoints set flushed = 1 where tree_size = ?", size);
+    }
+  }
+}
+
+function toEntry(row: Row): StoredEntry {
+  return {
+    sequence: row.sequence as number,
+    id: row.id as string,
+    type: row.type as string,
+    actor: { type: row.actor_type as string, id: row.actor_id as string },
+    subject:
+      row.subject_type === null
+        ? null
+        : { type: row.subject_type as string, id: row.subject_id as string },
+    digest: row.digest as string,
+    time: row.time as string,
+    prev_hash: row.prev_hash as string,
+    hash: row.hash as string,
+    leaf_hash: row.leaf_hash as string,
+  };
+}
+
+function toCheckpoint(row: Row): CheckpointRecord {
+  return {
+    log_id: row.log_id as string,
+    tree_size: row.tree_size as number,
+    root_hash: row.root_hash as string,
+    time: row.time as string,
+    note: row.note as string,
+    jws: row.jws as string,
+    previous_tree_size: row.previous_tree_size as number,
+    consistency_proof: JSON.parse(row.consistency_proof as string) as string[],
+  };
+}

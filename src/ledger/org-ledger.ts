@@ -1,0 +1,239 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { newId } from "../lib/ids";
+import { signer } from "../signing/signer";
+import { entryHash, GENESIS_HASH, type LedgerEntry, leafHash, type Party } from "./chain";
+import { type CheckpointRecord, checkpointNote, logIdFor } from "./checkpoint";
+import { writeToPostgres } from "./ledger-postgres";
+import { LedgerStore, type StoredEntry } from "./ledger-store";
+import { appendLeaf, consistencyProof, inclusionProof, rootAt, verifyConsistency } from "./merkle";
+
+/** One thing that happened, as a caller hands it to the ledger. */
+export interface AppendInput {
+  type: string;
+  actor: Party;
+  subject: Party | null;
+  /** `sha256:<hex>` of the canonical payload; the payload itself never enters the ledger. */
+  digest: string;
+  /**
+   * Makes the append idempotent: a second append with the same key returns the first entry
+   * instead of adding one (a retried request whose first attempt already reached the ledger).
+   */
+  once?: string;
+}
+
+export interface Appended {
+  entry_id: string;
+  sequence: number;
+  hash: string;
+  status: "pending" | "anchored";
+}
+
+export interface InclusionAnswer {
+  sequence: number;
+  leaf_index: number;
+  leaf_hash: string;
+  tree_size: number;
+  audit_path: string[];
+  checkpoint: CheckpointRecord;
+}
+
+/** How long appends wait for a checkpoint to cover them: the window of `pending`. */
+export const ANCHOR_DELAY_MS = 10_000;
+/** Rows per Postgres write; a backlog flushes in several batches. */
+const FLUSH_BATCH = 500;
+
+/**
+ * The sequencer of one organization's audit ledger (one instance per org, by name). It alone
+ * assigns sequence numbers: the chain head lives in its own SQLite storage and every append
+ * computes its hash synchronously, so no two appends can interleave. Entries reach Postgres by
+ * group commit before an append returns; checkpoints are built by the alarm (and the Cron
+ * sweep), signed, and flushed the same way.
+ */
+export class OrgLedger extends DurableObject<Env> {
+  private readonly store: LedgerStore;
+  private flushed: number;
+  private flight: Promise<void> | null = null;
+  private anchoring: Promise<CheckpointRecord | null> | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new LedgerStore(ctx.storage.sql);
+    this.flushed = Number(this.store.meta("flushed") ?? 0);
+    // Reconcile: a crash between the local commit and the Postgres write left a backlog. The
+    // alarm writes it out (and anchors it) even if no further append ever arrives.
+    if ((this.store.head()?.sequence ?? 0) > this.flushed || this.store.hasUnflushedCheckpoints()) {
+      void ctx.storage.setAlarm(Date.now());
+    }
+  }
+
+  /** Appends entries in order and returns once Postgres has them. */
+  async append(orgId: string, inputs: AppendInput[]): Promise<Appended[]> {
+    this.bind(orgId);
+    const appended = this.ctx.storage.transactionSync(() =>
+      inputs.map((i) => this.sequence(orgId, i)),
+    );
+    const last = appended.at(-1)?.sequence ?? 0;
+    await this.flushThrough(last);
+    await this.scheduleAnchor();
+    return appended;
+  }
+
+  /** Builds, proves consistent, signs and stores a checkpoint over everything appended so far. */
+  async anchor(orgId: string): Promise<CheckpointRecord | null> {
+    this.bind(orgId);
+    this.anchoring ??= this.checkpoint(orgId).finally(() => {
+      this.anchoring = null;
+    });
+    return this.anchoring;
+  }
+
+  override async alarm(): Promise<void> {
+    const orgId = this.store.meta("org_id");
+    if (!orgId) return;
+    await this.flushThrough(this.store.head()?.sequence ?? 0);
+    await this.anchor(orgId);
+  }
+
+  /** An inclusion proof for one entry against the newest checkpoint, or null while pending. */
+  inclusion(sequence: number): InclusionAnswer | null {
+    const checkpoint = this.store.latestCheckpoint();
+    const entry = this.store.entry(sequence);
+    if (!checkpoint || !entry || sequence > checkpoint.tree_size) return null;
+    return {
+      sequence,
+      leaf_index: sequence - 1,
+      leaf_hash: entry.leaf_hash,
+      tree_size: checkpoint.tree_size,
+      audit_path: inclusionProof(this.store.nodes, sequence - 1, checkpoint.tree_size),
+      checkpoint,
+    };
+  }
+
+  /** An RFC 6962 consistency proof between two tree sizes this ledger has reached. */
+  consistency(oldSize: number, newSize: number): string[] | null {
+    const head = this.store.head()?.sequence ?? 0;
+    if (oldSize < 0 || oldSize > newSize || newSize > head) return null;
+    return consistencyProof(this.store.nodes, oldSize, newSize);
+  }
+
+  private bind(orgId: string): void {
+    const bound = this.store.meta("org_id");
+    if (bound === undefined) this.store.setMeta("org_id", orgId);
+    else if (bound !== orgId) throw new Error("ledger bound to another organization");
+  }
+
+  // Synchronous by design: the whole critical section of sequencing has no await in it.
+  private sequence(orgId: string, input: AppendInput): Appended {
+    const earlier = input.once === undefined ? undefined : this.store.onceEntry(input.once);
+    if (earlier) {
+      return {
+        entry_id: earlier.id,
+        sequence: earlier.sequence,
+        hash: earlier.hash,
+        status: "pending",
+      };
+    }
+    const head = this.store.head();
+    const sequence = (head?.sequence ?? 0) + 1;
+    const prev = head?.hash ?? GENESIS_HASH;
+    const now = new Date();
+    // Time never runs backwards along the chain, whatever the clock does.
+    const time = head && head.time > now.toISOString() ? head.time : now.toISOString();
+    const { type, actor, subject, digest } = input;
+    const id = newId(now.getTime());
+    const entry: LedgerEntry = {
+      v: 1,
+      org_id: orgId,
+      sequence,
+      id,
+      type,
+      actor,
+      subject,
+      digest,
+      time,
+    };
+    const hash = entryHash(prev, entry);
+    const leaf = leafHash(hash);
+    const stored: StoredEntry = {
+      ...{ sequence, id, type, actor, subject, digest, time },
+      ...{ prev_hash: prev, hash, leaf_hash: leaf },
+    };
+    this.store.insertEntry(stored);
+    if (input.once !== undefined) this.store.setOnce(input.once, sequence);
+    appendLeaf(this.store.nodes, sequence - 1, leaf);
+    return { entry_id: entry.id, sequence, hash, status: "pending" };
+  }
+
+  /**
+   * Group commit: one write is in flight at a time; appends that arrive meanwhile wait for it
+   * and go out together in the next one, in sequence order.
+   */
+  private async flushThrough(sequence: number): Promise<void> {
+    while (this.flushed < sequence || this.store.hasUnflushedCheckpoints()) {
+      this.flight ??= this.flushOnce().finally(() => {
+        this.flight = null;
+      });
+      await this.flight;
+    }
+  }
+
+  private async flushOnce(): Promise<void> {
+    const orgId = this.store.meta("org_id");
+    if (!orgId) return;
+    const entries = this.store.entriesAfter(this.flushed, FLUSH_BATCH);
+    const through = entries.at(-1)?.sequence ?? this.flushed;
+    const checkpoints = this.store.unflushedCheckpoints(through);
+    if (entries.length === 0 && checkpoints.length === 0) return;
+    await writeToPostgres(this.env, orgId, entries, checkpoints);
+    this.flushed = Math.max(this.flushed, through);
+    this.ctx.storage.transactionSync(() => {
+      this.store.setMeta("flushed", String(this.flushed));
+      this.store.markCheckpointsFlushed(checkpoints.map((c) => c.tree_size));
+    });
+  }
+
+  private async scheduleAnchor(): Promise<void> {
+    if ((await this.ctx.storage.getAlarm()) === null) {
+      await this.ctx.storage.setAlarm(Date.now() + ANCHOR_DELAY_MS);
+    }
+  }
+
+  private async checkpoint(orgId: string): Promise<CheckpointRecord | null> {
+    const size = this.store.head()?.sequence ?? 0;
+    const previous = this.store.latestCheckpoint();
+    if (size === 0 || previous?.tree_size === size) {
+      await this.flushThrough(size);
+      return previous ?? null;
+    }
+    const root = rootAt(this.store.nodes, size);
+    const previousSize = previous?.tree_size ?? 0;
+    const proof = previous ? consistencyProof(this.store.nodes, previousSize, size) : [];
+    // Never sign a head that does not extend the last one: that would fork the log.
+    if (previous && !verifyConsistency(previousSize, size, previous.root_hash, root, proof)) {
+      throw new Error(
+        `ledger ${orgId}: tree of size ${size} is not consistent with the last checkpoint`,
+      );
+    }
+    const logId = logIdFor(orgId);
+    const time = new Date().toISOString();
+    const note = checkpointNote({ logId, treeSize: size, rootHash: root, time });
+    const jws = await (await signer(this.env)).signBytes(
+      new TextEncoder().encode(note),
+      "tlog-checkpoint",
+    );
+    const record: CheckpointRecord = {
+      log_id: logId,
+      tree_size: size,
+      root_hash: root,
+      time,
+      note,
+      jws,
+      previous_tree_size: previousSize,
+      consistency_proof: proof,
+    };
+    this.store.insertCheckpoint(record);
+    await this.flushThrough(size);
+    return record;
+  }
+}

@@ -1,0 +1,134 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
+import { events } from "../db/schema";
+import { caller, orgBatch } from "../db/tenant";
+import type { AppContext, AppEnv } from "../http/context";
+import { guarded } from "../http/route";
+import { errorResponses, json } from "../http/schemas";
+import { logIdFor } from "../ledger/checkpoint";
+import {
+  formatCheckpointLine,
+  formatEndLine,
+  formatEntryLine,
+  formatHeaderLine,
+} from "../ledger/export-format";
+import { ledgerRecords } from "../ledger/ledger-reader";
+import { AuditVerifier, type VerifyReport as Report } from "../ledger/verify";
+import { newId } from "../lib/ids";
+import { signer } from "../signing/signer";
+import { VerifyReport } from "./audit-schemas";
+
+const tags = ["Audit"];
+
+const verify = createRoute(
+  guarded("audit:read", {
+    method: "get",
+    path: "/v1/audit/verify",
+    tags,
+    summary: "Recompute every hash, link and checkpoint of the org's ledger",
+    description:
+      "Deterministic: the same stored rows give the same report. The algorithm is in " +
+      "docs/ledger.md; `npm run verify-audit` runs it offline on an export.",
+    responses: { 200: json(VerifyReport, "The report"), ...errorResponses(401, 403, 503) },
+  }),
+);
+
+const exportRoute = createRoute(
+  guarded("audit:read", {
+    method: "get",
+    path: "/v1/audit/export",
+    tags,
+    summary: "All entries and checkpoints as JSON Lines, with the keys to check them",
+    responses: {
+      200: {
+        description: "agent-risk-audit-export/1 (see docs/ledger.md), streamed",
+        content: { "application/x-ndjson": { schema: z.string() } },
+      },
+      ...errorResponses(401, 403, 503),
+    },
+  }),
+);
+
+/**
+ * A failed verification raises one `audit.integrity_alert` per distinct break: verifying the
+ * same broken rows again finds the same event instead of raising another.
+ */
+async function raiseAlert(c: AppContext, report: Report): Promise<string> {
+  const broken = report.first_break;
+  const invalid = report.checkpoints.first_invalid;
+  const dedupeKey = `integrity:${broken?.sequence ?? "-"}:${broken?.reason ?? "-"}:${invalid?.tree_size ?? "-"}:${invalid?.reason ?? "-"}`;
+  const data = {
+    checked: report.checked,
+    head: report.head,
+    first_break: broken,
+    first_invalid: invalid,
+  };
+  const [, found] = await orgBatch(c, (db) => [
+    db
+      .insert(events)
+      .values({ id: newId(), type: "audit.integrity_alert", data, dedupeKey })
+      .onConflictDoNothing(),
+    db
+      .select({ id: events.id })
+      .from(events)
+      .where(and(eq(events.type, "audit.integrity_alert"), eq(events.dedupeKey, dedupeKey))),
+  ]);
+  return found[0]?.id ?? "";
+}
+
+export function registerAuditVerify(app: OpenAPIHono<AppEnv>) {
+  app.openapi(verify, async (c) => {
+    const keys = (await signer(c.env)).keys;
+    const who = await caller(c);
+    const verifier = new AuditVerifier(who.orgId, keys);
+    for await (const record of ledgerRecords(c)) {
+      if (record.kind === "entry") verifier.addEntry(record.entry);
+      else await verifier.addCheckpoint(record.checkpoint);
+    }
+    const report = await verifier.finish();
+    const alert = report.ok
+      ? null
+      : { type: "audit.integrity_alert" as const, event_id: await raiseAlert(c, report) };
+    return c.json({ ...report, alert }, 200);
+  });
+
+  app.openapi(exportRoute, async (c) => {
+    const keys = (await signer(c.env)).keys;
+    const who = await caller(c);
+    const records = ledgerRecords(c);
+    const encoder = new TextEncoder();
+    const line = (text: string) => encoder.encode(`${text}\n`);
+    let entries = 0;
+    let checkpoints = 0;
+    // Pull-based: the next page is read only when the client has taken the last one, so memory
+    // stays constant and a slow reader slows the export, not the service.
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const header = { org_id: who.orgId, log_id: logIdFor(who.orgId), keys };
+        controller.enqueue(
+          line(formatHeaderLine({ ...header, exported_at: new Date().toISOString() })),
+        );
+      },
+      async pull(controller) {
+        const next = await records.next();
+        if (next.done) {
+          controller.enqueue(line(formatEndLine(entries, checkpoints)));
+          controller.close();
+        } else if (next.value.kind === "entry") {
+          entries++;
+          controller.enqueue(line(formatEntryLine(next.value.entry)));
+        } else {
+          checkpoints++;
+          controller.enqueue(line(formatCheckpointLine(next.value.checkpoint)));
+        }
+      },
+      async cancel() {
+        await records.return(undefined);
+      },
+    });
+    return c.body(stream, 200, {
+      "content-type": "application/x-ndjson",
+      "content-disposition": `attachment; filename="audit-${who.orgId}.jsonl"`,
+    }) as never;
+  });
+}
