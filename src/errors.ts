@@ -23,6 +23,7 @@ export const errorStatus = {
   database_unavailable: 503,
   signing_key_unavailable: 503,
   identity_provider_unavailable: 503,
+  ledger_unavailable: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof errorStatus;

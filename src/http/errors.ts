@@ -37,6 +37,11 @@ function toApiError(error: unknown): ApiError {
     if (code) return new ApiError(code);
   }
   if (isDatabaseUnavailable(error)) return new ApiError("database_unavailable");
+  // Input the database cannot represent (a safety net behind validation): the caller's to fix.
+  const state = sqlState(error);
+  if (state === "22021" || state === "22P05" || state === "22P02") {
+    return new ApiError("invalid_request", [{ path: "", message: "unrepresentable input" }]);
+  }
   return new ApiError("internal_error");
 }
 

@@ -45,6 +45,27 @@ export function jsonBody<T extends z.ZodType>(schema: T) {
   return { required: true, content: { "application/json": { schema } } };
 }
 
+/**
+ * Free text from clients: no control characters (Postgres refuses NUL in text, and nobody
+ * needs a newline in a name), trimmed, bounded.
+ */
+export function plainText(max: number) {
+  return z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .refine((text) => !hasControlCharacter(text), "must not contain control characters");
+}
+
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
 export const IdParam = z.object({
   id: z.string().openapi({
     param: { name: "id", in: "path" },

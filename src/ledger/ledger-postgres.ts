@@ -1,7 +1,9 @@
-import { database } from "../db/client";
-import { auditCheckpoints, auditEntries } from "../db/schema";
+import { between } from "drizzle-orm";
+import { database, isDatabaseUnavailable } from "../db/client";
+import { auditCheckpoints, auditEntries, events } from "../db/schema";
 import { setTenant } from "../db/tenant";
 import type { Env } from "../env";
+import { newId } from "../lib/ids";
 import type { CheckpointRecord } from "./checkpoint";
 import type { StoredEntry } from "./ledger-store";
 
@@ -60,5 +62,47 @@ export async function writeToPostgres(
         .onConflictDoNothing(),
     );
   }
-  await db.batch([db.execute(setTenant(orgId)), ...writes]);
+  const first = entries[0]?.sequence ?? 0;
+  const last = entries.at(-1)?.sequence ?? 0;
+  let stored: { sequence: number; hash: string }[];
+  try {
+    const results = await db.batch([
+      db.execute(setTenant(orgId)),
+      ...writes,
+      // Read back in the same round trip: a row that was already there must be this very entry.
+      db
+        .select({ sequence: auditEntries.sequence, hash: auditEntries.hash })
+        .from(auditEntries)
+        .where(between(auditEntries.sequence, first, last)),
+    ]);
+    stored = results.at(-1) as { sequence: number; hash: string }[];
+  } catch (error) {
+    if (isDatabaseUnavailable(error)) throw new Error(`${LEDGER_UNAVAILABLE}: ${String(error)}`);
+    throw error;
+  }
+  const expected = new Map(entries.map((e) => [e.sequence, e.hash]));
+  const conflicting = stored.filter((row) => expected.get(row.sequence) !== row.hash);
+  if (conflicting.length > 0) {
+    // Someone wrote a row at a sequence only this ledger may assign. Never paper over it.
+    const sequences = conflicting.map((r) => r.sequence);
+    await db.batch([
+      db.execute(setTenant(orgId)),
+      db
+        .insert(events)
+        .values({
+          id: newId(),
+          type: "audit.integrity_alert",
+          data: { reason: LEDGER_CONFLICT, sequences },
+          dedupeKey: `${LEDGER_CONFLICT}:${sequences.join(",")}`,
+        })
+        .onConflictDoNothing(),
+    ]);
+    throw new Error(
+      `${LEDGER_CONFLICT}: sequences ${conflicting.map((r) => r.sequence).join(",")}`,
+    );
+  }
 }
+
+/** Error message prefixes that survive the Durable Object's RPC boundary. */
+export const LEDGER_UNAVAILABLE = "ledger_unavailable";
+export const LEDGER_CONFLICT = "ledger_conflict";

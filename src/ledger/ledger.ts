@@ -1,7 +1,9 @@
 import type { Actor, Caller } from "../auth/caller";
 import type { Env } from "../env";
+import { ApiError } from "../errors";
 import type { Party } from "./chain";
 import { payloadDigest } from "./digest";
+import { LEDGER_UNAVAILABLE } from "./ledger-postgres";
 import type { Appended, OrgLedger } from "./org-ledger";
 
 /** A state change to record: what happened, to what, and the payload it is a digest of. */
@@ -15,7 +17,7 @@ export interface Change {
 }
 
 export function ledgerOf(env: Env, orgId: string): DurableObjectStub<OrgLedger> {
-  if (!env.ORG_LEDGER) throw new Error("ORG_LEDGER binding missing");
+  if (!env.ORG_LEDGER) throw new ApiError("ledger_unavailable");
   return env.ORG_LEDGER.get(env.ORG_LEDGER.idFromName(orgId));
 }
 
@@ -36,5 +38,22 @@ export async function record(env: Env, caller: Caller, ...changes: Change[]): Pr
     digest: payloadDigest(change.payload),
     ...(change.once === undefined ? {} : { once: change.once }),
   }));
-  return ledgerOf(env, caller.orgId).append(caller.orgId, inputs);
+  return reachLedger(() => ledgerOf(env, caller.orgId).append(caller.orgId, inputs));
+}
+
+/** Has the org's ledger sign a checkpoint over everything appended so far (stored before it returns). */
+export function anchorNow(env: Env, orgId: string) {
+  return reachLedger(() => ledgerOf(env, orgId).anchor(orgId));
+}
+
+async function reachLedger<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    // Errors lose their class across RPC; the ledger names a database outage in the message.
+    if (error instanceof Error && error.message.startsWith(LEDGER_UNAVAILABLE)) {
+      throw new ApiError("database_unavailable", undefined, { cause: error });
+    }
+    throw error;
+  }
 }

@@ -74,8 +74,12 @@ export class OrgLedger extends DurableObject<Env> {
       inputs.map((i) => this.sequence(orgId, i)),
     );
     const last = appended.at(-1)?.sequence ?? 0;
-    await this.flushThrough(last);
-    await this.scheduleAnchor();
+    try {
+      await this.flushThrough(last);
+    } finally {
+      // Even when the write failed: the alarm retries it, so the entries reach Postgres anyway.
+      await this.scheduleAnchor();
+    }
     return appended;
   }
 

@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { desc, lt, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, lt, sql } from "drizzle-orm";
 import { API_KEY_MODES, generateApiKey } from "../auth/api-key";
 import { SCOPES, type Scope, SESSION_ONLY_SCOPES, scopeSchema } from "../auth/scopes";
 import { apiKeys } from "../db/schema";
@@ -8,13 +8,21 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import { errorResponses, IdParam, json, jsonBody, listOf, PageQuery } from "../http/schemas";
+import {
+  errorResponses,
+  IdParam,
+  json,
+  jsonBody,
+  listOf,
+  PageQuery,
+  plainText,
+} from "../http/schemas";
 import { record as recordChange } from "../ledger/ledger";
 import { isUuid, newId } from "../lib/ids";
 
 const CreateApiKey = z
   .object({
-    name: z.string().trim().min(1).max(100),
+    name: plainText(100),
     scopes: z
       .array(z.string())
       .min(1)
@@ -152,11 +160,20 @@ export function registerApiKeys(app: OpenAPIHono<AppEnv>) {
     const row = rows[0];
     if (!row) throw new ApiError("internal_error");
     const record = toApiKey(row);
-    await recordChange(c.env, who, {
-      type: "api_key.created",
-      subject: { type: "api_key", id: record.id },
-      payload: record,
-    });
+    try {
+      await recordChange(c.env, who, {
+        type: "api_key.created",
+        subject: { type: "api_key", id: record.id },
+        payload: record,
+      });
+    } catch (error) {
+      // An unaudited key must not stay usable. Its plaintext was never shown, so nobody holds
+      // it; revoking it as well (best effort) keeps listings honest.
+      await orgBatch(c, (db) => [
+        db.update(apiKeys).set({ revokedAt: sql`now()` }).where(eq(apiKeys.id, record.id)),
+      ]).catch(() => undefined);
+      throw error;
+    }
     return c.json({ ...record, key }, 201);
   });
 
@@ -182,54 +199,26 @@ export function registerApiKeys(app: OpenAPIHono<AppEnv>) {
     if (!isUuid(id)) throw new ApiError("not_found");
     // One statement revokes an active key or reads a revoked one; `changed` tells which, so a
     // repeated revoke answers the same record and records nothing new.
-    const [result] = await orgBatch(c, (db) => [
-      db.execute(sql`
-        with revoked as (
-          update api_keys set revoked_at = now() where id = ${id} and revoked_at is null
-          returning *)
-        select *, true as changed from revoked
-        union all
-        select *, false as changed from api_keys
-        where id = ${id} and not exists (select 1 from revoked)`),
+    // Two statements: the second reads the row as committed after the first, so a revoke that
+    // lost a race still answers the revoked key.
+    const [, current] = await orgBatch(c, (db) => [
+      db
+        .update(apiKeys)
+        .set({ revokedAt: sql`now()` })
+        .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+        .returning({ id: apiKeys.id }),
+      db.select().from(apiKeys).where(eq(apiKeys.id, id)),
     ]);
-    const row = result.rows[0] as (RawApiKeyRow & { changed: boolean }) | undefined;
+    const row = current[0];
     if (!row) throw new ApiError("not_found");
-    const record = toApiKey(fromRaw(row));
-    if (row.changed) {
-      await recordChange(c.env, await caller(c), {
-        type: "api_key.revoked",
-        subject: { type: "api_key", id: record.id },
-        payload: record,
-      });
-    }
+    const record = toApiKey(row);
+    // Recorded on every call, once per key: a retry after a failed append still records it.
+    await recordChange(c.env, await caller(c), {
+      type: "api_key.revoked",
+      subject: { type: "api_key", id: record.id },
+      payload: { id: record.id, revoked_at: record.revoked_at },
+      once: `api_key.revoked:${record.id}`,
+    });
     return c.json(record, 200);
   });
-}
-
-interface RawApiKeyRow {
-  id: string;
-  org_id: string;
-  name: string;
-  key_hash: string;
-  prefix: string;
-  mode: "live" | "test";
-  scopes: string[];
-  created_by_user_id: string | null;
-  created_at: string | Date;
-  revoked_at: string | Date | null;
-}
-
-function fromRaw(row: RawApiKeyRow): ApiKeyRow {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    name: row.name,
-    keyHash: row.key_hash,
-    prefix: row.prefix,
-    mode: row.mode,
-    scopes: row.scopes,
-    createdByUserId: row.created_by_user_id,
-    createdAt: new Date(row.created_at),
-    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
-  };
 }

@@ -78,6 +78,18 @@ export const VerifyReport = z
         })
         .nullable(),
     }),
+    ledger: z
+      .object({
+        tree_size: z.number().int(),
+        root_hash: Hex.nullable(),
+        entries_stored: z.boolean(),
+        checkpoint_stored: z.boolean(),
+      })
+      .openapi({
+        description:
+          "The ledger object's own signed head, checked against the stored rows: it catches " +
+          "deleted newest entries and deleted checkpoints, which rows alone cannot show",
+      }),
     alert: z
       .object({ type: z.literal("audit.integrity_alert"), event_id: z.string() })
       .nullable()

@@ -12,6 +12,7 @@ import {
   formatEntryLine,
   formatHeaderLine,
 } from "../ledger/export-format";
+import { anchorNow } from "../ledger/ledger";
 import { ledgerRecords } from "../ledger/ledger-reader";
 import { AuditVerifier, type VerifyReport as Report } from "../ledger/verify";
 import { newId } from "../lib/ids";
@@ -49,11 +50,18 @@ const exportRoute = createRoute(
   }),
 );
 
+interface Witness {
+  tree_size: number;
+  root_hash: string | null;
+  entries_stored: boolean;
+  checkpoint_stored: boolean;
+}
+
 /**
  * A failed verification raises one `audit.integrity_alert` per distinct break: verifying the
  * same broken rows again finds the same event instead of raising another.
  */
-async function raiseAlert(c: AppContext, report: Report): Promise<string> {
+async function raiseAlert(c: AppContext, report: Report & { ledger: Witness }): Promise<string> {
   const broken = report.first_break;
   const invalid = report.checkpoints.first_invalid;
   const dedupeKey = `integrity:${broken?.sequence ?? "-"}:${broken?.reason ?? "-"}:${invalid?.tree_size ?? "-"}:${invalid?.reason ?? "-"}`;
@@ -80,12 +88,31 @@ export function registerAuditVerify(app: OpenAPIHono<AppEnv>) {
   app.openapi(verify, async (c) => {
     const keys = (await signer(c.env)).keys;
     const who = await caller(c);
+    // The ledger object is the witness Postgres cannot rewrite: it signs a checkpoint over its
+    // own head first, and the stored rows must then reach that head and hold that checkpoint.
+    const witness = await anchorNow(c.env, who.orgId);
     const verifier = new AuditVerifier(who.orgId, keys);
+    let checkpointStored = witness === null;
     for await (const record of ledgerRecords(c)) {
-      if (record.kind === "entry") verifier.addEntry(record.entry);
-      else await verifier.addCheckpoint(record.checkpoint);
+      if (record.kind === "entry") {
+        verifier.addEntry(record.entry);
+      } else {
+        await verifier.addCheckpoint(record.checkpoint);
+        const cp = record.checkpoint;
+        if (cp.tree_size === witness?.tree_size && cp.root_hash === witness.root_hash) {
+          checkpointStored = true;
+        }
+      }
     }
-    const report = await verifier.finish();
+    const rows = await verifier.finish();
+    const entriesStored = (rows.head?.sequence ?? 0) >= (witness?.tree_size ?? 0);
+    const ledger = {
+      tree_size: witness?.tree_size ?? 0,
+      root_hash: witness?.root_hash ?? null,
+      entries_stored: entriesStored,
+      checkpoint_stored: checkpointStored,
+    };
+    const report = { ...rows, ok: rows.ok && entriesStored && checkpointStored, ledger };
     const alert = report.ok
       ? null
       : { type: "audit.integrity_alert" as const, event_id: await raiseAlert(c, report) };

@@ -36,12 +36,13 @@ const CACHE_CONTROL = "public, max-age=3600";
 
 export function registerJwks(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    // Served from the edge cache: verifiers everywhere fetch this, and it changes only on
-    // rotation. Only a successful answer is ever cached.
-    const cacheKey = new Request(new URL(c.req.path, c.req.url).toString());
+    const { keys } = await signer(c.env);
+    // Served from the edge cache: verifiers everywhere fetch this. The cache key names the keys
+    // it holds, so a rotated secret is published at once instead of after the cached hour.
+    const version = keys.map((k) => k.kid).join(".");
+    const cacheKey = new Request(new URL(`${c.req.path}?keys=${version}`, c.req.url).toString());
     const hit = await caches.default.match(cacheKey);
     if (hit) return new Response(hit.body, hit) as unknown as ReturnType<typeof c.json<never, 200>>;
-    const { keys } = await signer(c.env);
     const response = c.json({ keys }, 200, { "cache-control": CACHE_CONTROL });
     c.executionCtx.waitUntil(caches.default.put(cacheKey, response.clone()));
     return response;

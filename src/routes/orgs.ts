@@ -5,12 +5,12 @@ import { database } from "../db/client";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
-import { errorResponses, json } from "../http/schemas";
+import { errorResponses, json, plainText } from "../http/schemas";
 import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 
 const CreateOrg = z
-  .object({ name: z.string().trim().min(1).max(200).optional() })
+  .object({ name: plainText(200).optional() })
   .strict()
   .openapi("CreateOrganizationRequest");
 

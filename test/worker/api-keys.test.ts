@@ -73,6 +73,8 @@ describe("POST /v1/api-keys", () => {
     [{ scopes: ["assess:read"] }, "name"],
     [{ name: "k", scopes: ["assess:read"], mode: "sandbox" }, "mode"],
     [{ name: "k", scopes: "assess:read" }, "scopes"],
+    [{ name: "a\u0000b", scopes: ["assess:read"] }, "name"],
+    [{ name: "line\nbreak", scopes: ["assess:read"] }, "name"],
   ])("refuses the body %j with 400 naming %s", async (body, path) => {
     const org = await newOrg();
     const res = await call("/v1/api-keys", { method: "POST", token: org.token, body });

@@ -97,7 +97,7 @@ describe.each(ROUTES)("$method $path", (route) => {
 
   if (route.resource) {
     const make = route.resource;
-    it("answers 404 for another org's resource and leaves it alone", async () => {
+    it("answers 404 for another org's resource", async () => {
       const owner = await newOrg();
       const id = await make(owner);
       const intruder = await newOrg();

@@ -46,6 +46,13 @@ describe("POST /v1/orgs", () => {
     expect(res.json).toEqual({ error: "session_required" });
   });
 
+  it("rejects a name with a NUL character with 400, not a database error", async () => {
+    const token = await sessionToken();
+    const res = await call("/v1/orgs", { method: "POST", token, body: { name: "a\u0000b" } });
+    expect(res.status).toBe(400);
+    expect(res.json.details[0].path).toBe("name");
+  });
+
   it("rejects an unknown body field with 400 and the path", async () => {
     const token = await sessionToken();
     const res = await call("/v1/orgs", {

@@ -12,51 +12,145 @@ const input = {
   digest: `sha256:${"cd".repeat(32)}`,
 };
 
+const unreachable = (env.DATABASE_URL as string).replace(/@[^/]+\//, "@127.0.0.1:9/");
+
+/** The object's private state, reached into to simulate crashes and outages. */
+interface Internals {
+  env: typeof env;
+  flushed: number;
+  append: OrgLedger["append"];
+}
+
+/** Cuts the ledger object's own database connection until `restore` is called. */
+async function cutDatabase(orgId: string) {
+  let real: typeof env | undefined;
+  await runInDurableObject(ledger(orgId), (object) => {
+    const instance = object as unknown as Internals;
+    real = instance.env;
+    instance.env = { ...real, DATABASE_URL: unreachable };
+  });
+  return () =>
+    runInDurableObject(ledger(orgId), (object) => {
+      (object as unknown as Internals).env = real as typeof env;
+    });
+}
+
+/** Settles an RPC call at once, so its rejection is observed here and nowhere else. */
+function outcome(call: Promise<unknown>): Promise<unknown> {
+  return call.then(
+    () => "fulfilled",
+    (error: unknown) => error,
+  );
+}
+
 async function stored(orgId: string) {
-  const rows = await ownerSql`select sequence from audit_entries where org_id = ${orgId} order by sequence`;
+  const rows = await ownerSql`select sequence from audit_entries
+                              where org_id = ${orgId} order by sequence`;
   return rows.map((r) => Number(r.sequence));
 }
 
 describe("when Postgres is unreachable during an append", () => {
-  it("fails the append, keeps the entry, and writes it out on the next activation: no gap, nothing lost", async () => {
+  it("keeps the entry and writes it out when the object next starts: no gap, nothing lost", async () => {
     const org = await newOrg();
     const stub = ledger(org.id);
-    const unreachable = (env.DATABASE_URL as string).replace(/@[^/]+\//, "@127.0.0.1:9/");
-
-    await runInDurableObject(stub, async (instance: OrgLedger) => {
-      const self = instance as unknown as { env: typeof env };
-      const real = self.env;
-      self.env = { ...real, DATABASE_URL: unreachable };
+    await runInDurableObject(stub, async (object, state) => {
+      const instance = object as unknown as Internals;
+      const real = instance.env;
+      instance.env = { ...real, DATABASE_URL: unreachable };
       try {
-        await expect(instance.append(org.id, [input])).rejects.toThrow();
+        await expect(instance.append(org.id, [input])).rejects.toThrow(/ledger_unavailable/);
       } finally {
-        self.env = real;
+        instance.env = real;
       }
+      // Leave no alarm behind: only the reconciliation at the next activation can recover it.
+      await state.storage.deleteAlarm();
     });
     expect(await stored(org.id)).toEqual([1]);
 
-    // The alarm the ledger set for itself reconciles the backlog and anchors it.
-    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    // A crash: the next call constructs the object afresh from its storage.
+    await runInDurableObject(stub, (_, state) => state.abort("crash")).catch(() => undefined);
+    const restarted = ledger(org.id);
+    expect(await runDurableObjectAlarm(restarted)).toBe(true);
     expect(await stored(org.id)).toEqual([1, 2]);
 
-    const next = await stub.append(org.id, [input]);
+    const next = await restarted.append(org.id, [input]);
     expect(next[0]?.sequence).toBe(3);
     const report = await call("/v1/audit/verify", { token: org.token });
     expect(report.json).toMatchObject({ ok: true, checked: 3 });
   });
 
+  it("leaves an alarm that retries the write even if nothing else arrives", async () => {
+    const org = await newOrg();
+    const restore = await cutDatabase(org.id);
+    expect(String(await outcome(ledger(org.id).append(org.id, [input])))).toMatch(
+      /ledger_unavailable/,
+    );
+    await restore();
+    expect(await runDurableObjectAlarm(ledger(org.id))).toBe(true);
+    expect(await stored(org.id)).toEqual([1, 2]);
+  });
+
+  it("answers a mutating route 503, never 500, and leaves no usable unaudited key", async () => {
+    const org = await newOrg();
+    const restore = await cutDatabase(org.id);
+    const res = await call("/v1/api-keys", {
+      method: "POST",
+      token: org.token,
+      body: { name: "k", scopes: ["assess:read"] },
+    });
+    await restore();
+    expect(res.status).toBe(503);
+    expect(res.json).toEqual({ error: "database_unavailable" });
+    const keys = await call("/v1/api-keys", { token: org.token });
+    expect(keys.json.data.map((k: any) => k.status)).toEqual(["revoked"]);
+  });
+
+  it("records a revocation on the retry when the first attempt could not", async () => {
+    const org = await newOrg();
+    const { id } = await org.key(["assess:read"]);
+    const restore = await cutDatabase(org.id);
+    const failed = await call(`/v1/api-keys/${id}/revoke`, { method: "POST", token: org.token });
+    await restore();
+    expect(failed.status).toBe(503);
+    // The failed append's entry reaches Postgres through the alarm; the retry adds no second one.
+    const retried = await call(`/v1/api-keys/${id}/revoke`, { method: "POST", token: org.token });
+    expect(retried.status).toBe(200);
+    const again = await call(`/v1/api-keys/${id}/revoke`, { method: "POST", token: org.token });
+    expect(again.json).toEqual(retried.json);
+    const revocations = await call("/v1/audit?type=api_key.revoked", { token: org.token });
+    expect(revocations.json.data).toHaveLength(1);
+  });
+});
+
+describe("writing to Postgres", () => {
   it("rewrites nothing twice: a retried flush of rows already stored changes nothing", async () => {
     const org = await newOrg();
     const stub = ledger(org.id);
     await stub.append(org.id, [input, input]);
-    await runInDurableObject(stub, async (instance: OrgLedger) => {
+    await runInDurableObject(stub, async (object) => {
       // Forget that the rows were flushed, as after a crash before the bookkeeping.
-      (instance as unknown as { flushed: number }).flushed = 0;
+      const instance = object as unknown as Internals;
+      instance.flushed = 0;
       await instance.append(org.id, [input]);
     });
     expect(await stored(org.id)).toEqual([1, 2, 3, 4]);
     const report = await call("/v1/audit/verify", { token: org.token });
     expect(report.json.ok).toBe(true);
+  });
+
+  it("refuses to skip a foreign row at a sequence only the ledger assigns, and raises an alert", async () => {
+    const org = await newOrg();
+    const [head] = await ownerSql`select hash from audit_entries where org_id = ${org.id}`;
+    await ownerSql`insert into audit_entries (org_id, sequence, id, type, actor_type, actor_id,
+                     digest, time, prev_hash, hash, leaf_hash)
+                   values (${org.id}, 2, ${crypto.randomUUID()}, 'forged', 'user', 'x',
+                     'sha256:00', now(), ${head?.hash}, ${"f".repeat(64)}, ${"e".repeat(64)})`;
+    expect(String(await outcome(ledger(org.id).append(org.id, [input])))).toMatch(
+      /ledger_conflict/,
+    );
+    const alerts = await ownerSql`select data from events
+                                  where org_id = ${org.id} and type = 'audit.integrity_alert'`;
+    expect(alerts[0]?.data).toEqual({ reason: "ledger_conflict", sequences: [2] });
   });
 });
 

@@ -1,6 +1,8 @@
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { fromBase64url } from "../../src/lib/encoding";
-import { call } from "./support/api";
+import worker from "../../workers/main";
+import { BASE, call } from "./support/api";
 
 describe("GET /health", () => {
   it("answers 200 with the service name and the AP2 version", async () => {
@@ -37,12 +39,36 @@ describe("GET /.well-known/jwks.json", () => {
     expect(key.kid).toBe(expected);
   });
 
-  it("answers the second request from the edge cache with the same body", async () => {
+  it("keeps the key set in the edge cache, keyed by the keys it holds", async () => {
     const first = await call("/.well-known/jwks.json");
+    const version = first.json.keys.map((k: { kid: string }) => k.kid).join(".");
+    const cached = await caches.default.match(`${BASE}/.well-known/jwks.json?keys=${version}`);
+    expect(cached?.status).toBe(200);
+    expect(await cached?.json()).toEqual(first.json);
     const second = await call("/.well-known/jwks.json");
-    expect(second.status).toBe(200);
     expect(second.json).toEqual(first.json);
     expect(second.headers.get("x-request-id")).not.toBe(first.headers.get("x-request-id"));
+  });
+
+  it("publishes a rotated key at once, not after the cached hour", async () => {
+    const before = await call("/.well-known/jwks.json");
+    const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
+      "sign",
+      "verify",
+    ])) as CryptoKeyPair;
+    const rotated = JSON.stringify(await crypto.subtle.exportKey("jwk", pair.privateKey));
+    const retired = JSON.stringify([{ kty: "OKP", crv: "Ed25519", x: before.json.keys[0].x }]);
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request(`${BASE}/.well-known/jwks.json`),
+      { ...env, SIGNING_KEY: rotated, SIGNING_KEYS_RETIRED: retired },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    const after = (await res.json()) as { keys: { kid: string; x: string }[] };
+    expect(after.keys).toHaveLength(2);
+    expect(after.keys[1]?.kid).toBe(before.json.keys[0].kid);
+    expect(after.keys[0]?.kid).not.toBe(before.json.keys[0].kid);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { newOrg } from "./support/api";
-import { appSql } from "./support/db";
+import { appSql, ownerSql } from "./support/db";
+import { anchor } from "./support/ledger";
 
 // Isolation is proven in the database itself: these queries run as the Worker's role with no
 // org filter at all, and only RLS stands between one org and another.
@@ -69,5 +70,49 @@ describe("row-level security as the application role", () => {
     await appSql.transaction((sql) => [sql`select set_config('app.org_id', ${a.id}, true)`]);
     const [rows] = await appSql.transaction((sql) => [sql`select * from api_keys`]);
     expect(rows).toHaveLength(0);
+  });
+
+  it("isolates the ledger, its checkpoints and the outbox the same way", async () => {
+    const a = await newOrg();
+    const b = await newOrg();
+    await anchor(a.id);
+    await anchor(b.id);
+    const [, entries, checkpoints, events] = await appSql.transaction((sql) => [
+      sql`select set_config('app.org_id', ${a.id}, true)`,
+      sql`select org_id from audit_entries`,
+      sql`select org_id from audit_checkpoints`,
+      sql`select org_id from events`,
+    ]);
+    expect(new Set(entries?.map((r) => r.org_id))).toEqual(new Set([a.id]));
+    expect(new Set(checkpoints?.map((r) => r.org_id))).toEqual(new Set([a.id]));
+    expect(events?.every((r) => r.org_id === a.id)).toBe(true);
+    const forged = appSql.transaction((sql) => [
+      sql`select set_config('app.org_id', ${a.id}, true)`,
+      sql`insert into events (id, org_id, type, data) values (${crypto.randomUUID()}, ${b.id}, 'x', '{}')`,
+    ]);
+    await expect(forged).rejects.toMatchObject({ code: "42501" });
+  });
+
+  it("lets a public lookup by leaf hash or log id see exactly that row and nothing else", async () => {
+    const a = await newOrg();
+    await newOrg();
+    const checkpoint = await anchor(a.id);
+    const [leaf] = await ownerSql`select leaf_hash from audit_entries where org_id = ${a.id}`;
+    const [, byLeaf, otherEntries] = await appSql.transaction((sql) => [
+      sql`select set_config('app.leaf_hash', ${leaf?.leaf_hash}, true)`,
+      sql`select leaf_hash from audit_entries where leaf_hash = ${leaf?.leaf_hash}`,
+      sql`select count(*)::int as n from audit_entries`,
+    ]);
+    expect(byLeaf).toHaveLength(1);
+    expect(otherEntries?.[0]?.n).toBe(1);
+    const [, byLog, otherCheckpoints, orgs] = await appSql.transaction((sql) => [
+      sql`select set_config('app.log_id', ${checkpoint?.log_id}, true)`,
+      sql`select count(*)::int as n from audit_checkpoints`,
+      sql`select count(*)::int as n from audit_checkpoints where log_id <> ${checkpoint?.log_id}`,
+      sql`select count(*)::int as n from organizations`,
+    ]);
+    expect(byLog?.[0]?.n).toBe(1);
+    expect(otherCheckpoints?.[0]?.n).toBe(0);
+    expect(orgs?.[0]?.n).toBe(0);
   });
 });
