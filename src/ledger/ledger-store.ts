@@ -1,20 +1,9 @@
-import type { Party } from "./chain";
 import type { CheckpointRecord } from "./checkpoint";
 import type { NodeStore } from "./merkle";
+import type { AuditEntryRecord } from "./verify";
 
 /** An entry as the OrgLedger keeps it in its own storage, before and after Postgres has it. */
-export interface StoredEntry {
-  sequence: number;
-  id: string;
-  type: string;
-  actor: Party;
-  subject: Party | null;
-  digest: string;
-  time: string;
-  prev_hash: string;
-  hash: string;
-  leaf_hash: string;
-}
+export type StoredEntry = AuditEntryRecord & { leaf_hash: string };
 
 export interface Head {
   sequence: number;
