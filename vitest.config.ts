@@ -24,6 +24,8 @@ export default defineConfig({
               miniflare: {
                 bindings: {
                   ENVIRONMENT: "test",
+                  // Tests anchor explicitly; no alarm may add a checkpoint in the middle of one.
+                  LEDGER_ANCHOR_DELAY_MS: "3600000",
                   DATABASE_URL: localDatabaseUrl(inject("sqlEndpoint")),
                   LOCAL_SQL_ENDPOINT: "true",
                   // Tests reach the database as the owner too, to tamper and to check RLS.

@@ -26,6 +26,8 @@ export interface Env {
   IDP_JWKS?: string;
   /** One OrgLedger Durable Object per organization: the audit chain's sequencer. */
   ORG_LEDGER?: DurableObjectNamespace<OrgLedger>;
+  /** Milliseconds from an append to the checkpoint that anchors it (default 10 000). */
+  LEDGER_ANCHOR_DELAY_MS?: string;
   /** `production`, `development` or `test`. */
   ENVIRONMENT?: string;
 }

@@ -40,6 +40,11 @@ export interface InclusionAnswer {
 
 /** How long appends wait for a checkpoint to cover them: the window of `pending`. */
 export const ANCHOR_DELAY_MS = 10_000;
+
+function anchorDelay(env: Env): number {
+  const configured = Number(env.LEDGER_ANCHOR_DELAY_MS);
+  return Number.isInteger(configured) && configured > 0 ? configured : ANCHOR_DELAY_MS;
+}
 /** Rows per Postgres write; a backlog flushes in several batches. */
 const FLUSH_BATCH = 500;
 
@@ -199,7 +204,7 @@ export class OrgLedger extends DurableObject<Env> {
 
   private async scheduleAnchor(): Promise<void> {
     if ((await this.ctx.storage.getAlarm()) === null) {
-      await this.ctx.storage.setAlarm(Date.now() + ANCHOR_DELAY_MS);
+      await this.ctx.storage.setAlarm(Date.now() + anchorDelay(this.env));
     }
   }
 
