@@ -5,7 +5,7 @@ import { signer } from "../signing/signer";
 import { entryHash, GENESIS_HASH, type LedgerEntry, leafHash, type Party } from "./chain";
 import { type CheckpointRecord, checkpointNote, logIdFor } from "./checkpoint";
 import { writeToPostgres } from "./ledger-postgres";
-import { LedgerStore, type StoredEntry } from "./ledger-store";
+import { type Head, LedgerStore, type StoredEntry } from "./ledger-store";
 import { appendLeaf, consistencyProof, inclusionProof, rootAt, verifyConsistency } from "./merkle";
 
 /** One thing that happened, as a caller hands it to the ledger. */
@@ -57,17 +57,27 @@ const FLUSH_BATCH = 500;
  */
 export class OrgLedger extends DurableObject<Env> {
   private readonly store: LedgerStore;
+  // In-memory mirrors of what storage holds, read once at activation: the hot path of an
+  // append then touches SQLite only to write.
+  private head: Head | null;
+  private orgId: string | undefined;
   private flushed: number;
+  private checkpointsPending: boolean;
+  private alarmSet = false;
   private flight: Promise<void> | null = null;
   private anchoring: Promise<CheckpointRecord | null> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new LedgerStore(ctx.storage.sql);
+    this.head = this.store.head();
+    this.orgId = this.store.meta("org_id");
     this.flushed = Number(this.store.meta("flushed") ?? 0);
+    this.checkpointsPending = this.store.hasUnflushedCheckpoints();
     // Reconcile: a crash between the local commit and the Postgres write left a backlog. The
     // alarm writes it out (and anchors it) even if no further append ever arrives.
-    if ((this.store.head()?.sequence ?? 0) > this.flushed || this.store.hasUnflushedCheckpoints()) {
+    if ((this.head?.sequence ?? 0) > this.flushed || this.checkpointsPending) {
+      this.alarmSet = true;
       void ctx.storage.setAlarm(Date.now());
     }
   }
@@ -75,10 +85,17 @@ export class OrgLedger extends DurableObject<Env> {
   /** Appends entries in order and returns once Postgres has them. */
   async append(orgId: string, inputs: AppendInput[]): Promise<Appended[]> {
     this.bind(orgId);
+    let head = this.head;
     const appended = this.ctx.storage.transactionSync(() =>
-      inputs.map((i) => this.sequence(orgId, i)),
+      inputs.map((input) => {
+        const [answer, next] = this.sequence(orgId, input, head);
+        head = next;
+        return answer;
+      }),
     );
-    const last = appended.at(-1)?.sequence ?? 0;
+    // Only now, with the transaction committed, does the in-memory head move.
+    this.head = head;
+    const last = Math.max(0, ...appended.map((a) => a.sequence));
     try {
       await this.flushThrough(last);
     } finally {
@@ -98,9 +115,10 @@ export class OrgLedger extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    const orgId = this.store.meta("org_id");
+    this.alarmSet = false;
+    const orgId = this.orgId;
     if (!orgId) return;
-    await this.flushThrough(this.store.head()?.sequence ?? 0);
+    await this.flushThrough(this.head?.sequence ?? 0);
     await this.anchor(orgId);
   }
 
@@ -121,29 +139,27 @@ export class OrgLedger extends DurableObject<Env> {
 
   /** An RFC 6962 consistency proof between two tree sizes this ledger has reached. */
   consistency(oldSize: number, newSize: number): string[] | null {
-    const head = this.store.head()?.sequence ?? 0;
+    const head = this.head?.sequence ?? 0;
     if (oldSize < 0 || oldSize > newSize || newSize > head) return null;
     return consistencyProof(this.store.nodes, oldSize, newSize);
   }
 
   private bind(orgId: string): void {
-    const bound = this.store.meta("org_id");
-    if (bound === undefined) this.store.setMeta("org_id", orgId);
-    else if (bound !== orgId) throw new Error("ledger bound to another organization");
+    if (this.orgId === undefined) {
+      this.store.setMeta("org_id", orgId);
+      this.orgId = orgId;
+    } else if (this.orgId !== orgId) {
+      throw new Error("ledger bound to another organization");
+    }
   }
 
   // Synchronous by design: the whole critical section of sequencing has no await in it.
-  private sequence(orgId: string, input: AppendInput): Appended {
+  private sequence(orgId: string, input: AppendInput, head: Head | null): [Appended, Head | null] {
     const earlier = input.once === undefined ? undefined : this.store.onceEntry(input.once);
     if (earlier) {
-      return {
-        entry_id: earlier.id,
-        sequence: earlier.sequence,
-        hash: earlier.hash,
-        status: "pending",
-      };
+      const { id, sequence, hash } = earlier;
+      return [{ entry_id: id, sequence, hash, status: "pending" }, head];
     }
-    const head = this.store.head();
     const sequence = (head?.sequence ?? 0) + 1;
     const prev = head?.hash ?? GENESIS_HASH;
     const now = new Date();
@@ -171,7 +187,10 @@ export class OrgLedger extends DurableObject<Env> {
     this.store.insertEntry(stored);
     if (input.once !== undefined) this.store.setOnce(input.once, sequence);
     appendLeaf(this.store.nodes, sequence - 1, leaf);
-    return { entry_id: entry.id, sequence, hash, status: "pending" };
+    return [
+      { entry_id: id, sequence, hash, status: "pending" },
+      { sequence, hash, time },
+    ];
   }
 
   /**
@@ -179,7 +198,7 @@ export class OrgLedger extends DurableObject<Env> {
    * and go out together in the next one, in sequence order.
    */
   private async flushThrough(sequence: number): Promise<void> {
-    while (this.flushed < sequence || this.store.hasUnflushedCheckpoints()) {
+    while (this.flushed < sequence || this.checkpointsPending) {
       this.flight ??= this.flushOnce().finally(() => {
         this.flight = null;
       });
@@ -188,7 +207,7 @@ export class OrgLedger extends DurableObject<Env> {
   }
 
   private async flushOnce(): Promise<void> {
-    const orgId = this.store.meta("org_id");
+    const orgId = this.orgId;
     if (!orgId) return;
     const entries = this.store.entriesAfter(this.flushed, FLUSH_BATCH);
     const through = entries.at(-1)?.sequence ?? this.flushed;
@@ -200,16 +219,19 @@ export class OrgLedger extends DurableObject<Env> {
       this.store.setMeta("flushed", String(this.flushed));
       this.store.markCheckpointsFlushed(checkpoints.map((c) => c.tree_size));
     });
+    this.checkpointsPending = this.store.hasUnflushedCheckpoints();
   }
 
   private async scheduleAnchor(): Promise<void> {
+    if (this.alarmSet) return;
+    this.alarmSet = true;
     if ((await this.ctx.storage.getAlarm()) === null) {
       await this.ctx.storage.setAlarm(Date.now() + anchorDelay(this.env));
     }
   }
 
   private async checkpoint(orgId: string): Promise<CheckpointRecord | null> {
-    const size = this.store.head()?.sequence ?? 0;
+    const size = this.head?.sequence ?? 0;
     const previous = this.store.latestCheckpoint();
     if (size === 0 || previous?.tree_size === size) {
       await this.flushThrough(size);
@@ -242,6 +264,7 @@ export class OrgLedger extends DurableObject<Env> {
       consistency_proof: proof,
     };
     this.store.insertCheckpoint(record);
+    this.checkpointsPending = true;
     await this.flushThrough(size);
     return record;
   }
