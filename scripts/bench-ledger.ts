@@ -26,6 +26,7 @@ import { type CpuShare, cpuShare, sampleCpu } from "./bench-cpu.ts";
 import { startNullSqlEndpoint } from "./bench-null-db.ts";
 import { benchInput, interleavedJobs, type PoolOutcome, runPool } from "./bench-pool.ts";
 import { type WireCounts, WireWatch } from "./bench-wire.ts";
+import { redactDatabaseUrl } from "./database-url.ts";
 import { ed25519Jwk, localDatabaseUrl } from "./local-keys.ts";
 import { type SqlEndpoint, startSqlEndpoint } from "./sql-endpoint/index.ts";
 
@@ -316,16 +317,6 @@ function filesystemOf(path: string): string {
   }
 }
 
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(unparsable DATABASE_URL)";
-  }
-}
-
 async function bundle(outDir: string): Promise<{ main: string; driver: string }> {
   const common: BuildOptions = {
     bundle: true,
@@ -577,7 +568,7 @@ async function benchmark(options: Options, deadline: number, cleanups: (() => un
     const name =
       endpoint.backend === "pglite"
         ? "PGlite (in memory, in this Node process)"
-        : `PostgreSQL, fresh database on ${redact(databaseUrl ?? "")}`;
+        : `PostgreSQL, fresh database on ${redactDatabaseUrl(databaseUrl ?? "")}`;
     say(`database: ${name} — ${server?.v.split(" ").slice(0, 2).join(" ")}, via ${endpoint.url}`);
   }
 

@@ -22,6 +22,7 @@
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
+import { redactDatabaseUrl } from "./database-url.ts";
 import { ensureLocalIdp } from "./dev-idp.ts";
 import { acquireDevLock } from "./dev-lock.ts";
 import { assertPortFree, waitForOk } from "./dev-net.ts";
@@ -46,17 +47,6 @@ function parsePort(value: string | undefined): number {
     throw new Error(`PORT must be a TCP port number, got ${JSON.stringify(value)}`);
   }
   return port;
-}
-
-/** For display: a connection string without its password. */
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(unparsable DATABASE_URL)";
-  }
 }
 
 function shown(path: string): string {
@@ -205,7 +195,7 @@ async function main(): Promise<number> {
 
     const databaseUrl = process.env.DATABASE_URL;
     const database = databaseUrl
-      ? `PostgreSQL ${redact(databaseUrl)} (as is)`
+      ? `PostgreSQL ${redactDatabaseUrl(databaseUrl)} (as is)`
       : `PGlite ${shown(paths.pglite)}`;
     say(`starting the SQL endpoint: ${database}`);
     const starting = startSqlEndpoint({

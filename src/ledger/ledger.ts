@@ -21,7 +21,7 @@ export function ledgerOf(env: Env, orgId: string): DurableObjectStub<OrgLedger> 
   return env.ORG_LEDGER.get(env.ORG_LEDGER.idFromName(orgId));
 }
 
-export function actorParty(actor: Actor): Party {
+function actorParty(actor: Actor): Party {
   return { type: actor.type, id: actor.id };
 }
 

@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { events } from "../db/schema";
 import { caller, orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json } from "../http/schemas";
@@ -81,7 +82,9 @@ async function raiseAlert(c: AppContext, report: Report & { ledger: Witness }): 
       .from(events)
       .where(and(eq(events.type, "audit.integrity_alert"), eq(events.dedupeKey, dedupeKey))),
   ]);
-  return found[0]?.id ?? "";
+  const event = found[0];
+  if (!event) throw new ApiError("internal_error");
+  return event.id;
 }
 
 export function registerAuditVerify(app: OpenAPIHono<AppEnv>) {

@@ -3,7 +3,7 @@ import { and, desc, eq, lt } from "drizzle-orm";
 import { auditCheckpoints, auditEntries } from "../db/schema";
 import { publicBatch } from "../db/tenant";
 import { ApiError } from "../errors";
-import type { AppEnv } from "../http/context";
+import type { AppContext, AppEnv } from "../http/context";
 import { decodeSequenceCursor, page } from "../http/pagination";
 import { errorResponses, json, listOf, PageQuery } from "../http/schemas";
 import { logIdFor } from "../ledger/checkpoint";
@@ -106,19 +106,25 @@ const proofRoute = createRoute({
   responses: { 200: json(InclusionProof, "The proof"), ...errorResponses(400, 404, 503) },
 });
 
+/** A log's newest signed checkpoint (with the org it belongs to, which is never returned). */
+async function newestCheckpoint(c: AppContext, logId: string) {
+  const [rows] = await publicBatch(c, { "app.log_id": logId }, (db) => [
+    db
+      .select()
+      .from(auditCheckpoints)
+      .where(eq(auditCheckpoints.logId, logId))
+      .orderBy(desc(auditCheckpoints.treeSize))
+      .limit(1),
+  ]);
+  const row = rows[0];
+  if (!row) throw new ApiError("not_found");
+  return row;
+}
+
 export function registerTransparency(app: OpenAPIHono<AppEnv>) {
   app.openapi(logRoute, async (c) => {
     const { logId } = c.req.valid("param");
-    const [rows] = await publicBatch(c, { "app.log_id": logId }, (db) => [
-      db
-        .select()
-        .from(auditCheckpoints)
-        .where(eq(auditCheckpoints.logId, logId))
-        .orderBy(desc(auditCheckpoints.treeSize))
-        .limit(1),
-    ]);
-    const row = rows[0];
-    if (!row) throw new ApiError("not_found");
+    const row = await newestCheckpoint(c, logId);
     return c.json(
       {
         object: "transparency_log" as const,
@@ -158,16 +164,7 @@ export function registerTransparency(app: OpenAPIHono<AppEnv>) {
   app.openapi(consistencyRoute, async (c) => {
     const { logId } = c.req.valid("param");
     const { first, second } = c.req.valid("query");
-    const [rows] = await publicBatch(c, { "app.log_id": logId }, (db) => [
-      db
-        .select({ orgId: auditCheckpoints.orgId, treeSize: auditCheckpoints.treeSize })
-        .from(auditCheckpoints)
-        .where(eq(auditCheckpoints.logId, logId))
-        .orderBy(desc(auditCheckpoints.treeSize))
-        .limit(1),
-    ]);
-    const latest = rows[0];
-    if (!latest) throw new ApiError("not_found");
+    const latest = await newestCheckpoint(c, logId);
     // Only sizes a signed checkpoint has reached are public.
     if (first > second || second > latest.treeSize) {
       throw new ApiError("invalid_request", [
