@@ -1,4 +1,4 @@
-import { generateKeyPairSync, type JsonWebKey } from "node:crypto";
+import { createHash, generateKeyPairSync, type JsonWebKey, randomBytes } from "node:crypto";
 
 /** A fresh Ed25519 key pair as JWKs (private and public). */
 export function ed25519Jwk(): { privateJwk: JsonWebKey; publicJwk: JsonWebKey } {
@@ -28,4 +28,14 @@ export function localIdentityProvider(origin: string) {
 export function localDatabaseUrl(endpointUrl: string, user = "app_user"): string {
   const { host } = new URL(endpointUrl);
   return `postgresql://${user}:local@${host}/agent_risk`;
+}
+
+/**
+ * A fresh master key for principals' personal data: 256 random bits as an oct JWK. Its kid is
+ * derived from the key, so one key always has one kid and two keys never share one.
+ */
+export function principalMasterKey(): Record<string, string> {
+  const k = randomBytes(32).toString("base64url");
+  const kid = `pmk_${createHash("sha256").update(k).digest("base64url").slice(0, 16)}`;
+  return { kty: "oct", k, kid };
 }

@@ -17,6 +17,11 @@ export interface Env {
   SIGNING_KEY?: string;
   /** JSON array of retired Ed25519 public JWKs, still published to verify old payloads. */
   SIGNING_KEYS_RETIRED?: string;
+  /**
+   * The master key that wraps each principal's data key, as a JSON JWK
+   * (`{"kty":"oct","k":<32 bytes base64url>,"kid":...}`; a secret). Never stored in the database.
+   */
+  PRINCIPAL_MASTER_KEY?: string;
   /** Session tokens: expected `iss` and `aud`. */
   IDP_ISSUER?: string;
   IDP_AUDIENCE?: string;
