@@ -1,0 +1,417 @@
+import { z } from "@hono/zod-openapi";
+import { ApiError } from "../errors";
+import { canonicalize } from "../ledger/canonical";
+import { bytesToHex, sha256, utf8 } from "../ledger/digest";
+import {
+  type Amount,
+  amountSchema,
+  isMandateType,
+  isUndisclosedElement,
+  type Jwk,
+  MANDATE_TYPES,
+  type MandateType,
+  type Merchant,
+  mandateTypeOfVct,
+  type OpenCheckoutConstraint,
+  type OpenPaymentConstraint,
+  type OpenPaymentMandate,
+  type PaymentMandate,
+  type UndisclosedElement,
+  type ValidMandate,
+  VCT_BY_MANDATE_TYPE,
+  validateMandate,
+} from "./ap2";
+
+export type { MandateType } from "./ap2";
+
+export const ACTION_KINDS = ["ap2_payment", "message_send", "voice_call", "custom"] as const;
+export type ActionKind = (typeof ACTION_KINDS)[number];
+
+export const A2A_VERSIONS = ["0.3", "1.0"] as const;
+export type A2AVersion = (typeof A2A_VERSIONS)[number];
+/** What A2A assumes when no version is stated (A2A spec: an empty `A2A-Version` means 0.3). */
+export const A2A_DEFAULT_VERSION: A2AVersion = "0.3";
+
+export interface A2ABinding {
+  version: A2AVersion;
+  task_id: string | null;
+  context_id: string | null;
+  agent_card_ref: string | null;
+}
+
+export interface ParsedAssessRequest {
+  kind: ActionKind;
+  /** Null for kinds other than `ap2_payment`. */
+  mandateType: MandateType | null;
+  /** The mandate exactly as submitted, unknown fields included. */
+  mandate: Record<string, unknown>;
+  a2a: A2ABinding | null;
+  idempotencyKey: string | null;
+  facts: MandateFacts;
+}
+
+export interface IssueDetail {
+  path: string;
+  message: string;
+}
+
+/** Identifiers from another system: bounded, and free of control characters (logs, SQL text). */
+function foreignId(max: number) {
+  return z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(/^\P{Cc}*$/u, "must not contain control characters");
+}
+
+const a2aBlockSchema = z.strictObject({
+  task_id: foreignId(256).optional(),
+  context_id: foreignId(256).optional(),
+  agent_card_ref: foreignId(2048).optional(),
+  a2a_version: z.string().max(16).optional(),
+});
+type A2ABlock = z.infer<typeof a2aBlockSchema>;
+
+/** Strict: a misspelt optional field (`mandate_type`, `idempotencyKey`) must not pass silently. */
+const assessRequestSchema = z.strictObject({
+  mandate: z.record(z.string(), z.unknown(), {
+    error: (issue) => (issue.input === undefined ? "required" : "must be a JSON object"),
+  }),
+  kind: z.enum(ACTION_KINDS).default("ap2_payment"),
+  // Any string here: an unknown value is `unknown_mandate_type`, not a malformed request.
+  mandateType: z.string().optional(),
+  a2a: a2aBlockSchema.optional(),
+  // Visible ASCII only: keys are compared byte for byte, so no lookalikes or stray whitespace.
+  idempotency_key: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\x21-\x7e]*$/, "must be printable ASCII without spaces")
+    .optional(),
+});
+
+/**
+ * Parses the body of `POST /v1/assess` and the `A2A-Version` header (null when absent).
+ * Throws ApiError: 400 for a malformed request, an unknown or contradicted mandate type, or an
+ * unsupported or mismatched A2A version; 422 `mandate_invalid` naming every failing path when
+ * an AP2 mandate fails its schema. The 400s come first: a request is judged before its mandate.
+ */
+export function parseAssessRequest(body: unknown, a2aHeader: string | null): ParsedAssessRequest {
+  if (!isObject(body)) {
+    throw new ApiError("invalid_request", [{ path: "", message: "must be a JSON object" }]);
+  }
+  const parsed = assessRequestSchema.safeParse(body);
+  if (!parsed.success) throw new ApiError("invalid_request", detailsOf(parsed.error.issues));
+  const request = parsed.data;
+  // The submitted object itself, not zod's copy: "as submitted" down to an own `__proto__` key.
+  const mandate = body.mandate as Record<string, unknown>;
+  const a2a = a2aBinding(request.a2a, a2aHeader);
+  const base = {
+    kind: request.kind,
+    mandate,
+    a2a,
+    idempotencyKey: request.idempotency_key ?? null,
+  };
+
+  if (request.kind !== "ap2_payment") {
+    if (request.mandateType !== undefined) {
+      throw new ApiError("invalid_request", [
+        { path: "mandateType", message: "applies only to kind ap2_payment" },
+      ]);
+    }
+    return { ...base, mandateType: null, facts: actionFacts(mandate) };
+  }
+
+  const type = mandateTypeOf(request.mandateType, mandate);
+  const validation = validateMandate(type, mandate);
+  if (!validation.ok)
+    throw new ApiError("mandate_invalid", detailsOf(validation.issues, "mandate"));
+  return { ...base, mandateType: type, facts: ap2Facts(validation.value) };
+}
+
+/**
+ * The type to validate against: the one `vct` names, checked against an explicit
+ * `mandateType`. With neither, a PaymentMandate (the spec's default), whose schema then reports
+ * the missing `vct` as a 422 like any other missing required field.
+ */
+function mandateTypeOf(
+  declared: string | undefined,
+  mandate: Record<string, unknown>,
+): MandateType {
+  if (declared !== undefined && !isMandateType(declared)) {
+    throw new ApiError("unknown_mandate_type", [
+      { path: "mandateType", message: `must be one of ${MANDATE_TYPES.join(", ")}` },
+    ]);
+  }
+  if (mandate.vct === undefined) return declared ?? "payment";
+  const named = mandateTypeOfVct(mandate.vct);
+  if (named === null) {
+    throw new ApiError("unknown_mandate_type", [
+      {
+        path: "mandate.vct",
+        message: `must be one of ${Object.values(VCT_BY_MANDATE_TYPE).join(", ")}`,
+      },
+    ]);
+  }
+  if (declared !== undefined && declared !== named) {
+    throw new ApiError("mandate_type_mismatch", [
+      { path: "mandateType", message: `is ${declared}, but mandate.vct names ${named}` },
+    ]);
+  }
+  return named;
+}
+
+/**
+ * A2A is engaged by a non-empty `A2A-Version` header or by an `a2a` block. An empty header
+ * counts as absent: A2A reads an empty header exactly as a missing one (version 0.3), and a
+ * missing one does not engage A2A here. A version is Major.Minor; a patch part ("0.3.0", as
+ * Agent Cards write `protocolVersion`) is accepted and dropped, since A2A versions
+ * compatibility by Major.Minor. A block without a version and without a header gets 0.3.
+ */
+function a2aBinding(block: A2ABlock | undefined, header: string | null): A2ABinding | null {
+  const headerText = header?.trim() || undefined;
+  const blockText = block?.a2a_version?.trim() || undefined;
+  if (headerText === undefined && block === undefined) return null;
+  const fromHeader = headerText === undefined ? null : supportedVersion(headerText, "a2a-version");
+  const fromBlock = blockText === undefined ? null : supportedVersion(blockText, "a2a.a2a_version");
+  if (fromHeader !== null && fromBlock !== null && fromHeader !== fromBlock) {
+    throw new ApiError("a2a_version_mismatch", [
+      {
+        path: "a2a.a2a_version",
+        message: `is ${fromBlock}, but the A2A-Version header says ${fromHeader}`,
+      },
+    ]);
+  }
+  return {
+    version: fromHeader ?? fromBlock ?? A2A_DEFAULT_VERSION,
+    task_id: block?.task_id ?? null,
+    context_id: block?.context_id ?? null,
+    agent_card_ref: block?.agent_card_ref ?? null,
+  };
+}
+
+const VERSION = /^(0|[1-9]\d{0,3})\.(0|[1-9]\d{0,3})(?:\.(?:0|[1-9]\d{0,3}))?$/;
+
+function supportedVersion(text: string, path: string): A2AVersion {
+  const match = VERSION.exec(text);
+  const majorMinor = match ? `${match[1]}.${match[2]}` : null;
+  const supported = A2A_VERSIONS.find((version) => version === majorMinor);
+  if (supported === undefined) {
+    // The value is not echoed: a header can be long, and it is the caller's own input.
+    throw new ApiError("unsupported_a2a_version", [
+      { path, message: `must be one of ${A2A_VERSIONS.join(", ")} (Major.Minor)` },
+    ]);
+  }
+  return supported;
+}
+
+/**
+ * Zod issues as details, one per failing path, under `prefix`. Unknown keys get one entry each,
+ * at their own path, so a client sees which field to remove.
+ */
+function detailsOf(issues: readonly z.core.$ZodIssue[], prefix?: string): IssueDetail[] {
+  const at = (path: readonly PropertyKey[]) =>
+    [...(prefix === undefined ? [] : [prefix]), ...path.map(String)].join(".");
+  return issues.flatMap((issue) =>
+    issue.code === "unrecognized_keys"
+      ? issue.keys.map((key) => ({ path: at([...issue.path, key]), message: "unknown field" }))
+      : [{ path: at(issue.path), message: issue.message }],
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+// --- MandateFacts: what policy, risk and know-your-agent read, extracted once ---
+
+/** An amount in ISO 4217 minor units. */
+export type Money = Pick<Amount, "amount" | "currency">;
+
+export interface Payee {
+  id: string;
+  name: string;
+  website: string | null;
+}
+
+/** One allow-list constraint: the entries disclosed, and how many the holder kept undisclosed. */
+export interface AllowedPayees {
+  disclosed: Payee[];
+  undisclosed: number;
+}
+
+/** The bounds of an open mandate. Every entry of each list is a constraint that must hold. */
+export interface OpenMandateLimits {
+  /** Each `payment.amount_range` maximum. */
+  maxAmounts: Money[];
+  /** Each `payment.allowed_payees` or `checkout.allowed_merchants` list. */
+  allowedPayees: AllowedPayees[];
+  /** All constraints, as the AP2 schema types them (recurrence, budget, line items...). */
+  constraints: (OpenPaymentConstraint | OpenCheckoutConstraint)[];
+}
+
+/**
+ * The facts later stages read, null where the mandate does not state them. Read from AP2
+ * mandates: `payment_amount`, `payee`, `transaction_id` (for a checkout mandate its
+ * `checkout_hash`, the value a payment mandate's `transaction_id` carries for that checkout),
+ * `execution_date`, `payment_instrument.type`, `risk_data`, `cnf.jwk`, `constraints`, `iat`,
+ * `exp`. Read from other kinds: `to`, `recipient` or `phone` (the first that is a string) as
+ * the recipient, `channel`, and `amount` as an Amount object or as an integer beside a
+ * top-level `currency`.
+ */
+export interface MandateFacts {
+  amount: Money | null;
+  payee: Payee | null;
+  recipient: string | null;
+  channel: string | null;
+  transactionId: string | null;
+  executionDate: string | null;
+  instrumentType: string | null;
+  /** The client's risk signals; the service's own namespace is never read back as a signal. */
+  riskData: Record<string, unknown> | null;
+  /** The key an open mandate is bound to (`cnf.jwk`). */
+  holderKey: Jwk | null;
+  limits: OpenMandateLimits | null;
+  issuedAt: number | null;
+  expiresAt: number | null;
+}
+
+const NO_FACTS: MandateFacts = {
+  amount: null,
+  payee: null,
+  recipient: null,
+  channel: null,
+  transactionId: null,
+  executionDate: null,
+  instrumentType: null,
+  riskData: null,
+  holderKey: null,
+  limits: null,
+  issuedAt: null,
+  expiresAt: null,
+};
+
+function ap2Facts(valid: ValidMandate): MandateFacts {
+  const times = { issuedAt: valid.mandate.iat ?? null, expiresAt: valid.mandate.exp ?? null };
+  switch (valid.type) {
+    case "payment":
+      return {
+        ...NO_FACTS,
+        ...times,
+        ...paymentTerms(valid.mandate),
+        transactionId: valid.mandate.transaction_id,
+      };
+    case "open_payment":
+      return {
+        ...NO_FACTS,
+        ...times,
+        ...paymentTerms(valid.mandate),
+        holderKey: valid.mandate.cnf.jwk ?? null,
+        limits: openLimits(valid.mandate.constraints),
+      };
+    case "checkout":
+      return { ...NO_FACTS, ...times, transactionId: valid.mandate.checkout_hash };
+    case "open_checkout":
+      return {
+        ...NO_FACTS,
+        ...times,
+        holderKey: valid.mandate.cnf.jwk ?? null,
+        limits: openLimits(valid.mandate.constraints),
+      };
+  }
+}
+
+function paymentTerms(mandate: PaymentMandate | OpenPaymentMandate) {
+  const riskData = withoutServiceRiskData(mandate).risk_data;
+  return {
+    amount: mandate.payment_amount ? money(mandate.payment_amount) : null,
+    payee: mandate.payee ? payee(mandate.payee) : null,
+    executionDate: mandate.execution_date ?? null,
+    instrumentType: mandate.payment_instrument?.type ?? null,
+    riskData: isObject(riskData) ? riskData : null,
+  };
+}
+
+function openLimits(constraints: (OpenPaymentConstraint | OpenCheckoutConstraint)[]) {
+  const limits: OpenMandateLimits = { maxAmounts: [], allowedPayees: [], constraints };
+  for (const constraint of constraints) {
+    if (constraint.type === "payment.amount_range") {
+      limits.maxAmounts.push({ amount: constraint.max, currency: constraint.currency });
+    }
+    if (
+      constraint.type === "payment.allowed_payees" ||
+      constraint.type === "checkout.allowed_merchants"
+    ) {
+      limits.allowedPayees.push(allowList(constraint.allowed));
+    }
+  }
+  return limits;
+}
+
+function allowList(entries: (Merchant | UndisclosedElement)[]): AllowedPayees {
+  const disclosed: Payee[] = [];
+  for (const entry of entries) if (!isUndisclosedElement(entry)) disclosed.push(payee(entry));
+  return { disclosed, undisclosed: entries.length - disclosed.length };
+}
+
+/** Facts of a non-AP2 action: only what is there, and only when it has the expected type. */
+function actionFacts(mandate: Record<string, unknown>): MandateFacts {
+  const recipient = [mandate.to, mandate.recipient, mandate.phone].find(
+    (value) => typeof value === "string",
+  );
+  return {
+    ...NO_FACTS,
+    recipient: recipient ?? null,
+    channel: typeof mandate.channel === "string" ? mandate.channel : null,
+    amount: actionAmount(mandate),
+  };
+}
+
+function actionAmount(mandate: Record<string, unknown>): Money | null {
+  const nested = amountSchema.safeParse(mandate.amount);
+  if (nested.success) return money(nested.data);
+  const flat = amountSchema.safeParse({ amount: mandate.amount, currency: mandate.currency });
+  return flat.success ? money(flat.data) : null;
+}
+
+function money(amount: Amount): Money {
+  return { amount: amount.amount, currency: amount.currency };
+}
+
+function payee(merchant: Merchant): Payee {
+  return { id: merchant.id, name: merchant.name, website: merchant.website ?? null };
+}
+
+/**
+ * Where the service writes its signed Risk Payload in the mandate it returns:
+ * `risk_data["agent-risk"]`.
+ */
+export const RISK_DATA_NAMESPACE = "agent-risk";
+
+/**
+ * The idempotency hash: lowercase hex SHA-256 of the RFC 8785 form of
+ * `{kind, mandateType, mandate}`, where the mandate is taken without the service's own
+ * `risk_data["agent-risk"]` (and without a `risk_data` left empty by removing it). A client
+ * that forwards back the mandate it received, payload injected, therefore gets the assessment
+ * it already has, rather than a second one scored on the service's own output. The A2A binding
+ * and the idempotency key are not hashed: they describe the call, not the action.
+ */
+export function mandateCanonicalHash(
+  request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate">,
+): string {
+  const hashed = {
+    kind: request.kind,
+    mandateType: request.mandateType,
+    mandate: withoutServiceRiskData(request.mandate),
+  };
+  return bytesToHex(sha256(utf8(canonicalize(hashed))));
+}
+
+/** The mandate as its author wrote it: the service's namespace in `risk_data` removed. */
+export function withoutServiceRiskData(mandate: Record<string, unknown>): Record<string, unknown> {
+  const riskData = mandate.risk_data;
+  if (!isObject(riskData) || !Object.hasOwn(riskData, RISK_DATA_NAMESPACE)) return mandate;
+  const { [RISK_DATA_NAMESPACE]: _injected, ...clientSignals } = riskData;
+  const { risk_data: _riskData, ...rest } = mandate;
+  return Object.keys(clientSignals).length === 0 ? rest : { ...rest, risk_data: clientSignals };
+}
