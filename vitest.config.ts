@@ -31,6 +31,9 @@ export default defineConfig({
                   // Tests reach the database as the owner too, to tamper and to check RLS.
                   TEST_OWNER_DATABASE_URL: localDatabaseUrl(inject("sqlEndpoint"), "owner"),
                   SIGNING_KEY: inject("signingKey"),
+                  PRINCIPAL_MASTER_KEY: inject("principalMasterKey"),
+                  // A real HTTP server on loopback that serves what the tests publish.
+                  TEST_FIXTURE_URL: inject("fixtureServer"),
                   IDP_ISSUER: idp.issuer,
                   IDP_AUDIENCE: idp.audience,
                   IDP_JWKS: JSON.stringify(idp.jwks),

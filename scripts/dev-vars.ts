@@ -8,7 +8,7 @@
 import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
 import { writePrivateFile } from "./dev-files.ts";
 import type { LocalIdp } from "./dev-idp.ts";
-import { ed25519Jwk } from "./local-keys.ts";
+import { ed25519Jwk, principalMasterKey } from "./local-keys.ts";
 
 export interface DevVarRules {
   /** Created when absent (keys get generated only then), left alone afterwards. */
@@ -105,6 +105,7 @@ export function ensureLocalDevVars(path: string, idp: LocalIdp): DevVarsChange {
       ENVIRONMENT: () => "development",
       LOCAL_SQL_ENDPOINT: () => "true",
       SIGNING_KEY: () => JSON.stringify(ed25519Jwk().privateJwk),
+      PRINCIPAL_MASTER_KEY: () => JSON.stringify(principalMasterKey()),
     },
     // The IdP's private key lives in .data/local-idp.json (the Worker must never hold it);
     // these three follow that file, so tokens from `npm run token` always verify.

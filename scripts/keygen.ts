@@ -1,14 +1,28 @@
 /**
- * Prints a new Ed25519 signing key for production: the private JWK (for `wrangler secret put
- * SIGNING_KEY`) on stdout, and its public JWK with the RFC 7638 kid on stderr (keep it: after a
- * rotation it goes into SIGNING_KEYS_RETIRED).
+ * Prints a new production key on stdout, ready for `wrangler secret put`:
+ *
+ * - `npm run -s keygen` (or `keygen signing`): an Ed25519 signing key, the private JWK for
+ *   SIGNING_KEY; its public JWK with the RFC 7638 kid goes to stderr (keep it: after a rotation
+ *   it goes into SIGNING_KEYS_RETIRED).
+ * - `npm run -s keygen master`: a 256-bit master key for PRINCIPAL_MASTER_KEY, which wraps each
+ *   principal's data key.
  */
 import { createHash } from "node:crypto";
-import { ed25519Jwk } from "./local-keys.ts";
+import { ed25519Jwk, principalMasterKey } from "./local-keys.ts";
 
-const { privateJwk, publicJwk } = ed25519Jwk();
-const thumbprint = createHash("sha256")
-  .update(JSON.stringify({ crv: publicJwk.crv, kty: publicJwk.kty, x: publicJwk.x }))
-  .digest("base64url");
-console.error(`public key (kid ${thumbprint}): ${JSON.stringify(publicJwk)}`);
-console.log(JSON.stringify(privateJwk));
+const kind = process.argv[2] ?? "signing";
+if (kind === "master") {
+  const key = principalMasterKey();
+  console.error(`master key (kid ${key.kid})`);
+  console.log(JSON.stringify(key));
+} else if (kind === "signing") {
+  const { privateJwk, publicJwk } = ed25519Jwk();
+  const thumbprint = createHash("sha256")
+    .update(JSON.stringify({ crv: publicJwk.crv, kty: publicJwk.kty, x: publicJwk.x }))
+    .digest("base64url");
+  console.error(`public key (kid ${thumbprint}): ${JSON.stringify(publicJwk)}`);
+  console.log(JSON.stringify(privateJwk));
+} else {
+  console.error("usage: keygen [signing|master]");
+  process.exit(2);
+}

@@ -5,6 +5,9 @@ import { ApiError } from "./errors";
 import type { AppEnv } from "./http/context";
 import { issueDetails, onError, onNotFound } from "./http/errors";
 import { newId } from "./lib/ids";
+import { registerAgentCards } from "./routes/agent-cards";
+import { registerAgentKeys } from "./routes/agent-keys";
+import { registerAgents } from "./routes/agents";
 import { registerApiKeys } from "./routes/api-keys";
 import { registerAudit } from "./routes/audit";
 import { registerAuditVerify } from "./routes/audit-verify";
@@ -12,6 +15,7 @@ import { registerHealth } from "./routes/health";
 import { registerJwks } from "./routes/jwks";
 import { registerMe } from "./routes/me";
 import { registerOrgs } from "./routes/orgs";
+import { registerPrincipals } from "./routes/principals";
 import { registerTransparency } from "./routes/transparency";
 
 /** Request bodies larger than this are refused before they are parsed (documented in docs/api.md). */
@@ -70,6 +74,11 @@ export function buildApp() {
   registerAuditVerify(app);
   registerAudit(app);
   registerTransparency(app);
+  registerPrincipals(app);
+  // verify-card before /v1/agents/{id}: a literal path segment must win over the parameter.
+  registerAgentCards(app);
+  registerAgents(app);
+  registerAgentKeys(app);
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",

@@ -49,3 +49,15 @@ export function page<T>(rows: T[], limit: number, keyOf: (row: T) => string | nu
     next_cursor: hasMore && last !== undefined ? encodeCursor(keyOf(last)) : null,
   };
 }
+
+/** A cursor of rows ordered by (time, key) descending: the last row's millisecond time and key. */
+export function encodeTimeCursor(time: Date, key: string): string {
+  return encodeCursor(`${time.getTime()}:${key}`);
+}
+
+export function decodeTimeCursor(cursor: string | undefined): { time: Date; key: string } | null {
+  if (cursor === undefined) return null;
+  const match = /^([0-9]{1,15}):([A-Za-z0-9_-]{1,100})$/.exec(decode(cursor) ?? "");
+  if (!match?.[1] || !match[2]) throw invalid();
+  return { time: new Date(Number(match[1])), key: match[2] };
+}

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { errorStatus } from "../errors";
+import { ApiError, errorStatus } from "../errors";
+import { isUuid } from "../lib/ids";
 
 export const ErrorSchema = z
   .object({
@@ -89,3 +90,25 @@ export const PageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(25).openapi({ example: 25 }),
   cursor: z.string().min(1).optional().openapi({ description: "Opaque; from `next_cursor`" }),
 });
+
+/**
+ * Stripe-style metadata: the caller's own labels, string to string, bounded. Not for personal
+ * data (principal erasure clears it all the same).
+ */
+export const Metadata = z
+  .record(
+    z
+      .string()
+      .min(1)
+      .max(40)
+      .refine((key) => !hasControlCharacter(key), "must not contain control characters"),
+    z.string().max(500),
+  )
+  .refine((record) => Object.keys(record).length <= 50, "at most 50 keys")
+  .openapi("Metadata", { example: { crm_id: "cus_123" } });
+
+/** A uuid path id; anything else can never name a row, so it is a plain 404. */
+export function rowId(id: string): string {
+  if (!isUuid(id)) throw new ApiError("not_found");
+  return id;
+}

@@ -1,12 +1,15 @@
 import { resolve } from "node:path";
 import type { TestProject } from "vitest/node";
-import { ed25519Jwk, localIdentityProvider } from "../../scripts/local-keys";
+import { ed25519Jwk, localIdentityProvider, principalMasterKey } from "../../scripts/local-keys";
 import { startSqlEndpoint } from "../../scripts/sql-endpoint";
+import { startFixtureServer } from "./fixture-server";
 
 declare module "vitest" {
   export interface ProvidedContext {
     sqlEndpoint: string;
     signingKey: string;
+    principalMasterKey: string;
+    fixtureServer: string;
     idp: string;
   }
 }
@@ -23,8 +26,12 @@ export default async function setup(project: TestProject) {
   });
   project.provide("sqlEndpoint", endpoint.url);
   project.provide("signingKey", JSON.stringify(ed25519Jwk().privateJwk));
+  const fixtures = await startFixtureServer();
+  project.provide("fixtureServer", fixtures.url);
+  project.provide("principalMasterKey", JSON.stringify(principalMasterKey()));
   project.provide("idp", JSON.stringify(localIdentityProvider("http://127.0.0.1:8787")));
   return async () => {
+    await fixtures.close();
     await endpoint.close();
   };
 }

@@ -3,8 +3,12 @@ import { ALL_KEY_SCOPES, call, newOrg, sessionToken } from "./support/api";
 import { addMember } from "./support/db";
 import { ROUTES, type RouteCase } from "./support/routes";
 
-function pathFor(route: RouteCase, id = "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e") {
-  return route.path.replace("{id}", id);
+const SOME_ID = "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e";
+
+/** The route's path with its parameters filled: `{id}` (or each named one), others made up. */
+function pathFor(route: RouteCase, ids: string | Record<string, string> = SOME_ID) {
+  const named = typeof ids === "string" ? { id: ids } : ids;
+  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => named[name] ?? "made-up");
 }
 
 function request(

@@ -1,5 +1,6 @@
 import type { Scope } from "../../../src/auth/scopes";
 import { call, type TestOrg } from "./api";
+import { newAgent, newPrincipal, registerKey } from "./identity";
 
 /** Every authenticated route, with what the common auth/scope/tenant tests need to call it. */
 export interface RouteCase {
@@ -10,8 +11,8 @@ export interface RouteCase {
   /** Needs only a signed-in person, not an org (creating the org). */
   orgless?: boolean;
   body?: unknown;
-  /** Creates the resource named by `{id}` in the given org. */
-  resource?: (org: TestOrg) => Promise<string>;
+  /** Creates the resource named by the path in the given org: `{id}`, or every parameter. */
+  resource?: (org: TestOrg) => Promise<string | Record<string, string>>;
 }
 
 export const ROUTES: RouteCase[] = [
@@ -41,5 +42,75 @@ export const ROUTES: RouteCase[] = [
     path: "/v1/audit/{id}/proof",
     scope: "audit:read",
     resource: async (org) => (await call("/v1/audit", { token: org.token })).json.data[0].id,
+  },
+
+  { method: "POST", path: "/v1/principals", scope: "agents:write", body: { name: "Ada" } },
+  { method: "GET", path: "/v1/principals", scope: "agents:read" },
+  { method: "GET", path: "/v1/principals/{id}", scope: "agents:read", resource: newPrincipal },
+  {
+    method: "POST",
+    path: "/v1/principals/{id}/erase",
+    scope: "gdpr:erase",
+    resource: newPrincipal,
+  },
+  {
+    method: "POST",
+    path: "/v1/agents",
+    scope: "agents:write",
+    body: { principal_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e", name: "a" },
+  },
+  { method: "GET", path: "/v1/agents", scope: "agents:read" },
+  {
+    method: "GET",
+    path: "/v1/agents/{id}",
+    scope: "agents:read",
+    resource: async (org) => (await newAgent(org)).id,
+  },
+  {
+    method: "PATCH",
+    path: "/v1/agents/{id}",
+    scope: "agents:write",
+    body: { name: "renamed" },
+    resource: async (org) => (await newAgent(org)).id,
+  },
+  {
+    method: "GET",
+    path: "/v1/agents/{id}/trust-history",
+    scope: "agents:read",
+    resource: async (org) => (await newAgent(org)).id,
+  },
+  {
+    method: "GET",
+    path: "/v1/agents/{id}/card-status",
+    scope: "agents:read",
+    resource: async (org) => (await newAgent(org)).id,
+  },
+  {
+    method: "POST",
+    path: "/v1/agents/verify-card",
+    scope: "agents:write",
+    body: { agent_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e", card: { name: "x" } },
+  },
+  {
+    method: "POST",
+    path: "/v1/agents/{id}/keys",
+    scope: "agents:write",
+    body: { jwk: { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo" } },
+    resource: async (org) => (await newAgent(org)).id,
+  },
+  {
+    method: "GET",
+    path: "/v1/agents/{id}/keys",
+    scope: "agents:read",
+    resource: async (org) => (await newAgent(org)).id,
+  },
+  {
+    method: "POST",
+    path: "/v1/agents/{id}/keys/{keyId}/revoke",
+    scope: "agents:write",
+    resource: async (org) => {
+      const agent = await newAgent(org);
+      return { id: agent.id, keyId: (await registerKey(org, agent.id)).kid };
+    },
   },
 ];

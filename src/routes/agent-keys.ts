@@ -1,0 +1,231 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, desc, eq, lt, or, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { agentKeys, agents } from "../db/schema";
+import { caller, orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
+import type { AppEnv } from "../http/context";
+import { decodeTimeCursor, encodeTimeCursor } from "../http/pagination";
+import { guarded } from "../http/route";
+import { errorResponses, json, jsonBody, listOf, PageQuery, rowId } from "../http/schemas";
+import { parsePublicJwk } from "../identity/public-jwk";
+import { record } from "../ledger/ledger";
+import { assertNotRevoked, agentTags as tags } from "./agent-schemas";
+
+const RegisterKey = z
+  .object({
+    jwk: z.record(z.string(), z.unknown()).openapi({
+      description: "A public JWK: OKP Ed25519, EC P-256, or RSA of at least 2048 bits",
+      example: { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo" },
+    }),
+  })
+  .strict()
+  .openapi("RegisterAgentKeyRequest");
+
+const AgentKey = z
+  .object({
+    object: z.literal("agent_key"),
+    id: z.string().openapi({ description: "The key's RFC 7638 thumbprint (SHA-256, base64url)" }),
+    agent_id: z.string(),
+    kty: z.string(),
+    crv: z.string().nullable(),
+    alg: z.string().openapi({ description: "The JWS algorithm this key verifies" }),
+    jwk: z.record(z.string(), z.string()).openapi({ description: "The public key" }),
+    status: z.enum(["active", "revoked"]),
+    created: z.string(),
+    revoked_at: z.string().nullable(),
+  })
+  .openapi("AgentKey");
+
+const AgentParam = z.object({
+  id: z.string().openapi({ param: { name: "id", in: "path" } }),
+});
+const KeyParam = AgentParam.extend({
+  keyId: z.string().openapi({ param: { name: "keyId", in: "path" } }),
+});
+
+const register = createRoute(
+  guarded("agents:write", {
+    method: "post",
+    path: "/v1/agents/{id}/keys",
+    tags,
+    summary: "Register a public key for an agent",
+    description:
+      "The key is validated by importing it; private key material is refused. Registering a " +
+      "key the agent already holds answers 200 with the existing record (201 when new).",
+    request: { params: AgentParam, body: jsonBody(RegisterKey) },
+    responses: {
+      200: json(AgentKey, "The key was already registered for this agent"),
+      201: json(AgentKey, "The registered key"),
+      ...errorResponses(400, 401, 403, 404, 409, 503),
+    },
+  }),
+);
+
+const list = createRoute(
+  guarded("agents:read", {
+    method: "get",
+    path: "/v1/agents/{id}/keys",
+    tags,
+    summary: "List an agent's keys, newest first (revoked ones included)",
+    request: { params: AgentParam, query: PageQuery },
+    responses: {
+      200: json(listOf(AgentKey, "AgentKeyList"), "A page of keys"),
+      ...errorResponses(400, 401, 403, 404, 503),
+    },
+  }),
+);
+
+const revoke = createRoute(
+  guarded("agents:write", {
+    method: "post",
+    path: "/v1/agents/{id}/keys/{keyId}/revoke",
+    tags,
+    summary: "Revoke an agent key; it never verifies anything again",
+    description: "Revoking a revoked key answers 200 with the unchanged record.",
+    request: { params: KeyParam },
+    responses: { 200: json(AgentKey, "The revoked key"), ...errorResponses(401, 403, 404, 503) },
+  }),
+);
+
+type KeyRow = typeof agentKeys.$inferSelect;
+
+function toKey(row: KeyRow): z.infer<typeof AgentKey> {
+  return {
+    object: "agent_key",
+    id: row.thumbprint,
+    agent_id: row.agentId,
+    kty: row.kty,
+    crv: row.crv,
+    alg: row.alg,
+    jwk: row.jwk,
+    status: row.status,
+    created: row.createdAt.toISOString(),
+    revoked_at: row.revokedAt?.toISOString() ?? null,
+  };
+}
+
+/** Recounts the agent's active keys (evidence of its trust) when the count moved. */
+function recountKeys(db: Database, agentId: string, reason: string) {
+  const active = sql`(select count(*)::int from agent_keys k
+    where k.agent_id = ${agentId} and k.status = 'active')`;
+  return db
+    .update(agents)
+    .set({ activeKeys: active, trustReason: reason })
+    .where(and(eq(agents.id, agentId), sql`${agents.activeKeys} <> ${active}`));
+}
+
+export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
+  app.openapi(register, async (c) => {
+    const agentId = rowId(c.req.valid("param").id);
+    const key = await parsePublicJwk(c.req.valid("json").jwk);
+    // Inserted only for a live agent of this org; a thumbprint is unique in the org, so a key
+    // identifies exactly one agent when an assessment presents it.
+    const [inserted, , agent, stored] = await orgBatch(c, (db) => [
+      db.execute(sql`
+        insert into agent_keys (thumbprint, agent_id, jwk, kty, crv, alg)
+        select ${key.thumbprint}, a.id, ${JSON.stringify(key.jwk)}::jsonb, ${key.kty},
+               ${key.crv}, ${key.alg}
+        from agents a where a.id = ${agentId} and a.status <> 'revoked'
+        on conflict (org_id, thumbprint) do nothing`),
+      recountKeys(db, agentId, "key_registered"),
+      db.select().from(agents).where(eq(agents.id, agentId)),
+      db.select().from(agentKeys).where(eq(agentKeys.thumbprint, key.thumbprint)),
+    ]);
+    const agentRow = agent[0];
+    if (!agentRow) throw new ApiError("not_found");
+    assertNotRevoked(agentRow);
+    const row = stored[0];
+    if (!row) throw new ApiError("internal_error");
+    if (row.agentId !== agentId) {
+      throw new ApiError("key_in_use", [
+        { path: "jwk", message: "this key is registered to another agent" },
+      ]);
+    }
+    const created = (inserted as unknown as { rowCount: number }).rowCount === 1;
+    if (!created && row.status === "revoked") {
+      throw new ApiError("key_revoked", [
+        { path: "jwk", message: "this key was revoked and can never be registered again" },
+      ]);
+    }
+    const result = toKey(row);
+    if (created) {
+      await record(c.env, await caller(c), {
+        type: "agent_key.registered",
+        subject: { type: "agent", id: agentId },
+        payload: result,
+      });
+    }
+    return c.json(result, created ? 201 : 200);
+  });
+
+  app.openapi(list, async (c) => {
+    const agentId = rowId(c.req.valid("param").id);
+    const { limit, cursor } = c.req.valid("query");
+    const after = decodeTimeCursor(cursor);
+    const [found, rows] = await orgBatch(c, (db) => [
+      db.select({ id: agents.id }).from(agents).where(eq(agents.id, agentId)),
+      db
+        .select()
+        .from(agentKeys)
+        .where(
+          and(
+            eq(agentKeys.agentId, agentId),
+            after
+              ? or(
+                  lt(agentKeys.createdAt, after.time),
+                  and(eq(agentKeys.createdAt, after.time), lt(agentKeys.thumbprint, after.key)),
+                )
+              : undefined,
+          ),
+        )
+        .orderBy(desc(agentKeys.createdAt), desc(agentKeys.thumbprint))
+        .limit(limit + 1),
+    ]);
+    if (!found[0]) throw new ApiError("not_found");
+    const data = rows.slice(0, limit);
+    const last = rows.length > limit ? data.at(-1) : undefined;
+    return c.json(
+      {
+        object: "list" as const,
+        data: data.map(toKey),
+        has_more: last !== undefined,
+        next_cursor: last ? encodeTimeCursor(last.createdAt, last.thumbprint) : null,
+      },
+      200,
+    );
+  });
+
+  app.openapi(revoke, async (c) => {
+    const params = c.req.valid("param");
+    const agentId = rowId(params.id);
+    const keyId = params.keyId;
+    const [, , rows] = await orgBatch(c, (db) => [
+      db
+        .update(agentKeys)
+        .set({ status: "revoked", revokedAt: sql`now()` })
+        .where(
+          and(
+            eq(agentKeys.agentId, agentId),
+            eq(agentKeys.thumbprint, keyId),
+            eq(agentKeys.status, "active"),
+          ),
+        ),
+      recountKeys(db, agentId, "key_revoked"),
+      db
+        .select()
+        .from(agentKeys)
+        .where(and(eq(agentKeys.agentId, agentId), eq(agentKeys.thumbprint, keyId))),
+    ]);
+    const row = rows[0];
+    if (!row) throw new ApiError("not_found");
+    const result = toKey(row);
+    await record(c.env, await caller(c), {
+      type: "agent_key.revoked",
+      subject: { type: "agent", id: agentId },
+      payload: { id: result.id, agent_id: agentId, revoked_at: result.revoked_at },
+      once: `agent_key.revoked:${result.id}`,
+    });
+    return c.json(result, 200);
+  });
+}

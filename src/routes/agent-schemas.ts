@@ -1,0 +1,156 @@
+import { z } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import { AGENT_STATUSES, agents, CARD_STATUSES, RISK_TIERS } from "../db/schema";
+import { orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
+import type { AppContext } from "../http/context";
+import { rowId } from "../http/schemas";
+
+export const agentTags = ["Agents"];
+
+export const CardStatus = z
+  .object({
+    object: z.literal("agent_card_status"),
+    agent_id: z.string(),
+    status: z.enum(CARD_STATUSES).openapi({
+      description:
+        "`verified`: signed by one of the agent's active keys; `unverified`: no card, or no " +
+        "signature by a registered active key; `invalid`: malformed card or a failing signature",
+    }),
+    reasons: z.array(
+      z.object({ code: z.string(), message: z.string(), path: z.string().optional() }),
+    ),
+    protocol_version: z.string().nullable(),
+    digest: z.string().nullable().openapi({
+      description: "`sha256:<hex>` of the RFC 8785 canonical card without `signatures`",
+    }),
+    name: z.string().nullable(),
+    url: z.string().nullable().openapi({ description: "The agent's service URL from the card" }),
+    source_url: z.string().nullable().openapi({ description: "Where the card was fetched from" }),
+    signatures: z.array(
+      z.object({
+        index: z.number().int(),
+        kid: z.string().nullable(),
+        alg: z.string().nullable(),
+        status: z.string(),
+        message: z.string(),
+      }),
+    ),
+    checked_at: z.string().nullable(),
+    verified_at: z.string().nullable(),
+  })
+  .openapi("AgentCardStatus");
+
+export const Agent = z
+  .object({
+    object: z.literal("agent"),
+    id: z.string(),
+    principal_id: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    metadata: z.record(z.string(), z.string()),
+    status: z.enum(AGENT_STATUSES),
+    trust_score: z.number().int().min(0).max(100),
+    risk_tier: z.enum(RISK_TIERS),
+    evidence: z.object({
+      card_status: z.enum(CARD_STATUSES),
+      active_keys: z.number().int(),
+      approvals: z.number().int(),
+      reviews: z.number().int(),
+      denials: z.number().int(),
+      suspensions: z.number().int(),
+    }),
+    card: z
+      .object({
+        digest: z.string(),
+        protocol_version: z.string().nullable(),
+        name: z.string().nullable(),
+        url: z.string().nullable(),
+        verified_at: z.string(),
+      })
+      .nullable()
+      .openapi({ description: "The verified A2A Agent Card bound to this agent, if any" }),
+    created: z.string(),
+    updated: z.string(),
+    suspended_at: z.string().nullable(),
+    revoked_at: z.string().nullable(),
+  })
+  .openapi("Agent");
+
+export type AgentRow = typeof agents.$inferSelect;
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+export function toAgent(row: AgentRow): z.infer<typeof Agent> {
+  return {
+    object: "agent",
+    id: row.id,
+    principal_id: row.principalId,
+    name: row.name,
+    description: row.description,
+    metadata: row.metadata,
+    status: row.status,
+    trust_score: row.trustScore,
+    risk_tier: row.riskTier,
+    evidence: {
+      card_status: row.cardStatus,
+      active_keys: row.activeKeys,
+      approvals: row.approvals,
+      reviews: row.reviews,
+      denials: row.denials,
+      suspensions: row.suspensions,
+    },
+    card:
+      row.cardStatus === "verified" && row.cardDigest && row.cardVerifiedAt
+        ? {
+            digest: row.cardDigest,
+            protocol_version: row.cardVersion,
+            name: row.cardName,
+            url: row.cardUrl,
+            verified_at: row.cardVerifiedAt.toISOString(),
+          }
+        : null,
+    created: row.createdAt.toISOString(),
+    updated: row.updatedAt.toISOString(),
+    suspended_at: iso(row.suspendedAt),
+    revoked_at: iso(row.revokedAt),
+  };
+}
+
+export function toCardStatus(row: AgentRow): z.infer<typeof CardStatus> {
+  const checked = row.cardCheckedAt !== null;
+  return {
+    object: "agent_card_status",
+    agent_id: row.id,
+    status: row.cardStatus,
+    reasons: checked
+      ? (row.cardReasons as z.infer<typeof CardStatus>["reasons"])
+      : [{ code: "no_card", message: "no Agent Card has been presented for this agent" }],
+    protocol_version: row.cardVersion,
+    digest: row.cardDigest,
+    name: row.cardName,
+    url: row.cardUrl,
+    source_url: row.cardSourceUrl,
+    signatures: row.cardSignatures as z.infer<typeof CardStatus>["signatures"],
+    checked_at: iso(row.cardCheckedAt),
+    verified_at: iso(row.cardVerifiedAt),
+  };
+}
+
+/** The agent named by a path id in the caller's org, or 404. */
+export async function findAgent(c: AppContext, rawId: string): Promise<AgentRow> {
+  const id = rowId(rawId);
+  const [rows] = await orgBatch(c, (db) => [db.select().from(agents).where(eq(agents.id, id))]);
+  const row = rows[0];
+  if (!row) throw new ApiError("not_found");
+  return row;
+}
+
+/** Revocation is terminal: nothing more is registered for, or changed on, a revoked agent. */
+export function assertNotRevoked(row: AgentRow) {
+  if (row.status === "revoked") {
+    throw new ApiError("agent_revoked", [
+      { path: "id", message: "the agent is revoked; revocation is terminal" },
+    ]);
+  }
+}

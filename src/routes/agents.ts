@@ -1,0 +1,317 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { AGENT_STATUSES, agents, agentTrustHistory, principals, RISK_TIERS } from "../db/schema";
+import { caller, orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
+import type { AppEnv } from "../http/context";
+import { decodeIdCursor, decodeSequenceCursor, page } from "../http/pagination";
+import { guarded } from "../http/route";
+import {
+  errorResponses,
+  IdParam,
+  json,
+  jsonBody,
+  listOf,
+  Metadata,
+  PageQuery,
+  plainText,
+  rowId,
+} from "../http/schemas";
+import { record } from "../ledger/ledger";
+import { newId } from "../lib/ids";
+import {
+  Agent,
+  type AgentRow,
+  assertNotRevoked,
+  findAgent,
+  agentTags as tags,
+  toAgent,
+} from "./agent-schemas";
+
+const CreateAgent = z
+  .object({
+    principal_id: z.uuid().openapi({ description: "The principal this agent acts for" }),
+    name: plainText(200),
+    description: plainText(1000).optional(),
+    metadata: Metadata.optional(),
+  })
+  .strict()
+  .openapi("CreateAgentRequest");
+
+const UpdateAgent = z
+  .object({
+    name: plainText(200).optional(),
+    description: plainText(1000).nullable().optional(),
+    metadata: Metadata.optional().openapi({
+      description: "Merged into the current metadata; a key set to an empty string is removed",
+    }),
+    status: z
+      .enum(AGENT_STATUSES)
+      .optional()
+      .openapi({
+        description:
+          "`suspended` pauses the agent (it is denied trust until reactivated with `active`); " +
+          "`revoked` is terminal",
+      }),
+  })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, "name at least one field to change")
+  .openapi("UpdateAgentRequest");
+
+const ListAgentsQuery = PageQuery.extend({
+  status: z.enum(AGENT_STATUSES).optional(),
+  risk_tier: z.enum(RISK_TIERS).optional(),
+  principal_id: z.uuid().optional(),
+});
+
+const TrustEvent = z
+  .object({
+    object: z.literal("trust_event"),
+    id: z.string(),
+    agent_id: z.string(),
+    reason: z.string().openapi({
+      description:
+        "What moved trust: registered, updated, key_registered, key_revoked, card_verified, " +
+        "card_unverified, card_invalid, suspended, reactivated, revoked, assessment",
+    }),
+    status: z.enum(AGENT_STATUSES),
+    trust_score: z.number().int(),
+    risk_tier: z.enum(RISK_TIERS),
+    previous_score: z.number().int().nullable(),
+    previous_tier: z.enum(RISK_TIERS).nullable(),
+    created: z.string(),
+  })
+  .openapi("TrustEvent");
+
+const create = createRoute(
+  guarded("agents:write", {
+    method: "post",
+    path: "/v1/agents",
+    tags,
+    summary: "Register an agent representing a principal",
+    request: { body: jsonBody(CreateAgent) },
+    responses: {
+      201: json(Agent, "The agent"),
+      ...errorResponses(400, 401, 403, 409, 503),
+    },
+  }),
+);
+
+const list = createRoute(
+  guarded("agents:read", {
+    method: "get",
+    path: "/v1/agents",
+    tags,
+    summary: "List agents, newest first",
+    request: { query: ListAgentsQuery },
+    responses: {
+      200: json(listOf(Agent, "AgentList"), "A page of agents"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+const get = createRoute(
+  guarded("agents:read", {
+    method: "get",
+    path: "/v1/agents/{id}",
+    tags,
+    summary: "Retrieve an agent",
+    request: { params: IdParam },
+    responses: { 200: json(Agent, "The agent"), ...errorResponses(401, 403, 404, 503) },
+  }),
+);
+
+const update = createRoute(
+  guarded("agents:write", {
+    method: "patch",
+    path: "/v1/agents/{id}",
+    tags,
+    summary: "Update an agent: name, description, metadata, status",
+    request: { params: IdParam, body: jsonBody(UpdateAgent) },
+    responses: {
+      200: json(Agent, "The updated agent"),
+      ...errorResponses(400, 401, 403, 404, 409, 503),
+    },
+  }),
+);
+
+const history = createRoute(
+  guarded("agents:read", {
+    method: "get",
+    path: "/v1/agents/{id}/trust-history",
+    tags,
+    summary: "The agent's trust-score timeline, newest first",
+    request: { params: IdParam, query: PageQuery },
+    responses: {
+      200: json(listOf(TrustEvent, "TrustEventList"), "A page of trust events"),
+      ...errorResponses(400, 401, 403, 404, 503),
+    },
+  }),
+);
+
+/** The status move a PATCH asks for, as the columns it sets and the trust reason it records. */
+function statusChange(row: AgentRow, next: AgentRow["status"] | undefined) {
+  if (next === undefined || next === row.status) return null;
+  switch (next) {
+    case "suspended":
+      return {
+        reason: "suspended",
+        set: { status: next, suspensions: sql`${agents.suspensions} + 1`, suspendedAt: sql`now()` },
+      };
+    case "active":
+      return { reason: "reactivated", set: { status: next, suspendedAt: null } };
+    case "revoked":
+      return { reason: "revoked", set: { status: next, revokedAt: sql`now()` } };
+  }
+}
+
+function mergeMetadata(current: Record<string, string>, patch: Record<string, string>) {
+  const merged = { ...current, ...patch };
+  for (const [key, value] of Object.entries(patch)) if (value === "") delete merged[key];
+  if (Object.keys(merged).length > 50) {
+    throw new ApiError("invalid_request", [{ path: "metadata", message: "at most 50 keys" }]);
+  }
+  return merged;
+}
+
+export function registerAgents(app: OpenAPIHono<AppEnv>) {
+  app.openapi(create, async (c) => {
+    const body = c.req.valid("json");
+    const id = newId();
+    // Inserted only if the principal is an active one of this org (RLS hides the others); the
+    // reads after tell a missing principal from an erased one.
+    const [, created, principal] = await orgBatch(c, (db) => [
+      db.execute(sql`
+        insert into agents (id, principal_id, name, description, metadata, trust_reason)
+        select ${id}, p.id, ${body.name}, ${body.description ?? null},
+               ${JSON.stringify(body.metadata ?? {})}::jsonb, 'registered'
+        from principals p where p.id = ${body.principal_id} and p.status = 'active'`),
+      db.select().from(agents).where(eq(agents.id, id)),
+      db
+        .select({ status: principals.status })
+        .from(principals)
+        .where(eq(principals.id, body.principal_id)),
+    ]);
+    const row = created[0];
+    if (!row) {
+      if (principal[0]?.status === "erased") {
+        throw new ApiError("principal_erased", [
+          { path: "principal_id", message: "the principal is erased" },
+        ]);
+      }
+      throw new ApiError("invalid_request", [
+        { path: "principal_id", message: "no such principal" },
+      ]);
+    }
+    const agent = toAgent(row);
+    await record(c.env, await caller(c), {
+      type: "agent.created",
+      subject: { type: "agent", id },
+      payload: agent,
+    });
+    return c.json(agent, 201);
+  });
+
+  app.openapi(list, async (c) => {
+    const { limit, cursor, status, risk_tier, principal_id } = c.req.valid("query");
+    const after = decodeIdCursor(cursor);
+    const [rows] = await orgBatch(c, (db) => [
+      db
+        .select()
+        .from(agents)
+        .where(
+          and(
+            after ? lt(agents.id, after) : undefined,
+            status ? eq(agents.status, status) : undefined,
+            risk_tier ? eq(agents.riskTier, risk_tier) : undefined,
+            principal_id ? eq(agents.principalId, principal_id) : undefined,
+          ),
+        )
+        .orderBy(desc(agents.id))
+        .limit(limit + 1),
+    ]);
+    return c.json(
+      page(rows.map(toAgent), limit, (a) => a.id),
+      200,
+    );
+  });
+
+  app.openapi(get, async (c) => {
+    return c.json(toAgent(await findAgent(c, c.req.valid("param").id)), 200);
+  });
+
+  app.openapi(update, async (c) => {
+    const body = c.req.valid("json");
+    const current = await findAgent(c, c.req.valid("param").id);
+    assertNotRevoked(current);
+    const change = statusChange(current, body.status);
+    const set = {
+      ...(body.name === undefined ? {} : { name: body.name }),
+      ...(body.description === undefined ? {} : { description: body.description }),
+      ...(body.metadata === undefined
+        ? {}
+        : { metadata: mergeMetadata(current.metadata, body.metadata) }),
+      ...change?.set,
+      trustReason: change?.reason ?? "updated",
+    };
+    // Conditional on the status read above: a concurrent revoke wins, and this answers 409.
+    const [rows] = await orgBatch(c, (db) => [
+      db
+        .update(agents)
+        .set(set)
+        .where(and(eq(agents.id, current.id), eq(agents.status, current.status)))
+        .returning(),
+    ]);
+    const row = rows[0];
+    if (!row) {
+      assertNotRevoked(await findAgent(c, current.id));
+      throw new ApiError("agent_status_changed", [
+        { path: "status", message: "the agent's status changed meanwhile; read it and retry" },
+      ]);
+    }
+    const agent = toAgent(row);
+    await record(c.env, await caller(c), {
+      type: change ? `agent.${change.reason}` : "agent.updated",
+      subject: { type: "agent", id: agent.id },
+      payload: { agent, changed: Object.keys(body).sort() },
+    });
+    return c.json(agent, 200);
+  });
+
+  app.openapi(history, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const { limit, cursor } = c.req.valid("query");
+    const after = decodeSequenceCursor(cursor);
+    const [found, rows] = await orgBatch(c, (db) => [
+      db.select({ id: agents.id }).from(agents).where(eq(agents.id, id)),
+      db
+        .select()
+        .from(agentTrustHistory)
+        .where(
+          and(
+            eq(agentTrustHistory.agentId, id),
+            after ? lt(agentTrustHistory.seq, after) : undefined,
+          ),
+        )
+        .orderBy(desc(agentTrustHistory.seq))
+        .limit(limit + 1),
+    ]);
+    if (!found[0]) throw new ApiError("not_found");
+    const events = rows.map((row) => ({
+      seq: row.seq,
+      object: "trust_event" as const,
+      id: row.id,
+      agent_id: row.agentId,
+      reason: row.reason,
+      status: row.status as AgentRow["status"],
+      trust_score: row.trustScore,
+      risk_tier: row.riskTier as AgentRow["riskTier"],
+      previous_score: row.previousScore,
+      previous_tier: row.previousTier as AgentRow["riskTier"] | null,
+      created: row.createdAt.toISOString(),
+    }));
+    const result = page(events, limit, (e) => e.seq);
+    return c.json({ ...result, data: result.data.map(({ seq, ...event }) => event) }, 200);
+  });
+}

@@ -1,0 +1,227 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { canonicalize } from "../../src/ledger/canonical";
+import { call, newOrg } from "./support/api";
+import { ownerSql } from "./support/db";
+import { merchantCard, newAgent, registerKey, signCard } from "./support/identity";
+
+async function setup() {
+  const org = await newOrg();
+  const { key } = await org.key();
+  const agent = await newAgent(org);
+  const pair = await registerKey(org, agent.id);
+  return { org, key, agent, pair };
+}
+
+function verify(key: string, body: unknown) {
+  return call("/v1/agents/verify-card", { method: "POST", key, body });
+}
+
+async function publish(name: string, document: unknown) {
+  const res = await fetch(`${env.TEST_FIXTURE_URL}/docs/${name}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(document),
+  });
+  expect(res.status).toBe(204);
+  return `${env.TEST_FIXTURE_URL}/docs/${name}`;
+}
+
+describe("POST /v1/agents/verify-card", () => {
+  it("verifies a signed card, binds it to the agent and raises its trust", async () => {
+    const { org, key, agent, pair } = await setup();
+    const card = await signCard(merchantCard(), pair);
+    const res = await verify(key, { agent_id: agent.id, card });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      object: "agent_card_status",
+      agent_id: agent.id,
+      status: "verified",
+      protocol_version: "0.3",
+      name: "MerchantAgent",
+      url: "https://merchant.example.com/a2a/merchant_agent",
+      source_url: null,
+      signatures: [expect.objectContaining({ kid: pair.kid, alg: "EdDSA", status: "valid" })],
+      checked_at: expect.any(String),
+      verified_at: expect.any(String),
+    });
+    const { signatures: _, ...unsigned } = card;
+    const digest = await crypto.subtle.digest(
+      "SHA-256",
+      new TextEncoder().encode(canonicalize(unsigned)),
+    );
+    const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+    expect(res.json.digest).toBe(`sha256:${hex}`);
+
+    expect((await call(`/v1/agents/${agent.id}/card-status`, { key })).json).toEqual(res.json);
+    const after = (await call(`/v1/agents/${agent.id}`, { key })).json;
+    expect(after).toMatchObject({
+      trust_score: 75,
+      risk_tier: "low",
+      evidence: { card_status: "verified" },
+      card: {
+        digest: `sha256:${hex}`,
+        protocol_version: "0.3",
+        name: "MerchantAgent",
+        url: "https://merchant.example.com/a2a/merchant_agent",
+        verified_at: res.json.verified_at,
+      },
+    });
+    const outbox = await ownerSql`select type, data from events where org_id = ${org.id}`;
+    expect(outbox).toEqual([
+      {
+        type: "agent.trust_changed",
+        data: expect.objectContaining({
+          previous_tier: "high",
+          risk_tier: "low",
+          reason: "card_verified",
+        }),
+      },
+    ]);
+    const [entry] = await ownerSql`select type from audit_entries
+      where org_id = ${org.id} and type = 'agent.card_checked'`;
+    expect(entry).toBeDefined();
+  });
+
+  it("verifies an ES256-signed 1.0 card", async () => {
+    const { org, key, agent } = await setup();
+    const pair = await registerKey(org, agent.id, "ES256");
+    const { protocolVersion: _, url, preferredTransport: __, ...rest } = merchantCard();
+    const card10 = {
+      ...rest,
+      supportedInterfaces: [{ url, protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
+    };
+    const res = await verify(key, { agent_id: agent.id, card: await signCard(card10, pair) });
+    expect(res.json).toMatchObject({
+      status: "verified",
+      protocol_version: "1.0",
+      url,
+      signatures: [expect.objectContaining({ alg: "ES256", status: "valid" })],
+    });
+  });
+
+  it("marks a tampered card invalid, lowers trust, and says why", async () => {
+    const { key, agent, pair } = await setup();
+    const card = await signCard(merchantCard(), pair);
+    const res = await verify(key, { agent_id: agent.id, card: { ...card, name: "EvilAgent" } });
+    expect(res.status).toBe(200);
+    expect(res.json.status).toBe("invalid");
+    expect(res.json.signatures[0].status).toBe("invalid");
+    expect(res.json.verified_at).toBeNull();
+    const after = (await call(`/v1/agents/${agent.id}`, { key })).json;
+    expect(after).toMatchObject({ trust_score: 25, card: null });
+  });
+
+  it("leaves a card without signatures unverified", async () => {
+    const { key, agent } = await setup();
+    const res = await verify(key, { agent_id: agent.id, card: merchantCard() });
+    expect(res.json.status).toBe("unverified");
+    expect(res.json.reasons.map((r: { code: string }) => r.code)).toContain("no_signature");
+  });
+
+  it("never verifies with a revoked key", async () => {
+    const { key, agent, pair } = await setup();
+    const card = await signCard(merchantCard(), pair);
+    await call(`/v1/agents/${agent.id}/keys/${pair.kid}/revoke`, { method: "POST", key });
+    const res = await verify(key, { agent_id: agent.id, card });
+    expect(res.json.status).toBe("unverified");
+    expect(res.json.signatures[0].status).toBe("revoked_key");
+  });
+
+  it("does not accept another agent's key", async () => {
+    const { org, key, agent } = await setup();
+    const other = await newAgent(org);
+    const otherPair = await registerKey(org, other.id);
+    const card = await signCard(merchantCard(), otherPair);
+    const res = await verify(key, { agent_id: agent.id, card });
+    expect(res.json.status).toBe("unverified");
+    expect(res.json.signatures[0].status).toBe("unknown_key");
+  });
+
+  it("fetches a card from a URL (loopback is allowed in local development only)", async () => {
+    const { key, agent, pair } = await setup();
+    const url = await publish(`card-${agent.id}`, await signCard(merchantCard(), pair));
+    const res = await verify(key, { agent_id: agent.id, card_url: url });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ status: "verified", source_url: url });
+  });
+
+  it.each([
+    ["http://169.254.169.254/latest/meta-data/", "url_not_allowed"],
+    ["http://10.0.0.7/card.json", "url_not_allowed"],
+    ["http://[fd00::1]/card.json", "url_not_allowed"],
+    ["file:///etc/passwd", "url_not_allowed"],
+    ["https://metadata.google.internal/", "url_not_allowed"],
+  ])("refuses to fetch %s", async (url, error) => {
+    const { key, agent } = await setup();
+    const res = await verify(key, { agent_id: agent.id, card_url: url });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toBe(error);
+  });
+
+  it.each(["/redirect", "/big", "/docs/missing"])(
+    "answers 400 card_unreachable when %s misbehaves",
+    async (path) => {
+      const { key, agent } = await setup();
+      const res = await verify(key, {
+        agent_id: agent.id,
+        card_url: `${env.TEST_FIXTURE_URL}${path}`,
+      });
+      expect(res.status).toBe(400);
+      expect(res.json.error).toBe("card_unreachable");
+      // Nothing was recorded for a card that never arrived.
+      const status = await call(`/v1/agents/${agent.id}/card-status`, { key });
+      expect(status.json.checked_at).toBeNull();
+    },
+  );
+
+  it("refuses a body with both or neither of card and card_url", async () => {
+    const { key, agent } = await setup();
+    for (const body of [
+      { agent_id: agent.id },
+      { agent_id: agent.id, card: merchantCard(), card_url: "https://a.example/card" },
+      { agent_id: "nope", card: merchantCard() },
+      { agent_id: agent.id, card: merchantCard(), protocol_version: "2.0" },
+    ]) {
+      const res = await verify(key, body);
+      expect(res.status).toBe(400);
+      expect(res.json.error).toBe("invalid_request");
+    }
+  });
+
+  it("answers 404 for another org's agent, and 409 for a revoked one", async () => {
+    const { key } = await setup();
+    const other = await setup();
+    const foreign = await verify(key, { agent_id: other.agent.id, card: merchantCard() });
+    expect(foreign.status).toBe(404);
+    await call(`/v1/agents/${other.agent.id}`, {
+      method: "PATCH",
+      key: other.key,
+      body: { status: "revoked" },
+    });
+    const revoked = await verify(other.key, { agent_id: other.agent.id, card: merchantCard() });
+    expect(revoked.status).toBe(409);
+  });
+});
+
+describe("GET /v1/agents/{id}/card-status", () => {
+  it("reports unverified with reason no_card before any card", async () => {
+    const { key, agent } = await setup();
+    const res = await call(`/v1/agents/${agent.id}/card-status`, { key });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({
+      object: "agent_card_status",
+      agent_id: agent.id,
+      status: "unverified",
+      reasons: [{ code: "no_card", message: expect.any(String) }],
+      protocol_version: null,
+      digest: null,
+      name: null,
+      url: null,
+      source_url: null,
+      signatures: [],
+      checked_at: null,
+      verified_at: null,
+    });
+  });
+});
