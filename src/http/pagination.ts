@@ -55,9 +55,14 @@ export function encodeTimeCursor(time: Date, key: string): string {
   return encodeCursor(`${time.getTime()}:${key}`);
 }
 
+/** 9999-12-31T23:59:59.999Z: past it, a time is out of Postgres's range (SQLSTATE 22008/22009). */
+const LATEST_TIME_MS = 253402300799999;
+
 export function decodeTimeCursor(cursor: string | undefined): { time: Date; key: string } | null {
   if (cursor === undefined) return null;
   const match = /^([0-9]{1,15}):([A-Za-z0-9_-]{1,100})$/.exec(decode(cursor) ?? "");
   if (!match?.[1] || !match[2]) throw invalid();
-  return { time: new Date(Number(match[1])), key: match[2] };
+  const ms = Number(match[1]);
+  if (ms > LATEST_TIME_MS) throw invalid();
+  return { time: new Date(ms), key: match[2] };
 }

@@ -48,7 +48,8 @@ export function jsonBody<T extends z.ZodType>(schema: T) {
 
 /**
  * Free text from clients: no control characters (Postgres refuses NUL in text, and nobody
- * needs a newline in a name), trimmed, bounded.
+ * needs a newline in a name), no lone UTF-16 surrogates (not text at all: jsonb refuses them,
+ * and a UTF-8 encoder would silently replace them), trimmed, bounded.
  */
 export function plainText(max: number) {
   return z
@@ -56,7 +57,8 @@ export function plainText(max: number) {
     .trim()
     .min(1)
     .max(max)
-    .refine((text) => !hasControlCharacter(text), "must not contain control characters");
+    .refine((text) => !hasControlCharacter(text), "must not contain control characters")
+    .refine((text) => !hasLoneSurrogate(text), LONE_SURROGATE);
 }
 
 function hasControlCharacter(text: string): boolean {
@@ -65,6 +67,14 @@ function hasControlCharacter(text: string): boolean {
     if (code < 0x20 || code === 0x7f) return true;
   }
   return false;
+}
+
+// A high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATE = "must be valid Unicode (no unpaired surrogate)";
+
+function hasLoneSurrogate(text: string): boolean {
+  return LONE.test(text);
 }
 
 export const IdParam = z.object({
@@ -93,7 +103,8 @@ export const PageQuery = z.object({
 
 /**
  * Stripe-style metadata: the caller's own labels, string to string, bounded. Not for personal
- * data (principal erasure clears it all the same).
+ * data (principal erasure clears it all the same; an agent's is never erased). Values may hold
+ * any text Postgres can store: no NUL, no unpaired surrogate.
  */
 export const Metadata = z
   .record(
@@ -101,14 +112,23 @@ export const Metadata = z
       .string()
       .min(1)
       .max(40)
-      .refine((key) => !hasControlCharacter(key), "must not contain control characters"),
-    z.string().max(500),
+      .refine((key) => !hasControlCharacter(key), "must not contain control characters")
+      .refine((key) => !hasLoneSurrogate(key), LONE_SURROGATE),
+    z
+      .string()
+      .max(500)
+      .refine((value) => !value.includes("\u0000"), "must not contain NUL (U+0000)")
+      .refine((value) => !hasLoneSurrogate(value), LONE_SURROGATE),
   )
   .refine((record) => Object.keys(record).length <= 50, "at most 50 keys")
   .openapi("Metadata", { example: { crm_id: "cus_123" } });
 
-/** A uuid path id; anything else can never name a row, so it is a plain 404. */
+/**
+ * A uuid path id, lowercased (the form Postgres answers with, so ids compare and key idempotency
+ * the same whatever case the caller wrote); anything else can never name a row, so it is a
+ * plain 404.
+ */
 export function rowId(id: string): string {
   if (!isUuid(id)) throw new ApiError("not_found");
-  return id;
+  return id.toLowerCase();
 }

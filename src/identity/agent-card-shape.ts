@@ -21,6 +21,52 @@ export function own(object: Json, name: string): unknown {
   return Object.hasOwn(object, name) ? object[name] : undefined;
 }
 
+// ---- Size ----------------------------------------------------------------------------------
+
+/** Deeper than any real card (the A2A schema nests a few levels, extension params a few more). */
+export const MAX_DEPTH = 32;
+/** Skills, interfaces, modes, tags: real cards list a handful, never thousands. */
+export const MAX_ARRAY = 1000;
+
+type Node = { value: unknown; depth: number; parent: Node | null; step: string };
+
+/**
+ * The first place where the card is too deep or lists too much, or null. Iterative, so a
+ * hostile nesting cannot exhaust the stack; everything after it may recurse and loop freely.
+ */
+export function sizeProblem(card: Json): CardReason | null {
+  const stack: Node[] = [{ value: card, depth: 1, parent: null, step: "" }];
+  while (stack.length > 0) {
+    const node = stack.pop() as Node;
+    const { value, depth } = node;
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > MAX_DEPTH) {
+      const message = `the card nests deeper than ${MAX_DEPTH} levels`;
+      return { code: "too_deep", message, path: pathOf(node) };
+    }
+    if (Array.isArray(value)) {
+      if (value.length > MAX_ARRAY) {
+        const message = `a list of ${value.length} items; at most ${MAX_ARRAY} are accepted`;
+        return { code: "too_large", message, path: pathOf(node) };
+      }
+      value.forEach((item, i) => {
+        stack.push({ value: item, depth: depth + 1, parent: node, step: `[${i}]` });
+      });
+    } else {
+      for (const [name, item] of Object.entries(value)) {
+        stack.push({ value: item, depth: depth + 1, parent: node, step: `.${name}` });
+      }
+    }
+  }
+  return null;
+}
+
+function pathOf(node: Node): string {
+  const steps: string[] = [];
+  for (let at: Node | null = node; at; at = at.parent) steps.push(at.step);
+  return steps.reverse().join("").replace(/^\./, "");
+}
+
 // ---- Version -------------------------------------------------------------------------------
 
 const V03 = /^0\.3(\.\d+)?$/;

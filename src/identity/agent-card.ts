@@ -23,8 +23,11 @@
  *
  * Choices made here: keys come only from the caller's registry (looked up by `kid`, the RFC
  * 7638 thumbprint); `jku` is never fetched, since a URL chosen by the signer cannot vouch for the
- * signer. Only asymmetric algorithms are accepted, each tied to its key type, so neither `none`
- * nor an HMAC keyed with a public key can pass. The payload is the card exactly as received
+ * signer. `typ` is required and must be "JOSE". A signature must use exactly the alg its key was
+ * registered with (one key, one algorithm: no RS256/PS256 or EdDSA/Ed25519 switching); any other
+ * alg makes it `invalid`, an alg no key could have (none, HMAC) `unsupported_alg`. The card is
+ * bounded before anything else reads it (depth, array lengths, signature count), and at most
+ * 50 reasons are reported. The payload is the card exactly as received
  * minus `signatures`: §8.4 also asks verifiers to drop fields holding protobuf defaults, which
  * needs the full proto field table; a card published with such fields but signed without them
  * reports `invalid` rather than being guessed at.
@@ -33,7 +36,6 @@ import {
   decodeProtectedHeader,
   errors,
   flattenedVerify,
-  importJWK,
   type JWK,
   type ProtectedHeaderParameters,
 } from "jose";
@@ -47,7 +49,9 @@ import {
   detectVersion,
   isObject,
   type Json,
+  sizeProblem,
 } from "./agent-card-shape";
+import { SIGNATURE_ALGS, verificationKey } from "./public-jwk";
 
 export type { CardReason, CardVersion } from "./agent-card-shape";
 
@@ -55,6 +59,8 @@ export interface CardKey {
   /** RFC 7638 thumbprint of the public JWK. */
   kid: string;
   jwk: JWK;
+  /** The one JWS alg the key was registered for; a signature under any other is invalid. */
+  alg: string;
   status: "active" | "revoked";
 }
 
@@ -91,6 +97,9 @@ export async function verifyAgentCard(
   if (!isObject(card)) {
     return { ...EMPTY, reasons: [{ code: "not_an_object", message: "a card is a JSON object" }] };
   }
+  // Bounded before anything walks it: every later step is linear in a card this size.
+  const tooBig = sizeProblem(card);
+  if (tooBig) return storable({ ...EMPTY, reasons: [tooBig] });
   const reasons: CardReason[] = [];
   const detected = options.version ? { version: options.version } : detectVersion(card);
   if ("reason" in detected) reasons.push(detected.reason);
@@ -103,15 +112,36 @@ export async function verifyAgentCard(
     reasons.push({ code: "not_json", message: "the card cannot be canonicalised as JSON" });
   }
   const signatures = await checkSignatures(rawSignatures, payload, keys, reasons);
-  return {
+  return storable({
     status: cardStatus(reasons, signatures),
     protocol_version: version,
     digest: payload === null ? null : payloadDigest(unsigned),
     name: typeof card.name === "string" ? card.name : null,
     url: serviceUrl(card, version),
-    reasons,
+    reasons: capped(reasons),
     signatures,
-  };
+  });
+}
+
+/**
+ * The check as it stands once the keys behind its valid signatures are revoked (a revocation
+ * that raced the check): `unverified`, each such signature `revoked_key`, as a new check would
+ * say.
+ */
+export function afterSignersRevoked(check: CardCheck): CardCheck {
+  const signatures = check.signatures.map((s) =>
+    s.status === "valid"
+      ? { ...s, status: "revoked_key" as const, message: "the key was revoked during the check" }
+      : s,
+  );
+  const revoked = signatures
+    .filter((s, i) => s.status === "revoked_key" && check.signatures[i]?.status === "valid")
+    .map((s) => ({
+      code: "signature_revoked_key",
+      message: s.message,
+      path: `signatures[${s.index}]`,
+    }));
+  return { ...check, status: "unverified", reasons: [...check.reasons, ...revoked], signatures };
 }
 
 const EMPTY: CardCheck = {
@@ -123,6 +153,47 @@ const EMPTY: CardCheck = {
   reasons: [],
   signatures: [],
 };
+
+/** More reasons than this say nothing more, and a hostile card could make millions. */
+export const MAX_REASONS = 50;
+
+function capped(reasons: CardReason[]): CardReason[] {
+  if (reasons.length <= MAX_REASONS) return reasons;
+  const more = reasons.length - MAX_REASONS;
+  return [
+    ...reasons.slice(0, MAX_REASONS),
+    { code: "truncated", message: `${more} more reason${more === 1 ? "" : "s"} not shown` },
+  ];
+}
+
+// What the check reports is stored (text and jsonb columns): Postgres refuses NUL in both, and
+// jsonb an unpaired surrogate. Card text is reported with those replaced by U+FFFD (the UTF-8
+// round trip replaces unpaired surrogates so).
+const utf8 = { encoder: new TextEncoder(), decoder: new TextDecoder() };
+
+function clean<T extends string | null>(text: T): T {
+  if (text === null) return text;
+  return utf8.decoder.decode(utf8.encoder.encode(text)).replaceAll("\u0000", "\uFFFD") as T;
+}
+
+function storable(check: CardCheck): CardCheck {
+  return {
+    ...check,
+    name: clean(check.name),
+    url: clean(check.url),
+    reasons: check.reasons.map((r) => ({
+      ...r,
+      message: clean(r.message),
+      ...(r.path === undefined ? {} : { path: clean(r.path) }),
+    })),
+    signatures: check.signatures.map((s) => ({
+      ...s,
+      kid: clean(s.kid),
+      alg: clean(s.alg),
+      message: clean(s.message),
+    })),
+  };
+}
 
 function canonicalPayload(unsigned: Json): string | null {
   try {
@@ -172,6 +243,14 @@ async function checkSignatures(
     reasons.push({ code: "no_signature", message: "the card carries no signature" });
     return [];
   }
+  if (raw.length > MAX_SIGNATURES) {
+    reasons.push({
+      code: "too_many_signatures",
+      message: `a card may carry at most ${MAX_SIGNATURES} signatures; this one has ${raw.length}`,
+      path: "signatures",
+    });
+    return [];
+  }
   const byKid = new Map<string, CardKey>();
   // Should the registry list a kid twice, revocation wins.
   for (const key of keys) {
@@ -191,24 +270,8 @@ async function checkSignatures(
   return checks;
 }
 
-/** Algorithms accepted, each with the only key type it may be used with. */
-const KEY_TYPE_FOR_ALG: Record<string, (jwk: JWK) => boolean> = {
-  EdDSA: (k) => k.kty === "OKP" && k.crv === "Ed25519",
-  Ed25519: (k) => k.kty === "OKP" && k.crv === "Ed25519",
-  ES256: (k) => k.kty === "EC" && k.crv === "P-256",
-  ES384: (k) => k.kty === "EC" && k.crv === "P-384",
-  RS256: isStrongRsa,
-  RS384: isStrongRsa,
-  RS512: isStrongRsa,
-  PS256: isStrongRsa,
-  PS384: isStrongRsa,
-  PS512: isStrongRsa,
-};
-
-function isStrongRsa(jwk: JWK): boolean {
-  // base64url carries 6 bits a character: 2048 bits of modulus need at least 342 of them.
-  return jwk.kty === "RSA" && typeof jwk.n === "string" && jwk.n.length >= 342;
-}
+/** Key rotation needs two or three; each one costs a signature verification. */
+export const MAX_SIGNATURES = 10;
 
 type Outcome = Pick<SignatureCheck, "status" | "message">;
 type Jws = { protected: string; signature: string; header?: Json };
@@ -257,14 +320,15 @@ async function judge(
   if (problem) return problem;
   const alg = header.alg as string;
   const key = keys.get(header.kid as string);
-  if (!key) return { status: "unknown_key", message: `no registered key has kid ${header.kid}` };
+  if (!key) {
+    return { status: "unknown_key", message: "no registered key of the agent has this kid" };
+  }
   if (key.status === "revoked") return { status: "revoked_key", message: "the key is revoked" };
-  const fits = KEY_TYPE_FOR_ALG[alg] as (jwk: JWK) => boolean;
-  if (!fits(key.jwk) || (key.jwk.alg !== undefined && key.jwk.alg !== alg)) {
-    return { status: "invalid", message: `${alg} cannot be used with the registered key` };
+  if (alg !== key.alg) {
+    return { status: "invalid", message: `the key is registered for ${key.alg}, not ${alg}` };
   }
   if (payload === null) return { status: "invalid", message: "the card has no canonical form" };
-  return verifyDetached(jws, payload, key.jwk, alg);
+  return verifyDetached(jws, payload, key);
 }
 
 /** The protected header must name a key and an accepted algorithm, and nothing else exotic. */
@@ -272,14 +336,14 @@ function headerProblem(header: ProtectedHeaderParameters): Outcome | null {
   if (typeof header.alg !== "string") {
     return { status: "malformed", message: "the protected header has no alg" };
   }
-  if (!Object.hasOwn(KEY_TYPE_FOR_ALG, header.alg)) {
+  if (!SIGNATURE_ALGS.has(header.alg)) {
     return { status: "unsupported_alg", message: `alg ${header.alg} is not accepted` };
   }
   if (typeof header.kid !== "string") {
     return { status: "malformed", message: "the protected header has no kid" };
   }
-  if (header.typ !== undefined && !isJoseType(header.typ)) {
-    return { status: "malformed", message: 'typ, when present, must be "JOSE"' };
+  if (!isJoseType(header.typ)) {
+    return { status: "malformed", message: 'the protected header needs typ "JOSE"' };
   }
   // The payload is the base64url of the canonical card; no extension may change that.
   if (header.crit !== undefined || header.b64 !== undefined) {
@@ -293,16 +357,16 @@ function isJoseType(typ: unknown): boolean {
   return typeof typ === "string" && ["jose", "application/jose"].includes(typ.toLowerCase());
 }
 
-async function verifyDetached(jws: Jws, payload: string, jwk: JWK, alg: string): Promise<Outcome> {
-  let key: Awaited<ReturnType<typeof importJWK>>;
+async function verifyDetached(jws: Jws, payload: string, key: CardKey): Promise<Outcome> {
+  let cryptoKey: CryptoKey;
   try {
-    key = await importJWK({ ...jwk, alg }, alg);
+    cryptoKey = await verificationKey(key.jwk, key.alg);
   } catch {
     return { status: "invalid", message: "the registered key cannot be imported" };
   }
   try {
     // Detached payload (RFC 7515 Appendix F): the verifier supplies it, base64url-encoded.
-    await flattenedVerify({ ...jws, payload }, key, { algorithms: [alg] });
+    await flattenedVerify({ ...jws, payload }, cryptoKey, { algorithms: [key.alg] });
     return { status: "valid", message: "the signature verifies" };
   } catch (error) {
     if (error instanceof errors.JWSSignatureVerificationFailed) {

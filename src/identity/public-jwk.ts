@@ -78,6 +78,11 @@ const keyTypes: Record<string, KeyType> = {
   },
 };
 
+/** Every JWS alg some registered key can verify: nothing else (none, HMAC, ES384…) ever does. */
+export const SIGNATURE_ALGS: ReadonlySet<string> = new Set(
+  Object.values(keyTypes).flatMap((type) => type.algs),
+);
+
 function refuse(problems: Problem[], cause?: unknown): never {
   throw new ApiError("invalid_request", problems, { cause });
 }

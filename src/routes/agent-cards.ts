@@ -1,18 +1,20 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, eq, ne, sql } from "drizzle-orm";
+import { and, eq, ne, type SQL, sql } from "drizzle-orm";
 import { agentKeys, agents } from "../db/schema";
 import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody } from "../http/schemas";
-import { type CardCheck, verifyAgentCard } from "../identity/agent-card";
+import { afterSignersRevoked, type CardCheck, verifyAgentCard } from "../identity/agent-card";
 import { record } from "../ledger/ledger";
 import { fetchJson, OutboundError, outboundPolicy } from "../net/outbound";
 import {
   assertNotRevoked,
   CardStatus,
   findAgent,
+  lockAgent,
+  RowUuid,
   agentTags as tags,
   toCardStatus,
 } from "./agent-schemas";
@@ -23,7 +25,7 @@ const CARD_FETCH_TIMEOUT_MS = 5_000;
 
 const VerifyCard = z
   .object({
-    agent_id: z.uuid(),
+    agent_id: RowUuid,
     card: z.record(z.string(), z.unknown()).optional().openapi({
       description: "The Agent Card itself (give this or `card_url`)",
     }),
@@ -93,8 +95,48 @@ async function fetchCard(url: string, env: AppEnv["Bindings"]): Promise<unknown>
   }
 }
 
-function trustReason(check: CardCheck): string {
-  return `card_${check.status}`;
+/** The agent columns a check writes. */
+function cardColumns(check: CardCheck, sourceUrl: string | null) {
+  return {
+    cardStatus: check.status,
+    cardReasons: check.reasons,
+    cardSignatures: check.signatures,
+    cardDigest: check.digest,
+    cardVersion: check.protocol_version,
+    cardName: check.name,
+    cardUrl: check.url,
+    cardSourceUrl: sourceUrl,
+    cardCheckedAt: sql`now()`,
+    cardVerifiedAt: check.status === "verified" ? sql`now()` : null,
+    trustReason: `card_${check.status}`,
+  };
+}
+
+const asJsonb = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+
+/**
+ * What a check writes, decided in SQL when it verified: the keys were read before the card was
+ * fetched (up to 5 s earlier), so `verified` is written only if a key behind one of its valid
+ * signatures is still active now, under the agent's row lock; otherwise the check stands as a
+ * revocation would have left it.
+ */
+function checkWrite(agentId: string, check: CardCheck, sourceUrl: string | null) {
+  const written = cardColumns(check, sourceUrl);
+  if (check.status !== "verified") return written;
+  const kids = check.signatures.filter((s) => s.status === "valid").map((s) => s.kid);
+  const signerActive = sql`exists (select 1 from agent_keys k
+    where k.agent_id = ${agentId} and k.status = 'active'
+      and k.thumbprint in (select jsonb_array_elements_text(${asJsonb(kids)})))`;
+  const fallback = afterSignersRevoked(check);
+  const pick = (yes: SQL, no: SQL) => sql`case when ${signerActive} then ${yes} else ${no} end`;
+  return {
+    ...written,
+    cardStatus: pick(sql`'verified'`, sql`'unverified'`),
+    cardReasons: pick(asJsonb(check.reasons), asJsonb(fallback.reasons)),
+    cardSignatures: pick(asJsonb(check.signatures), asJsonb(fallback.signatures)),
+    cardVerifiedAt: pick(sql`now()`, sql`null`),
+    trustReason: pick(sql`'card_verified'`, sql`'card_unverified'`),
+  };
 }
 
 export function registerAgentCards(app: OpenAPIHono<AppEnv>) {
@@ -110,28 +152,21 @@ export function registerAgentCards(app: OpenAPIHono<AppEnv>) {
     const card = body.card_url ? await fetchCard(body.card_url, c.env) : body.card;
     const check = await verifyAgentCard(
       card,
-      keys.map((k) => ({ kid: k.thumbprint, jwk: k.jwk, status: k.status })),
+      keys.map((k) => ({ kid: k.thumbprint, jwk: k.jwk, alg: k.alg, status: k.status })),
       body.protocol_version ? { version: body.protocol_version } : undefined,
     );
-    const verified = check.status === "verified";
-    const [rows] = await orgBatch(c, (db) => [
+    const [, rows, checked] = await orgBatch(c, (db) => [
+      lockAgent(db, agent.id),
       db
         .update(agents)
-        .set({
-          cardStatus: check.status,
-          cardReasons: check.reasons,
-          cardSignatures: check.signatures,
-          cardDigest: check.digest,
-          cardVersion: check.protocol_version,
-          cardName: check.name,
-          cardUrl: check.url,
-          cardSourceUrl: body.card_url ?? null,
-          cardCheckedAt: sql`now()`,
-          cardVerifiedAt: verified ? sql`now()` : null,
-          trustReason: trustReason(check),
-        })
+        .set(checkWrite(agent.id, check, body.card_url ?? null))
         .where(and(eq(agents.id, agent.id), ne(agents.status, "revoked")))
         .returning(),
+      // To the microsecond (a Date keeps milliseconds): one check, one ledger entry.
+      db
+        .select({ at: sql<string>`${agents.cardCheckedAt}::text` })
+        .from(agents)
+        .where(eq(agents.id, agent.id)),
     ]);
     const row = rows[0];
     if (!row) throw new ApiError("agent_revoked");
@@ -140,6 +175,7 @@ export function registerAgentCards(app: OpenAPIHono<AppEnv>) {
       type: "agent.card_checked",
       subject: { type: "agent", id: agent.id },
       payload: result,
+      once: `agent.card_checked:${agent.id}:${checked[0]?.at}`,
     });
     return c.json(result, 200);
   });

@@ -10,7 +10,7 @@ import { guarded } from "../http/route";
 import { errorResponses, json, jsonBody, listOf, PageQuery, rowId } from "../http/schemas";
 import { parsePublicJwk } from "../identity/public-jwk";
 import { record } from "../ledger/ledger";
-import { assertNotRevoked, agentTags as tags } from "./agent-schemas";
+import { assertNotRevoked, lockAgent, agentTags as tags } from "./agent-schemas";
 
 const RegisterKey = z
   .object({
@@ -82,7 +82,9 @@ const revoke = createRoute(
     path: "/v1/agents/{id}/keys/{keyId}/revoke",
     tags,
     summary: "Revoke an agent key; it never verifies anything again",
-    description: "Revoking a revoked key answers 200 with the unchanged record.",
+    description:
+      "Revoking a revoked key answers 200 with the unchanged record. A bound Agent Card that " +
+      "no other active key of the agent signed becomes `unverified` in the same transaction.",
     request: { params: KeyParam },
     responses: { 200: json(AgentKey, "The revoked key"), ...errorResponses(401, 403, 404, 503) },
   }),
@@ -105,14 +107,42 @@ function toKey(row: KeyRow): z.infer<typeof AgentKey> {
   };
 }
 
-/** Recounts the agent's active keys (evidence of its trust) when the count moved. */
-function recountKeys(db: Database, agentId: string, reason: string) {
+/** Why a card bound to the agent stopped being verified without a new check. */
+const SIGNER_REVOKED = [
+  {
+    code: "signing_key_revoked",
+    message: "the key whose signature verified this card has been revoked",
+  },
+];
+const SIGNER_REVOKED_SIGNATURE = { status: "revoked_key", message: "the key is revoked" };
+
+/**
+ * Brings the evidence keys give up to date after a key moved: the count of active keys, and
+ * the card, which stays verified only while some key that signed it validly is still an active
+ * key of the agent. An orphaned card becomes `unverified` (its valid signatures `revoked_key`)
+ * in the same statement, so trust moves once. Writes only when something changed.
+ */
+function settleKeyEvidence(db: Database, agentId: string, reason: string) {
   const active = sql`(select count(*)::int from agent_keys k
-    where k.agent_id = ${agentId} and k.status = 'active')`;
-  return db
-    .update(agents)
-    .set({ activeKeys: active, trustReason: reason })
-    .where(and(eq(agents.id, agentId), sql`${agents.activeKeys} <> ${active}`));
+    where k.agent_id = a.id and k.status = 'active')`;
+  const orphaned = sql`(a.card_status = 'verified' and not exists (
+    select 1 from jsonb_array_elements(a.card_signatures) s
+    join agent_keys k on k.thumbprint = s->>'kid' and k.agent_id = a.id and k.status = 'active'
+    where s->>'status' = 'valid'))`;
+  const revokedSignatures = sql`(select coalesce(jsonb_agg(case when s->>'status' = 'valid'
+      then s || ${JSON.stringify(SIGNER_REVOKED_SIGNATURE)}::jsonb else s end order by i),
+      '[]'::jsonb)
+    from jsonb_array_elements(a.card_signatures) with ordinality as e(s, i))`;
+  return db.execute(sql`
+    update agents a set
+      active_keys = ${active},
+      card_status = case when ${orphaned} then 'unverified' else a.card_status end,
+      card_verified_at = case when ${orphaned} then null else a.card_verified_at end,
+      card_reasons = case when ${orphaned}
+        then a.card_reasons || ${JSON.stringify(SIGNER_REVOKED)}::jsonb else a.card_reasons end,
+      card_signatures = case when ${orphaned} then ${revokedSignatures} else a.card_signatures end,
+      trust_reason = ${reason}
+    where a.id = ${agentId} and (a.active_keys <> ${active} or ${orphaned})`);
 }
 
 export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
@@ -121,14 +151,15 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
     const key = await parsePublicJwk(c.req.valid("json").jwk);
     // Inserted only for a live agent of this org; a thumbprint is unique in the org, so a key
     // identifies exactly one agent when an assessment presents it.
-    const [inserted, , agent, stored] = await orgBatch(c, (db) => [
+    const [, inserted, , agent, stored] = await orgBatch(c, (db) => [
+      lockAgent(db, agentId),
       db.execute(sql`
         insert into agent_keys (thumbprint, agent_id, jwk, kty, crv, alg)
         select ${key.thumbprint}, a.id, ${JSON.stringify(key.jwk)}::jsonb, ${key.kty},
                ${key.crv}, ${key.alg}
         from agents a where a.id = ${agentId} and a.status <> 'revoked'
         on conflict (org_id, thumbprint) do nothing`),
-      recountKeys(db, agentId, "key_registered"),
+      settleKeyEvidence(db, agentId, "key_registered"),
       db.select().from(agents).where(eq(agents.id, agentId)),
       db.select().from(agentKeys).where(eq(agentKeys.thumbprint, key.thumbprint)),
     ]);
@@ -149,13 +180,14 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
       ]);
     }
     const result = toKey(row);
-    if (created) {
-      await record(c.env, await caller(c), {
-        type: "agent_key.registered",
-        subject: { type: "agent", id: agentId },
-        payload: result,
-      });
-    }
+    // Also when the key was already there: a retry whose first attempt committed but never
+    // reached the ledger records it now; otherwise the `once` key makes this a no-op.
+    await record(c.env, await caller(c), {
+      type: "agent_key.registered",
+      subject: { type: "agent", id: agentId },
+      payload: result,
+      once: `agent_key.registered:${result.id}`,
+    });
     return c.json(result, created ? 201 : 200);
   });
 
@@ -200,7 +232,8 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
     const params = c.req.valid("param");
     const agentId = rowId(params.id);
     const keyId = params.keyId;
-    const [, , rows] = await orgBatch(c, (db) => [
+    const [, , , rows] = await orgBatch(c, (db) => [
+      lockAgent(db, agentId),
       db
         .update(agentKeys)
         .set({ status: "revoked", revokedAt: sql`now()` })
@@ -211,7 +244,7 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
             eq(agentKeys.status, "active"),
           ),
         ),
-      recountKeys(db, agentId, "key_revoked"),
+      settleKeyEvidence(db, agentId, "key_revoked"),
       db
         .select()
         .from(agentKeys)

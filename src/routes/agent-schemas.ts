@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
 import { AGENT_STATUSES, agents, CARD_STATUSES, RISK_TIERS } from "../db/schema";
 import { orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
@@ -7,6 +8,12 @@ import type { AppContext } from "../http/context";
 import { rowId } from "../http/schemas";
 
 export const agentTags = ["Agents"];
+
+/**
+ * A uuid in a request body that names a row, lowercased: the form Postgres answers with, so it
+ * compares with the ids read back and keys idempotency the same whatever case the caller wrote.
+ */
+export const RowUuid = z.uuid().toLowerCase();
 
 export const CardStatus = z
   .object({
@@ -153,4 +160,14 @@ export function assertNotRevoked(row: AgentRow) {
       { path: "id", message: "the agent is revoked; revocation is terminal" },
     ]);
   }
+}
+
+/**
+ * Locks the agent row for the rest of the transaction, as the first statement of a batch that
+ * changes its keys or its card. Writers of one agent then run one after another, and each later
+ * statement (a fresh snapshot under READ COMMITTED) sees what the previous writer committed: a
+ * recount of active keys cannot miss a concurrent registration or revocation.
+ */
+export function lockAgent(db: Database, agentId: string) {
+  return db.execute(sql`select 1 from agents where id = ${agentId} for update`);
 }

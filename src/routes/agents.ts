@@ -3,7 +3,7 @@ import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { AGENT_STATUSES, agents, agentTrustHistory, principals, RISK_TIERS } from "../db/schema";
 import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
-import type { AppEnv } from "../http/context";
+import type { AppContext, AppEnv } from "../http/context";
 import { decodeIdCursor, decodeSequenceCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import {
@@ -17,20 +17,21 @@ import {
   plainText,
   rowId,
 } from "../http/schemas";
-import { record } from "../ledger/ledger";
+import { type Change, record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import {
   Agent,
   type AgentRow,
   assertNotRevoked,
   findAgent,
+  RowUuid,
   agentTags as tags,
   toAgent,
 } from "./agent-schemas";
 
 const CreateAgent = z
   .object({
-    principal_id: z.uuid().openapi({ description: "The principal this agent acts for" }),
+    principal_id: RowUuid.openapi({ description: "The principal this agent acts for" }),
     name: plainText(200),
     description: plainText(1000).optional(),
     metadata: Metadata.optional(),
@@ -61,7 +62,7 @@ const UpdateAgent = z
 const ListAgentsQuery = PageQuery.extend({
   status: z.enum(AGENT_STATUSES).optional(),
   risk_tier: z.enum(RISK_TIERS).optional(),
-  principal_id: z.uuid().optional(),
+  principal_id: RowUuid.optional(),
 });
 
 const TrustEvent = z
@@ -166,13 +167,94 @@ function statusChange(row: AgentRow, next: AgentRow["status"] | undefined) {
   }
 }
 
-function mergeMetadata(current: Record<string, string>, patch: Record<string, string>) {
-  const merged = { ...current, ...patch };
-  for (const [key, value] of Object.entries(patch)) if (value === "") delete merged[key];
-  if (Object.keys(merged).length > 50) {
-    throw new ApiError("invalid_request", [{ path: "metadata", message: "at most 50 keys" }]);
+const MAX_METADATA_KEYS = 50;
+
+function tooManyKeys(): ApiError {
+  return new ApiError("invalid_request", [
+    { path: "metadata", message: `at most ${MAX_METADATA_KEYS} keys` },
+  ]);
+}
+
+/** A metadata patch as SQL merging it into the stored value, or null when it changes nothing. */
+function metadataEdit(current: Record<string, string>, patch: Record<string, string>) {
+  const entries = Object.entries(patch);
+  const removed = entries.filter(([, value]) => value === "").map(([key]) => key);
+  const set = Object.fromEntries(entries.filter(([, value]) => value !== ""));
+  const mergeInto = (stored: Record<string, string>) => {
+    const merged = { ...stored, ...set };
+    for (const key of removed) delete merged[key];
+    return merged;
+  };
+  const merged = mergeInto(current);
+  // Checked here on the value read, to answer at once; the write checks again on its own.
+  if (Object.keys(merged).length > MAX_METADATA_KEYS) throw tooManyKeys();
+  const unchanged =
+    Object.keys(merged).length === Object.keys(current).length &&
+    Object.entries(merged).every(([key, value]) => current[key] === value);
+  if (unchanged) return null;
+  // Merged in the statement, onto the row as it is then: a concurrent PATCH of other keys is
+  // kept, not overwritten by this one's stale read.
+  const removedKeys = sql`(select coalesce(array_agg(k), '{}')
+    from jsonb_array_elements_text(${JSON.stringify(removed)}::jsonb) k)`;
+  const value = sql`((${agents.metadata} || ${JSON.stringify(set)}::jsonb) - ${removedKeys})`;
+  const fits = sql`(select count(*) from jsonb_object_keys(${value})) <= ${MAX_METADATA_KEYS}`;
+  return { value, fits, mergeInto };
+}
+
+type UpdateBody = z.infer<typeof UpdateAgent>;
+
+/** The columns a PATCH changes, compared with the row read: nothing for values already held. */
+function fieldEdits(current: AgentRow, body: UpdateBody) {
+  const metadata = body.metadata ? metadataEdit(current.metadata, body.metadata) : null;
+  const set = {
+    ...(body.name === undefined || body.name === current.name ? {} : { name: body.name }),
+    ...(body.description === undefined || body.description === current.description
+      ? {}
+      : { description: body.description }),
+    ...(metadata ? { metadata: metadata.value } : {}),
+  };
+  return { set, metadata, changed: Object.keys(set).sort() };
+}
+
+/**
+ * The ledger entries for a PATCH, from the row it left. A status the agent is in (just moved
+ * to, or already there on a retry) is recorded under a `once` key that names that very move, so
+ * a retry after a lost record records it, and records nothing when it was recorded. Field edits
+ * record `agent.updated`; a PATCH that changed nothing records no field edit.
+ */
+function ledgerChanges(row: AgentRow, body: UpdateBody, changed: string[], moved: boolean) {
+  const agent = toAgent(row);
+  const subject = { type: "agent", id: row.id };
+  const payload = { agent, changed };
+  const changes: Change[] = [];
+  if (body.status === row.status) {
+    const once = {
+      suspended: `agent.suspended:${row.id}:${row.suspensions}`,
+      revoked: `agent.revoked:${row.id}`,
+      // An active agent suspended n times has been reactivated n times.
+      active: row.suspensions > 0 ? `agent.reactivated:${row.id}:${row.suspensions}` : null,
+    }[row.status];
+    const type = row.status === "active" ? "agent.reactivated" : `agent.${row.status}`;
+    if (once) changes.push({ type, subject, payload, once });
   }
-  return merged;
+  if (changed.length > 0 && !moved) changes.push({ type: "agent.updated", subject, payload });
+  return changes;
+}
+
+/** Why a conditional PATCH wrote nothing, read from the agent as it is now. */
+async function refused(
+  c: AppContext,
+  before: AgentRow,
+  metadata: ReturnType<typeof metadataEdit>,
+): Promise<never> {
+  const now = await findAgent(c, before.id);
+  assertNotRevoked(now);
+  if (metadata && Object.keys(metadata.mergeInto(now.metadata)).length > MAX_METADATA_KEYS) {
+    throw tooManyKeys();
+  }
+  throw new ApiError("agent_status_changed", [
+    { path: "status", message: "the agent's status changed meanwhile; read it and retry" },
+  ]);
 }
 
 export function registerAgents(app: OpenAPIHono<AppEnv>) {
@@ -180,13 +262,16 @@ export function registerAgents(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const id = newId();
     // Inserted only if the principal is an active one of this org (RLS hides the others); the
-    // reads after tell a missing principal from an erased one.
+    // reads after tell a missing principal from an erased one. `for share` holds the principal
+    // against a concurrent erasure until this commits (an erasure that came first makes the
+    // re-checked row erased, and nothing is inserted).
     const [, created, principal] = await orgBatch(c, (db) => [
       db.execute(sql`
         insert into agents (id, principal_id, name, description, metadata, trust_reason)
         select ${id}, p.id, ${body.name}, ${body.description ?? null},
                ${JSON.stringify(body.metadata ?? {})}::jsonb, 'registered'
-        from principals p where p.id = ${body.principal_id} and p.status = 'active'`),
+        from principals p where p.id = ${body.principal_id} and p.status = 'active'
+        for share of p`),
       db.select().from(agents).where(eq(agents.id, id)),
       db
         .select({ status: principals.status })
@@ -244,39 +329,30 @@ export function registerAgents(app: OpenAPIHono<AppEnv>) {
   app.openapi(update, async (c) => {
     const body = c.req.valid("json");
     const current = await findAgent(c, c.req.valid("param").id);
-    assertNotRevoked(current);
+    if (body.status !== "revoked") assertNotRevoked(current);
+    const edits = fieldEdits(current, body);
+    // A revoked agent changes no more; asking for the revocation again is a harmless retry.
+    if (edits.changed.length > 0) assertNotRevoked(current);
     const change = statusChange(current, body.status);
-    const set = {
-      ...(body.name === undefined ? {} : { name: body.name }),
-      ...(body.description === undefined ? {} : { description: body.description }),
-      ...(body.metadata === undefined
-        ? {}
-        : { metadata: mergeMetadata(current.metadata, body.metadata) }),
-      ...change?.set,
-      trustReason: change?.reason ?? "updated",
-    };
-    // Conditional on the status read above: a concurrent revoke wins, and this answers 409.
-    const [rows] = await orgBatch(c, (db) => [
-      db
-        .update(agents)
-        .set(set)
-        .where(and(eq(agents.id, current.id), eq(agents.status, current.status)))
-        .returning(),
-    ]);
-    const row = rows[0];
-    if (!row) {
-      assertNotRevoked(await findAgent(c, current.id));
-      throw new ApiError("agent_status_changed", [
-        { path: "status", message: "the agent's status changed meanwhile; read it and retry" },
+    let row = current;
+    if (change || edits.changed.length > 0) {
+      // Conditional on the status read above: a concurrent status change wins, and this
+      // answers 409. The metadata limit holds for the merged value as it is written.
+      const [rows] = await orgBatch(c, (db) => [
+        db
+          .update(agents)
+          .set({ ...edits.set, ...change?.set, trustReason: change?.reason ?? "updated" })
+          .where(
+            and(eq(agents.id, current.id), eq(agents.status, current.status), edits.metadata?.fits),
+          )
+          .returning(),
       ]);
+      row = rows[0] ?? (await refused(c, current, edits.metadata));
     }
-    const agent = toAgent(row);
-    await record(c.env, await caller(c), {
-      type: change ? `agent.${change.reason}` : "agent.updated",
-      subject: { type: "agent", id: agent.id },
-      payload: { agent, changed: Object.keys(body).sort() },
-    });
-    return c.json(agent, 200);
+    const changed = [...edits.changed, ...(change ? ["status"] : [])].sort();
+    const changes = ledgerChanges(row, body, changed, change !== null);
+    if (changes.length > 0) await record(c.env, await caller(c), ...changes);
+    return c.json(toAgent(row), 200);
   });
 
   app.openapi(history, async (c) => {

@@ -195,9 +195,10 @@ function ledgerPayload(row: PrincipalRow) {
 export function registerPrincipals(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => {
     const { type, metadata, ...personal } = c.req.valid("json");
-    // Fail before writing anything when the key is missing: never store unsealed data.
-    const master = await masterKey(c.env);
+    // Who is asking first (401/403 before anything else), then fail before writing anything
+    // when the key is missing: never store unsealed data.
     const who = await caller(c);
+    const master = await masterKey(c.env);
     const id = newId();
     const sealed = await sealPersonalData(master, { orgId: who.orgId, principalId: id }, personal);
     const [rows] = await orgBatch(c, (db) => [

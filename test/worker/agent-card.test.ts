@@ -7,7 +7,12 @@ import {
   type JWSHeaderParameters,
 } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { type CardKey, verifyAgentCard } from "../../src/identity/agent-card";
+import {
+  afterSignersRevoked,
+  type CardKey,
+  MAX_REASONS,
+  verifyAgentCard,
+} from "../../src/identity/agent-card";
 import { canonicalize } from "../../src/ledger/canonical";
 import { base64url } from "../../src/lib/encoding";
 
@@ -107,7 +112,7 @@ async function newKey(alg: Alg): Promise<TestKey> {
 }
 
 function registered(key: TestKey, status: CardKey["status"] = "active"): CardKey {
-  return { kid: key.kid, jwk: key.jwk, status };
+  return { kid: key.kid, jwk: key.jwk, alg: key.alg, status };
 }
 
 const encoder = new TextEncoder();
@@ -339,15 +344,47 @@ describe("a broken signature", () => {
     expect(check.signatures[0]).toMatchObject({ alg: "ES256", status: "invalid" });
   });
 
-  it("is malformed without a kid, with a typ other than JOSE, or with b64", async () => {
+  it("is malformed without a kid, without typ, with a typ other than JOSE, or with b64", async () => {
     const key = await newKey("EdDSA");
-    for (const header of [{ kid: undefined }, { typ: "JWT" }, { b64: true, crit: ["b64"] }]) {
+    for (const header of [
+      { kid: undefined },
+      { typ: undefined },
+      { typ: "JWT" },
+      { b64: true, crit: ["b64"] },
+    ]) {
       const card = { ...MERCHANT_CARD, signatures: [await sign(MERCHANT_CARD, key, { header })] };
       const check = await verifyAgentCard(card, [registered(key)]);
       expect(check.status).toBe("invalid");
       expect(check.signatures[0]?.status).toBe("malformed");
       expect(codes(check)).toEqual(["signature_malformed@signatures[0]"]);
     }
+  });
+
+  it("is invalid when the alg is another than the key was registered for", async () => {
+    // An RSA key registered for RS256 signs with PS256: one key, one algorithm.
+    const key = await newKey("PS256");
+    const card = await signed(MERCHANT_CARD, key);
+    const check = await verifyAgentCard(card, [registered({ ...key, alg: "RS256" })]);
+    expect(check.status).toBe("invalid");
+    expect(check.signatures[0]).toMatchObject({
+      alg: "PS256",
+      status: "invalid",
+      message: "the key is registered for RS256, not PS256",
+    });
+  });
+
+  it("is unsupported_alg for an alg no registered key can have, such as ES384", async () => {
+    const key = await newKey("EdDSA");
+    const p384 = await generateKeyPair("ES384");
+    const jws = await new FlattenedSign(encoder.encode(canonicalize(MERCHANT_CARD)))
+      .setProtectedHeader({ alg: "ES384", typ: "JOSE", kid: key.kid })
+      .sign(p384.privateKey);
+    const card = {
+      ...MERCHANT_CARD,
+      signatures: [{ protected: jws.protected as string, signature: jws.signature }],
+    };
+    const check = await verifyAgentCard(card, [registered(key)]);
+    expect(check.signatures[0]).toMatchObject({ alg: "ES384", status: "unsupported_alg" });
   });
 
   it("is malformed when the item is not a JWS object", async () => {
@@ -528,5 +565,140 @@ describe("the protocol version", () => {
     const check = await verifyAgentCard(MERCHANT_CARD, [], { version: "1.0" });
     expect(check.protocol_version).toBe("1.0");
     expect(codes(check)).toEqual(["missing_field@supportedInterfaces", "no_signature"]);
+  });
+});
+
+describe("bounds on what a card may make the service do", () => {
+  it("refuses more than 10 signatures without checking any", async () => {
+    const key = await newKey("EdDSA");
+    const one = await sign(MERCHANT_CARD, key);
+    const check = await verifyAgentCard({ ...MERCHANT_CARD, signatures: Array(11).fill(one) }, [
+      registered(key),
+    ]);
+    expect(check.status).toBe("invalid");
+    expect(check.signatures).toEqual([]);
+    expect(codes(check)).toEqual(["too_many_signatures@signatures"]);
+  });
+
+  it("refuses a card nested deeper than 32 levels", async () => {
+    let deep: unknown = "bottom";
+    for (let i = 0; i < 40; i++) deep = { d: deep };
+    const check = await verifyAgentCard({ ...MERCHANT_CARD, capabilities: deep }, []);
+    expect(check).toMatchObject({ status: "invalid", digest: null, signatures: [] });
+    expect(check.reasons).toEqual([
+      {
+        code: "too_deep",
+        message: expect.any(String),
+        path: `capabilities${".d".repeat(31)}`,
+      },
+    ]);
+  });
+
+  it("refuses a list of more than 1000 items", async () => {
+    const skills = Array.from({ length: 1001 }, () => ({}));
+    const check = await verifyAgentCard({ ...MERCHANT_CARD, skills }, []);
+    expect(check.status).toBe("invalid");
+    expect(codes(check)).toEqual(["too_large@skills"]);
+  });
+
+  it("reports at most 50 reasons, then says how many more there were", async () => {
+    // 1000 empty skills: 4 missing fields each.
+    const skills = Array.from({ length: 1000 }, () => ({}));
+    const check = await verifyAgentCard({ ...MERCHANT_CARD, skills }, []);
+    expect(check.status).toBe("invalid");
+    expect(check.reasons).toHaveLength(MAX_REASONS + 1);
+    expect(check.reasons.at(-1)).toEqual({
+      code: "truncated",
+      message: "3951 more reasons not shown",
+    });
+  });
+
+  it("reports card text Postgres cannot store (NUL, lone surrogates) with U+FFFD", async () => {
+    const key = await newKey("EdDSA");
+    const card = await signed(
+      { ...MERCHANT_CARD, name: "Bad\u0000Name\ud800", url: "https://a.example/\u0000" },
+      key,
+    );
+    card.signatures.push(await sign(MERCHANT_CARD, key, { header: { kid: "k\u0000\udc00" } }));
+    const check = await verifyAgentCard(card, [registered(key)]);
+    expect(check.name).toBe("Bad\uFFFDName\uFFFD");
+    expect(check.url).toBe("https://a.example/\uFFFD");
+    expect(check.signatures[1]?.kid).toBe("k\uFFFD\uFFFD");
+    expect(JSON.stringify(check)).not.toMatch(/\\u0000|\\ud[89a-f]/);
+  });
+});
+
+describe("a check raced by a revocation", () => {
+  it("reads unverified, its valid signatures revoked_key", async () => {
+    const key = await newKey("EdDSA");
+    const other = await newKey("EdDSA");
+    const card = {
+      ...MERCHANT_CARD,
+      signatures: [await sign(MERCHANT_CARD, other), await sign(MERCHANT_CARD, key)],
+    };
+    const check = await verifyAgentCard(card, [registered(key)]);
+    const after = afterSignersRevoked(check);
+    expect(after.status).toBe("unverified");
+    expect(after.signatures.map((s) => s.status)).toEqual(["unknown_key", "revoked_key"]);
+    expect(codes(after)).toEqual([
+      "signature_unknown_key@signatures[0]",
+      "signature_revoked_key@signatures[1]",
+    ]);
+  });
+});
+
+describe("the signed payload is the RFC 8785 form of the card", () => {
+  // RFC 8785 §3.2.2 (values and string escapes) and §3.2.3 (property sorting by UTF-16 code
+  // units, a non-BMP key included), plus the number edge cases of Appendix B.
+  const VALUES = String.raw`{"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001], "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/", "literals": [null, true, false]}`;
+  const SORTING = String.raw`{"\u20ac": "Euro Sign", "\r": "Carriage Return", "\ufb33": "Hebrew Letter Dalet With Dagesh", "1": "One", "\ud83d\ude00": "Emoji: Grinning Face", "\u0080": "Control", "\u00f6": "Latin Small Letter O With Diaeresis"}`;
+  const EDGES = "[1e21, 1e-7, -0, 1e-6, 100]";
+  // The expected texts as the RFC prints them (§3.2.2, §3.2.3), written out by hand.
+  const VALUES_JCS =
+    '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],' +
+    '"string":"\u20ac$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}';
+  const SORTING_JCS =
+    '{"\\r":"Carriage Return","1":"One","\u0080":"Control",' +
+    '"\u00f6":"Latin Small Letter O With Diaeresis","\u20ac":"Euro Sign",' +
+    '"\ud83d\ude00":"Emoji: Grinning Face","\ufb33":"Hebrew Letter Dalet With Dagesh"}';
+  const EDGES_JCS = "[1e+21,1e-7,0,0.000001,100]";
+
+  const card = {
+    protocolVersion: "0.3.0",
+    name: "N",
+    description: "D",
+    url: "https://a.example/a2a",
+    version: "1",
+    capabilities: {},
+    defaultInputModes: ["json"],
+    defaultOutputModes: ["json"],
+    skills: [{ id: "s", name: "S", description: "D", tags: ["t"] }],
+    "x-jcs": {
+      values: JSON.parse(VALUES),
+      sorting: JSON.parse(SORTING),
+      edges: JSON.parse(EDGES),
+    },
+  };
+  const CARD_JCS =
+    '{"capabilities":{},"defaultInputModes":["json"],"defaultOutputModes":["json"],' +
+    '"description":"D","name":"N","protocolVersion":"0.3.0",' +
+    '"skills":[{"description":"D","id":"s","name":"S","tags":["t"]}],' +
+    `"url":"https://a.example/a2a","version":"1",` +
+    `"x-jcs":{"edges":${EDGES_JCS},"sorting":${SORTING_JCS},"values":${VALUES_JCS}}}`;
+
+  it("canonicalizes the RFC's examples to the RFC's texts", () => {
+    expect(canonicalize(JSON.parse(VALUES))).toBe(VALUES_JCS);
+    expect(canonicalize(JSON.parse(SORTING))).toBe(SORTING_JCS);
+    expect(canonicalize(JSON.parse(EDGES))).toBe(EDGES_JCS);
+  });
+
+  it("verifies a signature made over the hand-written canonical text", async () => {
+    const key = await newKey("EdDSA");
+    const signedCard = { ...card, signatures: [await sign(card, key, { payload: CARD_JCS })] };
+    const check = await verifyAgentCard(signedCard, [registered(key)]);
+    expect(check.status).toBe("verified");
+    const digest = await crypto.subtle.digest("SHA-256", encoder.encode(CARD_JCS));
+    const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0"));
+    expect(check.digest).toBe(`sha256:${hex.join("")}`);
   });
 });

@@ -60,6 +60,40 @@ describe("POST /v1/agents/{id}/keys", () => {
     expect(ledger).toHaveLength(1);
   });
 
+  it("takes the agent id in any case: the same key again is the same record", async () => {
+    const { org, key, agent } = await setup();
+    const pair = await keyPair();
+    const upper = await register(key, agent.id.toUpperCase(), pair.publicJwk);
+    expect(upper.status).toBe(201);
+    expect(upper.json.agent_id).toBe(agent.id);
+    const lower = await register(key, agent.id, pair.publicJwk);
+    expect(lower.status).toBe(200);
+    const again = await register(key, agent.id.toUpperCase(), pair.publicJwk);
+    expect(again.status).toBe(200);
+    expect(again.json).toEqual(upper.json);
+    const ledger = await ownerSql`select 1 from audit_entries
+      where org_id = ${org.id} and type = 'agent_key.registered'`;
+    expect(ledger).toHaveLength(1);
+  });
+
+  it("records a registration whose first attempt committed but never reached the ledger", async () => {
+    const { org, key, agent } = await setup();
+    const pair = await keyPair();
+    // What a first attempt that failed between the commit and the ledger leaves behind.
+    await ownerSql`insert into agent_keys (org_id, thumbprint, agent_id, jwk, kty, crv, alg)
+      values (${org.id}, ${pair.kid}, ${agent.id}, ${JSON.stringify(pair.publicJwk)}::jsonb,
+              'OKP', 'Ed25519', 'EdDSA')`;
+    const retry = await register(key, agent.id, pair.publicJwk);
+    expect(retry.status).toBe(200);
+    const entries = async () => ownerSql`select type from audit_entries
+      where org_id = ${org.id} and type = 'agent_key.registered'`;
+    expect(await entries()).toHaveLength(1);
+    // The retry also settles the evidence the first attempt's batch would have.
+    expect((await call(`/v1/agents/${agent.id}`, { key })).json.evidence.active_keys).toBe(1);
+    await register(key, agent.id, pair.publicJwk);
+    expect(await entries()).toHaveLength(1);
+  });
+
   it("refuses a key already held by another agent of the org", async () => {
     const { org, key, agent } = await setup();
     const other = await newAgent(org);
@@ -148,9 +182,13 @@ describe("GET /v1/agents/{id}/keys", () => {
     expect(rest.json).toMatchObject({ has_more: false, next_cursor: null });
   });
 
-  it("refuses a cursor that is not one of its own", async () => {
+  it.each([
+    ["not one of its own", "abc"],
+    // "999999999999999:a": a time past year 9999, which Postgres cannot hold.
+    ["a time out of range", "OTk5OTk5OTk5OTk5OTk5OmE"],
+  ])("refuses a cursor that is %s", async (_, cursor) => {
     const { key, agent } = await setup();
-    const res = await call(`/v1/agents/${agent.id}/keys?cursor=abc`, { key });
+    const res = await call(`/v1/agents/${agent.id}/keys?cursor=${cursor}`, { key });
     expect(res.status).toBe(400);
     expect(res.json.error).toBe("invalid_cursor");
   });

@@ -82,6 +82,20 @@ describe("POST /v1/agents", () => {
     expect(entry).toEqual({ type: "agent.created", subject_id: res.json.id });
   });
 
+  it("takes the principal id in any case and answers it lowercase", async () => {
+    const { org, key } = await setup();
+    const principalId = await newPrincipal(org);
+    const res = await call("/v1/agents", {
+      method: "POST",
+      key,
+      body: { principal_id: principalId.toUpperCase(), name: "Loud agent" },
+    });
+    expect(res.status).toBe(201);
+    expect(res.json.principal_id).toBe(principalId);
+    const upper = await call(`/v1/agents/${res.json.id.toUpperCase()}`, { key });
+    expect(upper.json.id).toBe(res.json.id);
+  });
+
   it("refuses a principal of another org as if it did not exist", async () => {
     const { key } = await setup();
     const other = await newOrg();
@@ -254,6 +268,101 @@ describe("PATCH /v1/agents/{id}", () => {
     await expect(
       ownerSql`update agents set status = 'active' where id = ${agent.id}`,
     ).rejects.toThrow(/revocation is terminal/);
+  });
+
+  it("writes and records nothing for a PATCH that changes nothing", async () => {
+    const { org, key } = await setup();
+    const agent = await newAgent(org, { description: "d", metadata: { a: "1" } });
+    const res = await patch(key, agent.id, {
+      name: agent.name,
+      description: "d",
+      metadata: { a: "1", gone: "" },
+      status: "active",
+    });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual(agent);
+    const ledger = await ownerSql`select type from audit_entries
+      where org_id = ${org.id} and subject_id = ${agent.id}`;
+    expect(ledger.map((e) => e.type)).toEqual(["agent.created"]);
+  });
+
+  it("records a suspension a retry finds done, once, as a suspension", async () => {
+    const { org, key } = await setup();
+    const agent = await newAgent(org);
+    // What a first attempt that failed between the commit and the ledger leaves behind.
+    await ownerSql`update agents set status = 'suspended', suspensions = suspensions + 1,
+      suspended_at = now(), trust_reason = 'suspended' where id = ${agent.id}`;
+    const ledger = async () =>
+      (
+        await ownerSql`select type from audit_entries
+          where org_id = ${org.id} and subject_id = ${agent.id} order by sequence`
+      ).map((e) => e.type);
+    for (let i = 0; i < 2; i++) {
+      const retry = await patch(key, agent.id, { status: "suspended" });
+      expect(retry.status).toBe(200);
+      expect(retry.json).toMatchObject({ status: "suspended", evidence: { suspensions: 1 } });
+      expect(await ledger()).toEqual(["agent.created", "agent.suspended"]);
+    }
+    // A second suspension, after a reactivation, is a new entry.
+    await patch(key, agent.id, { status: "active" });
+    await patch(key, agent.id, { status: "active" });
+    await patch(key, agent.id, { status: "suspended" });
+    expect(await ledger()).toEqual([
+      "agent.created",
+      "agent.suspended",
+      "agent.reactivated",
+      "agent.suspended",
+    ]);
+  });
+
+  it("answers a repeated revocation 200, recording it once", async () => {
+    const { org, key } = await setup();
+    const agent = await newAgent(org);
+    const first = await patch(key, agent.id, { status: "revoked" });
+    const second = await patch(key, agent.id, { status: "revoked" });
+    expect(second.status).toBe(200);
+    expect(second.json).toEqual(first.json);
+    const ledger = await ownerSql`select type from audit_entries
+      where org_id = ${org.id} and type = 'agent.revoked'`;
+    expect(ledger).toHaveLength(1);
+    const more = await patch(key, agent.id, { status: "revoked", name: "other" });
+    expect(more.status).toBe(409);
+  });
+
+  it("merges concurrent metadata PATCHes in the database, losing neither", async () => {
+    const { org, key } = await setup();
+    const agent = await newAgent(org, { metadata: { base: "0" } });
+    await Promise.all([
+      patch(key, agent.id, { metadata: { a: "1" } }),
+      patch(key, agent.id, { metadata: { b: "2" } }),
+      patch(key, agent.id, { metadata: { base: "" } }),
+    ]);
+    const after = await call(`/v1/agents/${agent.id}`, { key });
+    expect(after.json.metadata).toEqual({ a: "1", b: "2" });
+  });
+
+  it("keeps metadata to 50 keys after the merge", async () => {
+    const { org, key } = await setup();
+    const fifty = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, "v"]));
+    const agent = await newAgent(org, { metadata: fifty });
+    const over = await patch(key, agent.id, { metadata: { k50: "v" } });
+    expect(over.status).toBe(400);
+    expect(over.json.details).toEqual([{ path: "metadata", message: "at most 50 keys" }]);
+    const swap = await patch(key, agent.id, { metadata: { k0: "", k50: "v" } });
+    expect(swap.status).toBe(200);
+    expect(Object.keys(swap.json.metadata)).toHaveLength(50);
+  });
+
+  it.each([
+    [{ metadata: { k: "a\u0000b" } }, "metadata.k"],
+    [{ metadata: { k: "\ud800" } }, "metadata.k"],
+    [{ name: "x\udc00" }, "name"],
+  ])("refuses text Postgres cannot store: %j", async (body, path) => {
+    const { org, key } = await setup();
+    const agent = await newAgent(org);
+    const res = await patch(key, agent.id, body);
+    expect(res.status).toBe(400);
+    expect(res.json.details.map((d: { path: string }) => d.path)).toContain(path);
   });
 
   it("refuses an empty body, unknown fields and unknown statuses", async () => {

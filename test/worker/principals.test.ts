@@ -1,5 +1,6 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { payloadDigest } from "../../src/ledger/digest";
 import { fromBase64url } from "../../src/lib/encoding";
 import worker from "../../workers/main";
 import { call, newOrg } from "./support/api";
@@ -58,6 +59,24 @@ describe("POST /v1/principals", () => {
     const [entry] = await ownerSql`select * from audit_entries
       where org_id = ${org.id} and type = 'principal.created'`;
     expect(entry?.subject_id).toBe(res.json.id);
+    const { type: _, metadata: __, ...personal } = ADA;
+    const guesses = [
+      personal,
+      { ...personal, type: "individual" },
+      res.json,
+      ...Object.values(personal),
+    ].map(payloadDigest);
+    expect(guesses).not.toContain(entry?.digest);
+    // It is the documented payload: {id, type, status, sealed_digest, erased_at}.
+    expect(entry?.digest).toBe(
+      payloadDigest({
+        id: res.json.id,
+        type: "individual",
+        status: "active",
+        sealed_digest: payloadDigest(row?.ciphertext),
+        erased_at: null,
+      }),
+    );
   });
 
   it("defaults the type to individual and accepts a bare name", async () => {
@@ -86,6 +105,8 @@ describe("POST /v1/principals", () => {
     [{ name: "x", unknown: 1 }, ""],
     [{ name: "x", metadata: { k: 1 } }, "metadata.k"],
     [{ name: "x\u0000y" }, "name"],
+    [{ name: "x\ud800y" }, "name"],
+    [{ name: "x", metadata: { k: "a\u0000" } }, "metadata.k"],
   ])("refuses %j with 400 naming %s", async (body, path) => {
     const { key } = await ownerKey();
     const res = await call("/v1/principals", { method: "POST", key, body });
@@ -111,6 +132,42 @@ describe("POST /v1/principals", () => {
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ error: "encryption_key_unavailable" });
     expect(await ownerSql`select id from principals where org_id = ${org.id}`).toEqual([]);
+  });
+});
+
+describe("the order of refusals", () => {
+  it("answers 401 for an unknown key before 503 for a missing master key", async () => {
+    // Well formed, so only the database can tell it is nobody's.
+    const unknown = `aar_live_${"A".repeat(43)}`;
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request("https://risk.test/v1/principals", {
+        method: "POST",
+        headers: { "x-api-key": unknown, "content-type": "application/json" },
+        body: JSON.stringify(ADA),
+      }),
+      { ...env, PRINCIPAL_MASTER_KEY: undefined },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(401);
+  });
+
+  it("answers 403 for a key without agents:write before 503", async () => {
+    const org = await newOrg();
+    const { key } = await org.key(["agents:read"]);
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request("https://risk.test/v1/principals", {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify(ADA),
+      }),
+      { ...env, PRINCIPAL_MASTER_KEY: undefined },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(403);
   });
 });
 

@@ -8,7 +8,7 @@ import {
 } from "jose";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/errors";
-import { parsePublicJwk, verificationKey } from "../../src/identity/public-jwk";
+import { parsePublicJwk, SIGNATURE_ALGS, verificationKey } from "../../src/identity/public-jwk";
 import { base64url, fromBase64url } from "../../src/lib/encoding";
 
 async function publicJwk(alg: string, options: { crv?: string; modulusLength?: number } = {}) {
@@ -308,5 +308,21 @@ describe("verificationKey", () => {
   it("refuses an alg the key cannot verify", async () => {
     const { jwk } = await publicJwk("ES256");
     await expect(verificationKey(jwk as JWK, "RS256")).rejects.toThrow();
+  });
+});
+
+describe("SIGNATURE_ALGS", () => {
+  it("is exactly the algs a registered key can have: no HMAC, no none, no P-384", () => {
+    expect([...SIGNATURE_ALGS].sort()).toEqual([
+      "ES256",
+      "Ed25519",
+      "EdDSA",
+      "PS256",
+      "PS384",
+      "PS512",
+      "RS256",
+      "RS384",
+      "RS512",
+    ]);
   });
 });

@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { canonicalize } from "../../src/ledger/canonical";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
-import { merchantCard, newAgent, registerKey, signCard } from "./support/identity";
+import { keyPair, merchantCard, newAgent, registerKey, signCard } from "./support/identity";
+
+type Pair = Awaited<ReturnType<typeof keyPair>>;
 
 async function setup() {
   const org = await newOrg();
@@ -112,6 +114,64 @@ describe("POST /v1/agents/verify-card", () => {
     expect(after).toMatchObject({ trust_score: 25, card: null });
   });
 
+  it.each([
+    [
+      "a field changed after signing",
+      async (pair: Pair) => {
+        const card = await signCard(merchantCard(), pair);
+        return { ...card, url: "https://attacker.example/a2a" };
+      },
+    ],
+    [
+      "another key claiming the registered kid",
+      async (pair: Pair) => signCard(merchantCard(), await keyPair(), { kid: pair.kid }),
+    ],
+    [
+      "a payload canonicalized differently (JSON.stringify, other key order)",
+      async (pair: Pair) => {
+        const card = merchantCard();
+        const reordered = Object.fromEntries(Object.entries(card).reverse());
+        return signCard(card, pair, { payload: JSON.stringify(reordered) });
+      },
+    ],
+  ])("marks a card with %s invalid", async (_, make) => {
+    const { key, agent, pair } = await setup();
+    const res = await verify(key, { agent_id: agent.id, card: await make(pair) });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      status: "invalid",
+      verified_at: null,
+      signatures: [
+        { index: 0, kid: pair.kid, alg: "EdDSA", status: "invalid", message: expect.any(String) },
+      ],
+      reasons: [{ code: "signature_invalid", message: expect.any(String), path: "signatures[0]" }],
+    });
+  });
+
+  it("answers an oversized card with a short invalid result, not its every flaw", async () => {
+    const { key, agent } = await setup();
+    // About 255 KB: 85,000 empty skills, each missing four fields.
+    const card = { ...merchantCard(), skills: Array.from({ length: 85_000 }, () => ({})) };
+    const res = await verify(key, { agent_id: agent.id, card });
+    expect(res.status).toBe(200);
+    expect(res.json.status).toBe("invalid");
+    expect(res.json.reasons).toEqual([
+      { code: "too_large", message: expect.any(String), path: "skills" },
+    ]);
+    expect(res.text.length).toBeLessThan(2_000);
+    const [row] = await ownerSql`select pg_column_size(card_reasons) as size from agents
+      where id = ${agent.id}`;
+    expect(row?.size).toBeLessThan(1_000);
+  });
+
+  it("takes the agent id in any case and answers it lowercase", async () => {
+    const { key, agent, pair } = await setup();
+    const card = await signCard(merchantCard(), pair);
+    const res = await verify(key, { agent_id: agent.id.toUpperCase(), card });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ agent_id: agent.id, status: "verified" });
+  });
+
   it("leaves a card without signatures unverified", async () => {
     const { key, agent } = await setup();
     const res = await verify(key, { agent_id: agent.id, card: merchantCard() });
@@ -126,6 +186,49 @@ describe("POST /v1/agents/verify-card", () => {
     const res = await verify(key, { agent_id: agent.id, card });
     expect(res.json.status).toBe("unverified");
     expect(res.json.signatures[0].status).toBe("revoked_key");
+  });
+
+  it("unbinds a verified card when its only signing key is revoked", async () => {
+    const { org, key, agent, pair } = await setup();
+    const card = await signCard(merchantCard(), pair);
+    await verify(key, { agent_id: agent.id, card });
+    expect((await call(`/v1/agents/${agent.id}`, { key })).json.trust_score).toBe(75);
+
+    await call(`/v1/agents/${agent.id}/keys/${pair.kid}/revoke`, { method: "POST", key });
+    const status = await call(`/v1/agents/${agent.id}/card-status`, { key });
+    expect(status.json).toMatchObject({
+      status: "unverified",
+      verified_at: null,
+      reasons: [{ code: "signing_key_revoked", message: expect.any(String) }],
+      signatures: [{ kid: pair.kid, status: "revoked_key" }],
+    });
+    const after = (await call(`/v1/agents/${agent.id}`, { key })).json;
+    // The key's 15 and the card's 30 gone: back to the base score, in one step.
+    expect(after).toMatchObject({
+      trust_score: 30,
+      risk_tier: "high",
+      card: null,
+      evidence: { card_status: "unverified", active_keys: 0 },
+    });
+    const timeline = await call(`/v1/agents/${agent.id}/trust-history?limit=1`, {
+      token: org.token,
+    });
+    expect(timeline.json.data[0]).toMatchObject({
+      reason: "key_revoked",
+      previous_score: 75,
+      trust_score: 30,
+    });
+  });
+
+  it("keeps a card verified while another active key signed it", async () => {
+    const { org, key, agent, pair } = await setup();
+    const second = await registerKey(org, agent.id);
+    const card = await signCard(await signCard(merchantCard(), pair), second);
+    expect((await verify(key, { agent_id: agent.id, card })).json.status).toBe("verified");
+    await call(`/v1/agents/${agent.id}/keys/${pair.kid}/revoke`, { method: "POST", key });
+    const after = (await call(`/v1/agents/${agent.id}`, { key })).json;
+    expect(after).toMatchObject({ trust_score: 75, evidence: { card_status: "verified" } });
+    expect(after.card).not.toBeNull();
   });
 
   it("does not accept another agent's key", async () => {
@@ -174,6 +277,20 @@ describe("POST /v1/agents/verify-card", () => {
       expect(status.json.checked_at).toBeNull();
     },
   );
+
+  it("gives up on a card URL that takes longer than 5 seconds: 400 card_unreachable", async () => {
+    const { key, agent } = await setup();
+    const started = Date.now();
+    const res = await verify(key, {
+      agent_id: agent.id,
+      card_url: `${env.TEST_FIXTURE_URL}/slow`,
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toBe("card_unreachable");
+    // The fixture answers after 10 s; the fetch gave up at 5.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4_900);
+    expect(Date.now() - started).toBeLessThan(9_000);
+  }, 20_000);
 
   it("refuses a body with both or neither of card and card_url", async () => {
     const { key, agent } = await setup();
