@@ -1,0 +1,248 @@
+import { z } from "@hono/zod-openapi";
+import { checkMandateBounds } from "./mandate-bounds";
+import type { Money } from "./request";
+import {
+  AMOUNT_KINDS,
+  type ComponentResult,
+  type Confidences,
+  confidenceOf,
+  type Findings,
+  type RejectionReason,
+  type RiskInput,
+  rejection,
+  signal,
+} from "./risk-model";
+
+// --- Durations: "30s", "15m", "1h", "7d", or ISO 8601 "PT15M", "P7D", "P2W" ---
+
+export const MIN_WINDOW_SECONDS = 1;
+export const MAX_WINDOW_SECONDS = 90 * 86_400;
+
+const UNIT_SECONDS = { s: 1, m: 60, h: 3_600, d: 86_400 } as const;
+// Lowercase units only: "1M" would read as a month to some, a minute to others.
+const SHORT = /^(\d{1,9})([smhd])$/;
+// No years or months: their length varies, and a rate window must be a fixed length.
+const ISO = /^P(?:(\d{1,9})W|(?:(\d{1,9})D)?(?:T(?:(\d{1,9})H)?(?:(\d{1,9})M)?(?:(\d{1,9})S)?)?)$/;
+
+/** Seconds of a duration in either form, or null when it is in neither; range unchecked. */
+function durationSeconds(text: string): number | null {
+  const short = SHORT.exec(text);
+  if (short) return Number(short[1]) * UNIT_SECONDS[short[2] as keyof typeof UNIT_SECONDS];
+  const iso = ISO.exec(text);
+  // "P" and "P1DT" match the pattern but name no (time) component: ISO 8601 forbids both.
+  if (!iso || text === "P" || text.endsWith("T")) return null;
+  const [weeks, days, hours, minutes, seconds] = iso.slice(1).map((part) => Number(part ?? 0));
+  return (
+    (weeks ?? 0) * 604_800 +
+    (days ?? 0) * 86_400 +
+    (hours ?? 0) * 3_600 +
+    (minutes ?? 0) * 60 +
+    (seconds ?? 0)
+  );
+}
+
+/** A velocity window in seconds: null unless well formed and between 1 s and 90 d. */
+export function parseDuration(text: string): number | null {
+  const seconds = durationSeconds(text);
+  return seconds !== null && seconds >= MIN_WINDOW_SECONDS && seconds <= MAX_WINDOW_SECONDS
+    ? seconds
+    : null;
+}
+
+const duration = z
+  .string()
+  .max(32)
+  .superRefine((text, ctx) => {
+    const seconds = durationSeconds(text);
+    if (seconds === null) {
+      ctx.addIssue({
+        code: "custom",
+        message: "must be a duration such as 30s, 15m, 1h, 7d, or ISO 8601 PT15M, P7D",
+      });
+    } else if (parseDuration(text) === null) {
+      ctx.addIssue({ code: "custom", message: "must be between 1s and 90d" });
+    }
+  })
+  .openapi({ example: "1h", description: "`<n>s|m|h|d` or ISO 8601 (`PT15M`, `P7D`), 1s–90d" });
+
+// --- The rules of a policy (the spec's create shape) ---
+
+/** A non-empty list of distinct codes: a repeat is a typo, and would hide a missing code. */
+function codeList(code: z.ZodString, max: number) {
+  return z
+    .array(code)
+    .min(1)
+    .max(max)
+    .superRefine((codes, ctx) => {
+      codes.forEach((value, index) => {
+        if (codes.indexOf(value) !== index) {
+          ctx.addIssue({ code: "custom", path: [index], message: `repeats ${value}` });
+        }
+      });
+    });
+}
+
+const currencyCode = z
+  .string()
+  .regex(/^[A-Z]{3}$/, "must be an ISO 4217 code of 3 uppercase letters");
+const countryCode = z
+  .string()
+  .regex(/^[A-Z]{2}$/, "must be an ISO 3166-1 alpha-2 code of 2 uppercase letters");
+
+/** Strict at every level: a misspelt rule must fail, not silently allow everything. */
+export const PolicyRules = z
+  .strictObject({
+    max_amount: z.int().nonnegative().optional().openapi({
+      description: "Largest amount allowed, in ISO 4217 minor units of the action's currency",
+      example: 100_000,
+    }),
+    currencies: codeList(currencyCode, 300)
+      .optional()
+      .openapi({ example: ["EUR", "USD"] }),
+    geo: z
+      .strictObject({
+        allow: codeList(countryCode, 300).openapi({
+          description: "Countries a request may come from",
+          example: ["DE", "FR"],
+        }),
+      })
+      .optional(),
+    velocity: z
+      .strictObject({
+        window: duration,
+        max: z.int().min(1).openapi({ description: "Assessments allowed per agent per window" }),
+      })
+      .optional(),
+  })
+  .openapi("PolicyRules", {
+    description: "Every rule is optional; an empty object allows everything (docs/risk-model.md)",
+  });
+export type PolicyRules = z.infer<typeof PolicyRules>;
+
+type Velocity = NonNullable<PolicyRules["velocity"]>;
+export type NormalizedRules = Omit<PolicyRules, "velocity"> & {
+  velocity?: Velocity & { window_seconds: number };
+};
+
+/** The rules with `velocity.window_seconds` added. Throws on a window the schema refuses. */
+export function normalizeRules(rules: PolicyRules): NormalizedRules {
+  if (rules.velocity === undefined) return rules as NormalizedRules;
+  const windowSeconds = parseDuration(rules.velocity.window);
+  if (windowSeconds === null) throw new Error("policy rules: invalid velocity window");
+  return { ...rules, velocity: { ...rules.velocity, window_seconds: windowSeconds } };
+}
+
+// --- Evaluation ---
+
+export interface PolicyResult extends ComponentResult {
+  /** `policy_adherence`, for callers that want the one number. */
+  confidence: number;
+  confidences: Pick<Confidences, "policy_adherence" | "mandate_validity">;
+}
+
+/**
+ * The "policy" stage: the org's rules and the mandate's own bounds. A violation is a rejection
+ * reason (which denies); a rule that cannot be checked is a medium signal, never a silent pass.
+ */
+export function evaluatePolicy(input: RiskInput): PolicyResult {
+  const found: Findings = { signals: [], rejection_reasons: [] };
+  checkMandateBounds(input, found);
+  const rules = input.rules;
+  if (rules !== null) {
+    checkAmounts(input, rules, found);
+    checkVelocity(input, rules, found);
+    checkGeo(input, rules, found);
+  }
+  found.rejection_reasons = firstPerKey(found.rejection_reasons);
+  const policyAdherence = confidenceOf(1, "policy", found);
+  return {
+    ...found,
+    confidence: policyAdherence,
+    confidences: {
+      policy_adherence: policyAdherence,
+      mandate_validity: confidenceOf(1, "mandate", found),
+    },
+  };
+}
+
+/**
+ * The amount checked is the action's; an open mandate without one is checked by each of its
+ * ceilings (`payment.amount_range` max), since that is what it authorizes.
+ */
+function checkAmounts(input: RiskInput, rules: NormalizedRules, found: Findings): void {
+  if (!AMOUNT_KINDS.includes(input.kind)) return;
+  if (rules.max_amount === undefined && rules.currencies === undefined) return;
+  const stated = input.facts.amount;
+  const amounts: Money[] = stated ? [stated] : (input.facts.limits?.maxAmounts ?? []);
+  if (amounts.length === 0) {
+    found.signals.push(signal("amount_unknown", "medium"));
+    return;
+  }
+  for (const money of amounts) {
+    const what = stated ? "amount" : "the mandate's maximum";
+    if (rules.max_amount !== undefined && money.amount > rules.max_amount) {
+      found.rejection_reasons.push(
+        rejection(
+          "max_amount_exceeded",
+          `${what} ${money.amount} ${money.currency} ` +
+            `exceeds the policy maximum ${rules.max_amount}`,
+        ),
+      );
+    }
+    if (rules.currencies !== undefined && !rules.currencies.includes(money.currency)) {
+      found.rejection_reasons.push(
+        rejection(
+          "currency_not_allowed",
+          `currency ${money.currency} ` +
+            `is not among the policy's currencies ${list(rules.currencies)}`,
+        ),
+      );
+    }
+  }
+}
+
+function checkVelocity(input: RiskInput, rules: NormalizedRules, found: Findings): void {
+  if (rules.velocity === undefined) return;
+  const { window, max } = rules.velocity;
+  const count = input.history.windowCount;
+  if (count === null) {
+    found.signals.push(signal("velocity_unknown", "medium"));
+  } else if (count >= max) {
+    found.rejection_reasons.push(
+      rejection(
+        "velocity_exceeded",
+        `this is assessment ${count + 1} of the agent within ${window}; ` +
+          `the policy allows ${max} per ${window}`,
+      ),
+    );
+  }
+}
+
+function checkGeo(input: RiskInput, rules: NormalizedRules, found: Findings): void {
+  if (rules.geo === undefined) return;
+  const country = input.geo?.toUpperCase() ?? null;
+  // "XX" is Cloudflare's "country unknown"; anything not shaped like a code is unknown too.
+  if (country === null || country === "XX" || !/^[A-Z0-9]{2}$/.test(country)) {
+    found.signals.push(signal("geo_unknown", "medium"));
+  } else if (!rules.geo.allow.includes(country)) {
+    found.rejection_reasons.push(
+      rejection(
+        "geo_not_allowed",
+        `country ${country} is not among the policy's allowed countries ${list(rules.geo.allow)}`,
+      ),
+    );
+  }
+}
+
+/** One reason per key: several ceilings may break the same rule, one sentence says it. */
+function firstPerKey(reasons: RejectionReason[]): RejectionReason[] {
+  return reasons.filter(
+    (reason, index) => reasons.findIndex((other) => other.key === reason.key) === index,
+  );
+}
+
+/** A list for a sentence, cut after ten entries so that a description stays readable. */
+function list(codes: readonly string[]): string {
+  const shown = codes.slice(0, 10).join(", ");
+  return codes.length > 10 ? `${shown} and ${codes.length - 10} more` : shown;
+}

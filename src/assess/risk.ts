@@ -1,0 +1,252 @@
+import { scoreBehavior } from "./behavior";
+import { evaluatePolicy } from "./policy-rules";
+import {
+  CATEGORIES,
+  type ComponentResult,
+  type Confidences,
+  compareSignals,
+  confidenceOf,
+  IDENTITY_ASSURANCE,
+  type RejectionReason,
+  type RiskInput,
+  rejection,
+  round2,
+  SEVERITY_WEIGHTS,
+  SIGNAL_CATALOG,
+  type Signal,
+  signal,
+  THRESHOLDS,
+} from "./risk-model";
+
+/**
+ * The scoring core of `POST /v1/assess`: pure and deterministic (no clock but `input.now`, no
+ * randomness, no I/O), so that a replay, a backtest and the audit all get the same answer.
+ * The model and its numbers: docs/risk-model.md.
+ */
+
+export type {
+  AgentView,
+  Category,
+  ComponentResult,
+  Confidences,
+  History,
+  Identity,
+  RejectionReason,
+  RiskInput,
+  Severity,
+  Signal,
+} from "./risk-model";
+export { SEVERITIES } from "./risk-model";
+export { scoreBehavior };
+
+export const COMPONENTS = ["kya", "policy", "risk"] as const;
+export type Component = (typeof COMPONENTS)[number];
+
+const DECISIONS = ["approve", "review", "deny"] as const;
+type Verdict = (typeof DECISIONS)[number];
+
+export interface Decision {
+  decision: Verdict;
+  risk_level: "normal" | "elevated" | "highest";
+  risk_score: number;
+  reason: string;
+  signals: Signal[];
+  rejection_reasons: RejectionReason[];
+  confidences: Confidences;
+}
+
+/** The "kya" stage: who acts, and how well that is proven. */
+export function scoreIdentity(input: RiskInput): ComponentResult {
+  const { agent, method, key, card, conflict } = input.identity;
+  const signals: Signal[] = [];
+  const reasons: RejectionReason[] = [];
+  if (agent === null) {
+    // High: an action by an agent nobody can name is not approved on the score alone.
+    signals.push(signal("agent_unknown", "high"));
+  } else {
+    if (agent.status === "revoked") {
+      reasons.push(rejection("agent_revoked", `agent ${agent.id} is revoked`));
+    }
+    if (agent.status === "suspended") signals.push(signal("agent_suspended", "high"));
+    if (agent.card_status === "invalid") signals.push(signal("agent_card_invalid", "low"));
+    // Only for a known agent: with no agent, an unregistered key is what `agent_unknown` says.
+    if (key === "unregistered") signals.push(signal("key_unregistered", "medium"));
+  }
+  if (key === "revoked") signals.push(signal("key_revoked", "high"));
+  if (conflict) signals.push(signal("identity_conflict", "high"));
+  // A card reference is a claim of identity: one that does not check out counts even when
+  // no agent was found.
+  if (card === "unverified") signals.push(signal("card_unverified", "medium"));
+  if (card === "unknown") signals.push(signal("card_unknown", "medium"));
+  const base = agent === null ? 0 : IDENTITY_ASSURANCE[method ?? "none"];
+  const found = { signals, rejection_reasons: reasons };
+  return { ...found, confidences: { agent_identity: confidenceOf(base, "identity", found) } };
+}
+
+/** A stage's result, or the Error it threw (a non-Error throw is wrapped). */
+export function attempt(stage: () => ComponentResult): ComponentResult | Error {
+  try {
+    return stage();
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/** All three stages and the decision, for callers that need no per-stage timing (backtests). */
+export function scoreAction(input: RiskInput): Decision {
+  return decide(
+    {
+      kya: attempt(() => scoreIdentity(input)),
+      policy: attempt(() => evaluatePolicy(input)),
+      risk: attempt(() => scoreBehavior(input)),
+    },
+    input,
+  );
+}
+
+const OWNED: Record<Component, (keyof Confidences)[]> = {
+  kya: ["agent_identity"],
+  policy: ["mandate_validity", "policy_adherence"],
+  risk: ["behavioral_risk", "recipient_risk"],
+};
+const FAULT_TYPE = { kya: "kya_fault", policy: "policy_fault", risk: "risk_fault" } as const;
+const LEVEL = { approve: "normal", review: "elevated", deny: "highest" } as const;
+const FLOOR = { approve: 0, review: THRESHOLDS.review, deny: THRESHOLDS.deny } as const;
+const VERB = { approve: "Approved", review: "Review", deny: "Denied" } as const;
+
+/**
+ * Combines the stages into the decision. The score sets a band; overrides can only raise it:
+ * a revoked agent or any rejection reason denies, a faulty stage, a suspended agent, a revoked
+ * key or an identity conflict reviews at least. The score is then lifted to the floor of the
+ * final band, so that score, level and decision never disagree.
+ */
+export function decide(
+  parts: Record<Component, ComponentResult | Error>,
+  input: RiskInput,
+): Decision {
+  const faults = COMPONENTS.filter((component) => parts[component] instanceof Error);
+  const results = COMPONENTS.flatMap((component) => {
+    const part = parts[component];
+    return part instanceof Error ? [] : [part];
+  });
+  const signals = strongestPerType([
+    ...results.flatMap((result) => result.signals),
+    ...faults.map((component) => signal(FAULT_TYPE[component], "high")),
+  ]);
+  const reasons = ordered(results.flatMap((result) => result.rejection_reasons));
+  const points = signals.reduce((sum, s) => sum + SEVERITY_WEIGHTS[s.severity], 0);
+  const raw = Math.min(100, points + trustPoints(input));
+  const overrides = overridesOf(input, faults, reasons);
+  const decision = overrides.reduce(
+    (highest, override) => (rank(override.decision) > rank(highest) ? override.decision : highest),
+    bandOf(raw),
+  );
+  const score = Math.max(raw, FLOOR[decision]);
+  const cause = overrides.find((override) => override.decision === decision);
+  return {
+    decision,
+    risk_level: LEVEL[decision],
+    risk_score: score,
+    reason: `${VERB[decision]}: ${cause?.because ?? scoreReason(decision, score, signals, input)}.`,
+    signals,
+    rejection_reasons: reasons,
+    confidences: confidencesOf(parts),
+  };
+}
+
+/** The band of a score: below 40 approve, 40–69 review, from 70 deny. */
+export function bandOf(score: number): Verdict {
+  if (score >= THRESHOLDS.deny) return "deny";
+  return score >= THRESHOLDS.review ? "review" : "approve";
+}
+
+/** Up to 20 points for an agent's missing trust; an unknown agent counts as trust 0. */
+export function trustPoints(input: RiskInput): number {
+  const trust = input.identity.agent?.trust_score ?? 0;
+  return Math.round((100 - Math.min(100, Math.max(0, trust))) / 5);
+}
+
+interface Override {
+  decision: Verdict;
+  because: string;
+}
+
+/** In order of precedence: the first one of the final decision's rank gives the reason. */
+function overridesOf(input: RiskInput, faults: Component[], reasons: RejectionReason[]) {
+  const { agent, key, conflict } = input.identity;
+  const overrides: Override[] = [];
+  // Read from the input, not from the kya stage's result: it holds even when kya failed.
+  if (agent?.status === "revoked") {
+    overrides.push({ decision: "deny", because: `agent ${agent.id} is revoked` });
+  }
+  const [first, ...more] = reasons;
+  if (first) {
+    const others =
+      more.length === 0 ? "" : `, and ${more.length} more reason${more.length > 1 ? "s" : ""}`;
+    overrides.push({ decision: "deny", because: `${first.description}${others}` });
+  }
+  if (faults.length > 0) {
+    overrides.push({
+      decision: "review",
+      because:
+        `internal fault in ${faults.join(" and ")}; ` +
+        "never approved while a component is faulty",
+    });
+  }
+  if (agent?.status === "suspended") {
+    overrides.push({ decision: "review", because: `agent ${agent.id} is suspended` });
+  }
+  if (key === "revoked") {
+    overrides.push({ decision: "review", because: SIGNAL_CATALOG.key_revoked.text });
+  }
+  if (conflict) {
+    overrides.push({ decision: "review", because: SIGNAL_CATALOG.identity_conflict.text });
+  }
+  return overrides;
+}
+
+function scoreReason(decision: Verdict, score: number, signals: Signal[], input: RiskInput) {
+  const top = signals[0];
+  if (decision !== "approve" && top) {
+    const text = SIGNAL_CATALOG[top.type as keyof typeof SIGNAL_CATALOG]?.text ?? top.type;
+    return `risk score ${score}, mainly because ${text}`;
+  }
+  const who = input.identity.agent === null ? "unidentified agent" : "known agent";
+  return input.rules === null ? `${who}; no active policy` : `${who} within policy`;
+}
+
+function rank(decision: Verdict): number {
+  return DECISIONS.indexOf(decision);
+}
+
+/** One signal per category and type, at its highest severity, in the canonical order. */
+function strongestPerType(signals: Signal[]): Signal[] {
+  const byType = new Map<string, Signal>();
+  for (const s of signals) {
+    const id = `${s.category}/${s.type}`;
+    const seen = byType.get(id);
+    if (!seen || compareSignals(s, seen) < 0) byType.set(id, s);
+  }
+  return [...byType.values()].sort(compareSignals);
+}
+
+/** One reason per key, identity first, then mandate, then policy; in found order within. */
+function ordered(reasons: RejectionReason[]): RejectionReason[] {
+  const unique = reasons.filter(
+    (reason, index) => reasons.findIndex((other) => other.key === reason.key) === index,
+  );
+  return unique.sort((a, b) => CATEGORIES.indexOf(a.category) - CATEGORIES.indexOf(b.category));
+}
+
+/** Each stage's own dimensions; 0 for a faulty stage or a value it did not give. */
+function confidencesOf(parts: Record<Component, ComponentResult | Error>): Confidences {
+  const confidences = {} as Confidences;
+  for (const component of COMPONENTS) {
+    const part = parts[component];
+    for (const dimension of OWNED[component]) {
+      const value = part instanceof Error ? 0 : (part.confidences[dimension] ?? 0);
+      confidences[dimension] = Number.isFinite(value) ? round2(Math.min(1, Math.max(0, value))) : 0;
+    }
+  }
+  return confidences;
+}

@@ -1,0 +1,246 @@
+import { describe, expect, it } from "vitest";
+import { evaluatePolicy, normalizeRules } from "../../src/assess/policy-rules";
+import { type MandateFacts, parseAssessRequest } from "../../src/assess/request";
+import {
+  COMPONENTS,
+  type RiskInput,
+  type Signal,
+  scoreAction,
+  scoreBehavior,
+} from "../../src/assess/risk";
+import { REJECTION_CATALOG, SIGNAL_CATALOG } from "../../src/assess/risk-model";
+import openPaymentExample from "../fixtures/ap2/open_payment_mandate.json";
+import { AGENT_ID, both, type Change, given, limits, NOW_S, withRules } from "./support/risk";
+
+const SIGNALS: [string, Signal["severity"], Change][] = [
+  ["agent_unknown", "high", (i) => Object.assign(i.identity, { agent: null, method: null })],
+  ["agent_suspended", "high", (i) => (i.identity.agent!.status = "suspended")],
+  ["agent_card_invalid", "low", (i) => (i.identity.agent!.card_status = "invalid")],
+  ["key_revoked", "high", (i) => (i.identity.key = "revoked")],
+  ["key_unregistered", "medium", (i) => (i.identity.key = "unregistered")],
+  ["identity_conflict", "high", (i) => (i.identity.conflict = true)],
+  ["card_unverified", "medium", (i) => (i.identity.card = "unverified")],
+  ["card_unknown", "medium", (i) => (i.identity.card = "unknown")],
+  [
+    "payee_unverifiable",
+    "medium",
+    limits([], [{ disclosed: [{ id: "other", name: "O", website: null }], undisclosed: 1 }]),
+  ],
+  ["execution_date_far_future", "medium", (i) => (i.facts.executionDate = "2027-04-29")],
+  ["execution_date_unreadable", "medium", (i) => (i.facts.executionDate = "next Tuesday")],
+  ["mandate_issued_in_future", "medium", (i) => (i.facts.issuedAt = NOW_S + 61)],
+  ["geo_unknown", "medium", both(withRules({ geo: { allow: ["DE"] } }), (i) => (i.geo = null))],
+  ["velocity_unknown", "medium", withRules({ velocity: { window: "1h", max: 5 } })],
+  ["amount_unknown", "medium", both(withRules({ max_amount: 1 }), (i) => (i.facts.amount = null))],
+  ["amount_above_usual", "high", (i) => (i.facts.amount!.amount = 30_001)],
+  ["amount_above_usual", "critical", (i) => (i.facts.amount!.amount = 100_001)],
+  ["activity_burst", "medium", (i) => (i.history.burst = 5)],
+  ["activity_burst", "high", (i) => (i.history.burst = 10)],
+  ["custom_action", "low", (i) => (i.kind = "custom")],
+  ["payee_first_seen", "medium", (i) => (i.history.payeeSeen = false)],
+  [
+    "recipient_first_contact",
+    "medium",
+    (i) => {
+      i.kind = "message_send";
+      i.facts.recipient = "a@b.c";
+      i.history.recipientSeen = false;
+    },
+  ],
+  ["recipient_missing", "medium", (i) => (i.kind = "message_send")],
+  ["recipient_missing", "medium", (i) => (i.kind = "voice_call")],
+  [
+    "recipient_not_e164",
+    "medium",
+    (i) => {
+      i.kind = "voice_call";
+      i.facts.recipient = "555-0100";
+    },
+  ],
+];
+
+describe("signals", () => {
+  it.each(SIGNALS)("%s (%s)", (type, severity, change) => {
+    const { signals } = scoreAction(given(change));
+    const category = SIGNAL_CATALOG[type as keyof typeof SIGNAL_CATALOG].category;
+    expect(signals).toEqual([{ category, type, severity }]);
+  });
+
+  it("covers every signal of the catalog", () => {
+    const tested = new Set([
+      ...SIGNALS.map(([type]) => type),
+      ...COMPONENTS.map((c) => `${c}_fault`),
+    ]);
+    expect([...tested].sort()).toEqual(Object.keys(SIGNAL_CATALOG).sort());
+  });
+
+  it.each([
+    ["3× the median exactly", 30_000, 10],
+    ["fewer than 3 approvals", 100_001, 2],
+  ])("amount_above_usual stays quiet at %s", (_, amount, approvedCount) => {
+    const input = given((i) => {
+      i.facts.amount!.amount = amount;
+      i.history.approvedCount = approvedCount;
+    });
+    expect(scoreBehavior(input).signals).toEqual([]);
+  });
+
+  it("geo_unknown also for Cloudflare's XX", () => {
+    const input = given(both(withRules({ geo: { allow: ["DE"] } }), (i) => (i.geo = "XX")));
+    expect(evaluatePolicy(input).signals).toEqual([
+      { category: "policy", type: "geo_unknown", severity: "medium" },
+    ]);
+  });
+
+  it("are sorted by severity, then category, then type", () => {
+    const input = given((i) => {
+      i.identity.card = "unknown";
+      i.identity.key = "revoked";
+      i.history.payeeSeen = false;
+      i.identity.agent!.card_status = "invalid";
+    });
+    expect(scoreAction(input).signals.map((s) => `${s.severity} ${s.type}`)).toEqual([
+      "high key_revoked",
+      "medium card_unknown",
+      "medium payee_first_seen",
+      "low agent_card_invalid",
+    ]);
+  });
+});
+
+const EXPIRED_AT = new Date((NOW_S - 1) * 1000).toISOString();
+const REJECTIONS: [string, string, Change][] = [
+  ["agent_revoked", `agent ${AGENT_ID} is revoked`, (i) => (i.identity.agent!.status = "revoked")],
+  [
+    "mandate_expired",
+    `the mandate expired at ${EXPIRED_AT} (exp ${NOW_S - 1})`,
+    (i) => (i.facts.expiresAt = NOW_S - 1),
+  ],
+  [
+    "mandate_amount_exceeded",
+    "amount 25000 USD exceeds the mandate's maximum 20000 USD",
+    both(limits([{ type: "payment.amount_range", currency: "USD", max: 20_000 }]), (i) => {
+      i.facts.amount = { amount: 25_000, currency: "USD" };
+    }),
+  ],
+  [
+    "mandate_amount_below_minimum",
+    "amount 10000 EUR is below the mandate's minimum 20000 EUR",
+    limits([{ type: "payment.amount_range", currency: "EUR", max: 90_000, min: 20_000 }]),
+  ],
+  [
+    "mandate_currency_mismatch",
+    "currency EUR is outside the mandate's amount range, set in USD",
+    limits([{ type: "payment.amount_range", currency: "USD", max: 20_000 }]),
+  ],
+  [
+    "mandate_outside_execution_window",
+    "execution at 2026-04-28T12:00:00.000Z is outside the mandate's not_after 2026-04-27",
+    limits([{ type: "payment.execution_date", not_after: "2026-04-27" }]),
+  ],
+  [
+    "payee_not_allowed",
+    'payee "merchant-1" is not among the mandate\'s 1 allowed payees',
+    limits([], [{ disclosed: [{ id: "other", name: "O", website: null }], undisclosed: 0 }]),
+  ],
+  [
+    "max_amount_exceeded",
+    "amount 150000 EUR exceeds the policy maximum 100000",
+    both(withRules({ max_amount: 100_000 }), (i) => (i.facts.amount!.amount = 150_000)),
+  ],
+  [
+    "currency_not_allowed",
+    "currency EUR is not among the policy's currencies USD, GBP",
+    withRules({ currencies: ["USD", "GBP"] }),
+  ],
+  [
+    "geo_not_allowed",
+    "country FR is not among the policy's allowed countries DE, NL",
+    both(withRules({ geo: { allow: ["DE", "NL"] } }), (i) => (i.geo = "FR")),
+  ],
+  [
+    "velocity_exceeded",
+    "this is assessment 6 of the agent within 1h; the policy allows 5 per 1h",
+    both(withRules({ velocity: { window: "1h", max: 5 } }), (i) => (i.history.windowCount = 5)),
+  ],
+];
+
+describe("rejection reasons", () => {
+  it.each(REJECTIONS)("%s denies, naming the numbers", (key, description, change) => {
+    const decision = scoreAction(given(change));
+    const category = REJECTION_CATALOG[key as keyof typeof REJECTION_CATALOG];
+    expect(decision.rejection_reasons).toEqual([{ key, category, description }]);
+    expect(decision).toMatchObject({ decision: "deny", risk_level: "highest" });
+    expect(decision.risk_score).toBeGreaterThanOrEqual(70);
+    expect(decision.reason).toBe(`Denied: ${description}.`);
+  });
+
+  it("covers every rejection key of the catalog", () => {
+    expect(REJECTIONS.map(([key]) => key).sort()).toEqual(Object.keys(REJECTION_CATALOG).sort());
+  });
+
+  it.each([
+    ["expiry is the exp second itself", (i: RiskInput) => (i.facts.expiresAt = NOW_S), 1],
+    ["velocity one below the maximum", (i: RiskInput) => (i.history.windowCount = 4), 0],
+    ["the maximum amount itself", (i: RiskInput) => (i.facts.amount!.amount = 100_000), 0],
+  ])("boundary: %s", (_, change, count) => {
+    const rules = withRules({ max_amount: 100_000, velocity: { window: "1h", max: 5 } });
+    const input = given(both(rules, (i) => (i.history.windowCount = 0), change));
+    expect(evaluatePolicy(input).rejection_reasons).toHaveLength(count);
+  });
+
+  it("an amount-less kind ignores the amount and currency rules", () => {
+    const input = given((i) => {
+      i.kind = "message_send";
+      i.facts.recipient = "+14155550100";
+      i.rules = normalizeRules({ max_amount: 1, currencies: ["USD"] });
+    });
+    expect(evaluatePolicy(input)).toMatchObject({ signals: [], rejection_reasons: [] });
+  });
+
+  it("an open mandate without an amount is checked by its ceilings", () => {
+    const input = given((i) => {
+      i.facts.amount = null;
+      i.facts.limits = {
+        maxAmounts: [{ amount: 20_000, currency: "USD" }],
+        allowedPayees: [],
+        constraints: [],
+      };
+      i.rules = normalizeRules({ max_amount: 10_000 });
+    });
+    expect(evaluatePolicy(input).rejection_reasons[0]?.description).toBe(
+      "the mandate's maximum 20000 USD exceeds the policy maximum 10000",
+    );
+  });
+
+  it("reads the bounds of the AP2 open payment example", () => {
+    const facts: MandateFacts = parseAssessRequest(
+      { mandate: { ...openPaymentExample, payment_amount: { amount: 25_000, currency: "USD" } } },
+      null,
+    ).facts;
+    const input = given((i) => {
+      i.mandateType = "open_payment";
+      i.facts = { ...facts, payee: { id: "merchant-1", name: "M", website: null } };
+      i.now = facts.issuedAt! * 1000;
+    });
+    const result = evaluatePolicy(input);
+    expect(result.rejection_reasons.map((r) => r.key)).toEqual(["mandate_amount_exceeded"]);
+    expect(result.signals.map((s) => s.type)).toEqual(["payee_unverifiable"]);
+    expect(result.confidences).toEqual({ policy_adherence: 1, mandate_validity: 0 });
+  });
+
+  it("lists identity, then mandate, then policy reasons, and names the count of the rest", () => {
+    const input = given((i) => {
+      i.rules = normalizeRules({ currencies: ["USD"] });
+      i.facts.expiresAt = NOW_S - 1;
+    });
+    const decision = scoreAction(input);
+    expect(decision.rejection_reasons.map((r) => r.key)).toEqual([
+      "mandate_expired",
+      "currency_not_allowed",
+    ]);
+    expect(decision.reason).toBe(
+      `Denied: the mandate expired at ${EXPIRED_AT} (exp ${NOW_S - 1}), and 1 more reason.`,
+    );
+  });
+});
