@@ -9,12 +9,15 @@ import { registerAgentCards } from "./routes/agent-cards";
 import { registerAgentKeys } from "./routes/agent-keys";
 import { registerAgents } from "./routes/agents";
 import { registerApiKeys } from "./routes/api-keys";
+import { registerAssess } from "./routes/assess";
+import { registerAssessments } from "./routes/assessments";
 import { registerAudit } from "./routes/audit";
 import { registerAuditVerify } from "./routes/audit-verify";
 import { registerHealth } from "./routes/health";
 import { registerJwks } from "./routes/jwks";
 import { registerMe } from "./routes/me";
 import { registerOrgs } from "./routes/orgs";
+import { registerPolicies } from "./routes/policies";
 import { registerPrincipals } from "./routes/principals";
 import { registerTransparency } from "./routes/transparency";
 
@@ -74,6 +77,9 @@ export function buildApp() {
   registerAuditVerify(app);
   registerAudit(app);
   registerTransparency(app);
+  registerAssess(app);
+  registerAssessments(app);
+  registerPolicies(app);
   registerPrincipals(app);
   // verify-card before /v1/agents/{id}: a literal path segment must win over the parameter.
   registerAgentCards(app);

@@ -33,6 +33,8 @@ export interface Env {
   ORG_LEDGER?: DurableObjectNamespace<OrgLedger>;
   /** Milliseconds from an append to the checkpoint that anchors it (default 10 000). */
   LEDGER_ANCHOR_DELAY_MS?: string;
+  /** Tests only (honoured when ENVIRONMENT is `test`): assess components to fail on purpose. */
+  TEST_FAULTS?: string;
   /** `production`, `development` or `test`. */
   ENVIRONMENT?: string;
 }

@@ -27,6 +27,7 @@ export const errorStatus = {
   agent_revoked: 409,
   agent_status_changed: 409,
   principal_erased: 409,
+  policy_activation_conflict: 409,
   key_in_use: 409,
   key_revoked: 409,
   mandate_invalid: 422,

@@ -47,6 +47,8 @@ export interface ParsedAssessRequest {
   mandate: Record<string, unknown>;
   a2a: A2ABinding | null;
   idempotencyKey: string | null;
+  /** An explicit reference to the acting agent (the weakest identity evidence). */
+  agentId: string | null;
   facts: MandateFacts;
 }
 
@@ -81,6 +83,7 @@ const assessRequestSchema = z.strictObject({
   // Any string here: an unknown value is `unknown_mandate_type`, not a malformed request.
   mandateType: z.string().optional(),
   a2a: a2aBlockSchema.optional(),
+  agent_id: z.uuid().optional(),
   // Visible ASCII only: keys are compared byte for byte, so no lookalikes or stray whitespace.
   idempotency_key: z
     .string()
@@ -89,6 +92,40 @@ const assessRequestSchema = z.strictObject({
     .regex(/^[\x21-\x7e]*$/, "must be printable ASCII without spaces")
     .optional(),
 });
+
+/** Deeper than any real mandate; bounds the recursion of every walk over it. */
+const MAX_DEPTH = 32;
+
+/**
+ * The first place a mandate holds what cannot be hashed or stored faithfully: JSON text may
+ * carry NUL and lone surrogates (Postgres `jsonb` refuses both) and numbers too large for a
+ * double (they parse as Infinity, which has no JSON form).
+ */
+function unstorableAt(value: unknown, path: string, depth: number): IssueDetail | null {
+  if (depth > MAX_DEPTH) return { path, message: `nested deeper than ${MAX_DEPTH} levels` };
+  if (typeof value === "string") {
+    return isStorableText(value) ? null : { path, message: "contains NUL or a lone surrogate" };
+  }
+  if (typeof value === "number") {
+    return Number.isFinite(value) ? null : { path, message: "number out of range" };
+  }
+  if (typeof value !== "object" || value === null) return null;
+  const entries = Array.isArray(value) ? value.entries() : Object.entries(value);
+  for (const [key, item] of entries) {
+    if (typeof key === "string" && !isStorableText(key)) {
+      return { path, message: "a key contains NUL or a lone surrogate" };
+    }
+    const found = unstorableAt(item, `${path}.${key}`, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function isStorableText(text: string): boolean {
+  return !text.includes("\u0000") && !LONE_SURROGATE.test(text);
+}
 
 /**
  * Parses the body of `POST /v1/assess` and the `A2A-Version` header (null when absent).
@@ -105,12 +142,15 @@ export function parseAssessRequest(body: unknown, a2aHeader: string | null): Par
   const request = parsed.data;
   // The submitted object itself, not zod's copy: "as submitted" down to an own `__proto__` key.
   const mandate = body.mandate as Record<string, unknown>;
+  const unstorable = unstorableAt(mandate, "mandate", 0);
+  if (unstorable) throw new ApiError("invalid_request", [unstorable]);
   const a2a = a2aBinding(request.a2a, a2aHeader);
   const base = {
     kind: request.kind,
     mandate,
     a2a,
     idempotencyKey: request.idempotency_key ?? null,
+    agentId: request.agent_id ?? null,
   };
 
   if (request.kind !== "ap2_payment") {
@@ -410,7 +450,9 @@ export function mandateCanonicalHash(
 /** The mandate as its author wrote it: the service's namespace in `risk_data` removed. */
 export function withoutServiceRiskData(mandate: Record<string, unknown>): Record<string, unknown> {
   const riskData = mandate.risk_data;
-  if (!isObject(riskData) || !Object.hasOwn(riskData, RISK_DATA_NAMESPACE)) return mandate;
+  if (!isObject(riskData)) return mandate;
+  // An empty `risk_data` counts as none, whether sent empty or emptied here: a mandate sent
+  // with `{}` and the same mandate sent back with only our payload in it hash the same.
   const { [RISK_DATA_NAMESPACE]: _injected, ...clientSignals } = riskData;
   const { risk_data: _riskData, ...rest } = mandate;
   return Object.keys(clientSignals).length === 0 ? rest : { ...rest, risk_data: clientSignals };

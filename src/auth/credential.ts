@@ -7,7 +7,8 @@ import { verifySession } from "./session";
 
 /** What the request presented, checked as far as it can be without the database. */
 export type Credential =
-  | { kind: "api_key"; hash: string }
+  /** `livemode` read from the key's prefix (`aar_live_`/`aar_test_`), which its mode matches. */
+  | { kind: "api_key"; hash: string; livemode: boolean }
   | { kind: "session"; subject: string; email: string | null; orgId: string | null };
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -26,7 +27,11 @@ export async function readCredential<E extends { Bindings: Env }>(
 
   if (header !== undefined || looksLikeApiKey(value)) {
     if (!isWellFormedApiKey(value)) throw new ApiError("unauthenticated");
-    return { kind: "api_key", hash: await hashApiKey(value) };
+    return {
+      kind: "api_key",
+      hash: await hashApiKey(value),
+      livemode: value.startsWith("aar_live_"),
+    };
   }
 
   const identity = await verifySession(value, c.env);

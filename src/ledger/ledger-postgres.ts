@@ -21,27 +21,7 @@ export async function writeToPostgres(
   const db = database(env);
   const writes = [];
   if (entries.length > 0) {
-    writes.push(
-      db
-        .insert(auditEntries)
-        .values(
-          entries.map((e) => ({
-            sequence: e.sequence,
-            id: e.id,
-            type: e.type,
-            actorType: e.actor.type,
-            actorId: e.actor.id,
-            subjectType: e.subject?.type ?? null,
-            subjectId: e.subject?.id ?? null,
-            digest: e.digest,
-            time: new Date(e.time),
-            prevHash: e.prev_hash,
-            hash: e.hash,
-            leafHash: e.leaf_hash,
-          })),
-        )
-        .onConflictDoNothing(),
-    );
+    writes.push(db.insert(auditEntries).values(entries.map(auditEntryRow)).onConflictDoNothing());
   }
   if (checkpoints.length > 0) {
     writes.push(
@@ -101,6 +81,24 @@ export async function writeToPostgres(
       `${LEDGER_CONFLICT}: sequences ${conflicting.map((r) => r.sequence).join(",")}`,
     );
   }
+}
+
+/** The Postgres row of a ledger entry: the one mapping, for the ledger and deferred writers. */
+export function auditEntryRow(e: StoredEntry): typeof auditEntries.$inferInsert {
+  return {
+    sequence: e.sequence,
+    id: e.id,
+    type: e.type,
+    actorType: e.actor.type,
+    actorId: e.actor.id,
+    subjectType: e.subject?.type ?? null,
+    subjectId: e.subject?.id ?? null,
+    digest: e.digest,
+    time: new Date(e.time),
+    prevHash: e.prev_hash,
+    hash: e.hash,
+    leafHash: e.leaf_hash,
+  };
 }
 
 /** Error message prefixes that survive the Durable Object's RPC boundary. */

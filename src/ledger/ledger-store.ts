@@ -16,6 +16,9 @@ type Row = Record<string, SqlStorageValue>;
 const SCHEMA = [
   "create table if not exists meta (key text primary key, value text not null)",
   "create table if not exists once_keys (key text primary key, sequence integer not null)",
+  // What a deferred append's caller must still write; kept for a retry or a racing duplicate.
+  `create table if not exists attachments (
+     sequence integer primary key, body text not null, created_at integer not null)`,
   `create table if not exists entries (
      sequence integer primary key, id text not null, type text not null,
      actor_type text not null, actor_id text not null, subject_type text, subject_id text,
@@ -125,6 +128,27 @@ export class LedgerStore {
 
   setOnce(key: string, sequence: number): void {
     this.sql.exec("insert into once_keys (key, sequence) values (?, ?)", key, sequence);
+  }
+
+  attachment(sequence: number): string | null {
+    const rows = this.sql.exec<{ body: string }>(
+      "select body from attachments where sequence = ?",
+      sequence,
+    );
+    return rows.toArray()[0]?.body ?? null;
+  }
+
+  setAttachment(sequence: number, body: string, now: number): void {
+    this.sql.exec(
+      "insert into attachments (sequence, body, created_at) values (?, ?, ?)",
+      sequence,
+      body,
+      now,
+    );
+  }
+
+  pruneAttachments(before: number): void {
+    this.sql.exec("delete from attachments where created_at < ?", before);
   }
 
   insertCheckpoint(c: CheckpointRecord): void {

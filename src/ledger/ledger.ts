@@ -4,7 +4,7 @@ import { ApiError } from "../errors";
 import type { Party } from "./chain";
 import { payloadDigest } from "./digest";
 import { LEDGER_UNAVAILABLE } from "./ledger-postgres";
-import type { Appended, OrgLedger } from "./org-ledger";
+import type { Appended, DeferredAppend, OrgLedger } from "./org-ledger";
 
 /** A state change to record: what happened, to what, and the payload it is a digest of. */
 export interface Change {
@@ -39,6 +39,27 @@ export async function record(env: Env, caller: Caller, ...changes: Change[]): Pr
     ...(change.once === undefined ? {} : { once: change.once }),
   }));
   return reachLedger(() => ledgerOf(env, caller.orgId).append(caller.orgId, inputs));
+}
+
+/**
+ * Sequences a change without waiting for Postgres (see OrgLedger.appendDeferred): the caller
+ * writes the returned entry in the same transaction as the change itself.
+ */
+export function recordDeferred(
+  env: Env,
+  caller: Caller,
+  change: Omit<Change, "once"> & { once: string[] },
+  attachment: string,
+): Promise<DeferredAppend> {
+  const input = {
+    type: change.type,
+    actor: actorParty(caller.actor),
+    subject: change.subject,
+    digest: payloadDigest(change.payload),
+    once: change.once,
+    attachment,
+  };
+  return reachLedger(() => ledgerOf(env, caller.orgId).appendDeferred(caller.orgId, input));
 }
 
 /** Has the org's ledger sign a checkpoint over everything appended so far (stored before it returns). */

@@ -29,6 +29,18 @@ export interface Appended {
   status: "pending" | "anchored";
 }
 
+/** What `appendDeferred` answers: the entry to write, and whether an earlier append made it. */
+export interface DeferredAppend {
+  entry: StoredEntry;
+  /** True when the `once` key had been used: `entry` and `attachment` are the first append's. */
+  replayed: boolean;
+  /** The first append's attachment on a replay (null once it has expired). */
+  attachment: string | null;
+}
+
+/** How long a deferred append's attachment is kept for a retry or a racing duplicate. */
+const ATTACHMENT_TTL_MS = 24 * 60 * 60 * 1000;
+
 export interface InclusionAnswer {
   sequence: number;
   leaf_index: number;
@@ -41,7 +53,7 @@ export interface InclusionAnswer {
 /** How long appends wait for a checkpoint to cover them: the window of `pending`. */
 export const ANCHOR_DELAY_MS = 10_000;
 
-function anchorDelay(env: Env): number {
+export function anchorDelay(env: Env): number {
   const configured = Number(env.LEDGER_ANCHOR_DELAY_MS);
   return Number.isInteger(configured) && configured > 0 ? configured : ANCHOR_DELAY_MS;
 }
@@ -105,6 +117,46 @@ export class OrgLedger extends DurableObject<Env> {
     return appended;
   }
 
+  /**
+   * Sequences one entry without waiting for Postgres: the caller writes the entry itself, in
+   * the same transaction as the change it records (one round trip instead of two). The alarm
+   * writes it too, later and idempotently, so a caller that fails after this call loses
+   * nothing from the ledger. `once` (one or more keys) makes it idempotent: a retry or a racing
+   * duplicate, by any of the keys, gets the first entry and the first append's `attachment`
+   * (what that caller set out to write), so it can finish that work instead of starting its own.
+   */
+  async appendDeferred(
+    orgId: string,
+    input: Omit<AppendInput, "once"> & { once: string[]; attachment: string },
+  ): Promise<DeferredAppend> {
+    this.bind(orgId);
+    // Several keys, one entry: the first key already used names the earlier append.
+    for (const key of input.once) {
+      const earlier = this.store.onceEntry(key);
+      if (earlier) {
+        return {
+          entry: earlier,
+          replayed: true,
+          attachment: this.store.attachment(earlier.sequence),
+        };
+      }
+    }
+    const [primary, ...others] = input.once;
+    if (primary === undefined) throw new Error("appendDeferred needs a once key");
+    const head = this.head;
+    const [answer, next] = this.ctx.storage.transactionSync(() => {
+      const sequenced = this.sequence(orgId, { ...input, once: primary }, head);
+      for (const key of others) this.store.setOnce(key, sequenced[0].sequence);
+      this.store.setAttachment(sequenced[0].sequence, input.attachment, Date.now());
+      return sequenced;
+    });
+    this.head = next;
+    await this.scheduleAnchor();
+    const entry = this.store.entry(answer.sequence);
+    if (!entry) throw new Error(`ledger ${orgId}: entry ${answer.sequence} vanished`);
+    return { entry, replayed: false, attachment: null };
+  }
+
   /** Builds, proves consistent, signs and stores a checkpoint over everything appended so far. */
   async anchor(orgId: string): Promise<CheckpointRecord | null> {
     this.bind(orgId);
@@ -120,6 +172,7 @@ export class OrgLedger extends DurableObject<Env> {
     if (!orgId) return;
     await this.flushThrough(this.head?.sequence ?? 0);
     await this.anchor(orgId);
+    this.store.pruneAttachments(Date.now() - ATTACHMENT_TTL_MS);
   }
 
   /** An inclusion proof for one entry against the newest checkpoint, or null while pending. */

@@ -113,4 +113,73 @@ export const ROUTES: RouteCase[] = [
       return { id: agent.id, keyId: (await registerKey(org, agent.id)).kid };
     },
   },
+
+  {
+    method: "POST",
+    path: "/v1/assess",
+    scope: "assess:write",
+    body: { mandate: { vct: "mandate.payment.1" } },
+  },
+  { method: "GET", path: "/v1/assessments", scope: "assess:read" },
+  {
+    method: "GET",
+    path: "/v1/assessments/{id}",
+    scope: "assess:read",
+    resource: async (org) => (await assessOnce(org)).assessmentId,
+  },
+  { method: "GET", path: "/v1/mandates", scope: "assess:read" },
+  {
+    method: "GET",
+    path: "/v1/mandates/{id}",
+    scope: "assess:read",
+    resource: async (org) => (await assessOnce(org)).mandateId,
+  },
+  {
+    method: "POST",
+    path: "/v1/policies",
+    scope: "policy:write",
+    body: { name: "p", rules: { max_amount: 1000 } },
+  },
+  { method: "GET", path: "/v1/policies", scope: "policy:read" },
+  {
+    method: "GET",
+    path: "/v1/policies/{id}",
+    scope: "policy:read",
+    resource: newPolicy,
+  },
+  {
+    method: "POST",
+    path: "/v1/policies/{id}/activate",
+    scope: "policy:write",
+    resource: newPolicy,
+  },
 ];
+
+/** One assessment of a fresh payment mandate in the org. */
+async function assessOnce(org: TestOrg) {
+  const res = await call("/v1/assess", {
+    method: "POST",
+    token: org.token,
+    body: {
+      mandate: {
+        vct: "mandate.payment.1",
+        transaction_id: crypto.randomUUID(),
+        payee: { id: "merchant_1", name: "Demo Merchant" },
+        payment_amount: { amount: 1000, currency: "USD" },
+        payment_instrument: { id: "stub", type: "card" },
+      },
+    },
+  });
+  if (res.status !== 200) throw new Error(`assess failed: ${res.status} ${res.text}`);
+  return res.json as { assessmentId: string; mandateId: string };
+}
+
+async function newPolicy(org: TestOrg) {
+  const res = await call("/v1/policies", {
+    method: "POST",
+    token: org.token,
+    body: { name: "limits", rules: { max_amount: 5000 } },
+  });
+  if (res.status !== 201) throw new Error(`policy creation failed: ${res.status} ${res.text}`);
+  return res.json.id as string;
+}

@@ -1,0 +1,114 @@
+import { and, eq, max, sql } from "drizzle-orm";
+import { assessments, auditCheckpoints, policies } from "../db/schema";
+import { orgBatch } from "../db/tenant";
+import type { AppContext } from "../http/context";
+import type { AgentRowView, AssessContext } from "./input";
+import { fromRow } from "./outcome";
+
+/** What the request itself says about who acts and with whom. */
+export interface ContextQuery {
+  contentHash: string;
+  idempotencyKey: string | null;
+  /** The mode of the credential: idempotency keys are kept apart per mode. */
+  livemode: boolean;
+  /** RFC 7638 thumbprint of the open mandate's `cnf.jwk`. */
+  thumbprint: string | null;
+  cardRef: string | null;
+  agentId: string | null;
+  currency: string | null;
+  counterparty: string | null;
+}
+
+/**
+ * One batch: the replay lookup, the idempotency key's owner, the active policy, the agent
+ * named by each piece of evidence, the agent's history, and the anchoring frontier. The agent
+ * chosen is the key's, else the card's, else the explicit one; the history is that agent's.
+ */
+export async function loadContext(c: AppContext, q: ContextQuery): Promise<AssessContext> {
+  const [replay, keyOwner, policy, identity, anchored] = await orgBatch(c, (db) => [
+    db.select().from(assessments).where(eq(assessments.contentHash, q.contentHash)),
+    db
+      .select({ contentHash: assessments.contentHash })
+      .from(assessments)
+      .where(
+        and(
+          eq(assessments.livemode, q.livemode),
+          eq(assessments.idempotencyKey, q.idempotencyKey ?? ""),
+        ),
+      ),
+    db
+      .select({
+        version: policies.version,
+        rules: policies.rules,
+        window: policies.velocityWindowSeconds,
+      })
+      .from(policies)
+      .where(eq(policies.status, "active")),
+    db.execute(identityAndHistory(q)),
+    db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
+  ]);
+  const row = (identity as unknown as { rows: Record<string, unknown>[] }).rows[0] ?? {};
+  const active = policy[0];
+  return {
+    replay: replay[0] ? fromRow(replay[0]) : null,
+    keyOwner: keyOwner[0]?.contentHash ?? null,
+    policy: active?.version ? { version: active.version, rules: active.rules } : null,
+    keyHit: (row.key_hit as AssessContext["keyHit"]) ?? null,
+    cardHit: (row.card_hit as AssessContext["cardHit"]) ?? null,
+    explicit: (row.explicit as AgentRowView | null) ?? null,
+    agent: (row.agent as AgentRowView | null) ?? null,
+    history: (row.history as AssessContext["history"]) ?? null,
+    anchoredThrough: Number(anchored[0]?.size ?? 0),
+  };
+}
+
+const AGENT_JSON = sql.raw(`json_build_object('id', a.id, 'status', a.status,
+  'trust_score', a.trust_score, 'risk_tier', a.risk_tier, 'card_status', a.card_status)`);
+
+function identityAndHistory(q: ContextQuery) {
+  return sql`
+    with key_hit as (
+      select k.agent_id, k.status from agent_keys k where k.thumbprint = ${q.thumbprint}
+    ),
+    card_hit as (
+      select a.id as agent_id, a.card_status from agents a
+      where ${q.cardRef}::text is not null
+        and (a.card_digest = ${q.cardRef} or a.card_url = ${q.cardRef}
+             or a.card_source_url = ${q.cardRef})
+      order by (a.card_status = 'verified') desc, a.id desc
+      limit 1
+    ),
+    chosen as (
+      select coalesce((select agent_id from key_hit), (select agent_id from card_hit),
+                      ${q.agentId}::uuid) as id
+    ),
+    window_seconds as (
+      select coalesce((select p.velocity_window_seconds from policies p
+                       where p.status = 'active'), 0) as s
+    )
+    select
+      (select row_to_json(key_hit) from key_hit) as key_hit,
+      (select row_to_json(card_hit) from card_hit) as card_hit,
+      (select ${AGENT_JSON} from agents a where a.id = ${q.agentId}::uuid) as explicit,
+      (select ${AGENT_JSON} from agents a where a.id = (select id from chosen)) as agent,
+      (select json_build_object(
+         'window_count', case when w.s = 0 then 0 else (
+           select count(*) from assessments h
+           where h.agent_id = c.id and h.created_at > now() - make_interval(secs => w.s)) end,
+         'burst', (select count(*) from assessments h
+           where h.agent_id = c.id and h.created_at > now() - interval '60 seconds'),
+         -- Bounded reads: the model needs "a few approvals" and a recent median, not all history.
+         'approved_count', (select count(*) from (select 1 from assessments h
+           where h.agent_id = c.id and h.decision = 'approve' limit 1000) n),
+         'median_amount', (select percentile_disc(0.5) within group (order by r.amount)
+           from (select h.amount from assessments h
+                 where h.agent_id = c.id and h.decision = 'approve' and h.currency = ${q.currency}
+                 order by h.created_at desc limit 200) r),
+         -- Paid (or contacted) before means an approved action, not a refused attempt.
+         'counterparty_seen', exists (select 1 from assessments h
+           where h.agent_id = c.id and h.decision = 'approve'
+             and h.counterparty = ${q.counterparty}))
+       from chosen c, window_seconds w
+       where c.id is not null
+      ) as history`;
+}

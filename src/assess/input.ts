@@ -1,0 +1,113 @@
+import type { AssessmentRecord } from "./outcome";
+import { normalizeRules, PolicyRules } from "./policy-rules";
+import type { ParsedAssessRequest } from "./request";
+import type { Identity, RiskInput } from "./risk-model";
+
+export interface AgentRowView {
+  id: string;
+  status: "active" | "suspended" | "revoked";
+  trust_score: number;
+  risk_tier: "low" | "medium" | "high" | "critical";
+  card_status: "unverified" | "verified" | "invalid";
+}
+
+/** Everything the pipeline reads, from the one round trip that also authenticates. */
+export interface AssessContext {
+  /** The stored assessment for the same content: the request is a replay. */
+  replay: AssessmentRecord | null;
+  /** The content hash the idempotency key was first used with. */
+  keyOwner: string | null;
+  policy: { version: number; rules: unknown } | null;
+  keyHit: { agent_id: string; status: "active" | "revoked" } | null;
+  cardHit: { agent_id: string; card_status: AgentRowView["card_status"] } | null;
+  explicit: AgentRowView | null;
+  agent: AgentRowView | null;
+  history: {
+    window_count: number;
+    burst: number;
+    approved_count: number;
+    median_amount: number | null;
+    counterparty_seen: boolean;
+  } | null;
+  /** The newest checkpoint's size: entries up to it are anchored. */
+  anchoredThrough: number;
+}
+
+/**
+ * The model's input from the request and its context: pure, so the benchmark can time the
+ * scoring stages outside the runtime exactly as the pipeline runs them.
+ */
+
+/** Who the action is for: the payee for payments, the recipient for messages and calls. */
+export function counterpartyOf(request: ParsedAssessRequest): string | null {
+  return request.facts.payee?.id ?? request.facts.recipient ?? null;
+}
+
+export function riskInput(
+  request: ParsedAssessRequest,
+  context: AssessContext,
+  thumbprint: string | null,
+  now: number,
+): RiskInput {
+  const rules = context.policy ? normalizeRules(PolicyRules.parse(context.policy.rules)) : null;
+  const agent = context.agent;
+  const history = context.history;
+  const seen = agent && counterpartyOf(request) ? (history?.counterparty_seen ?? false) : null;
+  return {
+    kind: request.kind,
+    mandateType: request.mandateType,
+    facts: request.facts,
+    identity: identityOf(context, thumbprint, request),
+    rules,
+    policyVersion: context.policy?.version ?? 0,
+    history: {
+      windowCount: agent && rules?.velocity ? (history?.window_count ?? 0) : null,
+      burst: agent ? (history?.burst ?? 0) : 0,
+      approvedCount: agent ? (history?.approved_count ?? 0) : 0,
+      medianApprovedAmount: agent ? (history?.median_amount ?? null) : null,
+      payeeSeen: request.kind === "ap2_payment" ? seen : null,
+      recipientSeen: request.kind === "ap2_payment" ? null : seen,
+    },
+    now,
+    geo: geoOf(request.facts.riskData),
+  };
+}
+
+function identityOf(
+  context: AssessContext,
+  thumbprint: string | null,
+  request: ParsedAssessRequest,
+): Identity {
+  const { keyHit, cardHit, explicit, agent } = context;
+  const named = [keyHit?.agent_id, cardHit?.agent_id, explicit?.id].filter(
+    (id): id is string => id !== undefined,
+  );
+  const cardRef = request.a2a?.agent_card_ref ?? null;
+  return {
+    agent,
+    method: keyHit ? "key" : cardHit ? "card" : explicit ? "explicit" : null,
+    key: thumbprint === null ? null : keyHit ? keyHit.status : "unregistered",
+    card:
+      cardRef === null
+        ? null
+        : cardHit
+          ? cardHit.card_status === "verified"
+            ? "verified"
+            : "unverified"
+          : "unknown",
+    conflict: new Set(named).size > 1,
+  };
+}
+
+/** The payer's country, as the trusted surface reported it in `risk_data`. */
+function geoOf(riskData: Record<string, unknown> | null): string | null {
+  const geo = riskData?.geo;
+  const candidates = [
+    riskData?.country,
+    typeof geo === "object" && geo !== null ? (geo as Record<string, unknown>).country : undefined,
+  ];
+  const found = candidates.find(
+    (v): v is string => typeof v === "string" && /^[A-Za-z]{2}$/.test(v),
+  );
+  return found ? found.toUpperCase() : null;
+}

@@ -1,0 +1,175 @@
+import { z } from "@hono/zod-openapi";
+import type { assessments } from "../db/schema";
+import { ACTION_KINDS } from "./request";
+
+/**
+ * An assessment as it is stored and as it is answered. The Outcome is a pure function of the
+ * record (plus whether a checkpoint anchors its ledger entry yet), so `POST /v1/assess`, its
+ * replays and `GET /v1/assessments/{id}` answer the same object.
+ */
+export interface AssessmentRecord {
+  id: string;
+  created: string;
+  livemode: boolean;
+  kind: (typeof ACTION_KINDS)[number];
+  mandate_type: string | null;
+  mandate_id: string;
+  content_hash: string;
+  idempotency_key: string | null;
+  agent: AgentSnapshot | null;
+  decision: Decision;
+  risk_level: RiskLevel;
+  risk_score: number;
+  reason: string;
+  policy_version: number;
+  confidences: Confidences;
+  signals: Signal[];
+  rejection_reasons: RejectionReason[];
+  jws: string;
+  kid: string;
+  verify_url: string;
+  audit_entry_id: string;
+  audit_sequence: number;
+  a2a: Record<string, unknown> | null;
+  latency_ms: number;
+  amount: number | null;
+  currency: string | null;
+  counterparty: string | null;
+}
+
+const DECISIONS = ["approve", "review", "deny"] as const;
+const RISK_LEVELS = ["normal", "elevated", "highest"] as const;
+type Decision = (typeof DECISIONS)[number];
+type RiskLevel = (typeof RISK_LEVELS)[number];
+
+const SignalSchema = z.object({ category: z.string(), type: z.string(), severity: z.string() });
+const RejectionReasonSchema = z.object({
+  key: z.string(),
+  category: z.string(),
+  description: z.string(),
+});
+const ConfidencesSchema = z
+  .object({
+    agent_identity: z.number(),
+    mandate_validity: z.number(),
+    policy_adherence: z.number(),
+    behavioral_risk: z.number(),
+    recipient_risk: z.number(),
+  })
+  .openapi({ description: "Each from 0 to 1; see docs/risk-model.md" });
+const AgentSnapshotSchema = z
+  .object({ id: z.string(), trust_score: z.number().int(), risk_tier: z.string() })
+  .openapi({ description: "The acting agent as it stood when assessed; null when unknown" });
+
+type Signal = z.infer<typeof SignalSchema>;
+type RejectionReason = z.infer<typeof RejectionReasonSchema>;
+type Confidences = z.infer<typeof ConfidencesSchema>;
+export type AgentSnapshot = z.infer<typeof AgentSnapshotSchema>;
+
+export const Outcome = z
+  .object({
+    object: z.literal("assessment"),
+    id: z.string(),
+    created: z.string(),
+    livemode: z.boolean(),
+    kind: z.enum(ACTION_KINDS),
+    outcome: z.object({
+      decision: z.enum(DECISIONS),
+      risk_level: z.enum(RISK_LEVELS),
+      risk_score: z.number().int().min(0).max(100),
+      reason: z.string(),
+      policy_version: z.number().int(),
+    }),
+    confidences: ConfidencesSchema,
+    signals: z.array(SignalSchema),
+    rejection_reasons: z.array(RejectionReasonSchema),
+    risk_payload: z.object({
+      jws: z.string(),
+      kid: z.string(),
+      alg: z.literal("EdDSA"),
+      verify_url: z.string(),
+    }),
+    audit: z.object({
+      entry_id: z.string(),
+      sequence: z.number().int(),
+      status: z.enum(["pending", "anchored"]).openapi({
+        description:
+          "`anchored` once a signed checkpoint covers the entry (the one field " +
+          "that can change between two reads of the same assessment)",
+      }),
+    }),
+    refinement: z
+      .object({ status: z.string() })
+      .nullable()
+      .openapi({ description: "Always null: this version refines nothing asynchronously" }),
+    agent: AgentSnapshotSchema.nullable(),
+    latency_ms: z.number().int().openapi({
+      description: "From receipt of the request to the signed decision (persistence excluded)",
+    }),
+  })
+  .openapi("Outcome");
+export type Outcome = z.infer<typeof Outcome>;
+
+export function toOutcome(record: AssessmentRecord, anchored: boolean): Outcome {
+  return {
+    object: "assessment",
+    id: record.id,
+    created: record.created,
+    livemode: record.livemode,
+    kind: record.kind,
+    outcome: {
+      decision: record.decision,
+      risk_level: record.risk_level,
+      risk_score: record.risk_score,
+      reason: record.reason,
+      policy_version: record.policy_version,
+    },
+    confidences: record.confidences,
+    signals: record.signals,
+    rejection_reasons: record.rejection_reasons,
+    risk_payload: { jws: record.jws, kid: record.kid, alg: "EdDSA", verify_url: record.verify_url },
+    audit: {
+      entry_id: record.audit_entry_id,
+      sequence: record.audit_sequence,
+      status: anchored ? "anchored" : "pending",
+    },
+    refinement: null,
+    agent: record.agent,
+    latency_ms: record.latency_ms,
+  };
+}
+
+type AssessmentRow = typeof assessments.$inferSelect;
+
+/** The record from its row (see persist.ts for the way in). */
+export function fromRow(row: AssessmentRow): AssessmentRecord {
+  return {
+    id: row.id,
+    created: row.createdAt.toISOString(),
+    livemode: row.livemode,
+    kind: row.kind as AssessmentRecord["kind"],
+    mandate_type: row.mandateType,
+    mandate_id: row.mandateId,
+    content_hash: row.contentHash,
+    idempotency_key: row.idempotencyKey,
+    agent: row.agent as AgentSnapshot | null,
+    decision: row.decision,
+    risk_level: row.riskLevel,
+    risk_score: row.riskScore,
+    reason: row.reason,
+    policy_version: row.policyVersion,
+    confidences: row.confidences as Confidences,
+    signals: row.signals as Signal[],
+    rejection_reasons: row.rejectionReasons as RejectionReason[],
+    jws: row.jws,
+    kid: row.kid,
+    verify_url: row.verifyUrl,
+    audit_entry_id: row.auditEntryId,
+    audit_sequence: row.auditSequence,
+    a2a: row.a2a as Record<string, unknown> | null,
+    latency_ms: row.latencyMs,
+    amount: row.amount,
+    currency: row.currency,
+    counterparty: row.counterparty,
+  };
+}

@@ -1,0 +1,301 @@
+import { calculateJwkThumbprint } from "jose";
+import type { Caller } from "../auth/caller";
+import { caller } from "../db/tenant";
+import type { Env } from "../env";
+import { ApiError } from "../errors";
+import type { AppContext } from "../http/context";
+import { payloadDigest } from "../ledger/digest";
+import { recordDeferred } from "../ledger/ledger";
+import { newId } from "../lib/ids";
+import { signer } from "../signing/signer";
+import { loadContext } from "./context";
+import { counterpartyOf, riskInput } from "./input";
+import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
+import { type PersistPlan, persist, recordOf } from "./persist";
+import { evaluatePolicy } from "./policy-rules";
+import {
+  mandateCanonicalHash,
+  type ParsedAssessRequest,
+  RISK_DATA_NAMESPACE,
+  withoutServiceRiskData,
+} from "./request";
+import { type ComponentResult, decide, scoreBehavior, scoreIdentity } from "./risk";
+import { Stopwatch } from "./stopwatch";
+
+export interface Assessed {
+  outcome: Outcome;
+  record: AssessmentRecord;
+  /** The submitted mandate with the signed Risk Payload in `risk_data`. */
+  mandate: Record<string, unknown>;
+  timing: Stopwatch;
+}
+
+/**
+ * POST /v1/assess after parsing: know-your-agent, policy, risk, sign, persist. Two database
+ * round trips for a fresh assessment (the context read, which also authenticates, and the
+ * persist transaction), one for a replay, and one call to the org's ledger object.
+ */
+export async function runAssessment(
+  c: AppContext,
+  request: ParsedAssessRequest,
+  receivedAt: number,
+): Promise<Assessed> {
+  const timing = new Stopwatch();
+  const livemode = livemodeOf(c);
+  const contentHash = contentHashOf(request, livemode);
+  const thumbprint = request.facts.holderKey
+    ? await calculateJwkThumbprint(request.facts.holderKey)
+    : null;
+  const context = await timing.time("context", () =>
+    loadContext(c, {
+      contentHash,
+      idempotencyKey: request.idempotencyKey,
+      livemode,
+      thumbprint,
+      cardRef: request.a2a?.agent_card_ref ?? null,
+      agentId: request.agentId,
+      currency: request.facts.amount?.currency ?? null,
+      counterparty: counterpartyOf(request),
+    }),
+  );
+  if (context.keyOwner !== null && context.keyOwner !== contentHash) throw keyReused();
+  if (context.replay) {
+    return answer(context.replay, context.anchoredThrough, request, timing);
+  }
+
+  const who = await caller(c);
+  const input = riskInput(request, context, thumbprint, receivedAt);
+  const faults = injectedFaults(c.env);
+  const kya = timing.timeSync("kya", () => component("kya", faults, () => scoreIdentity(input)));
+  const policy = timing.timeSync("policy", () =>
+    component("policy", faults, () => evaluatePolicy(input)),
+  );
+  const decision = timing.timeSync("risk", () =>
+    decide({ kya, policy, risk: component("risk", faults, () => scoreBehavior(input)) }, input),
+  );
+
+  const id = newId(receivedAt);
+  const mandateId = newId(receivedAt);
+  const submitted = withoutServiceRiskData(request.mandate);
+  const mandateHash = payloadDigest(submitted);
+  const created = new Date(receivedAt).toISOString();
+  const agent = input.identity.agent;
+  const snapshot = agent
+    ? { id: agent.id, trust_score: agent.trust_score, risk_tier: agent.risk_tier }
+    : null;
+  const signed = await timing.time("sign", async () => {
+    const key = await signer(c.env);
+    const jws = await key.signClaims(
+      {
+        iss: "agent-risk",
+        sub: id,
+        iat: Math.floor(receivedAt / 1000),
+        assessment_id: id,
+        mandate_id: mandateId,
+        mandate_hash: mandateHash,
+        kind: request.kind,
+        decision: decision.decision,
+        risk_score: decision.risk_score,
+        risk_level: decision.risk_level,
+        policy_version: context.policy?.version ?? 0,
+        agent_id: agent?.id ?? null,
+      },
+      "risk-payload+jwt",
+    );
+    return { jws, kid: key.kid };
+  });
+
+  const plan: PersistPlan = {
+    record: {
+      id,
+      created,
+      livemode: who.livemode,
+      kind: request.kind,
+      mandate_type: request.mandateType,
+      mandate_id: mandateId,
+      content_hash: contentHash,
+      idempotency_key: request.idempotencyKey,
+      agent: snapshot,
+      decision: decision.decision,
+      risk_level: decision.risk_level,
+      risk_score: decision.risk_score,
+      reason: decision.reason,
+      policy_version: context.policy?.version ?? 0,
+      confidences: decision.confidences,
+      signals: decision.signals,
+      rejection_reasons: decision.rejection_reasons,
+      jws: signed.jws,
+      kid: signed.kid,
+      verify_url: new URL("/.well-known/jwks.json", c.req.url).toString(),
+      a2a: request.a2a ? { ...request.a2a } : null,
+      latency_ms: Math.max(0, Math.round(Date.now() - receivedAt)),
+      amount: request.facts.amount?.amount ?? null,
+      currency: request.facts.amount?.currency ?? null,
+      counterparty: counterpartyOf(request),
+    },
+    mandate: {
+      id: mandateId,
+      kind: request.kind,
+      mandate_type: request.mandateType,
+      vct: typeof submitted.vct === "string" ? submitted.vct : null,
+      content_hash: contentHash,
+      mandate_hash: mandateHash,
+      mandate: submitted,
+    },
+    events: eventsOf(
+      id,
+      decision.decision,
+      decision.risk_level,
+      decision.risk_score,
+      request,
+      agent?.id ?? null,
+    ),
+  };
+  const record = await timing.time("persist", () => persistPlan(c, who, plan, faults));
+  return answer(record, context.anchoredThrough, request, timing);
+}
+
+async function persistPlan(
+  c: AppContext,
+  who: Caller,
+  fresh: PersistPlan,
+  faults: Set<string>,
+  suffix = "",
+): Promise<AssessmentRecord> {
+  const { content_hash: contentHash, idempotency_key: key, livemode } = fresh.record;
+  // The ledger object arbitrates both idempotency keys at once: the content, and the caller's
+  // key (per mode). Whichever was used first names the assessment every later request gets.
+  const once = [`assessment:${contentHash}${suffix}`];
+  if (key !== null) once.push(`assessment-key:${livemode ? "live" : "test"}:${key}${suffix}`);
+  const { entry, replayed, attachment } = await recordDeferred(
+    c.env,
+    who,
+    {
+      type: "assessment.completed",
+      subject: { type: "assessment", id: fresh.record.id },
+      payload: fresh.record,
+      once,
+    },
+    JSON.stringify(fresh),
+  );
+  if (replayed && attachment === null) {
+    // The first attempt never reached Postgres and its plan has expired: record this one
+    // under keys of its own (the orphan entry stays as the trace of the lost attempt).
+    return persistPlan(c, who, fresh, faults, `${suffix}:after:${entry.id}`);
+  }
+  if (faults.has("persist")) throw new Error("injected fault: persist");
+  // A racing duplicate or a retry finishes the first request's plan instead of its own.
+  const plan = replayed && attachment ? (JSON.parse(attachment) as PersistPlan) : fresh;
+  // The key was first used for other content: nothing of this request is written.
+  if (plan.record.content_hash !== contentHash) throw keyReused();
+  const stored = await persist(c, who.orgId, plan, entry);
+  if (stored !== plan.record.id) throw new ApiError("internal_error");
+  return recordOf(plan, entry);
+}
+
+function answer(
+  record: AssessmentRecord,
+  anchoredThrough: number,
+  request: ParsedAssessRequest,
+  timing: Stopwatch,
+): Assessed {
+  const outcome = toOutcome(record, record.audit_sequence <= anchoredThrough);
+  return { outcome, record, mandate: withRiskPayload(request.mandate, outcome), timing };
+}
+
+/** The mandate to forward downstream: `risk_data` as submitted plus our namespaced payload. */
+function withRiskPayload(mandate: Record<string, unknown>, outcome: Outcome) {
+  const riskData = mandate.risk_data;
+  if (
+    riskData !== undefined &&
+    (typeof riskData !== "object" || riskData === null || Array.isArray(riskData))
+  ) {
+    return mandate;
+  }
+  return {
+    ...mandate,
+    risk_data: {
+      ...(riskData as Record<string, unknown> | undefined),
+      [RISK_DATA_NAMESPACE]: {
+        assessment_id: outcome.id,
+        jws: outcome.risk_payload.jws,
+        kid: outcome.risk_payload.kid,
+        alg: outcome.risk_payload.alg,
+        verify_url: outcome.risk_payload.verify_url,
+      },
+    },
+  };
+}
+
+/**
+ * The idempotency key of the assessment: the mandate's canonical hash, kept apart per mode, so
+ * a test key never gets a live assessment back (the mode is known from the key's prefix, before
+ * the database is asked).
+ */
+function contentHashOf(request: ParsedAssessRequest, livemode: boolean): string {
+  const hash = mandateCanonicalHash(request);
+  return livemode ? hash : `test:${hash}`;
+}
+
+/** The mode, known from the key's prefix before the database is asked (sessions are live). */
+function livemodeOf(c: AppContext): boolean {
+  const credential = c.get("auth")?.credential;
+  return credential?.kind !== "api_key" || credential.livemode;
+}
+
+function keyReused(): ApiError {
+  return new ApiError("idempotency_key_reused", [
+    { path: "idempotency_key", message: "already used with a different mandate" },
+  ]);
+}
+
+function eventsOf(
+  assessmentId: string,
+  decision: string,
+  riskLevel: string,
+  riskScore: number,
+  request: ParsedAssessRequest,
+  agentId: string | null,
+): PersistPlan["events"] {
+  const data = {
+    assessment_id: assessmentId,
+    decision,
+    risk_level: riskLevel,
+    risk_score: riskScore,
+    agent_id: agentId,
+    kind: request.kind,
+  };
+  const types = ["assessment.completed"];
+  if (decision === "deny") types.push("assessment.denied");
+  if (decision === "review") types.push("assessment.flagged");
+  return types.map((type) => ({ id: newId(), type, data }));
+}
+
+/**
+ * A component that throws degrades the assessment instead of failing it: `decide` turns the
+ * error into a `system` signal and never approves.
+ */
+function component(
+  name: string,
+  faults: Set<string>,
+  run: () => ComponentResult,
+): ComponentResult | Error {
+  try {
+    if (faults.has(name)) throw new Error(`injected fault: ${name}`);
+    return run();
+  } catch (error) {
+    console.error(
+      JSON.stringify({ message: "assess component failed", component: name, error: String(error) }),
+    );
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/**
+ * Fault injection for the test suite only: `TEST_FAULTS` (comma-separated component names)
+ * is honoured when ENVIRONMENT is `test` and ignored everywhere else.
+ */
+function injectedFaults(env: Env): Set<string> {
+  if (env.ENVIRONMENT !== "test" || !env.TEST_FAULTS) return new Set();
+  return new Set(env.TEST_FAULTS.split(","));
+}

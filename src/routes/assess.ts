@@ -1,0 +1,101 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { Outcome } from "../assess/outcome";
+import { runAssessment } from "../assess/pipeline";
+import { ACTION_KINDS, parseAssessRequest } from "../assess/request";
+import type { AppEnv } from "../http/context";
+import { guarded } from "../http/route";
+import { errorResponses, json, jsonBody } from "../http/schemas";
+
+// The documented shape. The route validates only that the body is an object: the request's
+// own rules (strict fields, mandate types, A2A versions, 400 before 422) live in
+// parseAssessRequest, so no second, looser check can disagree with them.
+const AssessRequest = z
+  .object({
+    mandate: z.record(z.string(), z.unknown()).openapi({
+      description: "For `ap2_payment` an AP2 v0.2 mandate; for other kinds any object",
+    }),
+    kind: z.enum(ACTION_KINDS).optional().openapi({ description: "Default `ap2_payment`" }),
+    mandateType: z.enum(["checkout", "payment", "open_checkout", "open_payment"]).optional(),
+    a2a: z
+      .object({
+        task_id: z.string().optional(),
+        context_id: z.string().optional(),
+        agent_card_ref: z.string().optional(),
+        a2a_version: z.string().optional(),
+      })
+      .optional(),
+    idempotency_key: z.string().optional(),
+    agent_id: z.string().optional().openapi({
+      description: "The acting agent, when the mandate carries no key and no card names it",
+    }),
+  })
+  .openapi("AssessRequest");
+
+const AssessResponse = z
+  .object({
+    decision: z.enum(["approve", "review", "deny"]),
+    score: z.number().int().min(0).max(100),
+    assessmentId: z.string(),
+    mandateId: z.string(),
+    riskPayloadJws: z.string(),
+    mandate: z.record(z.string(), z.unknown()).openapi({
+      description: 'The submitted mandate with the Risk Payload in `risk_data["agent-risk"]`',
+    }),
+    outcome: Outcome,
+    idempotency_key: z.string().nullable().openapi({ description: "Echoed from the request" }),
+  })
+  .openapi("AssessResponse");
+
+const LooseBody = z.record(z.string(), z.unknown()).openapi("AssessRequestBody", {
+  description: "See AssessRequest",
+});
+
+const assess = createRoute(
+  guarded("assess:write", {
+    method: "post",
+    path: "/v1/assess",
+    tags: ["Assessments"],
+    summary: "Assess an agent action: a decision, a score and a signed Risk Payload",
+    description:
+      "Idempotent by the mandate's canonical content: the same mandate again answers the same " +
+      "assessment. Response headers `Server-Timing` and `x-service-server-timing` carry the " +
+      "stages `context`, `kya`, `policy`, `risk`, `sign`, `persist`.",
+    request: {
+      body: jsonBody(LooseBody),
+      headers: z.object({
+        "a2a-version": z.string().optional().openapi({ description: "`0.3` or `1.0`" }),
+      }),
+    },
+    responses: {
+      200: json(AssessResponse, "The assessment"),
+      ...errorResponses(400, 401, 403, 422, 500, 503),
+    },
+  }),
+);
+
+export function registerAssess(app: OpenAPIHono<AppEnv>) {
+  app.openAPIRegistry.register("AssessRequest", AssessRequest);
+  app.openapi(assess, async (c) => {
+    const receivedAt = Date.now();
+    // The body as sent (the validator above checked it is an object), not a parsed copy.
+    const body: unknown = await c.req.json();
+    const request = parseAssessRequest(body, c.req.header("a2a-version") ?? null);
+    const { outcome, record, mandate, timing } = await runAssessment(c, request, receivedAt);
+    const serverTiming = timing.header();
+    c.header("Server-Timing", serverTiming);
+    c.header("x-service-server-timing", serverTiming);
+    return c.json(
+      {
+        decision: outcome.outcome.decision,
+        score: outcome.outcome.risk_score,
+        assessmentId: outcome.id,
+        mandateId: record.mandate_id,
+        riskPayloadJws: outcome.risk_payload.jws,
+        mandate,
+        outcome,
+        idempotency_key: request.idempotencyKey,
+      },
+      200,
+    );
+  });
+}

@@ -1,0 +1,223 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, desc, eq, gte, lt, lte, max } from "drizzle-orm";
+import { fromRow, Outcome, toOutcome } from "../assess/outcome";
+import { ACTION_KINDS } from "../assess/request";
+import { assessments, auditCheckpoints, mandates } from "../db/schema";
+import { orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
+import type { AppEnv } from "../http/context";
+import { decodeIdCursor, page } from "../http/pagination";
+import { guarded } from "../http/route";
+import { errorResponses, IdParam, json, listOf, PageQuery, rowId } from "../http/schemas";
+
+const AssessmentSummary = z
+  .object({
+    id: z.string(),
+    object: z.literal("assessment"),
+    created: z.string(),
+    kind: z.enum(ACTION_KINDS),
+    livemode: z.boolean(),
+    decision: z.enum(["approve", "review", "deny"]),
+    risk_level: z.enum(["normal", "elevated", "highest"]),
+    risk_score: z.number().int(),
+    reason: z.string(),
+    agent_id: z.string().nullable(),
+    a2a: z.record(z.string(), z.unknown()).nullable().openapi({
+      description: "The A2A binding (`version`, `task_id`, `context_id`, `agent_card_ref`), if any",
+    }),
+  })
+  .openapi("AssessmentSummary");
+
+/** The decision filter takes the spec's spellings: `approved` and `denied` too. */
+const STATUS_FILTER = {
+  approve: "approve",
+  approved: "approve",
+  review: "review",
+  deny: "deny",
+  denied: "deny",
+} as const;
+
+const dateTime = z.iso.datetime({ offset: true });
+
+const ListAssessmentsQuery = PageQuery.extend({
+  status: z.enum(Object.keys(STATUS_FILTER) as [keyof typeof STATUS_FILTER]).optional(),
+  agent: z.uuid().optional(),
+  kind: z.enum(ACTION_KINDS).optional(),
+  from: dateTime.optional().openapi({ description: "created at or after (ISO 8601)" }),
+  to: dateTime.optional().openapi({ description: "created at or before (ISO 8601)" }),
+});
+
+const Mandate = z
+  .object({
+    object: z.literal("mandate"),
+    id: z.string(),
+    assessment_id: z.string(),
+    kind: z.enum(ACTION_KINDS),
+    mandate_type: z.string().nullable(),
+    vct: z.string().nullable(),
+    content_hash: z.string().openapi({ description: "The idempotency hash of the request" }),
+    mandate_hash: z.string().openapi({
+      description: "`sha256:<hex>` of the RFC 8785 mandate, as bound by the Risk Payload",
+    }),
+    mandate: z.record(z.string(), z.unknown()).openapi({ description: "As submitted" }),
+    livemode: z.boolean(),
+    created: z.string(),
+  })
+  .openapi("Mandate");
+
+const ListMandatesQuery = PageQuery.extend({ kind: z.enum(ACTION_KINDS).optional() });
+
+const tags = ["Assessments"];
+
+const listAssessments = createRoute(
+  guarded("assess:read", {
+    method: "get",
+    path: "/v1/assessments",
+    tags,
+    summary: "List assessments, newest first",
+    request: { query: ListAssessmentsQuery },
+    responses: {
+      200: json(listOf(AssessmentSummary, "AssessmentList"), "A page of assessments"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+const getAssessment = createRoute(
+  guarded("assess:read", {
+    method: "get",
+    path: "/v1/assessments/{id}",
+    tags,
+    summary: "Retrieve an assessment: the Outcome, as POST /v1/assess answered it",
+    request: { params: IdParam },
+    responses: { 200: json(Outcome, "The outcome"), ...errorResponses(401, 403, 404, 503) },
+  }),
+);
+
+const listMandates = createRoute(
+  guarded("assess:read", {
+    method: "get",
+    path: "/v1/mandates",
+    tags,
+    summary: "List assessed mandates, newest first",
+    request: { query: ListMandatesQuery },
+    responses: {
+      200: json(listOf(Mandate, "MandateList"), "A page of mandates"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+const getMandate = createRoute(
+  guarded("assess:read", {
+    method: "get",
+    path: "/v1/mandates/{id}",
+    tags,
+    summary: "Retrieve an assessed mandate",
+    request: { params: IdParam },
+    responses: { 200: json(Mandate, "The mandate"), ...errorResponses(401, 403, 404, 503) },
+  }),
+);
+
+type MandateRow = typeof mandates.$inferSelect;
+
+function toMandate(row: MandateRow): z.infer<typeof Mandate> {
+  return {
+    object: "mandate",
+    id: row.id,
+    assessment_id: row.assessmentId,
+    kind: row.kind as z.infer<typeof Mandate>["kind"],
+    mandate_type: row.mandateType,
+    vct: row.vct,
+    content_hash: row.contentHash,
+    mandate_hash: row.mandateHash,
+    mandate: row.mandate as Record<string, unknown>,
+    livemode: row.livemode,
+    created: row.createdAt.toISOString(),
+  };
+}
+
+export function registerAssessments(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listAssessments, async (c) => {
+    const q = c.req.valid("query");
+    const after = decodeIdCursor(q.cursor);
+    const [rows] = await orgBatch(c, (db) => [
+      db
+        .select()
+        .from(assessments)
+        .where(
+          and(
+            after ? lt(assessments.id, after) : undefined,
+            q.status ? eq(assessments.decision, STATUS_FILTER[q.status]) : undefined,
+            q.agent ? eq(assessments.agentId, q.agent.toLowerCase()) : undefined,
+            q.kind ? eq(assessments.kind, q.kind) : undefined,
+            q.from ? gte(assessments.createdAt, new Date(q.from)) : undefined,
+            q.to ? lte(assessments.createdAt, new Date(q.to)) : undefined,
+          ),
+        )
+        .orderBy(desc(assessments.id))
+        .limit(q.limit + 1),
+    ]);
+    const summaries = rows.map((row) => ({
+      id: row.id,
+      object: "assessment" as const,
+      created: row.createdAt.toISOString(),
+      kind: row.kind as z.infer<typeof AssessmentSummary>["kind"],
+      livemode: row.livemode,
+      decision: row.decision,
+      risk_level: row.riskLevel,
+      risk_score: row.riskScore,
+      reason: row.reason,
+      agent_id: row.agentId,
+      a2a: row.a2a as Record<string, unknown> | null,
+    }));
+    return c.json(
+      page(summaries, q.limit, (s) => s.id),
+      200,
+    );
+  });
+
+  app.openapi(getAssessment, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const [rows, anchored] = await orgBatch(c, (db) => [
+      db.select().from(assessments).where(eq(assessments.id, id)),
+      db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
+    ]);
+    const row = rows[0];
+    if (!row) throw new ApiError("not_found");
+    const through = Number(anchored[0]?.size ?? 0);
+    return c.json(toOutcome(fromRow(row), row.auditSequence <= through), 200);
+  });
+
+  app.openapi(listMandates, async (c) => {
+    const { limit, cursor, kind } = c.req.valid("query");
+    const after = decodeIdCursor(cursor);
+    const [rows] = await orgBatch(c, (db) => [
+      db
+        .select()
+        .from(mandates)
+        .where(
+          and(
+            after ? lt(mandates.id, after) : undefined,
+            kind ? eq(mandates.kind, kind) : undefined,
+          ),
+        )
+        .orderBy(desc(mandates.id))
+        .limit(limit + 1),
+    ]);
+    return c.json(
+      page(rows.map(toMandate), limit, (m) => m.id),
+      200,
+    );
+  });
+
+  app.openapi(getMandate, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const [rows] = await orgBatch(c, (db) => [
+      db.select().from(mandates).where(eq(mandates.id, id)),
+    ]);
+    const row = rows[0];
+    if (!row) throw new ApiError("not_found");
+    return c.json(toMandate(row), 200);
+  });
+}

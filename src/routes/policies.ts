@@ -1,0 +1,249 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, desc, eq, lt, ne, sql } from "drizzle-orm";
+import { normalizeRules, PolicyRules } from "../assess/policy-rules";
+import { policies } from "../db/schema";
+import { caller, orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
+import type { AppContext, AppEnv } from "../http/context";
+import { decodeIdCursor, page } from "../http/pagination";
+import { guarded } from "../http/route";
+import {
+  errorResponses,
+  IdParam,
+  json,
+  jsonBody,
+  listOf,
+  PageQuery,
+  plainText,
+  rowId,
+} from "../http/schemas";
+import { record } from "../ledger/ledger";
+import { newId } from "../lib/ids";
+
+const CreatePolicy = z
+  .object({
+    name: plainText(200),
+    rules: PolicyRules,
+    activate: z.boolean().default(false),
+  })
+  .strict()
+  .openapi("CreatePolicyRequest");
+
+const Policy = z
+  .object({
+    object: z.literal("policy"),
+    id: z.string(),
+    name: z.string(),
+    status: z.enum(["draft", "active"]),
+    version: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({
+        description:
+          "Assigned at each activation from an org-wide counter (the `policy_version` of the " +
+          "assessments it governs); null for a policy never activated",
+      }),
+    rules: PolicyRules,
+    created: z.string(),
+    activated_at: z.string().nullable(),
+  })
+  .openapi("Policy");
+
+const ListPoliciesQuery = PageQuery.extend({ status: z.enum(["draft", "active"]).optional() });
+
+const tags = ["Policies"];
+
+const create = createRoute(
+  guarded("policy:write", {
+    method: "post",
+    path: "/v1/policies",
+    tags,
+    summary: "Create a policy: a draft, or the org's active policy with `activate: true`",
+    request: { body: jsonBody(CreatePolicy) },
+    responses: {
+      201: json(Policy, "The policy"),
+      ...errorResponses(400, 401, 403, 409, 503),
+    },
+  }),
+);
+
+const list = createRoute(
+  guarded("policy:read", {
+    method: "get",
+    path: "/v1/policies",
+    tags,
+    summary: "List policies, newest first",
+    request: { query: ListPoliciesQuery },
+    responses: {
+      200: json(listOf(Policy, "PolicyList"), "A page of policies"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+const get = createRoute(
+  guarded("policy:read", {
+    method: "get",
+    path: "/v1/policies/{id}",
+    tags,
+    summary: "Retrieve a policy",
+    request: { params: IdParam },
+    responses: { 200: json(Policy, "The policy"), ...errorResponses(401, 403, 404, 503) },
+  }),
+);
+
+const activate = createRoute(
+  guarded("policy:write", {
+    method: "post",
+    path: "/v1/policies/{id}/activate",
+    tags,
+    summary: "Make a policy the org's one active policy",
+    description:
+      "The previously active policy returns to `draft`. The policy gets the next " +
+      "`policy_version`. Activating the active policy changes nothing and answers 200.",
+    request: { params: IdParam },
+    responses: {
+      200: json(Policy, "The active policy"),
+      ...errorResponses(401, 403, 404, 409, 503),
+    },
+  }),
+);
+
+type PolicyRow = typeof policies.$inferSelect;
+
+function toPolicy(row: PolicyRow): z.infer<typeof Policy> {
+  return {
+    object: "policy",
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    version: row.version,
+    rules: row.rules as z.infer<typeof PolicyRules>,
+    created: row.createdAt.toISOString(),
+    activated_at: row.activatedAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Activation in one transaction: the active policy (if another) returns to draft, this one
+ * takes the next version. The partial unique index keeps "one active" true under races; the
+ * loser of a race answers 409 and can retry.
+ */
+async function activateInBatch(c: AppContext, id: string): Promise<PolicyRow | undefined> {
+  const [, , rows] = await orgBatch(c, (db) => [
+    db
+      .update(policies)
+      .set({ status: "draft" })
+      .where(
+        and(
+          eq(policies.status, "active"),
+          ne(policies.id, id),
+          // Only when there is a draft to take its place: a bad id changes nothing.
+          sql`exists (select 1 from policies d where d.id = ${id} and d.status = 'draft')`,
+        ),
+      ),
+    db
+      .update(policies)
+      .set({
+        status: "active",
+        version: sql`(select coalesce(max(p.version), 0) + 1 from policies p)`,
+        activatedAt: sql`now()`,
+      })
+      .where(and(eq(policies.id, id), eq(policies.status, "draft"))),
+    db.select().from(policies).where(eq(policies.id, id)),
+  ]).catch((error: unknown) => {
+    if (isUniqueViolation(error)) {
+      throw new ApiError("policy_activation_conflict", [
+        { path: "id", message: "another activation happened at the same time; retry" },
+      ]);
+    }
+    throw error;
+  });
+  return rows[0];
+}
+
+/** Recorded once per version: a repeated activation of the active policy records nothing. */
+async function recordActivation(c: AppContext, row: PolicyRow) {
+  await record(c.env, await caller(c), {
+    type: "policy.activated",
+    subject: { type: "policy", id: row.id },
+    payload: toPolicy(row),
+    once: `policy.activated:${row.id}:${row.version}`,
+  });
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string } | null)?.code === "23505";
+}
+
+export function registerPolicies(app: OpenAPIHono<AppEnv>) {
+  app.openapi(create, async (c) => {
+    const body = c.req.valid("json");
+    const id = newId();
+    const [rows] = await orgBatch(c, (db) => [
+      db
+        .insert(policies)
+        .values({
+          id,
+          name: body.name,
+          rules: body.rules,
+          velocityWindowSeconds: normalizeRules(body.rules).velocity?.window_seconds ?? null,
+        })
+        .returning(),
+    ]);
+    let row = rows[0];
+    if (!row) throw new ApiError("internal_error");
+    const who = await caller(c);
+    await record(c.env, who, {
+      type: "policy.created",
+      subject: { type: "policy", id },
+      payload: toPolicy(row),
+    });
+    if (body.activate) {
+      row = (await activateInBatch(c, id)) ?? row;
+      await recordActivation(c, row);
+    }
+    return c.json(toPolicy(row), 201);
+  });
+
+  app.openapi(list, async (c) => {
+    const { limit, cursor, status } = c.req.valid("query");
+    const after = decodeIdCursor(cursor);
+    const [rows] = await orgBatch(c, (db) => [
+      db
+        .select()
+        .from(policies)
+        .where(
+          and(
+            after ? lt(policies.id, after) : undefined,
+            status ? eq(policies.status, status) : undefined,
+          ),
+        )
+        .orderBy(desc(policies.id))
+        .limit(limit + 1),
+    ]);
+    return c.json(
+      page(rows.map(toPolicy), limit, (p) => p.id),
+      200,
+    );
+  });
+
+  app.openapi(get, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const [rows] = await orgBatch(c, (db) => [
+      db.select().from(policies).where(eq(policies.id, id)),
+    ]);
+    const row = rows[0];
+    if (!row) throw new ApiError("not_found");
+    return c.json(toPolicy(row), 200);
+  });
+
+  app.openapi(activate, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const row = await activateInBatch(c, id);
+    if (!row) throw new ApiError("not_found");
+    await recordActivation(c, row);
+    return c.json(toPolicy(row), 200);
+  });
+}

@@ -1,0 +1,63 @@
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { Env } from "../../src/env";
+import worker from "../../workers/main";
+import payment from "../fixtures/ap2/payment_mandate.json";
+import { call, newOrg } from "./support/api";
+import { ownerSql } from "./support/db";
+
+async function assessWith(override: Partial<Env>, key: string, body: unknown) {
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(
+    new Request("https://risk.test/v1/assess", {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+    { ...env, ...override },
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return { status: response.status, json: (await response.json()) as any };
+}
+
+describe("an assessment that failed after the ledger sequenced it", () => {
+  it("is completed by its retry: one entry, the first attempt's outcome, nothing lost", async () => {
+    const org = await newOrg();
+    const { key } = await org.key();
+    const body = { mandate: { ...payment, transaction_id: crypto.randomUUID() } };
+
+    // The ledger object has the entry; the request dies before Postgres sees anything.
+    const failed = await assessWith({ TEST_FAULTS: "persist" }, key, body);
+    expect(failed.status).toBe(500);
+    expect(failed.json).toEqual({ error: "internal_error" });
+    expect(await ownerSql`select id from assessments where org_id = ${org.id}`).toEqual([]);
+
+    const retried = await call("/v1/assess", { method: "POST", key, body });
+    expect(retried.status).toBe(200);
+    const entries = await ownerSql`select id, sequence, subject_id from audit_entries
+      where org_id = ${org.id} and type = 'assessment.completed'`;
+    expect(entries).toHaveLength(1);
+    // The retry finished the first attempt's plan: its ids are the ones the entry recorded.
+    expect(entries[0]?.subject_id).toBe(retried.json.assessmentId);
+    expect(retried.json.outcome.audit).toEqual({
+      entry_id: entries[0]?.id,
+      sequence: Number(entries[0]?.sequence),
+      status: "pending",
+    });
+    // A further replay answers the same, and the chain verifies.
+    const again = await call("/v1/assess", { method: "POST", key, body });
+    expect(again.json).toEqual(retried.json);
+    const verify = await call("/v1/audit/verify", { key });
+    expect(verify.json).toMatchObject({ ok: true, first_break: null });
+  });
+
+  it("never answers approve with a 5xx", async () => {
+    const org = await newOrg();
+    const { key } = await org.key();
+    const body = { mandate: { ...payment, transaction_id: crypto.randomUUID() } };
+    const failed = await assessWith({ TEST_FAULTS: "persist" }, key, body);
+    expect(failed.status).toBe(500);
+    expect(JSON.stringify(failed.json)).not.toContain("approve");
+  });
+});
