@@ -1,0 +1,109 @@
+/**
+ * The assess pipeline's compute, timed where a clock runs: the same pure code the Worker runs
+ * between its I/O waits (parse and validate, canonical hash, key thumbprint, know-your-agent,
+ * policy, risk, and the EdDSA signature of the Risk Payload), in a loop in Node. Inside workerd
+ * the clock moves only at I/O and in whole milliseconds, so `Server-Timing` cannot show it.
+ */
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT } from "jose";
+import { type AssessContext, riskInput } from "../src/assess/input.ts";
+import { evaluatePolicy } from "../src/assess/policy-rules.ts";
+import { mandateCanonicalHash, parseAssessRequest } from "../src/assess/request.ts";
+import { decide, scoreBehavior, scoreIdentity } from "../src/assess/risk.ts";
+import { ed25519Jwk } from "./local-keys.ts";
+
+export interface ComputeFigures {
+  iterations: number;
+  p50: number;
+  p99: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+/** A realistic request (an open payment mandate bound to a registered key) and its context. */
+async function scenario() {
+  const { publicKey } = await generateKeyPair("ES256", { extractable: true });
+  const jwk = await exportJWK(publicKey);
+  const body = {
+    mandate: {
+      vct: "mandate.payment.open.1",
+      constraints: [
+        { type: "payment.amount_range", currency: "USD", max: 200000, min: 0 },
+        { type: "payment.allowed_payees", allowed: [{ id: "m-7", name: "Shop" }] },
+        { type: "payment.reference", conditional_transaction_id: "FzLoxbbtgQGYZxoSM2NJYJ" },
+      ],
+      cnf: { jwk: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y } },
+      iat: Math.floor(Date.now() / 1000) - 10,
+      exp: Math.floor(Date.now() / 1000) + 3600,
+      risk_data: { country: "US" },
+    },
+    mandateType: "open_payment",
+    a2a: { task_id: "t-1", agent_card_ref: "sha256:00" },
+    idempotency_key: "bench-1",
+  };
+  const context: AssessContext = {
+    replay: null,
+    keyOwner: null,
+    policy: {
+      version: 3,
+      rules: {
+        max_amount: 1000000,
+        currencies: ["USD", "EUR"],
+        geo: { allow: ["US", "DE"] },
+        velocity: { window: "1h", max: 1000 },
+      },
+    },
+    keyHit: { agent_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e", status: "active" },
+    cardHit: null,
+    explicit: null,
+    agent: {
+      id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e",
+      status: "active",
+      trust_score: 62,
+      risk_tier: "medium",
+      card_status: "verified",
+    },
+    history: {
+      window_count: 40,
+      burst: 2,
+      approved_count: 300,
+      median_amount: 4500,
+      counterparty_seen: true,
+    },
+    anchoredThrough: 0,
+  };
+  const key = await importJWK(ed25519Jwk().privateJwk as Parameters<typeof importJWK>[0], "EdDSA");
+  return { body, context, key };
+}
+
+/** One assessment's compute, as runAssessment does it between its I/O waits. */
+async function once(s: Awaited<ReturnType<typeof scenario>>): Promise<void> {
+  const request = parseAssessRequest(structuredClone(s.body), "1.0");
+  mandateCanonicalHash(request);
+  const thumbprint = request.facts.holderKey
+    ? await calculateJwkThumbprint(request.facts.holderKey)
+    : null;
+  const input = riskInput(request, s.context, thumbprint, Date.now());
+  const decision = decide(
+    { kya: scoreIdentity(input), policy: evaluatePolicy(input), risk: scoreBehavior(input) },
+    input,
+  );
+  await new SignJWT({ decision: decision.decision, risk_score: decision.risk_score })
+    .setProtectedHeader({ alg: "EdDSA", kid: "bench", typ: "risk-payload+jwt" })
+    .setIssuedAt()
+    .sign(s.key);
+}
+
+export async function measureCompute(iterations = 5000): Promise<ComputeFigures> {
+  const s = await scenario();
+  for (let i = 0; i < 500; i++) await once(s); // JIT warm-up
+  const times: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const start = performance.now();
+    await once(s);
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  return { iterations, p50: percentile(times, 50), p99: percentile(times, 99) };
+}

@@ -1,0 +1,80 @@
+/**
+ * CPU time of this process's descendants by role (Linux /proc), so `bench:assess` can tell the
+ * workerd that runs the Worker and its Durable Object from wrangler dev's own machinery: its
+ * Node process and the second workerd, which holds wrangler's proxy and inspector Workers and
+ * listens on the public port. workerd's clock moves only at I/O, so `Server-Timing` cannot
+ * resolve the pipeline's compute; the Worker's CPU time per request can bound it. Elsewhere
+ * (no procfs): an empty map.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+/** USER_HZ: the unit of /proc times on every mainstream Linux build. */
+const TICK_MS = 10;
+
+export type Role = "worker" | "wrangler" | "other";
+
+/** Which part of the stack a descendant process is. */
+function roleOf(pid: number, name: string, publicAddress: string): Role {
+  if (name === "node") return "wrangler";
+  if (name !== "workerd") return "other";
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    return args.includes(`--socket-addr=entry=${publicAddress}`) ? "wrangler" : "worker";
+  } catch {
+    return "other";
+  }
+}
+
+/**
+ * Milliseconds of CPU (user + system) per role, over all descendants; `publicAddress` is
+ * wrangler dev's `host:port`.
+ */
+export function descendantCpuMs(publicAddress: string): Map<Role, number> {
+  const byRole = new Map<Role, number>();
+  let table: { pid: number; ppid: number; name: string; ms: number }[] = [];
+  try {
+    table = readdirSync("/proc")
+      .filter((entry) => /^\d+$/.test(entry))
+      .flatMap((entry) => {
+        try {
+          const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+          const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+          // After "(comm)": state ppid ... utime (14th field overall) stime (15th).
+          const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+          const ticks = Number(fields[11]) + Number(fields[12]);
+          return [{ pid: Number(entry), ppid: Number(fields[1]), name, ms: ticks * TICK_MS }];
+        } catch {
+          return []; // exited meanwhile
+        }
+      });
+  } catch {
+    return byRole; // no procfs
+  }
+  const mine = new Set([process.pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of table) {
+      if (mine.has(p.ppid) && !mine.has(p.pid)) {
+        mine.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  for (const p of table) {
+    if (p.pid !== process.pid && mine.has(p.pid)) {
+      const role = roleOf(p.pid, p.name, publicAddress);
+      byRole.set(role, (byRole.get(role) ?? 0) + p.ms);
+    }
+  }
+  return byRole;
+}
+
+/** Per-role CPU milliseconds spent between two samples. */
+export function cpuMsBetween(
+  before: Map<Role, number>,
+  after: Map<Role, number>,
+): Map<Role, number> {
+  const spent = new Map<Role, number>();
+  for (const [name, ms] of after) spent.set(name, ms - (before.get(name) ?? 0));
+  return spent;
+}

@@ -1,0 +1,116 @@
+/**
+ * Request bodies for `POST /v1/assess`, shaped like test/fixtures/ap2 and each one distinct (a
+ * fresh assessment, never a replay): AP2 payment mandates (half of them), open payment
+ * mandates bound to the agent's registered key (35%), and `message_send` actions (15%).
+ * Amounts, currencies and payees vary; some requests carry an A2A block, an idempotency key,
+ * or the payer's country in `risk_data`. Generated before a phase, so the measured loop only
+ * sends.
+ */
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import type { Agent } from "./bench-assess-tenant.ts";
+
+export const MANDATE_KINDS = ["payment", "open_payment", "message_send"] as const;
+export type MandateKind = (typeof MANDATE_KINDS)[number];
+
+export interface AssessBody {
+  kind: MandateKind;
+  /** The JSON body, serialized once. */
+  body: string;
+}
+
+const MERCHANTS = Array.from({ length: 12 }, (_, i) => ({
+  id: `merchant_${i + 1}`,
+  name: `Merchant ${i + 1}`,
+  website: `https://merchant-${i + 1}.example`,
+}));
+const COUNTRIES = ["US", "DE", "FR", "GB", "NL"];
+
+const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)] as T;
+const chance = (p: number) => Math.random() < p;
+
+/** Minor units, log-uniform from 5.00 to 2,000.00: many small payments, a few large ones. */
+function amount(): number {
+  return Math.round(500 * 400 ** Math.random());
+}
+
+function transactionId(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/** An SD-JWT digest standing for an undisclosed element, as AP2 presents them. */
+function undisclosed(): { "...": string } {
+  return { "...": createHash("sha256").update(randomUUID()).digest("base64url") };
+}
+
+function paymentMandate(now: number) {
+  const currency = chance(0.7) ? "USD" : "EUR";
+  return {
+    vct: "mandate.payment.1",
+    transaction_id: transactionId(),
+    payee: pick(MERCHANTS),
+    payment_amount: { amount: amount(), currency },
+    payment_instrument: { id: "stub", type: "card", description: "Card ••••4242" },
+    ...(chance(0.6) ? { risk_data: { country: pick(COUNTRIES), device: "web" } } : {}),
+    iat: now,
+    exp: now + 3600,
+  };
+}
+
+function openPaymentMandate(now: number, agent: Agent) {
+  const currency = chance(0.7) ? "USD" : "EUR";
+  const payee = pick(MERCHANTS);
+  const max = 20_000 + Math.floor(Math.random() * 80_000);
+  return {
+    vct: "mandate.payment.open.1",
+    constraints: [
+      { type: "payment.amount_range", currency, max, min: 0 },
+      { type: "payment.allowed_payees", allowed: [payee, undisclosed()] },
+      { type: "payment.reference", conditional_transaction_id: transactionId() },
+    ],
+    cnf: { jwk: agent.jwk },
+    payee,
+    payment_amount: { amount: Math.min(max, amount()), currency },
+    iat: now,
+    exp: now + 3600,
+  };
+}
+
+function messageMandate() {
+  return {
+    to: `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`,
+    channel: "sms",
+    message_id: randomUUID(),
+    body: "Your order has shipped and arrives on Thursday.",
+  };
+}
+
+function requestOf(kind: MandateKind, now: number, agent: Agent): Record<string, unknown> {
+  switch (kind) {
+    case "payment":
+      // Without a key in the mandate the caller names its agent (most do; some do not).
+      return { mandate: paymentMandate(now), ...(chance(0.9) ? { agent_id: agent.id } : {}) };
+    case "open_payment":
+      return { mandate: openPaymentMandate(now, agent) };
+    case "message_send":
+      return { kind: "message_send", mandate: messageMandate(), agent_id: agent.id };
+  }
+}
+
+function kindAt(index: number): MandateKind {
+  const slot = index % 20; // 10 payment, 7 open payment, 3 message_send in every 20
+  return slot < 10 ? "payment" : slot < 17 ? "open_payment" : "message_send";
+}
+
+/** `count` distinct assess bodies in the mix above, interleaved, each by one of the agents. */
+export function assessBodies(count: number, agents: readonly Agent[]): AssessBody[] {
+  const now = Math.floor(Date.now() / 1000);
+  return Array.from({ length: count }, (_, index) => {
+    const kind = kindAt(index);
+    const body = requestOf(kind, now, pick(agents));
+    if (chance(0.2)) {
+      body.a2a = { task_id: randomUUID(), context_id: randomUUID(), a2a_version: "1.0" };
+    }
+    if (chance(0.5)) body.idempotency_key = `bench-${randomUUID()}`;
+    return { kind, body: JSON.stringify(body) };
+  });
+}

@@ -1,0 +1,165 @@
+/**
+ * The stack `npm run bench:assess` measures, started the way `npm run dev` starts it but with
+ * nothing of the developer's: the SQL endpoint (PGlite in memory, or a fresh database on the
+ * PostgreSQL server of DATABASE_URL), then `wrangler dev` on a free port with a `.dev.vars` of
+ * its own (fresh signing key, master key and identity provider) in a temporary directory.
+ *
+ * The Worker is built once, by `wrangler deploy --dry-run` (wrangler's own bundler, as a deploy
+ * does), and `wrangler dev --no-bundle` serves that build: an edit saved under src/ while the
+ * benchmark runs cannot reload the Worker in the middle of a measurement.
+ */
+import { execFile } from "node:child_process";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+import type { LocalIdp } from "./dev-idp.ts";
+import { waitForOk } from "./dev-net.ts";
+import { type GroupChild, spawnGroup } from "./dev-process.ts";
+import { REPO_ROOT } from "./dev-state.ts";
+import { ensureLocalDevVars } from "./dev-vars.ts";
+import { localDatabaseUrl, localIdentityProvider } from "./local-keys.ts";
+import { type SqlEndpoint, startSqlEndpoint } from "./sql-endpoint/index.ts";
+
+const HOST = "127.0.0.1";
+const START_TIMEOUT_MS = 120_000;
+
+export interface Stack {
+  origin: string;
+  endpoint: SqlEndpoint;
+  /** The identity provider this run's Worker trusts (its private key signs the session). */
+  idp: LocalIdp;
+  wrangler: GroupChild;
+}
+
+/** A port nobody listens on right now (wrangler binds it a moment later). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen({ host: HOST, port: 0 }, () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function wranglerBin(): string {
+  const pkg = createRequire(import.meta.url).resolve("wrangler/package.json");
+  return join(dirname(pkg), "bin/wrangler.js");
+}
+
+/** As `npm run dev` runs wrangler: offline, quiet, and without our own variables. */
+function wranglerEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.DATABASE_URL;
+  delete env.PORT;
+  delete env.DEV_STATE_DIR;
+  env.WRANGLER_SEND_METRICS = "false";
+  env.WRANGLER_HIDE_BANNER = "true";
+  env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
+  return env;
+}
+
+/** The deployable bundle of workers/main.ts, as `wrangler deploy` would upload it. */
+async function buildWorker(outDir: string): Promise<string> {
+  try {
+    await promisify(execFile)(
+      process.execPath,
+      [
+        wranglerBin(),
+        "deploy",
+        "--dry-run",
+        "--config",
+        join(REPO_ROOT, "wrangler.toml"),
+        "--outdir",
+        outDir,
+      ],
+      { cwd: REPO_ROOT, env: wranglerEnv(), maxBuffer: 16 * 1024 * 1024 },
+    );
+  } catch (error) {
+    const output = error as { stdout?: string; stderr?: string };
+    throw new Error(`wrangler could not build the Worker:\n${output.stderr || output.stdout}`);
+  }
+  return join(outDir, "main.js");
+}
+
+/**
+ * Starts the stack; every part started is registered in `cleanups` at once (so a failure or
+ * Ctrl-C later still stops it). `workDir` holds the build, `.dev.vars` and the DOs' storage.
+ */
+export async function startStack(options: {
+  databaseUrl: string | undefined;
+  workDir: string;
+  cleanups: (() => unknown)[];
+  log: (line: string) => void;
+}): Promise<Stack> {
+  const { workDir, cleanups, log } = options;
+  const endpoint = await startSqlEndpoint({
+    databaseUrl: options.databaseUrl,
+    fresh: true,
+    migrationsFolder: join(REPO_ROOT, "drizzle"),
+  });
+  cleanups.push(() => endpoint.close());
+
+  const script = await buildWorker(join(workDir, "worker"));
+  const [port, inspectorPort] = [await freePort(), await freePort()];
+  const origin = `http://${HOST}:${port}`;
+  const idp = localIdentityProvider(origin) as LocalIdp;
+  const devVars = join(workDir, ".dev.vars");
+  ensureLocalDevVars(devVars, idp);
+
+  log(`starting wrangler dev on ${origin}`);
+  const args = [
+    wranglerBin(),
+    "dev",
+    script,
+    "--no-bundle",
+    "--config",
+    join(REPO_ROOT, "wrangler.toml"),
+    "--local",
+    "--ip",
+    HOST,
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(inspectorPort),
+    "--persist-to",
+    join(workDir, "state"),
+    // Not the repository's .dev.vars: this run's own (--env-file also turns that lookup off).
+    "--env-file",
+    devVars,
+    "--var",
+    `DATABASE_URL:${localDatabaseUrl(endpoint.url)}`,
+    "--show-interactive-dev-session=false",
+    // No line per request: printing thousands of them would cost CPU the Worker competes for.
+    "--log-level",
+    "warn",
+  ];
+  const wrangler = spawnGroup("wrangler", process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: wranglerEnv(),
+  });
+  cleanups.push(() => wrangler.stop());
+  process.on("exit", () => wrangler.killNow());
+
+  const aborter = new AbortController();
+  const timer = setTimeout(
+    () => aborter.abort(new Error(`${origin}/health did not answer within 120 s`)),
+    START_TIMEOUT_MS,
+  );
+  void wrangler.exited.then(({ code, signal }) =>
+    aborter.abort(new Error(`wrangler exited while starting (${signal ?? `code ${code}`})`)),
+  );
+  try {
+    await waitForOk(`${origin}/health`, {
+      signal: aborter.signal,
+      slowAfterMs: START_TIMEOUT_MS,
+      onSlow: () => undefined,
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+  return { origin, endpoint, idp, wrangler };
+}

@@ -1,0 +1,382 @@
+/**
+ * `npm run bench:assess [-- --requests 2000 --concurrency 16 --replays 2000]`
+ *
+ * Throughput, latency, database round trips and stage times of `POST /v1/assess` on the stack
+ * `npm run dev` runs: the Worker under `wrangler dev` (the ledger Durable Object included)
+ * against PostgreSQL behind the local SQL endpoint: PGlite in memory, or a fresh database on
+ * the server named by DATABASE_URL (bench-assess-stack.ts). An org with an agent, its key and
+ * an active policy is set up through the API (bench-assess-tenant.ts); the load is realistic
+ * mandates, each distinct (bench-assess-mandates.ts). Phases, each after an unmeasured warm-up,
+ * all at the same concurrency:
+ *
+ *   1. `GET /health`: the stack's own ceiling, the denominator of the assess/health ratio;
+ *   2. fresh assessments: `--requests` distinct mandates;
+ *   3. replays: `--replays` of the bodies phase 2 sent, each answering the stored assessment;
+ *   4. `GET /health` again, so a change in the machine's load shows.
+ *
+ * Round trips come from the endpoint's counters (everything the Worker and the DO sent), stage
+ * times from `Server-Timing`. Exits non-zero only when the benchmark cannot run; a missed
+ * budget is printed. See docs/performance.md.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { type NeonQueryFunction, neon, neonConfig } from "@neondatabase/serverless";
+import { measureCompute } from "./bench-assess-compute.ts";
+import { cpuMsBetween, descendantCpuMs } from "./bench-assess-cpu.ts";
+import { Client, type Reply } from "./bench-assess-http.ts";
+import { type AssessBody, assessBodies } from "./bench-assess-mandates.ts";
+import {
+  type PhaseResult,
+  parseServerTiming,
+  printReport,
+  type Stage,
+} from "./bench-assess-report.ts";
+import { type Stack, startStack } from "./bench-assess-stack.ts";
+import { POLICY_RULES, setUpTenant, type Tenant } from "./bench-assess-tenant.ts";
+import { TrafficWatch } from "./bench-assess-wire.ts";
+import { cpuShare, sampleCpu } from "./bench-cpu.ts";
+import { runPool } from "./bench-pool.ts";
+import { redactDatabaseUrl } from "./database-url.ts";
+import { REPO_ROOT } from "./dev-state.ts";
+import { localDatabaseUrl } from "./local-keys.ts";
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+interface Options {
+  requests: number;
+  concurrency: number;
+  replays: number;
+  agents: number;
+  timeoutS: number;
+}
+
+const USAGE = `usage: npm run bench:assess [-- options]
+  --requests N     fresh assessments measured, and GET /health requests per health phase (default 2000)
+  --concurrency C  requests in flight in every phase (default 16)
+  --replays N      replays of already-assessed bodies measured (default: --requests)
+  --agents N       agents acting for the org, each with its own key (default 1)
+  --timeout S      stop everything after S seconds (default 900)
+DATABASE_URL=postgres://... selects a fresh database on that PostgreSQL server instead of PGlite.`;
+
+function integer(name: string, value: string | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > 1_000_000) {
+    throw new Error(`--${name} must be an integer from ${min} to 1000000, got ${value}`);
+  }
+  return n;
+}
+
+function parseOptions(argv: string[]): Options | null {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      requests: { type: "string" },
+      concurrency: { type: "string" },
+      replays: { type: "string" },
+      agents: { type: "string" },
+      timeout: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  if (values.help) return null;
+  const requests = integer("requests", values.requests, 2000, 1);
+  return {
+    requests,
+    concurrency: integer("concurrency", values.concurrency, 16, 1),
+    replays: integer("replays", values.replays, requests, 1),
+    agents: integer("agents", values.agents, 1, 1),
+    timeoutS: integer("timeout", values.timeout, 900, 10),
+  };
+}
+
+function version(pkg: string): string {
+  try {
+    const require = createRequire(join(REPO_ROOT, "package.json"));
+    const path = require.resolve(`${pkg}/package.json`, {
+      paths: [REPO_ROOT, require.resolve("miniflare")],
+    });
+    return (JSON.parse(readFileSync(path, "utf8")) as { version: string }).version;
+  } catch {
+    return "?";
+  }
+}
+
+// --- Phases --------------------------------------------------------------------------------
+
+interface Bench {
+  options: Options;
+  stack: Stack;
+  client: Client;
+  tenant: Tenant;
+  traffic: TrafficWatch;
+  deadline: number;
+  /** The owner's connection: reads the ledger's row count between phases. */
+  owner: NeonQueryFunction<false, false>;
+}
+
+interface Job {
+  /** The request body (none for GET /health). */
+  body?: string;
+  /** Checks one answer (throws on a wrong one); answers its decision, if any. */
+  check(reply: Reply): string | null;
+}
+
+async function ledgerRows(bench: Bench): Promise<number> {
+  const rows = (await bench.owner.query(
+    "select count(*)::int as n from audit_entries where org_id = $1",
+    [bench.tenant.orgId],
+  )) as { n: number }[];
+  return rows[0]?.n ?? 0;
+}
+
+async function runPhase(bench: Bench, label: string, jobs: Job[]): Promise<PhaseResult> {
+  const { client, stack, options } = bench;
+  const budgetMs = bench.deadline - Date.now() - 15_000; // leave time to clean up
+  if (budgetMs <= 0) throw new Error(`out of time (--timeout ${options.timeoutS})`);
+  const timings: Map<Stage, number>[] = [];
+  const latencies: number[] = [];
+  const decisions = new Map<string, number>();
+  const ledgerBefore = await ledgerRows(bench);
+  const statsBefore = stack.endpoint.stats();
+  bench.traffic.take();
+  const cpuBefore = sampleCpu();
+  const cpuMsBefore = descendantCpuMs(new URL(stack.origin).host);
+
+  const ids = jobs.map((_, i) => String(i));
+  const outcome = await runPool(ids, options.concurrency, budgetMs, async (_, index) => {
+    const job = jobs[index] as Job;
+    const began = performance.now();
+    const reply = await client.send(job.body === undefined ? "/health" : "/v1/assess", {
+      method: job.body === undefined ? "GET" : "POST",
+      body: job.body,
+      headers: job.body === undefined ? {} : { "x-api-key": bench.tenant.apiKey },
+    });
+    latencies.push(performance.now() - began);
+    if (reply.status !== 200) throw new Error(`${reply.status} ${reply.text.slice(0, 500)}`);
+    const decision = job.check(reply);
+    if (decision !== null) decisions.set(decision, (decisions.get(decision) ?? 0) + 1);
+    if (reply.headers["server-timing"])
+      timings.push(parseServerTiming(reply.headers["server-timing"]));
+  });
+
+  const cpu = cpuShare(cpuBefore, sampleCpu(), cpus().length);
+  const cpuMs = cpuMsBetween(cpuMsBefore, descendantCpuMs(new URL(stack.origin).host));
+  const traffic = bench.traffic.take();
+  const statsAfter = stack.endpoint.stats();
+  if (outcome.failed > 0) throw new Error(`${label}: a request failed: ${outcome.firstError}`);
+  if (outcome.completed < jobs.length) {
+    throw new Error(`${label}: only ${outcome.completed} of ${jobs.length} requests in time`);
+  }
+  const stats = {
+    requests: statsAfter.requests - statsBefore.requests,
+    statements: statsAfter.statements - statsBefore.statements,
+    batches: statsAfter.batches - statsBefore.batches,
+    errors: statsAfter.errors - statsBefore.errors,
+  };
+  const ledgerEntries = (await ledgerRows(bench)) - ledgerBefore;
+  return {
+    label,
+    completed: outcome.completed,
+    elapsedMs: outcome.elapsedMs,
+    latencies,
+    timings,
+    stats,
+    traffic,
+    cpu,
+    cpuMs,
+    ledgerEntries,
+    decisions,
+  };
+}
+
+function healthJobs(count: number): Job[] {
+  return Array.from({ length: count }, () => ({ check: () => null }));
+}
+
+interface Assessed {
+  assessmentId: string;
+  decision: string;
+}
+
+function assessedOf(reply: Reply): Assessed {
+  const body = JSON.parse(reply.text) as Partial<Assessed>;
+  if (typeof body.assessmentId !== "string" || typeof body.decision !== "string") {
+    throw new Error(`an answer without assessmentId or decision: ${reply.text.slice(0, 300)}`);
+  }
+  return { assessmentId: body.assessmentId, decision: body.decision };
+}
+
+/** Fresh assessments: each must be new; the ids are kept for the replays. */
+function freshJobs(bodies: AssessBody[], seen: Set<string>, ids: string[]): Job[] {
+  return bodies.map((b, i) => ({
+    body: b.body,
+    check: (reply) => {
+      const { assessmentId, decision } = assessedOf(reply);
+      if (seen.has(assessmentId)) throw new Error(`a fresh mandate answered ${assessmentId} again`);
+      seen.add(assessmentId);
+      ids[i] = assessmentId;
+      return `${b.kind}/${decision}`;
+    },
+  }));
+}
+
+/** Replays, cycling over the given bodies: each must answer its original assessment. */
+function replayJobs(bodies: AssessBody[], ids: string[], count: number): Job[] {
+  return Array.from({ length: count }, (_, n) => {
+    const i = n % bodies.length;
+    return {
+      body: (bodies[i] as AssessBody).body,
+      check: (reply) => {
+        const { assessmentId } = assessedOf(reply);
+        if (assessmentId !== ids[i]) {
+          throw new Error(`a replay answered ${assessmentId}, not ${ids[i]}`);
+        }
+        return null;
+      },
+    };
+  });
+}
+
+async function benchmark(options: Options, deadline: number, cleanups: (() => unknown)[]) {
+  const databaseUrl = process.env.DATABASE_URL || undefined;
+  const load = () =>
+    loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ");
+  say(
+    `machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, ` +
+      `${(totalmem() / 2 ** 30).toFixed(1)} GiB, load ${load()}`,
+  );
+  say(
+    `software: Node ${process.versions.node}, wrangler ${version("wrangler")}, ` +
+      `workerd ${version("workerd")}`,
+  );
+
+  const workDir = mkdtempSync(join(tmpdir(), "bench-assess-"));
+  cleanups.push(() => rmSync(workDir, { recursive: true, force: true }));
+  neonConfig.fetchEndpoint = (host, port) => `http://${host}:${port}/sql`;
+  const stack = await startStack({ databaseUrl, workDir, cleanups, log: say });
+  const owner = neon(localDatabaseUrl(stack.endpoint.url, "owner"));
+  const [server] = (await owner.query("select version() as v")) as { v: string }[];
+  say(
+    `database: ${
+      stack.endpoint.backend === "pglite"
+        ? "PGlite (in memory, in this Node process)"
+        : `PostgreSQL, fresh database on ${redactDatabaseUrl(databaseUrl ?? "")}`
+    } — ${server?.v.split(" ").slice(0, 2).join(" ")}, via ${stack.endpoint.url}`,
+  );
+  say(
+    `worker: the \`wrangler deploy --dry-run\` build under \`wrangler dev --no-bundle\` at ` +
+      `${stack.origin}; DO storage under ${workDir}`,
+  );
+
+  const client = new Client(stack.origin, options.concurrency);
+  cleanups.push(() => client.close());
+  const tenant = await setUpTenant(client, stack.idp, options.agents);
+  say(
+    `tenant: org ${tenant.orgId}, ${tenant.agents.length} agent(s) with a P-256 key each, ` +
+      `active policy ${JSON.stringify(POLICY_RULES)}`,
+  );
+  const traffic = new TrafficWatch(stack.endpoint.port);
+  cleanups.push(() => traffic.close());
+  const bench: Bench = { options, stack, client, tenant, traffic, deadline, owner };
+
+  const { requests, replays, concurrency } = options;
+  const warm = Math.min(200, Math.max(20, Math.ceil(requests / 10)));
+  say(
+    `load: C=${concurrency}; ${requests} GET /health twice, ${requests} fresh assessments, ` +
+      `${replays} replays; warm-ups: ${warm} health, ${warm} fresh, ${Math.min(warm, 100)} replays`,
+  );
+  const seen = new Set<string>();
+  const progress = (r: PhaseResult) =>
+    say(`  ${r.label}: ${r.completed} in ${(r.elapsedMs / 1000).toFixed(1)} s`);
+
+  await runPhase(bench, "warm-up health", healthJobs(warm));
+  const healthBefore = await runPhase(bench, "GET /health (before)", healthJobs(requests));
+  progress(healthBefore);
+
+  const warmBodies = assessBodies(warm, tenant.agents);
+  const warmIds: string[] = [];
+  await runPhase(bench, "warm-up fresh", freshJobs(warmBodies, seen, warmIds));
+  const bodies = assessBodies(requests, tenant.agents);
+  const ids: string[] = [];
+  const fresh = await runPhase(bench, "assess, fresh", freshJobs(bodies, seen, ids));
+  progress(fresh);
+
+  await runPhase(bench, "warm-up replay", replayJobs(warmBodies, warmIds, Math.min(warm, 100)));
+  const replay = await runPhase(bench, "assess, replay", replayJobs(bodies, ids, replays));
+  progress(replay);
+
+  const healthAfter = await runPhase(bench, "GET /health (after)", healthJobs(requests));
+  progress(healthAfter);
+
+  say("timing the pure stages in Node …");
+  const compute = await measureCompute();
+  printReport({ healthBefore, fresh, replay, healthAfter, compute });
+  say(`\nload average at the end: ${load()}`);
+}
+
+// --- Running -------------------------------------------------------------------------------
+
+class Interrupted extends Error {}
+
+async function main(): Promise<number> {
+  let options: Options | null;
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
+    return 2;
+  }
+  if (!options) {
+    say(USAGE);
+    return 0;
+  }
+  const { timeoutS } = options;
+  const deadline = Date.now() + timeoutS * 1000;
+  const cleanups: (() => unknown)[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let onSignal: (() => void) | undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutS} s`)), timeoutS * 1000);
+    onSignal = () => reject(new Interrupted("interrupted"));
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+  });
+  let code = 0;
+  try {
+    await Promise.race([benchmark(options, deadline, cleanups), stopped]);
+  } catch (error) {
+    const detail =
+      error instanceof Interrupted || !(error instanceof Error)
+        ? String(error)
+        : (error.stack ?? error.message);
+    process.stderr.write(`bench:assess failed: ${detail}\n`);
+    code = error instanceof Interrupted ? 130 : 1;
+  } finally {
+    clearTimeout(timer);
+    if (onSignal) {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    }
+    // Newest first: the client and wrangler before the endpoint (and its fresh database).
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await Promise.race([cleanup(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+      } catch (error) {
+        process.stderr.write(
+          `cleanup: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
+      }
+    }
+  }
+  return code;
+}
+
+// Exit explicitly: a run cut short by the timeout may leave sockets or timers behind.
+process.exit(await main());
