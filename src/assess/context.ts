@@ -79,7 +79,8 @@ function identityAndHistory(q: ContextQuery) {
       limit 1
     ),
     chosen as (
-      select coalesce((select agent_id from key_hit), (select agent_id from card_hit),
+      select coalesce((select agent_id from key_hit),
+                      (select agent_id from card_hit where card_status = 'verified'),
                       ${q.agentId}::uuid) as id
     ),
     window_seconds as (
@@ -94,19 +95,23 @@ function identityAndHistory(q: ContextQuery) {
       (select json_build_object(
          'window_count', case when w.s = 0 then 0 else (
            select count(*) from assessments h
-           where h.agent_id = c.id and h.created_at > now() - make_interval(secs => w.s)) end,
+           where h.agent_id = c.id and h.livemode = ${q.livemode}
+             and h.created_at > now() - make_interval(secs => w.s)) end,
          'burst', (select count(*) from assessments h
-           where h.agent_id = c.id and h.created_at > now() - interval '60 seconds'),
+           where h.agent_id = c.id and h.livemode = ${q.livemode}
+             and h.created_at > now() - interval '60 seconds'),
          -- Bounded reads: the model needs "a few approvals" and a recent median, not all history.
          'approved_count', (select count(*) from (select 1 from assessments h
-           where h.agent_id = c.id and h.decision = 'approve' limit 1000) n),
+           where h.agent_id = c.id and h.livemode = ${q.livemode} and h.decision = 'approve'
+           limit 1000) n),
          'median_amount', (select percentile_disc(0.5) within group (order by r.amount)
            from (select h.amount from assessments h
-                 where h.agent_id = c.id and h.decision = 'approve' and h.currency = ${q.currency}
+                 where h.agent_id = c.id and h.livemode = ${q.livemode} and h.decision = 'approve'
+                   and h.currency = ${q.currency}
                  order by h.created_at desc limit 200) r),
          -- Paid (or contacted) before means an approved action, not a refused attempt.
          'counterparty_seen', exists (select 1 from assessments h
-           where h.agent_id = c.id and h.decision = 'approve'
+           where h.agent_id = c.id and h.livemode = ${q.livemode} and h.decision = 'approve'
              and h.counterparty = ${q.counterparty}))
        from chosen c, window_seconds w
        where c.id is not null

@@ -43,13 +43,28 @@ export function counterpartyOf(request: ParsedAssessRequest): string | null {
   return request.facts.payee?.id ?? request.facts.recipient ?? null;
 }
 
+/**
+ * The active policy's rules, or null without one. Rules stored under an older grammar that no
+ * longer parse throw: the policy component then fails, and the assessment is at least review.
+ */
+export function rulesOf(context: AssessContext) {
+  if (!context.policy) return null;
+  const parsed = PolicyRules.safeParse(context.policy.rules);
+  return parsed.success ? normalizeRules(parsed.data) : null;
+}
+
+/** True when an active policy's stored rules cannot be read: the policy stage must fail. */
+export function rulesUnreadable(context: AssessContext): boolean {
+  return context.policy !== null && !PolicyRules.safeParse(context.policy.rules).success;
+}
+
 export function riskInput(
   request: ParsedAssessRequest,
   context: AssessContext,
   thumbprint: string | null,
   now: number,
 ): RiskInput {
-  const rules = context.policy ? normalizeRules(PolicyRules.parse(context.policy.rules)) : null;
+  const rules = rulesOf(context);
   const agent = context.agent;
   const history = context.history;
   const seen = agent && counterpartyOf(request) ? (history?.counterparty_seen ?? false) : null;
@@ -79,13 +94,15 @@ function identityOf(
   request: ParsedAssessRequest,
 ): Identity {
   const { keyHit, cardHit, explicit, agent } = context;
-  const named = [keyHit?.agent_id, cardHit?.agent_id, explicit?.id].filter(
+  // Only a verified card identifies its agent; a match on an unverified one is a signal.
+  const verifiedCard = cardHit?.card_status === "verified" ? cardHit : null;
+  const named = [keyHit?.agent_id, verifiedCard?.agent_id, explicit?.id].filter(
     (id): id is string => id !== undefined,
   );
   const cardRef = request.a2a?.agent_card_ref ?? null;
   return {
     agent,
-    method: keyHit ? "key" : cardHit ? "card" : explicit ? "explicit" : null,
+    method: keyHit ? "key" : verifiedCard ? "card" : explicit ? "explicit" : null,
     key: thumbprint === null ? null : keyHit ? keyHit.status : "unregistered",
     card:
       cardRef === null

@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import { assessments, auditEntries, events, mandates } from "../db/schema";
+import { assessments, auditEntries } from "../db/schema";
 import { orgBatch } from "../db/tenant";
 import type { AppContext } from "../http/context";
 import { auditEntryRow } from "../ledger/ledger-postgres";
@@ -50,41 +50,54 @@ export async function persist(
     created_at: record.created,
     agent_id: record.agent?.id ?? null,
   };
-  const results = await orgBatch(c, (db) => [
+  const mandateRow = {
+    id: mandate.id,
+    org_id: orgId,
+    assessment_id: record.id,
+    kind: mandate.kind,
+    mandate_type: mandate.mandate_type,
+    vct: mandate.vct,
+    content_hash: mandate.content_hash,
+    mandate_hash: mandate.mandate_hash,
+    mandate: mandate.mandate,
+    livemode: record.livemode,
+    created_at: record.created,
+  };
+  const eventRows = plan.events.map((e) => ({ ...e, org_id: orgId, created_at: record.created }));
+  const [, , stored] = await orgBatch(c, (db) => [
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
-    db
-      .insert(mandates)
-      .values({
-        id: mandate.id,
-        assessmentId: record.id,
-        kind: mandate.kind,
-        mandateType: mandate.mandate_type,
-        vct: mandate.vct,
-        contentHash: mandate.content_hash,
-        mandateHash: mandate.mandate_hash,
-        mandate: mandate.mandate,
-        livemode: record.livemode,
-        createdAt: new Date(record.created),
-      })
-      .onConflictDoNothing(),
-    db.insert(events).values(plan.events).onConflictDoNothing(),
+    // Everything else only with the assessment itself: a plan that loses to another request
+    // (a reused idempotency key) leaves no mandate, no event and no count behind.
     db.execute(sql`
       with ins as (
         insert into assessments
         select * from json_populate_record(null::assessments, ${JSON.stringify(row)}::json)
         on conflict do nothing
-        returning agent_id, decision
+        returning agent_id, decision, livemode
+      ),
+      m as (
+        insert into mandates
+        select * from json_populate_record(null::mandates, ${JSON.stringify(mandateRow)}::json)
+        where exists (select 1 from ins)
+        on conflict do nothing
+      ),
+      ev as (
+        insert into events
+        select * from json_populate_recordset(null::events, ${JSON.stringify(eventRows)}::json)
+        where exists (select 1 from ins)
+        on conflict do nothing
       )
+      -- Test-mode assessments are no evidence about an agent's live trust.
       update agents a set
         approvals = a.approvals + (ins.decision = 'approve')::int,
         reviews = a.reviews + (ins.decision = 'review')::int,
         denials = a.denials + (ins.decision = 'deny')::int,
         trust_reason = 'assessment'
-      from ins where a.id = ins.agent_id`),
+      from ins where a.id = ins.agent_id and ins.livemode`),
     db
       .select({ id: assessments.id })
       .from(assessments)
       .where(eq(assessments.contentHash, record.content_hash)),
   ]);
-  return results[4][0]?.id ?? null;
+  return stored[0]?.id ?? null;
 }

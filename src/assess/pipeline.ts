@@ -9,7 +9,7 @@ import { recordDeferred } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import { signer } from "../signing/signer";
 import { loadContext } from "./context";
-import { counterpartyOf, riskInput } from "./input";
+import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
 import { type PersistPlan, persist, recordOf } from "./persist";
 import { evaluatePolicy } from "./policy-rules";
@@ -17,6 +17,7 @@ import {
   mandateCanonicalHash,
   type ParsedAssessRequest,
   RISK_DATA_NAMESPACE,
+  unstorableAt,
   withoutServiceRiskData,
 } from "./request";
 import { type ComponentResult, decide, scoreBehavior, scoreIdentity } from "./risk";
@@ -43,9 +44,7 @@ export async function runAssessment(
   const timing = new Stopwatch();
   const livemode = livemodeOf(c);
   const contentHash = contentHashOf(request, livemode);
-  const thumbprint = request.facts.holderKey
-    ? await calculateJwkThumbprint(request.facts.holderKey)
-    : null;
+  const thumbprint = await holderThumbprint(request);
   const context = await timing.time("context", () =>
     loadContext(c, {
       contentHash,
@@ -55,7 +54,7 @@ export async function runAssessment(
       cardRef: request.a2a?.agent_card_ref ?? null,
       agentId: request.agentId,
       currency: request.facts.amount?.currency ?? null,
-      counterparty: counterpartyOf(request),
+      counterparty: counterpartyKey(request),
     }),
   );
   if (context.keyOwner !== null && context.keyOwner !== contentHash) throw keyReused();
@@ -66,6 +65,7 @@ export async function runAssessment(
   const who = await caller(c);
   const input = riskInput(request, context, thumbprint, receivedAt);
   const faults = injectedFaults(c.env);
+  if (rulesUnreadable(context)) faults.add("policy");
   const kya = timing.timeSync("kya", () => component("kya", faults, () => scoreIdentity(input)));
   const policy = timing.timeSync("policy", () =>
     component("policy", faults, () => evaluatePolicy(input)),
@@ -131,7 +131,7 @@ export async function runAssessment(
       latency_ms: Math.max(0, Math.round(Date.now() - receivedAt)),
       amount: request.facts.amount?.amount ?? null,
       currency: request.facts.amount?.currency ?? null,
-      counterparty: counterpartyOf(request),
+      counterparty: counterpartyKey(request),
     },
     mandate: {
       id: mandateId,
@@ -151,6 +151,9 @@ export async function runAssessment(
       agent?.id ?? null,
     ),
   };
+  // Nothing the ledger would record may be refused by the database afterwards.
+  const unstorable = unstorableAt(plan, "request", 0);
+  if (unstorable) throw new ApiError("invalid_request", [unstorable]);
   const record = await timing.time("persist", () => persistPlan(c, who, plan, faults));
   return answer(record, context.anchoredThrough, request, timing);
 }
@@ -241,6 +244,27 @@ function contentHashOf(request: ParsedAssessRequest, livemode: boolean): string 
 function livemodeOf(c: AppContext): boolean {
   const credential = c.get("auth")?.credential;
   return credential?.kind !== "api_key" || credential.livemode;
+}
+
+/** The holder key's RFC 7638 thumbprint; a key jose cannot read is an invalid mandate. */
+async function holderThumbprint(request: ParsedAssessRequest): Promise<string | null> {
+  if (!request.facts.holderKey) return null;
+  try {
+    return await calculateJwkThumbprint(request.facts.holderKey);
+  } catch {
+    throw new ApiError("mandate_invalid", [
+      { path: "mandate.cnf.jwk", message: "not a usable public key (missing or invalid members)" },
+    ]);
+  }
+}
+
+/**
+ * The counterparty as history stores and matches it: a digest, so an identifier of any length
+ * fits the index and the comparison stays exact.
+ */
+function counterpartyKey(request: ParsedAssessRequest): string | null {
+  const counterparty = counterpartyOf(request);
+  return counterparty === null ? null : payloadDigest(counterparty);
 }
 
 function keyReused(): ApiError {

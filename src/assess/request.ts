@@ -63,7 +63,8 @@ function foreignId(max: number) {
     .string()
     .min(1)
     .max(max)
-    .regex(/^\P{Cc}*$/u, "must not contain control characters");
+    .regex(/^\P{Cc}*$/u, "must not contain control characters")
+    .refine(isStorableText, "must not contain a lone surrogate");
 }
 
 const a2aBlockSchema = z.strictObject({
@@ -101,7 +102,7 @@ const MAX_DEPTH = 32;
  * carry NUL and lone surrogates (Postgres `jsonb` refuses both) and numbers too large for a
  * double (they parse as Infinity, which has no JSON form).
  */
-function unstorableAt(value: unknown, path: string, depth: number): IssueDetail | null {
+export function unstorableAt(value: unknown, path: string, depth: number): IssueDetail | null {
   if (depth > MAX_DEPTH) return { path, message: `nested deeper than ${MAX_DEPTH} levels` };
   if (typeof value === "string") {
     return isStorableText(value) ? null : { path, message: "contains NUL or a lone surrogate" };
@@ -437,12 +438,19 @@ export const RISK_DATA_NAMESPACE = "agent-risk";
  * and the idempotency key are not hashed: they describe the call, not the action.
  */
 export function mandateCanonicalHash(
-  request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate">,
+  request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate"> &
+    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a">>,
 ): string {
+  // The identity evidence outside the mandate is part of the request too: the same mandate
+  // presented for another agent is another assessment, never the first one's verdict.
+  const agentId = request.agentId ?? null;
+  const cardRef = request.a2a?.agent_card_ref ?? null;
   const hashed = {
     kind: request.kind,
     mandateType: request.mandateType,
     mandate: withoutServiceRiskData(request.mandate),
+    ...(agentId === null ? {} : { agent_id: agentId }),
+    ...(cardRef === null ? {} : { agent_card_ref: cardRef }),
   };
   return bytesToHex(sha256(utf8(canonicalize(hashed))));
 }

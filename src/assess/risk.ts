@@ -136,7 +136,7 @@ export function decide(
   const reasons = ordered(results.flatMap((result) => result.rejection_reasons));
   const points = signals.reduce((sum, s) => sum + SEVERITY_WEIGHTS[s.severity], 0);
   const raw = Math.min(100, points + trustPoints(input));
-  const overrides = overridesOf(input, faults, reasons);
+  const overrides = overridesOf(input, faults, reasons, signals);
   const decision = overrides.reduce(
     (highest, override) => (rank(override.decision) > rank(highest) ? override.decision : highest),
     bandOf(raw),
@@ -172,7 +172,15 @@ interface Override {
 }
 
 /** In order of precedence: the first one of the final decision's rank gives the reason. */
-function overridesOf(input: RiskInput, faults: Component[], reasons: RejectionReason[]) {
+/** A policy rule the request gave no way to check: it is never passed silently. */
+const UNCHECKED_RULES = new Set(["geo_unknown", "amount_unknown", "velocity_unknown"]);
+
+function overridesOf(
+  input: RiskInput,
+  faults: Component[],
+  reasons: RejectionReason[],
+  signals: Signal[],
+) {
   const { agent, key, conflict } = input.identity;
   const overrides: Override[] = [];
   // Read from the input, not from the kya stage's result: it holds even when kya failed.
@@ -201,6 +209,11 @@ function overridesOf(input: RiskInput, faults: Component[], reasons: RejectionRe
   }
   if (conflict) {
     overrides.push({ decision: "review", because: SIGNAL_CATALOG.identity_conflict.text });
+  }
+  const unchecked = signals.find((s) => UNCHECKED_RULES.has(s.type));
+  if (unchecked) {
+    const text = SIGNAL_CATALOG[unchecked.type as keyof typeof SIGNAL_CATALOG].text;
+    overrides.push({ decision: "review", because: `a policy rule could not be checked: ${text}` });
   }
   return overrides;
 }

@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { Outcome } from "../assess/outcome";
 import { runAssessment } from "../assess/pipeline";
 import { ACTION_KINDS, parseAssessRequest } from "../assess/request";
+import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json, jsonBody } from "../http/schemas";
@@ -78,7 +79,9 @@ export function registerAssess(app: OpenAPIHono<AppEnv>) {
   app.openapi(assess, async (c) => {
     const receivedAt = Date.now();
     // The body as sent (the validator above checked it is an object), not a parsed copy.
-    const body: unknown = await c.req.json();
+    const body: unknown = await c.req.json().catch(() => {
+      throw new ApiError("invalid_json");
+    });
     const request = parseAssessRequest(body, c.req.header("a2a-version") ?? null);
     const { outcome, record, mandate, timing } = await runAssessment(c, request, receivedAt);
     const serverTiming = timing.header();
