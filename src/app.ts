@@ -5,6 +5,9 @@ import { ApiError } from "./errors";
 import type { AppEnv } from "./http/context";
 import { issueDetails, onError, onNotFound } from "./http/errors";
 import { newId } from "./lib/ids";
+import { registerActionDecisions } from "./routes/action-decisions";
+import { registerActionGrants } from "./routes/action-grants";
+import { registerActionMandates } from "./routes/action-mandates";
 import { registerAgentCards } from "./routes/agent-cards";
 import { registerAgentKeys } from "./routes/agent-keys";
 import { registerAgents } from "./routes/agents";
@@ -85,6 +88,9 @@ export function buildApp() {
   registerAgentCards(app);
   registerAgents(app);
   registerAgentKeys(app);
+  registerActionMandates(app);
+  registerActionDecisions(app);
+  registerActionGrants(app);
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",

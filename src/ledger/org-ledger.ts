@@ -190,6 +190,15 @@ export class OrgLedger extends DurableObject<Env> {
     };
   }
 
+  /**
+   * Inclusion proofs of several entries against one checkpoint, the newest: taken in one
+   * synchronous step, so no anchoring can slip in between them. Null while any is pending.
+   */
+  inclusions(sequences: number[]): InclusionAnswer[] | null {
+    const answers = sequences.map((sequence) => this.inclusion(sequence));
+    return answers.every((answer) => answer !== null) ? (answers as InclusionAnswer[]) : null;
+  }
+
   /** An RFC 6962 consistency proof between two tree sizes this ledger has reached. */
   consistency(oldSize: number, newSize: number): string[] | null {
     const head = this.head?.sequence ?? 0;

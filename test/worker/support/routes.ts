@@ -1,4 +1,5 @@
 import type { Scope } from "../../../src/auth/scopes";
+import { CAPTURE, newMandate } from "./action";
 import { call, type TestOrg } from "./api";
 import { newAgent, newPrincipal, registerKey } from "./identity";
 
@@ -153,7 +154,69 @@ export const ROUTES: RouteCase[] = [
     scope: "policy:write",
     resource: newPolicy,
   },
+
+  {
+    method: "POST",
+    path: "/v1/action-mandates",
+    scope: "assess:write",
+    body: {
+      agent_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e",
+      action: "payment.capture",
+      resource: "merchant:acme/*",
+      expires_at: "2099-01-01T00:00:00Z",
+    },
+  },
+  { method: "GET", path: "/v1/action-mandates", scope: "assess:read" },
+  {
+    method: "GET",
+    path: "/v1/action-mandates/{id}",
+    scope: "assess:read",
+    resource: async (org) => (await newMandate(org)).id,
+  },
+  {
+    method: "POST",
+    path: "/v1/action-mandates/{id}/revoke",
+    scope: "assess:write",
+    resource: async (org) => (await newMandate(org)).id,
+  },
+  {
+    method: "POST",
+    path: "/v1/action-mandates/{id}/decisions",
+    scope: "assess:write",
+    body: { ...CAPTURE, grant: false },
+    resource: async (org) => (await newMandate(org)).id,
+  },
+  {
+    method: "GET",
+    path: "/v1/action-decisions/{id}",
+    scope: "assess:read",
+    resource: newDecision,
+  },
+  {
+    method: "GET",
+    path: "/v1/action-decisions/{id}/incident-pack",
+    scope: "audit:read",
+    resource: newDecision,
+  },
+  {
+    method: "POST",
+    path: "/v1/action-grants/redeem",
+    scope: "assess:write",
+    body: { grant: "e30.e30.AAAA", ...CAPTURE },
+  },
 ];
+
+/** An ALLOW without a grant on a fresh mandate of the org. */
+async function newDecision(org: TestOrg) {
+  const mandate = await newMandate(org);
+  const res = await call(`/v1/action-mandates/${mandate.id}/decisions`, {
+    method: "POST",
+    token: org.token,
+    body: { ...CAPTURE, grant: false },
+  });
+  if (res.status !== 201) throw new Error(`decision failed: ${res.status} ${res.text}`);
+  return res.json.id as string;
+}
 
 /** One assessment of a fresh payment mandate in the org. */
 async function assessOnce(org: TestOrg) {

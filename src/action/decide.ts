@@ -1,0 +1,237 @@
+import { eq, sql } from "drizzle-orm";
+import type { Caller } from "../auth/caller";
+import { rolesWithScope } from "../auth/scopes";
+import type { Database } from "../db/client";
+import { actionDecisions, actionMandates, agents, auditEntries } from "../db/schema";
+import { caller, orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
+import type { AppContext } from "../http/context";
+import { recordDeferred } from "../ledger/ledger";
+import { auditEntryRow } from "../ledger/ledger-postgres";
+import type { StoredEntry } from "../ledger/ledger-store";
+import { newId } from "../lib/ids";
+import {
+  type ActionRequest,
+  type AgentSnapshot,
+  denyReasons,
+  LOST_RACE,
+  type Reason,
+} from "./checks";
+import { signGrant } from "./grant";
+import { columnJson, type DecisionRow, decisionPayload, type MandateRow } from "./records";
+
+/** The body of `POST /v1/action-mandates/{id}/decisions`, as validated. */
+export interface DecisionBody extends ActionRequest {
+  audience: string | null;
+  grant: boolean;
+}
+
+type DecisionFacts = Omit<DecisionRow, "auditEntryId" | "auditSequence">;
+
+/**
+ * Decides one request against a mandate and records the decision. An ALLOW reserves one use
+ * (and the amount) with a conditional UPDATE in the very transaction that stores it, so no two
+ * ALLOWs can share the last use; one that loses that race is answered, and recorded, as a DENY.
+ * Two database round trips (the read, which also authenticates, and the write) and one call to
+ * the org's ledger object; a lost race adds one of each.
+ */
+export async function decide(
+  c: AppContext,
+  mandateId: string,
+  body: DecisionBody,
+): Promise<DecisionRow> {
+  const now = new Date();
+  const [found, audience] = await orgBatch(c, (db) => [
+    selectMandate(db, mandateId),
+    db.execute(audienceKnown(body.audience)),
+  ]);
+  const current = found[0];
+  if (!current) throw new ApiError("not_found");
+  const known = (audience as unknown as { rows: { known: boolean }[] }).rows[0]?.known === true;
+  if (body.audience !== null && !known) {
+    throw new ApiError("invalid_request", [
+      {
+        path: "audience",
+        message: "not the id of an active API key with assess:write, nor of an owner, of this org",
+      },
+    ]);
+  }
+  const who = await caller(c);
+  const reasons = denyReasons(current.mandate, current.agent, body, now);
+  if (reasons.length > 0) return deny(c, who, current, body, reasons, now);
+  return allow(c, who, current, body, now);
+}
+
+/** The ALLOW path: issue the grant, sequence the entry, then reserve and store in one go. */
+async function allow(
+  c: AppContext,
+  who: Caller,
+  current: Current,
+  body: DecisionBody,
+  now: Date,
+): Promise<DecisionRow> {
+  const id = newId(now.getTime());
+  const mandateId = current.mandate.id;
+  const grant =
+    body.grant && body.audience !== null
+      ? await issue(
+          c,
+          who,
+          { decision: id, mandate: mandateId, audience: body.audience },
+          body,
+          now,
+        )
+      : null;
+  const facts = factsOf(who, id, current, body, [], grant, now);
+  const entry = await sequence(c, who, facts);
+  const row: DecisionRow = { ...facts, auditEntryId: entry.id, auditSequence: entry.sequence };
+  const amount = body.amount ?? 0;
+  const [, , stored, after] = await orgBatch(c, (db) => [
+    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+    db.execute(sql`
+      with reserved as (
+        update action_mandates m set uses = m.uses + 1, amount_used = m.amount_used + ${amount}
+        where m.id = ${mandateId} and m.status = 'active'
+          and (m.max_uses is null or m.uses < m.max_uses)
+          and (m.max_amount_total is null or m.amount_used + ${amount} <= m.max_amount_total)
+          and exists (select 1 from agents a where a.id = m.agent_id
+                      and a.status = 'active' and a.risk_tier <> 'critical')
+        returning m.id
+      )
+      insert into action_decisions
+      select * from json_populate_record(null::action_decisions,
+        ${columnJson(actionDecisions, row)}::json)
+      where exists (select 1 from reserved)`),
+    db.select({ id: actionDecisions.id }).from(actionDecisions).where(eq(actionDecisions.id, id)),
+    selectMandate(db, mandateId),
+  ]);
+  if (stored[0]) return row;
+  // The reservation lost: the mandate as it is now says why (or a concurrent ALLOW took the
+  // last of it between the read and the write). The entry sequenced for the ALLOW stays in
+  // the ledger as the trace of an attempt that never took effect (docs/action-authority.md).
+  const latest = after[0] ?? current;
+  const why = denyReasons(latest.mandate, latest.agent, body, now);
+  return deny(c, who, latest, body, why.length > 0 ? why : [LOST_RACE], now);
+}
+
+interface Current {
+  mandate: MandateRow;
+  agent: AgentSnapshot;
+}
+
+function selectMandate(db: Database, mandateId: string) {
+  return db
+    .select({
+      mandate: actionMandates,
+      agent: {
+        id: agents.id,
+        status: agents.status,
+        trust_score: agents.trustScore,
+        risk_tier: agents.riskTier,
+      },
+    })
+    .from(actionMandates)
+    .innerJoin(agents, eq(agents.id, actionMandates.agentId))
+    .where(eq(actionMandates.id, mandateId));
+}
+
+/** Whether an audience names an executor of this org: an active key, or a user, that may redeem. */
+function audienceKnown(audience: string | null) {
+  const roles = `{${rolesWithScope("assess:write").join(",")}}`;
+  return sql`select (
+    exists (select 1 from api_keys k where k.id = ${audience}::uuid
+            and k.revoked_at is null and 'assess:write' = any(k.scopes))
+    or exists (select 1 from memberships m where m.user_id = ${audience}::uuid
+               and m.role = any(${roles}::text[]))) as known`;
+}
+
+async function deny(
+  c: AppContext,
+  who: Caller,
+  current: Current,
+  body: DecisionBody,
+  reasons: Reason[],
+  now: Date,
+): Promise<DecisionRow> {
+  const facts = factsOf(who, newId(now.getTime()), current, body, reasons, null, now);
+  const entry = await sequence(c, who, facts);
+  const row: DecisionRow = { ...facts, auditEntryId: entry.id, auditSequence: entry.sequence };
+  await orgBatch(c, (db) => [
+    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+    db.insert(actionDecisions).values(row),
+  ]);
+  return row;
+}
+
+interface IssuedGrant {
+  id: string;
+  jws: string;
+  expiresAt: Date;
+}
+
+async function issue(
+  c: AppContext,
+  who: Caller,
+  ids: { decision: string; mandate: string; audience: string },
+  request: ActionRequest,
+  now: Date,
+): Promise<IssuedGrant> {
+  const id = newId(now.getTime());
+  const facts = {
+    jti: id,
+    org: who.orgId,
+    decision: ids.decision,
+    mandate: ids.mandate,
+    action: request.action,
+    resource: request.resource,
+    amount: request.amount,
+    currency: request.currency,
+    aud: ids.audience,
+  };
+  return { id, ...(await signGrant(c.env, facts, now)) };
+}
+
+function factsOf(
+  who: Caller,
+  id: string,
+  current: Current,
+  body: DecisionBody,
+  reasons: Reason[],
+  grant: IssuedGrant | null,
+  now: Date,
+): DecisionFacts {
+  return {
+    id,
+    orgId: who.orgId,
+    mandateId: current.mandate.id,
+    decision: reasons.length === 0 ? "ALLOW" : "DENY",
+    reasons,
+    agent: current.agent,
+    action: body.action,
+    resource: body.resource,
+    amount: body.amount,
+    currency: body.currency,
+    audience: body.audience,
+    grantId: grant?.id ?? null,
+    grantJws: grant?.jws ?? null,
+    grantExpiresAt: grant?.expiresAt ?? null,
+    createdAt: now,
+  };
+}
+
+/** Sequences the decision's ledger entry; the caller writes it with the decision itself. */
+async function sequence(c: AppContext, who: Caller, facts: DecisionFacts): Promise<StoredEntry> {
+  const payload = decisionPayload(facts);
+  const { entry } = await recordDeferred(
+    c.env,
+    who,
+    {
+      type: "action_decision.created",
+      subject: { type: "action_decision", id: facts.id },
+      payload,
+      once: [`action_decision:${facts.id}`],
+    },
+    JSON.stringify(payload),
+  );
+  return entry;
+}

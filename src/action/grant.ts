@@ -1,0 +1,100 @@
+import { z } from "@hono/zod-openapi";
+import { compactVerify, decodeJwt } from "jose";
+import type { Env } from "../env";
+import { ApiError } from "../errors";
+import { signer } from "../signing/signer";
+import type { RedemptionPayload } from "./records";
+
+/** The JWS `typ` of a grant, of a redemption receipt and of an incident pack's signature. */
+export const GRANT_TYP = "action-grant+jwt";
+export const RECEIPT_TYP = "action-redemption+jwt";
+export const PACK_TYP = "incident-pack+jws";
+
+const ISSUER = "agent-risk";
+
+/** How long a grant can be redeemed after it is issued. */
+export const GRANT_TTL_SECONDS = 300;
+
+const uuid = z.uuid();
+
+/** The claims of a grant; anything else in a token that verifies is not a grant of ours. */
+export const GrantClaims = z.object({
+  iss: z.literal(ISSUER),
+  jti: uuid,
+  org: uuid,
+  decision: uuid,
+  mandate: uuid,
+  action: z.string(),
+  resource: z.string(),
+  amount: z.number().int().nullable(),
+  currency: z.string().nullable(),
+  aud: z.string(),
+  iat: z.number().int(),
+  exp: z.number().int(),
+});
+
+export type GrantClaims = z.infer<typeof GrantClaims>;
+
+/** Signs a grant: a compact JWS (EdDSA) with `typ: action-grant+jwt`, valid for five minutes. */
+export async function signGrant(
+  env: Env,
+  facts: Omit<GrantClaims, "iss" | "iat" | "exp">,
+  now: Date,
+): Promise<{ jws: string; expiresAt: Date }> {
+  const iat = Math.floor(now.getTime() / 1000);
+  const exp = iat + GRANT_TTL_SECONDS;
+  const claims: GrantClaims = { iss: ISSUER, ...facts, iat, exp };
+  const jws = await (await signer(env)).signClaims(claims, GRANT_TYP);
+  return { jws, expiresAt: new Date(exp * 1000) };
+}
+
+/**
+ * The claims of a presented grant, trusted only after its signature verifies against the
+ * service's own keys (current and retired; never a key named by the token itself) with the
+ * grant `typ`.
+ */
+export async function verifyGrant(env: Env, jws: string): Promise<GrantClaims> {
+  const { keys } = await signer(env);
+  try {
+    const verified = await compactVerify(
+      jws,
+      (header) => {
+        const key = keys.find((k) => k.kid === header.kid);
+        if (!key) throw new Error("unknown kid");
+        return key;
+      },
+      { algorithms: ["EdDSA"] },
+    );
+    if (verified.protectedHeader.typ !== GRANT_TYP) throw new Error("not a grant");
+    return GrantClaims.parse(JSON.parse(new TextDecoder().decode(verified.payload)));
+  } catch {
+    throw new ApiError("grant_invalid", [
+      { path: "grant", message: "not a grant signed by this service" },
+    ]);
+  }
+}
+
+/** A grant is redeemable strictly before its `exp`. */
+export function assertUnexpired(claims: GrantClaims, now: Date): void {
+  if (Math.floor(now.getTime() / 1000) >= claims.exp) {
+    throw new ApiError("grant_expired", [
+      { path: "grant", message: `expired at ${new Date(claims.exp * 1000).toISOString()}` },
+    ]);
+  }
+}
+
+/** The claims of a grant this service issued (read from its own stored record, not verified). */
+export function grantClaimsOf(jws: string): GrantClaims {
+  return GrantClaims.parse(decodeJwt(jws));
+}
+
+/** The redemption receipt: the same facts as the redemption, signed. */
+export async function signReceipt(
+  env: Env,
+  orgId: string,
+  redemption: Omit<RedemptionPayload, "object" | "receipt_jws">,
+): Promise<string> {
+  const iat = Math.floor(new Date(redemption.redeemed_at).getTime() / 1000);
+  const claims = { iss: ISSUER, sub: redemption.grant_id, org: orgId, iat, ...redemption };
+  return (await signer(env)).signClaims(claims, RECEIPT_TYP);
+}

@@ -1,0 +1,145 @@
+import { eq } from "drizzle-orm";
+import type { Caller } from "../auth/caller";
+import { actionDecisions, actionMandates, actionRedemptions, auditEntries } from "../db/schema";
+import { caller, orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
+import type { AppContext } from "../http/context";
+import { recordDeferred } from "../ledger/ledger";
+import { auditEntryRow } from "../ledger/ledger-postgres";
+import type { ActionRequest } from "./checks";
+import { assertUnexpired, type GrantClaims, signReceipt, verifyGrant } from "./grant";
+import {
+  type RedemptionPayload,
+  type RedemptionRow,
+  redemptionPayload,
+  redemptionRow,
+} from "./records";
+
+/**
+ * Redeems a grant for the executor calling: verified (signature, org, an earlier redemption,
+ * expiry, details, the decision and its mandate), then made the one redemption by the org's
+ * ledger object, whose `once` key `grant:<id>` lets exactly one append happen per grant,
+ * whatever the concurrency. Every other attempt, concurrent or later, answers 409 naming the
+ * one that won.
+ */
+export async function redeem(
+  c: AppContext,
+  grant: string,
+  request: ActionRequest,
+): Promise<RedemptionRow> {
+  const now = new Date();
+  const claims = await verifyGrant(c.env, grant);
+  const [decisions, mandates, redemptions] = await orgBatch(c, (db) => [
+    db.select().from(actionDecisions).where(eq(actionDecisions.id, claims.decision)),
+    db.select().from(actionMandates).where(eq(actionMandates.id, claims.mandate)),
+    db.select().from(actionRedemptions).where(eq(actionRedemptions.grantId, claims.jti)),
+  ]);
+  const who = await caller(c);
+  // Another org's grant is, to this caller, a grant that does not exist.
+  if (claims.org !== who.orgId) throw new ApiError("not_found");
+  // Once redeemed, every later attempt names that redemption, even after the grant expired.
+  const earlier = redemptions[0];
+  if (earlier) throw alreadyRedeemed(redemptionPayload(earlier), earlier);
+  assertUnexpired(claims, now);
+  const mismatches = mismatchesOf(claims, request, who);
+  if (mismatches.length > 0) throw new ApiError("grant_mismatch", mismatches);
+  const decision = decisions[0];
+  const mandate = mandates[0];
+  if (decision?.grantId !== claims.jti || decision.mandateId !== claims.mandate || !mandate) {
+    throw new ApiError("not_found");
+  }
+  if (mandate.status === "revoked") {
+    throw new ApiError("mandate_revoked", [
+      {
+        path: "grant",
+        message: `the mandate ${mandate.id} was revoked at ${mandate.revokedAt?.toISOString()}`,
+      },
+    ]);
+  }
+
+  const redeemedAt = new Date().toISOString();
+  const facts = {
+    grant_id: claims.jti,
+    decision_id: claims.decision,
+    mandate_id: claims.mandate,
+    action: claims.action,
+    resource: claims.resource,
+    amount: claims.amount,
+    currency: claims.currency,
+    executor: { type: who.actor.type, id: who.actor.id },
+    redeemed_at: redeemedAt,
+  };
+  const payload: RedemptionPayload = {
+    object: "action_redemption",
+    ...facts,
+    receipt_jws: await signReceipt(c.env, who.orgId, facts),
+  };
+  const { entry, replayed, attachment } = await recordDeferred(
+    c.env,
+    who,
+    {
+      type: "action_grant.redeemed",
+      subject: { type: "action_grant", id: claims.jti },
+      payload,
+      once: [`grant:${claims.jti}`],
+    },
+    JSON.stringify(payload),
+  );
+  if (replayed && attachment === null) {
+    // The winner's record has expired from the ledger object (a day after it): its entry says
+    // enough to name it.
+    const first = { grant_id: claims.jti, redeemed_at: entry.time, executor: entry.actor };
+    throw alreadyRedeemed(first, { auditEntryId: entry.id, auditSequence: entry.sequence });
+  }
+  // A loser of the race finishes the winner's write (it may have died after its append), so
+  // the redemption the 409 names is always stored.
+  const first = replayed ? (JSON.parse(attachment as string) as RedemptionPayload) : payload;
+  const row = redemptionRow(who.orgId, first, entry);
+  await orgBatch(c, (db) => [
+    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+    db.insert(actionRedemptions).values(row).onConflictDoNothing(),
+  ]);
+  if (replayed) throw alreadyRedeemed(first, row);
+  return row;
+}
+
+type Mismatch = { path: string; message: string; expected: unknown; actual: unknown };
+
+/** Every detail of the request that differs from the grant, and the executor if not its audience. */
+function mismatchesOf(claims: GrantClaims, request: ActionRequest, who: Caller): Mismatch[] {
+  const pairs: [string, unknown, unknown][] = [
+    ["action", claims.action, request.action],
+    ["resource", claims.resource, request.resource],
+    ["amount", claims.amount, request.amount],
+    ["currency", claims.currency, request.currency],
+  ];
+  const mismatches = pairs
+    .filter(([, granted, asked]) => granted !== asked)
+    .map(([path, expected, actual]) => ({
+      path,
+      message: `the grant is for ${JSON.stringify(expected)}`,
+      expected,
+      actual,
+    }));
+  if (claims.aud !== who.actor.id) {
+    mismatches.push({
+      path: "audience",
+      message: "the grant names another executor",
+      expected: claims.aud,
+      actual: who.actor.id,
+    });
+  }
+  return mismatches;
+}
+
+function alreadyRedeemed(
+  first: Pick<RedemptionPayload, "grant_id" | "redeemed_at" | "executor">,
+  row: Pick<RedemptionRow, "auditEntryId" | "auditSequence">,
+): ApiError {
+  return new ApiError("grant_already_redeemed", {
+    grant_id: first.grant_id,
+    redeemed_at: first.redeemed_at,
+    executor: first.executor,
+    audit: { entry_id: row.auditEntryId, sequence: row.auditSequence },
+  });
+}

@@ -1,0 +1,95 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import { decide } from "../action/decide";
+import { incidentPack } from "../action/incident-pack";
+import { toDecision } from "../action/records";
+import { actionDecisions, actionRedemptions } from "../db/schema";
+import { orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
+import type { AppEnv } from "../http/context";
+import { guarded } from "../http/route";
+import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
+import {
+  ActionDecision,
+  DecisionRequest,
+  IncidentPack,
+  actionTags as tags,
+} from "./action-schemas";
+
+const create = createRoute(
+  guarded("assess:write", {
+    method: "post",
+    path: "/v1/action-mandates/{id}/decisions",
+    tags,
+    summary: "Decide one action on one resource against the mandate: ALLOW or DENY",
+    description:
+      "Answers 201 with the decision, ALLOW or DENY, and every reason to deny. An ALLOW uses " +
+      "one of the mandate's uses (and the amount) and, with an `audience`, carries a " +
+      "single-use grant for that executor, valid for five minutes.",
+    request: { params: IdParam, body: jsonBody(DecisionRequest) },
+    responses: {
+      201: json(ActionDecision, "The decision"),
+      ...errorResponses(400, 401, 403, 404, 503),
+    },
+  }),
+);
+
+const get = createRoute(
+  guarded("assess:read", {
+    method: "get",
+    path: "/v1/action-decisions/{id}",
+    tags,
+    summary: "Retrieve an action decision, with where its grant stands",
+    request: { params: IdParam },
+    responses: { 200: json(ActionDecision, "The decision"), ...errorResponses(401, 403, 404, 503) },
+  }),
+);
+
+const pack = createRoute(
+  guarded("audit:read", {
+    method: "get",
+    path: "/v1/action-decisions/{id}/incident-pack",
+    tags,
+    summary: "Every piece of evidence for one decision, signed, verifiable offline",
+    description: "How to verify it offline: docs/action-authority.md.",
+    request: { params: IdParam },
+    responses: {
+      200: json(IncidentPack, "The incident pack"),
+      ...errorResponses(401, 403, 404, 503),
+    },
+  }),
+);
+
+export function registerActionDecisions(app: OpenAPIHono<AppEnv>) {
+  app.openapi(create, async (c) => {
+    const mandateId = rowId(c.req.valid("param").id);
+    const body = c.req.valid("json");
+    const row = await decide(c, mandateId, {
+      action: body.action,
+      resource: body.resource,
+      amount: body.amount ?? null,
+      currency: body.currency ?? null,
+      audience: body.audience ?? null,
+      grant: body.grant,
+    });
+    return c.json(toDecision(row, false, new Date()), 201);
+  });
+
+  app.openapi(get, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const [rows] = await orgBatch(c, (db) => [
+      db
+        .select({ decision: actionDecisions, redeemed: actionRedemptions.grantId })
+        .from(actionDecisions)
+        .leftJoin(actionRedemptions, eq(actionRedemptions.decisionId, actionDecisions.id))
+        .where(eq(actionDecisions.id, id)),
+    ]);
+    const row = rows[0];
+    if (!row) throw new ApiError("not_found");
+    return c.json(toDecision(row.decision, row.redeemed !== null, new Date()), 200);
+  });
+
+  app.openapi(pack, async (c) => {
+    return c.json(await incidentPack(c, rowId(c.req.valid("param").id)), 200);
+  });
+}
