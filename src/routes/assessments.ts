@@ -40,12 +40,10 @@ const STATUS_FILTER = {
 // Postgres timestamps span years 1 to 9999 (UTC); beyond them a filter is a 400, not a 500.
 const EARLIEST = Date.parse("0001-01-01T00:00:00Z");
 const LATEST = Date.parse("9999-12-31T23:59:59.999Z");
-const dateTime = z.iso
-  .datetime({ offset: true })
-  .refine((value) => {
-    const time = Date.parse(value);
-    return time >= EARLIEST && time <= LATEST;
-  }, "must be between years 1 and 9999 (UTC)");
+const dateTime = z.iso.datetime({ offset: true }).refine((value) => {
+  const time = Date.parse(value);
+  return time >= EARLIEST && time <= LATEST;
+}, "must be between years 1 and 9999 (UTC)");
 
 const ListAssessmentsQuery = PageQuery.extend({
   status: z.enum(Object.keys(STATUS_FILTER) as [keyof typeof STATUS_FILTER]).optional(),
