@@ -28,6 +28,7 @@ export const errorStatus = {
   grant_expired: 400,
   grant_mismatch: 400,
   agent_revoked: 409,
+  agent_not_active: 409,
   agent_status_changed: 409,
   principal_erased: 409,
   policy_activation_conflict: 409,

@@ -80,6 +80,7 @@ async function allow(
           { decision: id, mandate: mandateId, audience: body.audience },
           body,
           now,
+          current.mandate.expiresAt,
         )
       : null;
   const facts = factsOf(who, id, current, body, [], grant, now);
@@ -94,6 +95,8 @@ async function allow(
         where m.id = ${mandateId} and m.status = 'active'
           and (m.max_uses is null or m.uses < m.max_uses)
           and (m.max_amount_total is null or m.amount_used + ${amount} <= m.max_amount_total)
+          -- The running total stays exact in JSON (2^53 - 1), far from bigint's overflow.
+          and m.amount_used + ${amount} <= 9007199254740991
           and exists (select 1 from agents a where a.id = m.agent_id
                       and a.status = 'active' and a.risk_tier <> 'critical')
         returning m.id
@@ -175,6 +178,7 @@ async function issue(
   ids: { decision: string; mandate: string; audience: string },
   request: ActionRequest,
   now: Date,
+  mandateExpiresAt: Date,
 ): Promise<IssuedGrant> {
   const id = newId(now.getTime());
   const facts = {
@@ -188,7 +192,7 @@ async function issue(
     currency: request.currency,
     aud: ids.audience,
   };
-  return { id, ...(await signGrant(c.env, facts, now)) };
+  return { id, ...(await signGrant(c.env, facts, now, mandateExpiresAt)) };
 }
 
 function factsOf(

@@ -35,14 +35,18 @@ export const GrantClaims = z.object({
 
 export type GrantClaims = z.infer<typeof GrantClaims>;
 
-/** Signs a grant: a compact JWS (EdDSA) with `typ: action-grant+jwt`, valid for five minutes. */
+/**
+ * Signs a grant: a compact JWS (EdDSA) with `typ: action-grant+jwt`, valid for five minutes,
+ * and never beyond the mandate's own expiry.
+ */
 export async function signGrant(
   env: Env,
   facts: Omit<GrantClaims, "iss" | "iat" | "exp">,
   now: Date,
+  mandateExpiresAt: Date,
 ): Promise<{ jws: string; expiresAt: Date }> {
   const iat = Math.floor(now.getTime() / 1000);
-  const exp = iat + GRANT_TTL_SECONDS;
+  const exp = Math.min(iat + GRANT_TTL_SECONDS, Math.floor(mandateExpiresAt.getTime() / 1000));
   const claims: GrantClaims = { iss: ISSUER, ...facts, iat, exp };
   const jws = await (await signer(env)).signClaims(claims, GRANT_TYP);
   return { jws, expiresAt: new Date(exp * 1000) };

@@ -67,7 +67,9 @@ export async function incidentPack(c: AppContext, decisionId: string) {
   await anchorNow(c.env, orgId);
   const proofs = await ledgerOf(c.env, orgId).inclusions(rows.map((row) => row.sequence));
   const checkpoint = proofs?.[0]?.checkpoint;
-  if (!proofs || !checkpoint) throw new ApiError("internal_error");
+  // A checkpoint being built when this one was asked for may not cover the newest entry yet:
+  // a moment later it will. Retryable, so 503.
+  if (!proofs || !checkpoint) throw new ApiError("ledger_unavailable");
 
   const key = await signer(c.env);
   const now = new Date();

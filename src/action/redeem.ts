@@ -1,6 +1,12 @@
 import { eq } from "drizzle-orm";
 import type { Caller } from "../auth/caller";
-import { actionDecisions, actionMandates, actionRedemptions, auditEntries } from "../db/schema";
+import {
+  actionDecisions,
+  actionMandates,
+  actionRedemptions,
+  agents,
+  auditEntries,
+} from "../db/schema";
 import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext } from "../http/context";
@@ -29,10 +35,15 @@ export async function redeem(
 ): Promise<RedemptionRow> {
   const now = new Date();
   const claims = await verifyGrant(c.env, grant);
-  const [decisions, mandates, redemptions] = await orgBatch(c, (db) => [
+  const [decisions, mandates, redemptions, subjects] = await orgBatch(c, (db) => [
     db.select().from(actionDecisions).where(eq(actionDecisions.id, claims.decision)),
     db.select().from(actionMandates).where(eq(actionMandates.id, claims.mandate)),
     db.select().from(actionRedemptions).where(eq(actionRedemptions.grantId, claims.jti)),
+    db
+      .select({ id: agents.id, status: agents.status })
+      .from(agents)
+      .innerJoin(actionMandates, eq(actionMandates.agentId, agents.id))
+      .where(eq(actionMandates.id, claims.mandate)),
   ]);
   const who = await caller(c);
   // Another org's grant is, to this caller, a grant that does not exist.
@@ -54,6 +65,13 @@ export async function redeem(
         path: "grant",
         message: `the mandate ${mandate.id} was revoked at ${mandate.revokedAt?.toISOString()}`,
       },
+    ]);
+  }
+  // A grant carries its agent's authority: a suspended or revoked agent's grants stop too.
+  const subject = subjects[0];
+  if (subject && subject.status !== "active") {
+    throw new ApiError("agent_not_active", [
+      { path: "grant", message: `the agent ${subject.id} is ${subject.status}` },
     ]);
   }
 

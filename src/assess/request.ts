@@ -64,7 +64,7 @@ function foreignId(max: number) {
     .min(1)
     .max(max)
     .regex(/^\P{Cc}*$/u, "must not contain control characters")
-    .refine(isStorableText, "must not contain a lone surrogate");
+    .refine((text) => !LONE_SURROGATE.test(text), "must not contain a lone surrogate");
 }
 
 const a2aBlockSchema = z.strictObject({

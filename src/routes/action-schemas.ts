@@ -33,7 +33,13 @@ const ResourcePattern = plainText(1000)
     example: "merchant:acme/*",
   });
 
-const DateTime = z.iso.datetime({ offset: true });
+// Postgres timestamps span years 1 to 9999 (UTC): refused here, before anything is sequenced.
+const EARLIEST = Date.parse("0001-01-01T00:00:00Z");
+const LATEST = Date.parse("9999-12-31T23:59:59.999Z");
+const DateTime = z.iso.datetime({ offset: true }).refine((value) => {
+  const time = Date.parse(value);
+  return time >= EARLIEST && time <= LATEST;
+}, "must be between years 1 and 9999 (UTC)");
 
 /** An amount comes with its currency, or neither is given. */
 function amountWithCurrency(body: { amount?: number; currency?: string }) {

@@ -2,9 +2,18 @@ import { env } from "cloudflare:test";
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/ledger/ledger";
-import { allowed, CAPTURE, decide, type Json, redeem, signAsService } from "./support/action";
+import {
+  allowed,
+  CAPTURE,
+  decide,
+  inAnHour,
+  type Json,
+  redeem,
+  signAsService,
+} from "./support/action";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
+import { newAgent } from "./support/identity";
 import { verifyJws } from "./support/jws";
 
 // Grants and their redemption (issue 8): the executor proves the gate was passed, once.
@@ -249,6 +258,57 @@ describe("POST /v1/action-grants/redeem", () => {
     const after = await decide(key, mandate.id, { ...CAPTURE, audience: executor.id });
     expect(after.json).toMatchObject({ decision: "DENY", grant: null });
   });
+
+  it("refuses a grant whose agent was suspended since: 409 agent_not_active", async () => {
+    const org = await newOrg();
+    const { executor, mandate, grant } = await allowed(org);
+    const suspended = await call(`/v1/agents/${mandate.agent_id}`, {
+      method: "PATCH",
+      token: org.token,
+      body: { status: "suspended" },
+    });
+    expect(suspended.status).toBe(200);
+    const res = await redeem(executor.key, { grant, ...CAPTURE });
+    expect(res.status).toBe(409);
+    expect(res.json).toEqual({
+      error: "agent_not_active",
+      details: [{ path: "grant", message: `the agent ${mandate.agent_id} is suspended` }],
+    });
+    expect(await redemptions(org.id)).toEqual({ rows: [], entries: [] });
+  });
+
+  it("never issues a grant that outlives its mandate", async () => {
+    const org = await newOrg();
+    const expiresAt = new Date(Date.now() + 60_000).toISOString();
+    const { decision } = await allowed(org, CAPTURE, { expires_at: expiresAt });
+    expect(Date.parse(decision.grant.expires_at)).toBeLessThanOrEqual(Date.parse(expiresAt));
+  });
+
+  it.each([
+    ["not_before", "0000-01-01T00:00:00Z"],
+    ["expires_at", "9999-12-31T23:00:00-05:00"],
+  ])(
+    "refuses %s %s out of the storable range with 400, recording nothing",
+    async (field, value) => {
+      const org = await newOrg();
+      const agent = await newAgent(org);
+      const res = await call("/v1/action-mandates", {
+        method: "POST",
+        token: org.token,
+        body: {
+          agent_id: agent.id,
+          action: "a",
+          resource: "r",
+          expires_at: inAnHour(),
+          [field]: value,
+        },
+      });
+      expect(res.status).toBe(400);
+      const entries = await ownerSql`select 1 from audit_entries
+      where org_id = ${org.id} and type = 'action_mandate.created'`;
+      expect(entries).toHaveLength(0);
+    },
+  );
 
   it("issues no grant once the limits are exhausted: uses, then total", async () => {
     const org = await newOrg();

@@ -679,6 +679,7 @@ describe("A2A binding", () => {
     ["an empty task id", { task_id: "" }, "a2a.task_id"],
     ["a task id of 257 characters", { task_id: "t".repeat(257) }, "a2a.task_id"],
     ["a control character", { context_id: "ctx\u0000" }, "a2a.context_id"],
+    ["a lone surrogate", { task_id: "t\ud800" }, "a2a.task_id"],
     ["a number", { context_id: 7 }, "a2a.context_id"],
     [
       "an agent card ref of 2049 characters",

@@ -247,6 +247,9 @@ describe("GET /v1/assessments", () => {
     "from=yesterday",
     "to=2026-13-01T00:00:00Z",
     "from=1700000000",
+    // Beyond what Postgres stores: years 1 to 9999.
+    "from=0000-01-01T00:00:00Z",
+    `to=${encodeURIComponent("9999-12-31T23:59:59-01:00")}`,
     "limit=0",
     "limit=101",
     "limit=-1",
