@@ -1,4 +1,4 @@
-import type { OpenMandateLimits } from "./request";
+import type { OpenMandateLimits } from "./facts";
 import { type Findings, type RiskInput, rejection, signal } from "./risk-model";
 
 /** An execution date further ahead than this is unusual enough to flag. */

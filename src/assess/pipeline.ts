@@ -9,17 +9,12 @@ import { recordDeferred } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import { signer } from "../signing/signer";
 import { loadContext } from "./context";
+import { RISK_DATA_NAMESPACE, withoutServiceRiskData } from "./facts";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
 import { type PersistPlan, persist, recordOf } from "./persist";
 import { evaluatePolicy } from "./policy-rules";
-import {
-  mandateCanonicalHash,
-  type ParsedAssessRequest,
-  RISK_DATA_NAMESPACE,
-  unstorableAt,
-  withoutServiceRiskData,
-} from "./request";
+import { mandateCanonicalHash, type ParsedAssessRequest, unstorableAt } from "./request";
 import { type ComponentResult, decide, scoreBehavior, scoreIdentity } from "./risk";
 import { Stopwatch } from "./stopwatch";
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import type { Money } from "./facts";
 import { checkMandateBounds } from "./mandate-bounds";
-import type { Money } from "./request";
 import {
   AMOUNT_KINDS,
   type ComponentResult,

@@ -3,26 +3,17 @@ import { ApiError } from "../errors";
 import { canonicalize } from "../ledger/canonical";
 import { bytesToHex, sha256, utf8 } from "../ledger/digest";
 import {
-  type Amount,
-  amountSchema,
   isMandateType,
-  isUndisclosedElement,
-  type Jwk,
   MANDATE_TYPES,
   type MandateType,
-  type Merchant,
   mandateTypeOfVct,
-  type OpenCheckoutConstraint,
-  type OpenPaymentConstraint,
-  type OpenPaymentMandate,
-  type PaymentMandate,
-  type UndisclosedElement,
-  type ValidMandate,
   VCT_BY_MANDATE_TYPE,
   validateMandate,
 } from "./ap2";
+import { actionFacts, ap2Facts, type MandateFacts, withoutServiceRiskData } from "./facts";
 
 export type { MandateType } from "./ap2";
+export type { MandateFacts } from "./facts";
 
 export const ACTION_KINDS = ["ap2_payment", "message_send", "voice_call", "custom"] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
@@ -264,178 +255,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-// --- MandateFacts: what policy, risk and know-your-agent read, extracted once ---
-
-/** An amount in ISO 4217 minor units. */
-export type Money = Pick<Amount, "amount" | "currency">;
-
-export interface Payee {
-  id: string;
-  name: string;
-  website: string | null;
-}
-
-/** One allow-list constraint: the entries disclosed, and how many the holder kept undisclosed. */
-export interface AllowedPayees {
-  disclosed: Payee[];
-  undisclosed: number;
-}
-
-/** The bounds of an open mandate. Every entry of each list is a constraint that must hold. */
-export interface OpenMandateLimits {
-  /** Each `payment.amount_range` maximum. */
-  maxAmounts: Money[];
-  /** Each `payment.allowed_payees` or `checkout.allowed_merchants` list. */
-  allowedPayees: AllowedPayees[];
-  /** All constraints, as the AP2 schema types them (recurrence, budget, line items...). */
-  constraints: (OpenPaymentConstraint | OpenCheckoutConstraint)[];
-}
-
-/**
- * The facts later stages read, null where the mandate does not state them. Read from AP2
- * mandates: `payment_amount`, `payee`, `transaction_id` (for a checkout mandate its
- * `checkout_hash`, the value a payment mandate's `transaction_id` carries for that checkout),
- * `execution_date`, `payment_instrument.type`, `risk_data`, `cnf.jwk`, `constraints`, `iat`,
- * `exp`. Read from other kinds: `to`, `recipient` or `phone` (the first that is a string) as
- * the recipient, `channel`, and `amount` as an Amount object or as an integer beside a
- * top-level `currency`.
- */
-export interface MandateFacts {
-  amount: Money | null;
-  payee: Payee | null;
-  recipient: string | null;
-  channel: string | null;
-  transactionId: string | null;
-  executionDate: string | null;
-  instrumentType: string | null;
-  /** The client's risk signals; the service's own namespace is never read back as a signal. */
-  riskData: Record<string, unknown> | null;
-  /** The key an open mandate is bound to (`cnf.jwk`). */
-  holderKey: Jwk | null;
-  limits: OpenMandateLimits | null;
-  issuedAt: number | null;
-  expiresAt: number | null;
-}
-
-const NO_FACTS: MandateFacts = {
-  amount: null,
-  payee: null,
-  recipient: null,
-  channel: null,
-  transactionId: null,
-  executionDate: null,
-  instrumentType: null,
-  riskData: null,
-  holderKey: null,
-  limits: null,
-  issuedAt: null,
-  expiresAt: null,
-};
-
-function ap2Facts(valid: ValidMandate): MandateFacts {
-  const times = { issuedAt: valid.mandate.iat ?? null, expiresAt: valid.mandate.exp ?? null };
-  switch (valid.type) {
-    case "payment":
-      return {
-        ...NO_FACTS,
-        ...times,
-        ...paymentTerms(valid.mandate),
-        transactionId: valid.mandate.transaction_id,
-      };
-    case "open_payment":
-      return {
-        ...NO_FACTS,
-        ...times,
-        ...paymentTerms(valid.mandate),
-        holderKey: valid.mandate.cnf.jwk ?? null,
-        limits: openLimits(valid.mandate.constraints),
-      };
-    case "checkout":
-      return { ...NO_FACTS, ...times, transactionId: valid.mandate.checkout_hash };
-    case "open_checkout":
-      return {
-        ...NO_FACTS,
-        ...times,
-        holderKey: valid.mandate.cnf.jwk ?? null,
-        limits: openLimits(valid.mandate.constraints),
-      };
-  }
-}
-
-function paymentTerms(mandate: PaymentMandate | OpenPaymentMandate) {
-  const riskData = withoutServiceRiskData(mandate).risk_data;
-  return {
-    amount: mandate.payment_amount ? money(mandate.payment_amount) : null,
-    payee: mandate.payee ? payee(mandate.payee) : null,
-    executionDate: mandate.execution_date ?? null,
-    instrumentType: mandate.payment_instrument?.type ?? null,
-    riskData: isObject(riskData) ? riskData : null,
-  };
-}
-
-function openLimits(constraints: (OpenPaymentConstraint | OpenCheckoutConstraint)[]) {
-  const limits: OpenMandateLimits = { maxAmounts: [], allowedPayees: [], constraints };
-  for (const constraint of constraints) {
-    if (constraint.type === "payment.amount_range") {
-      limits.maxAmounts.push({ amount: constraint.max, currency: constraint.currency });
-    }
-    if (
-      constraint.type === "payment.allowed_payees" ||
-      constraint.type === "checkout.allowed_merchants"
-    ) {
-      limits.allowedPayees.push(allowList(constraint.allowed));
-    }
-  }
-  return limits;
-}
-
-function allowList(entries: (Merchant | UndisclosedElement)[]): AllowedPayees {
-  const disclosed: Payee[] = [];
-  for (const entry of entries) if (!isUndisclosedElement(entry)) disclosed.push(payee(entry));
-  return { disclosed, undisclosed: entries.length - disclosed.length };
-}
-
-/** Facts of a non-AP2 action: only what is there, and only when it has the expected type. */
-function actionFacts(mandate: Record<string, unknown>): MandateFacts {
-  const recipient = [mandate.to, mandate.recipient, mandate.phone].find(
-    (value) => typeof value === "string",
-  );
-  return {
-    ...NO_FACTS,
-    recipient: recipient ?? null,
-    channel: typeof mandate.channel === "string" ? mandate.channel : null,
-    amount: actionAmount(mandate),
-  };
-}
-
-function actionAmount(mandate: Record<string, unknown>): Money | null {
-  const nested = amountSchema.safeParse(mandate.amount);
-  if (nested.success) return money(nested.data);
-  const flat = amountSchema.safeParse({ amount: mandate.amount, currency: mandate.currency });
-  return flat.success ? money(flat.data) : null;
-}
-
-function money(amount: Amount): Money {
-  return { amount: amount.amount, currency: amount.currency };
-}
-
-function payee(merchant: Merchant): Payee {
-  return { id: merchant.id, name: merchant.name, website: merchant.website ?? null };
-}
-
-/**
- * Where the service writes its signed Risk Payload in the mandate it returns:
- * `risk_data["agent-risk"]`.
- */
-export const RISK_DATA_NAMESPACE = "agent-risk";
-
 /**
  * The idempotency hash: lowercase hex SHA-256 of the RFC 8785 form of
- * `{kind, mandateType, mandate}`, where the mandate is taken without the service's own
- * `risk_data["agent-risk"]` (and without a `risk_data` left empty by removing it). A client
+ * `{kind, mandateType, mandate, agent_id?, agent_card_ref?}`, where the mandate is taken without
+ * the service's own `risk_data["agent-risk"]` (and without a `risk_data` left empty). A client
  * that forwards back the mandate it received, payload injected, therefore gets the assessment
- * it already has, rather than a second one scored on the service's own output. The A2A binding
- * and the idempotency key are not hashed: they describe the call, not the action.
+ * it already has, rather than a second one scored on the service's own output. The identity
+ * evidence is hashed (another agent is another request); the idempotency key and the rest of
+ * the A2A binding are not: they describe the call, not the action.
  */
 export function mandateCanonicalHash(
   request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate"> &
@@ -453,15 +280,4 @@ export function mandateCanonicalHash(
     ...(cardRef === null ? {} : { agent_card_ref: cardRef }),
   };
   return bytesToHex(sha256(utf8(canonicalize(hashed))));
-}
-
-/** The mandate as its author wrote it: the service's namespace in `risk_data` removed. */
-export function withoutServiceRiskData(mandate: Record<string, unknown>): Record<string, unknown> {
-  const riskData = mandate.risk_data;
-  if (!isObject(riskData)) return mandate;
-  // An empty `risk_data` counts as none, whether sent empty or emptied here: a mandate sent
-  // with `{}` and the same mandate sent back with only our payload in it hash the same.
-  const { [RISK_DATA_NAMESPACE]: _injected, ...clientSignals } = riskData;
-  const { risk_data: _riskData, ...rest } = mandate;
-  return Object.keys(clientSignals).length === 0 ? rest : { ...rest, risk_data: clientSignals };
 }

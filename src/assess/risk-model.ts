@@ -1,6 +1,7 @@
 import type { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/schema";
+import type { MandateFacts } from "./facts";
 import type { NormalizedRules } from "./policy-rules";
-import type { ActionKind, MandateFacts, MandateType } from "./request";
+import type { ActionKind, MandateType } from "./request";
 
 /**
  * The vocabulary and the numbers of the risk model (docs/risk-model.md): what the stages read,

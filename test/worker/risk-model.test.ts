@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import type { OpenMandateLimits } from "../../src/assess/facts";
 import { evaluatePolicy, normalizeRules } from "../../src/assess/policy-rules";
-import type { OpenMandateLimits } from "../../src/assess/request";
 import {
   bandOf,
   COMPONENTS,

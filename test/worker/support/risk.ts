@@ -1,5 +1,5 @@
+import type { OpenMandateLimits } from "../../../src/assess/facts";
 import { normalizeRules, type PolicyRules } from "../../../src/assess/policy-rules";
-import type { OpenMandateLimits } from "../../../src/assess/request";
 import type { ComponentResult, RiskInput, Signal } from "../../../src/assess/risk";
 
 /** Fixtures of the risk model's tests: one clean input, and small changes to it. */
