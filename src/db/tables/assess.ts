@@ -1,0 +1,125 @@
+/** Policies, assessments and the assessed mandates. */
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+import { createdAt, currentOrg } from "./columns";
+import { organizations } from "./foundation";
+
+/**
+ * Policies: drafts, and at most one active per org (a partial unique index). `version` is
+ * assigned at each activation from an org-wide sequence, so it only ever grows.
+ */
+export const policies = pgTable(
+  "policies",
+  {
+    id: uuid("id").primaryKey(),
+    orgId: uuid("org_id")
+      .notNull()
+      .default(currentOrg)
+      .references(() => organizations.id),
+    name: text("name").notNull(),
+    rules: jsonb("rules").notNull(),
+    /** `rules.velocity.window` in seconds, so the assess context query can use it directly. */
+    velocityWindowSeconds: integer("velocity_window_seconds"),
+    status: text("status", { enum: ["draft", "active"] })
+      .notNull()
+      .default("draft"),
+    version: integer("version"),
+    createdAt: createdAt(),
+    activatedAt: timestamp("activated_at", { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex("policies_one_active_idx").on(t.orgId).where(sql`${t.status} = 'active'`),
+    uniqueIndex("policies_version_idx").on(t.orgId, t.version),
+    index("policies_org_idx").on(t.orgId, t.id),
+    check("policies_status_check", sql`${t.status} in ('draft', 'active')`),
+  ],
+);
+
+/**
+ * One row per assessment: everything the Outcome is rebuilt from, plus the columns history
+ * queries need (agent, amount, payee). Unique per org by the mandate's content hash: that is
+ * the idempotency key of `POST /v1/assess`.
+ */
+export const assessments = pgTable(
+  "assessments",
+  {
+    id: uuid("id").primaryKey(),
+    orgId: uuid("org_id")
+      .notNull()
+      .default(currentOrg)
+      .references(() => organizations.id),
+    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
+    livemode: boolean("livemode").notNull(),
+    kind: text("kind").notNull(),
+    mandateType: text("mandate_type"),
+    mandateId: uuid("mandate_id").notNull(),
+    contentHash: text("content_hash").notNull(),
+    idempotencyKey: text("idempotency_key"),
+    agentId: uuid("agent_id"),
+    agent: jsonb("agent"),
+    decision: text("decision", { enum: ["approve", "review", "deny"] }).notNull(),
+    riskLevel: text("risk_level", { enum: ["normal", "elevated", "highest"] }).notNull(),
+    riskScore: integer("risk_score").notNull(),
+    reason: text("reason").notNull(),
+    policyVersion: integer("policy_version").notNull(),
+    confidences: jsonb("confidences").notNull(),
+    signals: jsonb("signals").notNull(),
+    rejectionReasons: jsonb("rejection_reasons").notNull(),
+    jws: text("jws").notNull(),
+    kid: text("kid").notNull(),
+    verifyUrl: text("verify_url").notNull(),
+    auditEntryId: uuid("audit_entry_id").notNull(),
+    auditSequence: bigint("audit_sequence", { mode: "number" }).notNull(),
+    a2a: jsonb("a2a"),
+    latencyMs: integer("latency_ms").notNull(),
+    amount: bigint("amount", { mode: "number" }),
+    currency: text("currency"),
+    counterparty: text("counterparty"),
+  },
+  (t) => [
+    uniqueIndex("assessments_content_idx").on(t.orgId, t.contentHash),
+    uniqueIndex("assessments_idempotency_idx").on(t.orgId, t.livemode, t.idempotencyKey),
+    index("assessments_org_idx").on(t.orgId, t.id),
+    index("assessments_agent_idx").on(t.orgId, t.agentId, t.createdAt),
+    index("assessments_counterparty_idx").on(t.orgId, t.agentId, t.counterparty),
+    check("assessments_decision_check", sql`${t.decision} in ('approve', 'review', 'deny')`),
+  ],
+);
+
+/** The assessed mandates, as submitted (without the service's injected risk payload). */
+export const mandates = pgTable(
+  "mandates",
+  {
+    id: uuid("id").primaryKey(),
+    orgId: uuid("org_id")
+      .notNull()
+      .default(currentOrg)
+      .references(() => organizations.id),
+    assessmentId: uuid("assessment_id").notNull(),
+    kind: text("kind").notNull(),
+    mandateType: text("mandate_type"),
+    vct: text("vct"),
+    contentHash: text("content_hash").notNull(),
+    /** `sha256:<hex>` of the RFC 8785 mandate; the Risk Payload binds it. */
+    mandateHash: text("mandate_hash").notNull(),
+    mandate: jsonb("mandate").notNull(),
+    livemode: boolean("livemode").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
+  },
+  (t) => [
+    uniqueIndex("mandates_content_idx").on(t.orgId, t.contentHash),
+    index("mandates_org_idx").on(t.orgId, t.id),
+  ],
+);

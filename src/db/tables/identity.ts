@@ -1,0 +1,184 @@
+/** Principals, agents, their trust timeline and their public keys. */
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  check,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+import { createdAt, currentOrg } from "./columns";
+import { organizations } from "./foundation";
+
+/**
+ * The people and companies agents act for. Personal data lives only in `ciphertext`, sealed
+ * with a data key of this principal's own (src/identity/personal-data.ts); erasure destroys
+ * `wrapped_key`, after which nobody can open the ciphertext.
+ */
+export const principals = pgTable(
+  "principals",
+  {
+    id: uuid("id").primaryKey(),
+    orgId: uuid("org_id")
+      .notNull()
+      .default(currentOrg)
+      .references(() => organizations.id),
+    type: text("type", { enum: ["individual", "company"] }).notNull(),
+    status: text("status", { enum: ["active", "erased"] })
+      .notNull()
+      .default("active"),
+    wrappedKey: text("wrapped_key"),
+    ciphertext: text("ciphertext"),
+    /** Caller-supplied non-personal labels; cleared on erasure all the same. */
+    metadata: jsonb("metadata").$type<Record<string, string>>().notNull().default({}),
+    createdAt: createdAt(),
+    erasedAt: timestamp("erased_at", { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex("principals_org_id_idx").on(t.orgId, t.id),
+    check("principals_type_check", sql`${t.type} in ('individual', 'company')`),
+    check("principals_status_check", sql`${t.status} in ('active', 'erased')`),
+    // Erased means the key is gone: the database itself refuses an erased row that keeps one.
+    check("principals_erased_check", sql`(${t.status} = 'erased') = (${t.wrappedKey} is null)`),
+  ],
+);
+
+export const AGENT_STATUSES = ["active", "suspended", "revoked"] as const;
+export const RISK_TIERS = ["low", "medium", "high", "critical"] as const;
+export const CARD_STATUSES = ["unverified", "verified", "invalid"] as const;
+
+/**
+ * Agents and the evidence their trust is computed from. `trust_score` and `risk_tier` are
+ * derived by the database (trigger `agents_trust`, migration 0005) from the evidence columns,
+ * so every path that changes evidence gets the same, atomic answer.
+ */
+export const agents = pgTable(
+  "agents",
+  {
+    id: uuid("id").primaryKey(),
+    orgId: uuid("org_id")
+      .notNull()
+      .default(currentOrg)
+      .references(() => organizations.id),
+    principalId: uuid("principal_id").notNull(),
+    name: text("name").notNull(),
+    description: text("description"),
+    metadata: jsonb("metadata").$type<Record<string, string>>().notNull().default({}),
+    status: text("status", { enum: AGENT_STATUSES }).notNull().default("active"),
+    trustScore: integer("trust_score").notNull().default(0),
+    riskTier: text("risk_tier", { enum: RISK_TIERS }).notNull().default("critical"),
+    /** Why the evidence last changed; the trigger copies it into the trust history. */
+    trustReason: text("trust_reason").notNull(),
+    // Evidence.
+    activeKeys: integer("active_keys").notNull().default(0),
+    approvals: integer("approvals").notNull().default(0),
+    reviews: integer("reviews").notNull().default(0),
+    denials: integer("denials").notNull().default(0),
+    suspensions: integer("suspensions").notNull().default(0),
+    // The latest A2A Agent Card check; a verified card is bound by its digest.
+    cardStatus: text("card_status", { enum: CARD_STATUSES }).notNull().default("unverified"),
+    cardReasons: jsonb("card_reasons").notNull().default([]),
+    cardSignatures: jsonb("card_signatures").notNull().default([]),
+    cardDigest: text("card_digest"),
+    cardVersion: text("card_version"),
+    cardName: text("card_name"),
+    cardUrl: text("card_url"),
+    cardSourceUrl: text("card_source_url"),
+    cardCheckedAt: timestamp("card_checked_at", { withTimezone: true }),
+    cardVerifiedAt: timestamp("card_verified_at", { withTimezone: true }),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    suspendedAt: timestamp("suspended_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [
+    // Same-org reference: an agent can only represent a principal of its own organization.
+    foreignKey({
+      columns: [t.orgId, t.principalId],
+      foreignColumns: [principals.orgId, principals.id],
+      name: "agents_principal_fk",
+    }),
+    uniqueIndex("agents_org_id_idx").on(t.orgId, t.id),
+    index("agents_principal_idx").on(t.orgId, t.principalId, t.id),
+    index("agents_card_digest_idx").on(t.orgId, t.cardDigest),
+    check("agents_status_check", sql`${t.status} in ('active', 'suspended', 'revoked')`),
+    check("agents_risk_tier_check", sql`${t.riskTier} in ('low', 'medium', 'high', 'critical')`),
+    check(
+      "agents_card_status_check",
+      sql`${t.cardStatus} in ('unverified', 'verified', 'invalid')`,
+    ),
+  ],
+);
+
+/** The timeline of an agent's trust: one row per change of score, tier or status. */
+export const agentTrustHistory = pgTable(
+  "agent_trust_history",
+  {
+    id: uuid("id").primaryKey(),
+    orgId: uuid("org_id")
+      .notNull()
+      .default(currentOrg)
+      .references(() => organizations.id),
+    /**
+     * The agent's own event counter (1, 2, …, set by the trigger under the agent's row lock):
+     * orders the timeline exactly, and as a cursor reveals nothing about other agents.
+     */
+    seq: bigint("seq", { mode: "number" }).notNull(),
+    agentId: uuid("agent_id").notNull(),
+    reason: text("reason").notNull(),
+    status: text("status").notNull(),
+    trustScore: integer("trust_score").notNull(),
+    riskTier: text("risk_tier").notNull(),
+    previousScore: integer("previous_score"),
+    previousTier: text("previous_tier"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    foreignKey({
+      columns: [t.orgId, t.agentId],
+      foreignColumns: [agents.orgId, agents.id],
+      name: "agent_trust_history_agent_fk",
+    }),
+    index("agent_trust_history_agent_idx").on(t.orgId, t.agentId, t.seq),
+  ],
+);
+
+/** Agents' public keys, identified by their RFC 7638 thumbprint (unique within an org). */
+export const agentKeys = pgTable(
+  "agent_keys",
+  {
+    orgId: uuid("org_id")
+      .notNull()
+      .default(currentOrg)
+      .references(() => organizations.id),
+    thumbprint: text("thumbprint").notNull(),
+    agentId: uuid("agent_id").notNull(),
+    jwk: jsonb("jwk").$type<Record<string, string>>().notNull(),
+    kty: text("kty").notNull(),
+    crv: text("crv"),
+    alg: text("alg").notNull(),
+    status: text("status", { enum: ["active", "revoked"] })
+      .notNull()
+      .default("active"),
+    /** Millisecond precision: the list's keyset cursor carries it exactly. */
+    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.orgId, t.thumbprint] }),
+    foreignKey({
+      columns: [t.orgId, t.agentId],
+      foreignColumns: [agents.orgId, agents.id],
+      name: "agent_keys_agent_fk",
+    }),
+    index("agent_keys_agent_idx").on(t.orgId, t.agentId, t.createdAt),
+    check("agent_keys_status_check", sql`${t.status} in ('active', 'revoked')`),
+  ],
+);
