@@ -117,3 +117,9 @@ function identityAndHistory(q: ContextQuery) {
        where c.id is not null
       ) as history`;
 }
+
+/** The mode, known from the key's prefix before the database is asked (sessions are live). */
+export function livemodeOf(c: AppContext): boolean {
+  const credential = c.get("auth")?.credential;
+  return credential?.kind !== "api_key" || credential.livemode;
+}

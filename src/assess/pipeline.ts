@@ -8,7 +8,7 @@ import { payloadDigest } from "../ledger/digest";
 import { recordDeferred } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import { signer } from "../signing/signer";
-import { loadContext } from "./context";
+import { livemodeOf, loadContext } from "./context";
 import { RISK_DATA_NAMESPACE, withoutServiceRiskData } from "./facts";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
@@ -233,12 +233,6 @@ function withRiskPayload(mandate: Record<string, unknown>, outcome: Outcome) {
 function contentHashOf(request: ParsedAssessRequest, livemode: boolean): string {
   const hash = mandateCanonicalHash(request);
   return livemode ? hash : `test:${hash}`;
-}
-
-/** The mode, known from the key's prefix before the database is asked (sessions are live). */
-function livemodeOf(c: AppContext): boolean {
-  const credential = c.get("auth")?.credential;
-  return credential?.kind !== "api_key" || credential.livemode;
 }
 
 /** The holder key's RFC 7638 thumbprint; a key jose cannot read is an invalid mandate. */

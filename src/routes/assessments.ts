@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, gte, lt, lte, max } from "drizzle-orm";
+import { livemodeOf } from "../assess/context";
 import { fromRow, Outcome, toOutcome } from "../assess/outcome";
 import { ACTION_KINDS } from "../assess/request";
 import { assessments, auditCheckpoints, mandates } from "../db/schema";
@@ -147,12 +148,15 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
   app.openapi(listAssessments, async (c) => {
     const q = c.req.valid("query");
     const after = decodeIdCursor(q.cursor);
+    // Test and live data are apart, as at Stripe: a key sees the records of its own mode.
+    const livemode = livemodeOf(c);
     const [rows] = await orgBatch(c, (db) => [
       db
         .select()
         .from(assessments)
         .where(
           and(
+            eq(assessments.livemode, livemode),
             after ? lt(assessments.id, after) : undefined,
             q.status ? eq(assessments.decision, STATUS_FILTER[q.status]) : undefined,
             q.agent ? eq(assessments.agentId, q.agent.toLowerCase()) : undefined,
@@ -186,7 +190,10 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
   app.openapi(getAssessment, async (c) => {
     const id = rowId(c.req.valid("param").id);
     const [rows, anchored] = await orgBatch(c, (db) => [
-      db.select().from(assessments).where(eq(assessments.id, id)),
+      db
+        .select()
+        .from(assessments)
+        .where(and(eq(assessments.id, id), eq(assessments.livemode, livemodeOf(c)))),
       db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
     ]);
     const row = rows[0];
@@ -204,6 +211,7 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
         .from(mandates)
         .where(
           and(
+            eq(mandates.livemode, livemodeOf(c)),
             after ? lt(mandates.id, after) : undefined,
             kind ? eq(mandates.kind, kind) : undefined,
           ),
@@ -220,7 +228,10 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
   app.openapi(getMandate, async (c) => {
     const id = rowId(c.req.valid("param").id);
     const [rows] = await orgBatch(c, (db) => [
-      db.select().from(mandates).where(eq(mandates.id, id)),
+      db
+        .select()
+        .from(mandates)
+        .where(and(eq(mandates.id, id), eq(mandates.livemode, livemodeOf(c)))),
     ]);
     const row = rows[0];
     if (!row) throw new ApiError("not_found");

@@ -61,3 +61,32 @@ describe("an assessment that failed after the ledger sequenced it", () => {
     expect(JSON.stringify(failed.json)).not.toContain("approve");
   });
 });
+
+describe("test and live data", () => {
+  it("are apart on every read: a key sees the assessments and mandates of its own mode", async () => {
+    const org = await newOrg();
+    const live = (await org.key(["assess:write", "assess:read"], "live")).key;
+    const test = (await org.key(["assess:write", "assess:read"], "test")).key;
+    const body = { mandate: { ...payment, transaction_id: crypto.randomUUID() } };
+    const inLive = await call("/v1/assess", { method: "POST", key: live, body });
+    const inTest = await call("/v1/assess", { method: "POST", key: test, body });
+    expect(inLive.json.outcome.livemode).toBe(true);
+    expect(inTest.json.outcome.livemode).toBe(false);
+    expect(inTest.json.assessmentId).not.toBe(inLive.json.assessmentId);
+
+    const ids = async (key: string, path: string) =>
+      (await call(path, { key })).json.data.map((x: { id: string }) => x.id);
+    expect(await ids(live, "/v1/assessments")).toEqual([inLive.json.assessmentId]);
+    expect(await ids(test, "/v1/assessments")).toEqual([inTest.json.assessmentId]);
+    expect(await ids(live, "/v1/mandates")).toEqual([inLive.json.mandateId]);
+    expect(await ids(test, "/v1/mandates")).toEqual([inTest.json.mandateId]);
+    const across = [
+      `/v1/assessments/${inLive.json.assessmentId}`,
+      `/v1/mandates/${inLive.json.mandateId}`,
+    ];
+    for (const path of across) expect((await call(path, { key: test })).status).toBe(404);
+    expect((await call(`/v1/assessments/${inTest.json.assessmentId}`, { key: live })).status).toBe(
+      404,
+    );
+  });
+});
