@@ -1,6 +1,7 @@
 import { ApiError } from "../errors";
 import { base64url, fromBase64url } from "../lib/encoding";
 import { isUuid } from "../lib/ids";
+import { LATEST_TIME_MS } from "./schemas";
 
 // A cursor names the last key of a page (a UUIDv7 id, or a ledger sequence): `key < cursor` is
 // keyset pagination in creation order, stable under concurrent inserts. Opaque on the wire so
@@ -54,9 +55,6 @@ export function page<T>(rows: T[], limit: number, keyOf: (row: T) => string | nu
 export function encodeTimeCursor(time: Date, key: string): string {
   return encodeCursor(`${time.getTime()}:${key}`);
 }
-
-/** 9999-12-31T23:59:59.999Z: past it, a time is out of Postgres's range (SQLSTATE 22008/22009). */
-const LATEST_TIME_MS = 253402300799999;
 
 export function decodeTimeCursor(cursor: string | undefined): { time: Date; key: string } | null {
   if (cursor === undefined) return null;

@@ -132,3 +132,13 @@ export function rowId(id: string): string {
   if (!isUuid(id)) throw new ApiError("not_found");
   return id.toLowerCase();
 }
+
+/** The instants Postgres stores: years 1 to 9999 (UTC). Beyond them is a 400, never a 500. */
+export const EARLIEST_TIME_MS = Date.parse("0001-01-01T00:00:00Z");
+export const LATEST_TIME_MS = Date.parse("9999-12-31T23:59:59.999Z");
+
+/** An ISO 8601 date-time with an offset, within what Postgres can store. */
+export const DateTime = z.iso.datetime({ offset: true }).refine((value) => {
+  const time = Date.parse(value);
+  return time >= EARLIEST_TIME_MS && time <= LATEST_TIME_MS;
+}, "must be between years 1 and 9999 (UTC)");

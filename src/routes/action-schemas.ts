@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { REASON_CODES } from "../action/checks";
 import { ACTION_DECISIONS, MANDATE_STATUSES } from "../db/schema";
-import { Metadata, plainText } from "../http/schemas";
+import { DateTime, Metadata, plainText } from "../http/schemas";
 import { RowUuid } from "./agent-schemas";
 import { Party } from "./audit-schemas";
 
@@ -32,14 +32,6 @@ const ResourcePattern = plainText(1000)
     description: "An exact resource, or a prefix ending in `*` matching every resource it starts",
     example: "merchant:acme/*",
   });
-
-// Postgres timestamps span years 1 to 9999 (UTC): refused here, before anything is sequenced.
-const EARLIEST = Date.parse("0001-01-01T00:00:00Z");
-const LATEST = Date.parse("9999-12-31T23:59:59.999Z");
-const DateTime = z.iso.datetime({ offset: true }).refine((value) => {
-  const time = Date.parse(value);
-  return time >= EARLIEST && time <= LATEST;
-}, "must be between years 1 and 9999 (UTC)");
 
 /** An amount comes with its currency, or neither is given. */
 function amountWithCurrency(body: { amount?: number; currency?: string }) {

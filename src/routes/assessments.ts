@@ -9,7 +9,7 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import { errorResponses, IdParam, json, listOf, PageQuery, rowId } from "../http/schemas";
+import { DateTime, errorResponses, IdParam, json, listOf, PageQuery, rowId } from "../http/schemas";
 
 const AssessmentSummary = z
   .object({
@@ -38,20 +38,12 @@ const STATUS_FILTER = {
   denied: "deny",
 } as const;
 
-// Postgres timestamps span years 1 to 9999 (UTC); beyond them a filter is a 400, not a 500.
-const EARLIEST = Date.parse("0001-01-01T00:00:00Z");
-const LATEST = Date.parse("9999-12-31T23:59:59.999Z");
-const dateTime = z.iso.datetime({ offset: true }).refine((value) => {
-  const time = Date.parse(value);
-  return time >= EARLIEST && time <= LATEST;
-}, "must be between years 1 and 9999 (UTC)");
-
 const ListAssessmentsQuery = PageQuery.extend({
   status: z.enum(Object.keys(STATUS_FILTER) as [keyof typeof STATUS_FILTER]).optional(),
   agent: z.uuid().optional(),
   kind: z.enum(ACTION_KINDS).optional(),
-  from: dateTime.optional().openapi({ description: "created at or after (ISO 8601)" }),
-  to: dateTime.optional().openapi({ description: "created at or before (ISO 8601)" }),
+  from: DateTime.optional().openapi({ description: "created at or after (ISO 8601)" }),
+  to: DateTime.optional().openapi({ description: "created at or before (ISO 8601)" }),
 });
 
 const Mandate = z
