@@ -233,10 +233,20 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
     body.mandate.x_big = "__RAW__";
     return { sent: { text: JSON.stringify(body).replace('"__RAW__"', raw) }, status: [400] };
   }),
-  // An unknown top-level field: 400.
+  // An unknown top-level field: 400. (`__proto__` is no field: assigning 1 to it sets nothing,
+  // so the body would go out unchanged.)
   anyText
     .filter(
-      (k) => !["mandate", "kind", "mandateType", "a2a", "idempotency_key", "agent_id"].includes(k),
+      (k) =>
+        ![
+          "mandate",
+          "kind",
+          "mandateType",
+          "a2a",
+          "idempotency_key",
+          "agent_id",
+          "__proto__",
+        ].includes(k),
     )
     .map((k) => (body: Json) => {
       body[k] = 1;
