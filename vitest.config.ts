@@ -34,6 +34,8 @@ export default defineConfig({
                   PRINCIPAL_MASTER_KEY: inject("principalMasterKey"),
                   // A real HTTP server on loopback that serves what the tests publish.
                   TEST_FIXTURE_URL: inject("fixtureServer"),
+                  // Retries a second apart: a whole delivery schedule runs in a few seconds.
+                  WEBHOOK_RETRY_SCHEDULE: "1,1,1",
                   IDP_ISSUER: idp.issuer,
                   IDP_AUDIENCE: idp.audience,
                   IDP_JWKS: JSON.stringify(idp.jwks),

@@ -1,4 +1,5 @@
 import type { OrgLedger } from "./ledger/org-ledger";
+import type { DeliveryMessage } from "./webhooks/enqueue";
 
 /**
  * The Worker's bindings. Every value is optional at the type level because a deployment can
@@ -33,6 +34,10 @@ export interface Env {
   ORG_LEDGER?: DurableObjectNamespace<OrgLedger>;
   /** Milliseconds from an append to the checkpoint that anchors it (default 10 000). */
   LEDGER_ANCHOR_DELAY_MS?: string;
+  /** Webhook deliveries waiting to be attempted (one message per delivery attempt chain). */
+  WEBHOOK_QUEUE?: Queue<DeliveryMessage>;
+  /** Comma-separated retry delays in seconds, overriding the default schedule (tests, ops). */
+  WEBHOOK_RETRY_SCHEDULE?: string;
   /** Tests only (honoured when ENVIRONMENT is `test`): assess components to fail on purpose. */
   TEST_FAULTS?: string;
   /** `production`, `development` or `test`. */

@@ -1,14 +1,26 @@
 import { buildApp } from "../src/app";
 import type { Env } from "../src/env";
 import { anchorPendingLedgers } from "../src/ledger/sweep";
+import { deliverBatch, recordDeadLetters } from "../src/webhooks/deliver";
+import { enqueueDueDeliveries } from "../src/webhooks/enqueue";
+import { noteSigningKey } from "../src/webhooks/key-rotation";
 
 export { OrgLedger } from "../src/ledger/org-ledger";
 
 const app = buildApp();
 
+/** Dead letters arrive on the queue named with this suffix (see wrangler.toml). */
+const DEAD_LETTER_SUFFIX = "-dlq";
+
 export default {
   fetch: app.fetch,
+  async queue(batch, env, _ctx) {
+    if (batch.queue.endsWith(DEAD_LETTER_SUFFIX)) await recordDeadLetters(batch, env);
+    else await deliverBatch(batch, env);
+  },
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(anchorPendingLedgers(env));
+    // The key first: a rotation's events are then enqueued by the same run.
+    ctx.waitUntil(noteSigningKey(env).then(() => enqueueDueDeliveries(env)));
   },
 } satisfies ExportedHandler<Env>;

@@ -261,6 +261,37 @@ export async function fetchJson(
   }
 }
 
+/**
+ * POSTs exact bytes to a URL the guard allows and answers the status, reading none of the
+ * answer's body: no redirects (a 3xx is an answer like any other), `timeoutMs` for the whole
+ * exchange. Throws OutboundError when the URL is refused or no answer came.
+ */
+export async function postBytes(
+  raw: string,
+  policy: OutboundPolicy,
+  body: Uint8Array,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<number> {
+  const checked = checkOutboundUrl(raw, policy);
+  if (!checked.ok) throw new OutboundError("url_not_allowed", `refused: ${checked.reason}`);
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const response = await fetch(checked.url, {
+      method: "POST",
+      redirect: "manual",
+      signal,
+      headers,
+      body,
+    });
+    await response.body?.cancel();
+    return response.status;
+  } catch (error) {
+    if (signal.aborted) throw new OutboundError("timeout", `no answer in ${timeoutMs} ms`);
+    throw new OutboundError("unreachable", error instanceof Error ? error.message : "fetch failed");
+  }
+}
+
 async function send(url: URL, signal: AbortSignal): Promise<Response> {
   try {
     return await fetch(url, {

@@ -9,6 +9,7 @@ import { errorResponses, IdParam, json, jsonBody } from "../http/schemas";
 import { afterSignersRevoked, type CardCheck, verifyAgentCard } from "../identity/agent-card";
 import { record } from "../ledger/ledger";
 import { fetchJson, OutboundError, outboundPolicy } from "../net/outbound";
+import { deliveriesMadeHere, sendLater } from "../webhooks/enqueue";
 import {
   assertNotRevoked,
   CardStatus,
@@ -155,7 +156,7 @@ export function registerAgentCards(app: OpenAPIHono<AppEnv>) {
       keys.map((k) => ({ kid: k.thumbprint, jwk: k.jwk, alg: k.alg, status: k.status })),
       body.protocol_version ? { version: body.protocol_version } : undefined,
     );
-    const [, rows, checked] = await orgBatch(c, (db) => [
+    const [, rows, checked, made] = await orgBatch(c, (db) => [
       lockAgent(db, agent.id),
       db
         .update(agents)
@@ -167,6 +168,8 @@ export function registerAgentCards(app: OpenAPIHono<AppEnv>) {
         .select({ at: sql<string>`${agents.cardCheckedAt}::text` })
         .from(agents)
         .where(eq(agents.id, agent.id)),
+      // A trust change wrote events: their webhook deliveries.
+      deliveriesMadeHere(db),
     ]);
     const row = rows[0];
     if (!row) throw new ApiError("agent_revoked");
@@ -177,6 +180,7 @@ export function registerAgentCards(app: OpenAPIHono<AppEnv>) {
       payload: result,
       once: `agent.card_checked:${agent.id}:${checked[0]?.at}`,
     });
+    sendLater(c, made);
     return c.json(result, 200);
   });
 

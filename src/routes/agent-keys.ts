@@ -10,6 +10,7 @@ import { guarded } from "../http/route";
 import { errorResponses, json, jsonBody, listOf, PageQuery, rowId } from "../http/schemas";
 import { parsePublicJwk } from "../identity/public-jwk";
 import { record } from "../ledger/ledger";
+import { deliveriesMadeHere, sendLater } from "../webhooks/enqueue";
 import { assertNotRevoked, lockAgent, agentTags as tags } from "./agent-schemas";
 
 const RegisterKey = z
@@ -151,7 +152,7 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
     const key = await parsePublicJwk(c.req.valid("json").jwk);
     // Inserted only for a live agent of this org; a thumbprint is unique in the org, so a key
     // identifies exactly one agent when an assessment presents it.
-    const [, inserted, , agent, stored] = await orgBatch(c, (db) => [
+    const [, inserted, , agent, stored, made] = await orgBatch(c, (db) => [
       lockAgent(db, agentId),
       db.execute(sql`
         insert into agent_keys (thumbprint, agent_id, jwk, kty, crv, alg)
@@ -162,6 +163,8 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
       settleKeyEvidence(db, agentId, "key_registered"),
       db.select().from(agents).where(eq(agents.id, agentId)),
       db.select().from(agentKeys).where(eq(agentKeys.thumbprint, key.thumbprint)),
+      // A trust change wrote events: their webhook deliveries.
+      deliveriesMadeHere(db),
     ]);
     const agentRow = agent[0];
     if (!agentRow) throw new ApiError("not_found");
@@ -188,6 +191,7 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
       payload: result,
       once: `agent_key.registered:${result.id}`,
     });
+    sendLater(c, made);
     return c.json(result, created ? 201 : 200);
   });
 
@@ -232,7 +236,7 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
     const params = c.req.valid("param");
     const agentId = rowId(params.id);
     const keyId = params.keyId;
-    const [, , , rows] = await orgBatch(c, (db) => [
+    const [, , , rows, made] = await orgBatch(c, (db) => [
       lockAgent(db, agentId),
       db
         .update(agentKeys)
@@ -249,6 +253,7 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
         .select()
         .from(agentKeys)
         .where(and(eq(agentKeys.agentId, agentId), eq(agentKeys.thumbprint, keyId))),
+      deliveriesMadeHere(db),
     ]);
     const row = rows[0];
     if (!row) throw new ApiError("not_found");
@@ -259,6 +264,7 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
       payload: { id: result.id, agent_id: agentId, revoked_at: result.revoked_at },
       once: `agent_key.revoked:${result.id}`,
     });
+    sendLater(c, made);
     return c.json(result, 200);
   });
 }

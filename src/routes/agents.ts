@@ -19,6 +19,7 @@ import {
 } from "../http/schemas";
 import { type Change, record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
+import { deliveriesMadeHere, sendLater } from "../webhooks/enqueue";
 import {
   Agent,
   type AgentRow,
@@ -335,10 +336,11 @@ export function registerAgents(app: OpenAPIHono<AppEnv>) {
     if (edits.changed.length > 0) assertNotRevoked(current);
     const change = statusChange(current, body.status);
     let row = current;
+    let made: { rows: unknown[] } = { rows: [] };
     if (change || edits.changed.length > 0) {
       // Conditional on the status read above: a concurrent status change wins, and this
       // answers 409. The metadata limit holds for the merged value as it is written.
-      const [rows] = await orgBatch(c, (db) => [
+      const [rows, deliveries] = await orgBatch(c, (db) => [
         db
           .update(agents)
           .set({ ...edits.set, ...change?.set, trustReason: change?.reason ?? "updated" })
@@ -346,12 +348,16 @@ export function registerAgents(app: OpenAPIHono<AppEnv>) {
             and(eq(agents.id, current.id), eq(agents.status, current.status), edits.metadata?.fits),
           )
           .returning(),
+        // A status or trust change wrote events: their webhook deliveries.
+        deliveriesMadeHere(db),
       ]);
       row = rows[0] ?? (await refused(c, current, edits.metadata));
+      made = deliveries;
     }
     const changed = [...edits.changed, ...(change ? ["status"] : [])].sort();
     const changes = ledgerChanges(row, body, changed, change !== null);
     if (changes.length > 0) await record(c.env, await caller(c), ...changes);
+    sendLater(c, made);
     return c.json(toAgent(row), 200);
   });
 

@@ -18,6 +18,7 @@ import { ledgerRecords } from "../ledger/ledger-reader";
 import { AuditVerifier, type VerifyReport as Report } from "../ledger/verify";
 import { newId } from "../lib/ids";
 import { signer } from "../signing/signer";
+import { deliveriesMadeHere, sendLater } from "../webhooks/enqueue";
 import { VerifyReport } from "./audit-schemas";
 
 const tags = ["Audit"];
@@ -72,7 +73,7 @@ async function raiseAlert(c: AppContext, report: Report & { ledger: Witness }): 
     first_break: broken,
     first_invalid: invalid,
   };
-  const [, found] = await orgBatch(c, (db) => [
+  const [, found, made] = await orgBatch(c, (db) => [
     db
       .insert(events)
       .values({ id: newId(), type: "audit.integrity_alert", data, dedupeKey })
@@ -81,7 +82,9 @@ async function raiseAlert(c: AppContext, report: Report & { ledger: Witness }): 
       .select({ id: events.id })
       .from(events)
       .where(and(eq(events.type, "audit.integrity_alert"), eq(events.dedupeKey, dedupeKey))),
+    deliveriesMadeHere(db),
   ]);
+  sendLater(c, made);
   const event = found[0];
   if (!event) throw new ApiError("internal_error");
   return event.id;

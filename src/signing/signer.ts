@@ -28,6 +28,11 @@ export interface Signer {
   signClaims(claims: JWTPayload, typ: string): Promise<string>;
   /** A compact JWS (EdDSA) over exact bytes, for payloads verified as received (webhooks). */
   signBytes(payload: Uint8Array, typ: string): Promise<string>;
+  /**
+   * A detached compact JWS (RFC 7515 appendix F, `header..signature`) over exact bytes the
+   * receiver already holds (a webhook body), with the signing time as `iat` in the header.
+   */
+  signDetached(payload: Uint8Array, typ: string): Promise<string>;
 }
 
 function isEd25519(jwk: JWK): boolean {
@@ -66,6 +71,14 @@ async function buildSigner(secret: string, retired: string | undefined): Promise
       new SignJWT(claims).setProtectedHeader(header(typ)).sign(privateKey),
     signBytes: (payload, typ) =>
       new CompactSign(payload).setProtectedHeader(header(typ)).sign(privateKey),
+    signDetached: async (payload, typ) => {
+      const iat = Math.floor(Date.now() / 1000);
+      const jws = await new CompactSign(payload)
+        .setProtectedHeader({ ...header(typ), iat })
+        .sign(privateKey);
+      const [protectedHeader, , signature] = jws.split(".");
+      return `${protectedHeader}..${signature}`;
+    },
   };
 }
 

@@ -1,15 +1,20 @@
-import { createServer, type IncomingMessage } from "node:http";
+import { createPublicKey, verify } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 /**
  * A real HTTP server on loopback for what the Worker fetches from the outside world (Agent
  * Cards now, webhook receivers later). Tests publish a document with `PUT /docs/<name>` and the
- * Worker fetches `GET /docs/<name>`; a few fixed paths misbehave on purpose.
+ * Worker fetches `GET /docs/<name>`; a few fixed paths misbehave on purpose. Under `/hooks/`
+ * it is a webhook receiver (see `receive`).
  */
 export async function startFixtureServer() {
   const docs = new Map<string, { type: string; body: Buffer }>();
+  const receivers = new Map<string, Receiver>();
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://fixture");
+    const hook = /^\/hooks\/([\w-]+)(\/config|\/log)?$/.exec(url.pathname);
+    if (hook) return receive(receivers, hook[1] as string, hook[2] ?? "", req, res);
     const name = url.pathname.startsWith("/docs/") ? url.pathname.slice(6) : null;
     if (name && req.method === "PUT") {
       docs.set(name, {
@@ -50,4 +55,150 @@ async function read(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+// ---- A webhook receiver, written the way docs/webhooks.md tells receivers to be ------------
+
+interface ReceiverConfig {
+  /** The key set, as the test fetched it from the Worker's /.well-known/jwks.json. */
+  jwks: { keys: (Record<string, string> & { kid: string })[] };
+  /** `ok` answers 200; `fail` answers `status`; `hang` never answers; `gone` answers 410. */
+  mode: "ok" | "fail" | "hang" | "gone";
+  /** In `ok` mode, fail this many first arrivals (with `status`) before processing them. */
+  fail_first?: number;
+  /**
+   * In `ok` mode, process this many first deliveries but answer `status` anyway, as when the
+   * receiver's answer is lost: the sender retries what was already processed.
+   */
+  lose_answer_first?: number;
+  status?: number;
+  /** When set, a delivery without this x-service-token is refused with 401. */
+  token?: string;
+}
+
+interface Arrival {
+  id: string | null;
+  type: string | null;
+  attempt: string | null;
+  key_id: string | null;
+  verified: boolean;
+  token: string | null;
+  duplicate: boolean;
+  answered: number | null;
+  body: unknown;
+  /** The exact bytes and signature headers, for verifying again elsewhere. */
+  raw: string;
+  signature: string | null;
+  at: number;
+}
+
+interface Receiver {
+  config: ReceiverConfig;
+  arrivals: Arrival[];
+  /** Delivery ids already processed: persisted before processing, as receivers should. */
+  processed: string[];
+}
+
+/**
+ * Verifies the signature with node:crypto (OpenSSL), an implementation independent of the
+ * Worker's WebCrypto/jose: the detached JWS `header..signature` is completed with the exact raw
+ * body, and the key is found by `kid` in the published key set.
+ */
+function verifyDelivery(
+  raw: Buffer,
+  headers: IncomingMessage["headers"],
+  jwks: ReceiverConfig["jwks"],
+) {
+  const signature = String(headers["x-service-signature"] ?? "");
+  const [protectedHeader, detached, sig] = signature.split(".");
+  if (!protectedHeader || detached !== "" || !sig) return false;
+  let header: { alg?: string; kid?: string; typ?: string };
+  try {
+    header = JSON.parse(Buffer.from(protectedHeader, "base64url").toString("utf8"));
+  } catch {
+    return false;
+  }
+  if (header.alg !== "EdDSA" || header.typ !== "webhook+jws") return false;
+  if (header.kid !== headers["x-service-key-id"]) return false;
+  const jwk = jwks.keys.find((k) => k.kid === header.kid);
+  if (!jwk) return false;
+  const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: jwk.x }, format: "jwk" });
+  const input = Buffer.from(`${protectedHeader}.${raw.toString("base64url")}`);
+  return verify(null, input, key, Buffer.from(sig, "base64url"));
+}
+
+async function receive(
+  receivers: Map<string, Receiver>,
+  name: string,
+  action: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+) {
+  const raw = await read(req);
+  if (action === "/config" && req.method === "PUT") {
+    const previous = receivers.get(name);
+    receivers.set(name, {
+      config: JSON.parse(raw.toString("utf8")),
+      arrivals: previous?.arrivals ?? [],
+      processed: previous?.processed ?? [],
+    });
+    return res.writeHead(204).end();
+  }
+  const receiver = receivers.get(name);
+  if (!receiver) return res.writeHead(404).end();
+  if (action === "/log") {
+    const { arrivals, processed } = receiver;
+    return res
+      .writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ arrivals, processed }));
+  }
+  if (req.method !== "POST") return res.writeHead(405).end();
+  const { config } = receiver;
+  let body: { id?: string; type?: string } | null = null;
+  try {
+    body = JSON.parse(raw.toString("utf8"));
+  } catch {}
+  const arrival: Arrival = {
+    id: body?.id ?? null,
+    type: body?.type ?? null,
+    attempt: (req.headers["x-service-attempt"] as string | undefined) ?? null,
+    key_id: (req.headers["x-service-key-id"] as string | undefined) ?? null,
+    verified: verifyDelivery(raw, req.headers, config.jwks),
+    token: (req.headers["x-service-token"] as string | undefined) ?? null,
+    duplicate: false,
+    answered: null,
+    body,
+    raw: raw.toString("base64"),
+    signature: (req.headers["x-service-signature"] as string | undefined) ?? null,
+    at: Date.now(),
+  };
+  receiver.arrivals.push(arrival);
+  const answer = (status: number) => {
+    arrival.answered = status;
+    res.writeHead(status).end();
+  };
+  if (config.mode === "hang") {
+    // Never answers: the sender's timeout must end the attempt. Closed later so the server
+    // can shut down.
+    setTimeout(() => res.destroy(), 30_000);
+    return;
+  }
+  if (config.mode === "gone") return answer(410);
+  if (config.mode === "fail") return answer(config.status ?? 500);
+  if (!arrival.verified) return answer(400);
+  if (config.token !== undefined && arrival.token !== config.token) return answer(401);
+  const failuresSoFar = receiver.arrivals.filter(
+    (a) => a.answered !== null && a.answered >= 300,
+  ).length;
+  if (failuresSoFar < (config.fail_first ?? 0)) return answer(config.status ?? 503);
+  // Deduplicate on the delivery id, recorded before processing.
+  if (arrival.id && receiver.processed.includes(arrival.id)) {
+    arrival.duplicate = true;
+    return answer(200);
+  }
+  if (arrival.id) receiver.processed.push(arrival.id);
+  if (receiver.processed.length <= (config.lose_answer_first ?? 0)) {
+    return answer(config.status ?? 503);
+  }
+  return answer(200);
 }

@@ -1,5 +1,6 @@
 import {
   bigint,
+  boolean,
   index,
   jsonb,
   pgTable,
@@ -80,12 +81,15 @@ export const events = pgTable(
       .references(() => organizations.id),
     type: text("type").notNull(),
     data: jsonb("data").notNull(),
+    /** Test-mode assessments make test events, delivered to test endpoints only. */
+    livemode: boolean("livemode").notNull().default(true),
     /** Makes a repeated detection (the same integrity break seen twice) one event, not many. */
     dedupeKey: text("dedupe_key"),
     createdAt: createdAt(),
   },
   (t) => [
     uniqueIndex("events_dedupe_idx").on(t.orgId, t.dedupeKey),
-    index("events_org_idx").on(t.orgId, t.id),
+    // Unique so deliveries can reference (org_id, id): an event of their own org only.
+    uniqueIndex("events_org_id_idx").on(t.orgId, t.id),
   ],
 );

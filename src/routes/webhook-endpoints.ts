@@ -1,0 +1,343 @@
+import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
+import { and, desc, eq, isNull, lt, sql } from "drizzle-orm";
+import { livemodeOf } from "../assess/context";
+import { auditEntries, webhookEndpoints } from "../db/schema";
+import { caller, orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
+import type { AppContext, AppEnv } from "../http/context";
+import { decodeIdCursor, page } from "../http/pagination";
+import { guarded } from "../http/route";
+import { errorResponses, IdParam, json, jsonBody, listOf, PageQuery, rowId } from "../http/schemas";
+import { record, recordDeferred } from "../ledger/ledger";
+import { auditEntryRow } from "../ledger/ledger-postgres";
+import { newId } from "../lib/ids";
+import { checkOutboundUrl, outboundPolicy } from "../net/outbound";
+import { type DeliveryMessage, LEASE_SECONDS, send } from "../webhooks/enqueue";
+import {
+  CreateWebhookEndpoint,
+  DeletedWebhookEndpoint,
+  Dispatch,
+  ListDeliveriesQuery,
+  webhookTags as tags,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from "./webhook-schemas";
+
+/** Endpoints per org and mode, as at Stripe: every event fans out to each of them. */
+export const MAX_ENDPOINTS = 16;
+/** Deliveries one dispatch call enqueues; `has_more` says to call again. */
+const DISPATCH_LIMIT = 500;
+
+const create = createRoute(
+  guarded("webhooks:write", {
+    method: "post",
+    path: "/v1/webhook-endpoints",
+    tags,
+    summary: "Subscribe a URL to events",
+    description:
+      "The endpoint receives the events of the caller's mode (a test key makes a test " +
+      "endpoint). The URL must be https on a public host.",
+    request: { body: jsonBody(CreateWebhookEndpoint) },
+    responses: {
+      201: json(WebhookEndpoint, "The endpoint"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+const list = createRoute(
+  guarded("webhooks:read", {
+    method: "get",
+    path: "/v1/webhook-endpoints",
+    tags,
+    summary: "List webhook endpoints of the caller's mode, newest first",
+    request: { query: PageQuery },
+    responses: {
+      200: json(listOf(WebhookEndpoint, "WebhookEndpointList"), "A page of endpoints"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+const remove = createRoute(
+  guarded("webhooks:write", {
+    method: "delete",
+    path: "/v1/webhook-endpoints/{id}",
+    tags,
+    summary: "Delete an endpoint: its pending deliveries are cancelled, its records kept",
+    request: { params: IdParam },
+    responses: {
+      200: json(DeletedWebhookEndpoint, "Deleted"),
+      ...errorResponses(401, 403, 404, 503),
+    },
+  }),
+);
+
+const deliveries = createRoute(
+  guarded("webhooks:read", {
+    method: "get",
+    path: "/v1/webhook-endpoints/{id}/deliveries",
+    tags,
+    summary: "The endpoint's deliveries, newest first, each with every attempt",
+    request: { params: IdParam, query: ListDeliveriesQuery },
+    responses: {
+      200: json(listOf(WebhookDelivery, "WebhookDeliveryList"), "A page of deliveries"),
+      ...errorResponses(400, 401, 403, 404, 503),
+    },
+  }),
+);
+
+const dispatch = createRoute(
+  guarded("webhooks:write", {
+    method: "post",
+    path: "/v1/webhooks/dispatch",
+    tags,
+    summary: "Deliver every pending event of the caller's mode now",
+    description:
+      "Pending deliveries waiting for a retry are attempted now instead of at their scheduled " +
+      "time. Delivery itself stays asynchronous: read the outcome from the delivery records.",
+    responses: { 200: json(Dispatch, "What was enqueued"), ...errorResponses(401, 403, 503) },
+  }),
+);
+
+type EndpointRow = typeof webhookEndpoints.$inferSelect;
+type CreateBody = z.infer<typeof CreateWebhookEndpoint>;
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+function toEndpoint(row: EndpointRow): z.infer<typeof WebhookEndpoint> {
+  return {
+    object: "webhook_endpoint",
+    id: row.id,
+    url: row.url,
+    event_types: row.eventTypes as z.infer<typeof WebhookEndpoint>["event_types"],
+    description: row.description,
+    token_set: row.token !== null,
+    livemode: row.livemode,
+    status: row.status,
+    disabled_reason: row.disabledReason as "gone" | null,
+    created: row.createdAt.toISOString(),
+    disabled_at: iso(row.disabledAt),
+  };
+}
+
+/** The caller's live endpoints of its mode: another mode's, or a deleted one, is not found. */
+function visible(c: AppContext) {
+  return and(eq(webhookEndpoints.livemode, livemodeOf(c)), isNull(webhookEndpoints.deletedAt));
+}
+
+async function createEndpoint(c: AppContext, body: CreateBody): Promise<EndpointRow> {
+  const checked = checkOutboundUrl(body.url, outboundPolicy(c.env));
+  if (!checked.ok) {
+    throw new ApiError("url_not_allowed", [{ path: "url", message: `refused: ${checked.reason}` }]);
+  }
+  const livemode = livemodeOf(c);
+  const [existing] = await orgBatch(c, (db) => [
+    db.select({ n: sql<number>`count(*)::int` }).from(webhookEndpoints).where(visible(c)),
+  ]);
+  if ((existing[0]?.n ?? 0) >= MAX_ENDPOINTS) {
+    throw new ApiError("endpoint_limit_reached", [
+      { path: "url", message: `at most ${MAX_ENDPOINTS} endpoints per mode; delete one first` },
+    ]);
+  }
+  const now = new Date();
+  const row: EndpointRow = {
+    id: newId(now.getTime()),
+    orgId: (await caller(c)).orgId,
+    url: checked.url.href,
+    eventTypes: body.eventTypes ?? body.event_types ?? [],
+    description: body.description ?? null,
+    token: body.token ?? null,
+    livemode,
+    status: "enabled",
+    disabledReason: null,
+    createdAt: now,
+    disabledAt: null,
+    deletedAt: null,
+  };
+  // The ledger holds the endpoint as the API shows it: never its token.
+  const terms = toEndpoint(row);
+  const { entry } = await recordDeferred(
+    c.env,
+    await caller(c),
+    {
+      type: "webhook_endpoint.created",
+      subject: { type: "webhook_endpoint", id: row.id },
+      payload: terms,
+      once: [`webhook_endpoint.created:${row.id}`],
+    },
+    JSON.stringify(terms),
+  );
+  await orgBatch(c, (db) => [
+    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+    db.insert(webhookEndpoints).values(row),
+  ]);
+  return row;
+}
+
+interface DeliveryRow {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  event_created: string | number;
+  status: string;
+  attempt_count: number;
+  attempts: {
+    number: number;
+    time: string;
+    status_code: number | null;
+    duration_ms: number;
+    error: string | null;
+    next_retry_at: string | null;
+  }[];
+  next_attempt_at: string | null;
+  dead_lettered_at: string | null;
+  created: string;
+  completed_at: string | null;
+}
+
+const isoText = (text: string | null) => (text === null ? null : new Date(text).toISOString());
+
+function toDelivery(row: DeliveryRow): z.infer<typeof WebhookDelivery> {
+  return {
+    object: "webhook_delivery",
+    id: row.id,
+    endpoint_id: row.endpoint_id,
+    event: {
+      id: row.event_id,
+      type: row.event_type as z.infer<typeof WebhookDelivery>["event"]["type"],
+      created: Number(row.event_created),
+    },
+    status: row.status as z.infer<typeof WebhookDelivery>["status"],
+    attempt_count: row.attempt_count,
+    attempts: row.attempts.map((a) => ({
+      ...a,
+      time: new Date(a.time).toISOString(),
+      next_retry_at: isoText(a.next_retry_at),
+    })),
+    next_attempt_at: isoText(row.next_attempt_at),
+    dead_lettered_at: isoText(row.dead_lettered_at),
+    created: new Date(row.created).toISOString(),
+    completed_at: isoText(row.completed_at),
+  };
+}
+
+export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>) {
+  app.openapi(create, async (c) => {
+    return c.json(toEndpoint(await createEndpoint(c, c.req.valid("json"))), 201);
+  });
+
+  app.openapi(list, async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const after = decodeIdCursor(cursor);
+    const [rows] = await orgBatch(c, (db) => [
+      db
+        .select()
+        .from(webhookEndpoints)
+        .where(and(visible(c), after ? lt(webhookEndpoints.id, after) : undefined))
+        .orderBy(desc(webhookEndpoints.id))
+        .limit(limit + 1),
+    ]);
+    return c.json(
+      page(rows.map(toEndpoint), limit, (e) => e.id),
+      200,
+    );
+  });
+
+  app.openapi(remove, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const [found] = await orgBatch(c, (db) => [
+      db
+        .select({ id: webhookEndpoints.id })
+        .from(webhookEndpoints)
+        .where(and(eq(webhookEndpoints.id, id), visible(c))),
+    ]);
+    if (!found[0]) throw new ApiError("not_found");
+    // Recorded before the change, once per endpoint: a retry after a failed write records
+    // nothing new and still deletes.
+    await record(c.env, await caller(c), {
+      type: "webhook_endpoint.deleted",
+      subject: { type: "webhook_endpoint", id },
+      payload: { id },
+      once: `webhook_endpoint.deleted:${id}`,
+    });
+    await orgBatch(c, (db) => [
+      db
+        .update(webhookEndpoints)
+        .set({ deletedAt: new Date() })
+        .where(and(eq(webhookEndpoints.id, id), isNull(webhookEndpoints.deletedAt))),
+      db.execute(sql`
+        update webhook_deliveries set status = 'cancelled', next_attempt_at = null,
+          lease_until = null, completed_at = now()
+        where endpoint_id = ${id} and status = 'pending'`),
+    ]);
+    return c.json({ object: "webhook_endpoint" as const, id, deleted: true as const }, 200);
+  });
+
+  app.openapi(deliveries, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const { limit, cursor, status } = c.req.valid("query");
+    const after = decodeIdCursor(cursor);
+    const [found, rows] = await orgBatch(c, (db) => [
+      db
+        .select({ id: webhookEndpoints.id })
+        .from(webhookEndpoints)
+        .where(and(eq(webhookEndpoints.id, id), visible(c))),
+      db.execute<Record<string, unknown>>(sql`
+        select d.id, d.endpoint_id, d.event_id, e.type as event_type,
+          floor(extract(epoch from e.created_at))::bigint as event_created,
+          d.status, d.attempts as attempt_count, d.next_attempt_at, d.dead_lettered_at,
+          d.created_at as created, d.completed_at,
+          coalesce((
+            select json_agg(json_build_object(
+              'number', a.number, 'time', a.started_at, 'status_code', a.status_code,
+              'duration_ms', a.duration_ms, 'error', a.error, 'next_retry_at', a.next_retry_at)
+              order by a.number)
+            from webhook_attempts a where a.delivery_id = d.id), '[]'::json) as attempts
+        from webhook_deliveries d join events e on e.id = d.event_id
+        where d.endpoint_id = ${id}
+          ${status ? sql`and d.status = ${status}` : sql``}
+          ${after ? sql`and d.id < ${after}` : sql``}
+        order by d.id desc
+        limit ${limit + 1}`),
+    ]);
+    if (!found[0]) throw new ApiError("not_found");
+    const items = (rows.rows as unknown as DeliveryRow[]).map(toDelivery);
+    return c.json(
+      page(items, limit, (d) => d.id),
+      200,
+    );
+  });
+
+  app.openapi(dispatch, async (c) => {
+    if (!c.env.WEBHOOK_QUEUE) throw new ApiError("webhook_queue_unavailable");
+    const [leased] = await orgBatch(c, (db) => [
+      db.execute<DeliveryMessage>(sql`
+        update webhook_deliveries d
+        set next_attempt_at = now(), lease_until = now() + make_interval(secs => ${LEASE_SECONDS})
+        where d.id in (
+          select w.id from webhook_deliveries w
+          join webhook_endpoints ep on ep.org_id = w.org_id and ep.id = w.endpoint_id
+          where w.status = 'pending' and ep.livemode = ${livemodeOf(c)}
+            and ep.status = 'enabled' and ep.deleted_at is null
+            and (w.attempt_started_at is null or w.attempt_started_at < now() - interval '60 seconds')
+            -- Already due with a message in flight: sending another would only race it.
+            and not (w.next_attempt_at <= now() and w.lease_until > now())
+          order by w.next_attempt_at
+          limit ${DISPATCH_LIMIT}
+          for update of w skip locked)
+        returning d.id as delivery_id, d.org_id`),
+    ]);
+    const messages = leased.rows as unknown as DeliveryMessage[];
+    await send(c.env, messages);
+    return c.json(
+      {
+        object: "webhook_dispatch" as const,
+        enqueued: messages.length,
+        has_more: messages.length === DISPATCH_LIMIT,
+      },
+      200,
+    );
+  });
+}

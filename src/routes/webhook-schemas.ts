@@ -1,0 +1,110 @@
+import { z } from "@hono/zod-openapi";
+import { DELIVERY_STATUSES, ENDPOINT_STATUSES } from "../db/schema";
+import { PageQuery, plainText } from "../http/schemas";
+import { EVENT_TYPES } from "../webhooks/catalog";
+
+export const webhookTags = ["Webhooks"];
+
+const EventTypes = z
+  .array(z.enum(EVENT_TYPES))
+  .max(EVENT_TYPES.length)
+  .superRefine((types, ctx) => {
+    types.forEach((type, index) => {
+      if (types.indexOf(type) !== index) {
+        ctx.addIssue({ code: "custom", path: [index], message: `repeats ${type}` });
+      }
+    });
+  })
+  .openapi({ description: "Event types to receive; empty (or absent) for every type" });
+
+/** Printable ASCII without spaces: it travels as an HTTP header value. */
+const Token = z
+  .string()
+  .min(16)
+  .max(256)
+  .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces (it is sent as a header)")
+  .openapi({
+    description:
+      "A shared secret sent as `x-service-token` with every delivery; never returned. " +
+      "The signature is what proves a delivery; the token is a second, simpler check",
+  });
+
+export const CreateWebhookEndpoint = z
+  .object({
+    url: z.string().max(2048).openapi({ example: "https://example.com/hooks/agent-risk" }),
+    eventTypes: EventTypes.optional(),
+    event_types: EventTypes.optional().openapi({ description: "The same as `eventTypes`" }),
+    token: Token.optional(),
+    description: plainText(500).optional(),
+  })
+  .strict()
+  .refine(
+    (body) =>
+      body.eventTypes === undefined ||
+      body.event_types === undefined ||
+      JSON.stringify([...body.eventTypes].sort()) === JSON.stringify([...body.event_types].sort()),
+    { message: "eventTypes and event_types disagree; send one", path: ["event_types"] },
+  )
+  .openapi("CreateWebhookEndpointRequest");
+
+export const WebhookEndpoint = z
+  .object({
+    object: z.literal("webhook_endpoint"),
+    id: z.string(),
+    url: z.string(),
+    event_types: z.array(z.enum(EVENT_TYPES)).openapi({ description: "Empty: every type" }),
+    description: z.string().nullable(),
+    token_set: z.boolean().openapi({ description: "Whether deliveries carry x-service-token" }),
+    livemode: z.boolean().openapi({ description: "Receives live events, or test events only" }),
+    status: z.enum(ENDPOINT_STATUSES),
+    disabled_reason: z
+      .enum(["gone"])
+      .nullable()
+      .openapi({ description: "`gone`: the receiver answered 410" }),
+    created: z.string(),
+    disabled_at: z.string().nullable(),
+  })
+  .openapi("WebhookEndpoint");
+
+export const DeletedWebhookEndpoint = z
+  .object({ object: z.literal("webhook_endpoint"), id: z.string(), deleted: z.literal(true) })
+  .openapi("DeletedWebhookEndpoint");
+
+const Attempt = z
+  .object({
+    number: z.number().int().openapi({ description: "1 for the first attempt" }),
+    time: z.string().openapi({ description: "When the request was sent" }),
+    status_code: z.number().int().nullable().openapi({ description: "Null: no answer" }),
+    duration_ms: z.number().int(),
+    error: z.string().nullable(),
+    next_retry_at: z.string().nullable().openapi({ description: "Null: no retry follows" }),
+  })
+  .openapi("WebhookAttempt");
+
+export const WebhookDelivery = z
+  .object({
+    object: z.literal("webhook_delivery"),
+    id: z.string().openapi({ description: "The delivery body's `id`, stable across retries" }),
+    endpoint_id: z.string(),
+    event: z.object({ id: z.string(), type: z.enum(EVENT_TYPES), created: z.number().int() }),
+    status: z.enum(DELIVERY_STATUSES),
+    attempt_count: z.number().int(),
+    attempts: z.array(Attempt),
+    next_attempt_at: z.string().nullable(),
+    dead_lettered_at: z.string().nullable(),
+    created: z.string(),
+    completed_at: z.string().nullable(),
+  })
+  .openapi("WebhookDelivery");
+
+export const ListDeliveriesQuery = PageQuery.extend({
+  status: z.enum(DELIVERY_STATUSES).optional(),
+});
+
+export const Dispatch = z
+  .object({
+    object: z.literal("webhook_dispatch"),
+    enqueued: z.number().int().openapi({ description: "Deliveries sent to the queue now" }),
+    has_more: z.boolean().openapi({ description: "More are pending: call again" }),
+  })
+  .openapi("WebhookDispatch");
