@@ -2,6 +2,7 @@ import { and, eq, max, sql } from "drizzle-orm";
 import { assessments, auditCheckpoints, policies } from "../db/schema";
 import { orgBatch } from "../db/tenant";
 import type { AppContext } from "../http/context";
+import { aggregatesJson } from "../rules/aggregates";
 import type { AgentRowView, AssessContext } from "./input";
 import { fromRow } from "./outcome";
 
@@ -21,7 +22,8 @@ export interface ContextQuery {
 
 /**
  * One batch: the replay lookup, the idempotency key's owner, the active policy, the agent
- * named by each piece of evidence, the agent's history, and the anchoring frontier. The agent
+ * named by each piece of evidence, the agent's history, the window aggregates the active rule
+ * list reads, and the anchoring frontier. The agent
  * chosen is the key's, else the card's, else the explicit one; the history is that agent's.
  */
 export async function loadContext(c: AppContext, q: ContextQuery): Promise<AssessContext> {
@@ -58,6 +60,7 @@ export async function loadContext(c: AppContext, q: ContextQuery): Promise<Asses
     explicit: (row.explicit as AgentRowView | null) ?? null,
     agent: (row.agent as AgentRowView | null) ?? null,
     history: (row.history as AssessContext["history"]) ?? null,
+    aggregates: (row.aggregates as Record<string, unknown> | null) ?? null,
     anchoredThrough: Number(anchored[0]?.size ?? 0),
   };
 }
@@ -83,9 +86,14 @@ function identityAndHistory(q: ContextQuery) {
                       (select agent_id from card_hit where card_status = 'verified'),
                       ${q.agentId}::uuid) as id
     ),
-    window_seconds as (
-      select coalesce((select p.velocity_window_seconds from policies p
-                       where p.status = 'active'), 0) as s
+    -- The window starts as computed columns: under row-level security PostgreSQL will not use
+    -- "now() - interval" (not leakproof) as an index condition inside the subqueries below,
+    -- and would read the agent's whole history (src/rules/aggregates.ts).
+    window_seconds as materialized (
+      select w.s, now() - make_interval(secs => w.s) as since,
+             now() - interval '60 seconds' as burst_since
+      from (select coalesce((select p.velocity_window_seconds from policies p
+                             where p.status = 'active'), 0) as s) w
     )
     select
       (select row_to_json(key_hit) from key_hit) as key_hit,
@@ -96,10 +104,10 @@ function identityAndHistory(q: ContextQuery) {
          'window_count', case when w.s = 0 then 0 else (
            select count(*) from assessments h
            where h.agent_id = c.id and h.livemode = ${q.livemode}
-             and h.created_at > now() - make_interval(secs => w.s)) end,
+             and h.created_at > w.since) end,
          'burst', (select count(*) from assessments h
            where h.agent_id = c.id and h.livemode = ${q.livemode}
-             and h.created_at > now() - interval '60 seconds'),
+             and h.created_at > w.burst_since),
          -- Bounded reads: the model needs "a few approvals" and a recent median, not all history.
          'approved_count', (select count(*) from (select 1 from assessments h
            where h.agent_id = c.id and h.livemode = ${q.livemode} and h.decision = 'approve'
@@ -115,7 +123,18 @@ function identityAndHistory(q: ContextQuery) {
              and h.counterparty = ${q.counterparty}))
        from chosen c, window_seconds w
        where c.id is not null
-      ) as history`;
+      ) as history,
+      -- The active rule list's window aggregates: '[]' (nothing counted) for most policies.
+      ${aggregatesJson(
+        sql`coalesce((select p.aggregates from policies p where p.status = 'active'), '[]'::jsonb)`,
+        {
+          agentId: sql`(select id from chosen)`,
+          counterparty: sql`${q.counterparty}`,
+          currency: sql`${q.currency}`,
+          livemode: sql`${q.livemode}`,
+          until: null,
+        },
+      )} as aggregates`;
 }
 
 /** The mode, known from the key's prefix before the database is asked (sessions are live). */

@@ -1,3 +1,4 @@
+import { aggregateValues } from "../rules/aggregates";
 import type { AssessmentRecord } from "./outcome";
 import { normalizeRules, PolicyRules } from "./policy-rules";
 import type { ParsedAssessRequest } from "./request";
@@ -29,6 +30,8 @@ export interface AssessContext {
     median_amount: number | null;
     counterparty_seen: boolean;
   } | null;
+  /** The active rule list's window aggregates as counted, by key; null when none were. */
+  aggregates?: Record<string, unknown> | null;
   /** The newest checkpoint's size: entries up to it are anchored. */
   anchoredThrough: number;
 }
@@ -67,7 +70,9 @@ export function riskInput(
   const rules = rulesOf(context);
   const agent = context.agent;
   const history = context.history;
-  const seen = agent && counterpartyOf(request) ? (history?.counterparty_seen ?? false) : null;
+  const counterparty = counterpartyOf(request);
+  const seen = agent && counterparty ? (history?.counterparty_seen ?? false) : null;
+  const specs = rules?.program?.aggregates ?? [];
   return {
     kind: request.kind,
     mandateType: request.mandateType,
@@ -85,6 +90,14 @@ export function riskInput(
     },
     now,
     geo: geoOf(request.facts.riskData),
+    ...(specs.length === 0
+      ? {}
+      : {
+          aggregates: aggregateValues(specs, context.aggregates ?? null, {
+            agent: agent !== null,
+            counterparty: counterparty !== null,
+          }),
+        }),
   };
 }
 
@@ -117,7 +130,7 @@ function identityOf(
 }
 
 /** The payer's country, as the trusted surface reported it in `risk_data`. */
-function geoOf(riskData: Record<string, unknown> | null): string | null {
+export function geoOf(riskData: Record<string, unknown> | null): string | null {
   const geo = riskData?.geo;
   const candidates = [
     riskData?.country,

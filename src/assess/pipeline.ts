@@ -7,6 +7,7 @@ import type { AppContext } from "../http/context";
 import { payloadDigest } from "../ledger/digest";
 import { recordDeferred } from "../ledger/ledger";
 import { newId } from "../lib/ids";
+import { recordInputs } from "../rules/inputs";
 import { signer } from "../signing/signer";
 import { livemodeOf, loadContext } from "./context";
 import { RISK_DATA_NAMESPACE, withoutServiceRiskData } from "./facts";
@@ -145,6 +146,7 @@ export async function runAssessment(
       request,
       agent?.id ?? null,
     ),
+    inputs: recordInputs(input),
   };
   // Nothing the ledger would record may be refused by the database afterwards.
   const unstorable = unstorableAt(plan, "request", 0);

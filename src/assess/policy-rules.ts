@@ -1,4 +1,7 @@
 import { z } from "@hono/zod-openapi";
+import { duration, parseDuration } from "../rules/duration";
+import { compileRules, type Program } from "../rules/evaluate";
+import { GRAMMAR_VERSION, RuleList } from "../rules/grammar";
 import type { Money } from "./facts";
 import { checkMandateBounds } from "./mandate-bounds";
 import {
@@ -13,57 +16,7 @@ import {
   signal,
 } from "./risk-model";
 
-// --- Durations: "30s", "15m", "1h", "7d", or ISO 8601 "PT15M", "P7D", "P2W" ---
-
-export const MIN_WINDOW_SECONDS = 1;
-export const MAX_WINDOW_SECONDS = 90 * 86_400;
-
-const UNIT_SECONDS = { s: 1, m: 60, h: 3_600, d: 86_400 } as const;
-// Lowercase units only: "1M" would read as a month to some, a minute to others.
-const SHORT = /^(\d{1,9})([smhd])$/;
-// No years or months: their length varies, and a rate window must be a fixed length.
-const ISO = /^P(?:(\d{1,9})W|(?:(\d{1,9})D)?(?:T(?:(\d{1,9})H)?(?:(\d{1,9})M)?(?:(\d{1,9})S)?)?)$/;
-
-/** Seconds of a duration in either form, or null when it is in neither; range unchecked. */
-function durationSeconds(text: string): number | null {
-  const short = SHORT.exec(text);
-  if (short) return Number(short[1]) * UNIT_SECONDS[short[2] as keyof typeof UNIT_SECONDS];
-  const iso = ISO.exec(text);
-  // "P" and "P1DT" match the pattern but name no (time) component: ISO 8601 forbids both.
-  if (!iso || text === "P" || text.endsWith("T")) return null;
-  const [weeks, days, hours, minutes, seconds] = iso.slice(1).map((part) => Number(part ?? 0));
-  return (
-    (weeks ?? 0) * 604_800 +
-    (days ?? 0) * 86_400 +
-    (hours ?? 0) * 3_600 +
-    (minutes ?? 0) * 60 +
-    (seconds ?? 0)
-  );
-}
-
-/** A velocity window in seconds: null unless well formed and between 1 s and 90 d. */
-export function parseDuration(text: string): number | null {
-  const seconds = durationSeconds(text);
-  return seconds !== null && seconds >= MIN_WINDOW_SECONDS && seconds <= MAX_WINDOW_SECONDS
-    ? seconds
-    : null;
-}
-
-const duration = z
-  .string()
-  .max(32)
-  .superRefine((text, ctx) => {
-    const seconds = durationSeconds(text);
-    if (seconds === null) {
-      ctx.addIssue({
-        code: "custom",
-        message: "must be a duration such as 30s, 15m, 1h, 7d, or ISO 8601 PT15M, P7D",
-      });
-    } else if (parseDuration(text) === null) {
-      ctx.addIssue({ code: "custom", message: "must be between 1s and 90d" });
-    }
-  })
-  .openapi({ example: "1h", description: "`<n>s|m|h|d` or ISO 8601 (`PT15M`, `P7D`), 1s–90d" });
+export { MAX_WINDOW_SECONDS, MIN_WINDOW_SECONDS, parseDuration } from "../rules/duration";
 
 // --- The rules of a policy (the spec's create shape) ---
 
@@ -113,23 +66,48 @@ export const PolicyRules = z
         max: z.int().min(1).openapi({ description: "Assessments allowed per agent per window" }),
       })
       .optional(),
+    grammar: z.literal(GRAMMAR_VERSION).optional().openapi({
+      description: "The version of the rule language `rules` is written in; required with `rules`",
+    }),
+    rules: RuleList.optional(),
+  })
+  .superRefine((rules, ctx) => {
+    if (rules.rules !== undefined && rules.grammar === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["grammar"],
+        message: `required with rules (the current grammar is ${GRAMMAR_VERSION})`,
+      });
+    }
   })
   .openapi("PolicyRules", {
-    description: "Every rule is optional; an empty object allows everything (docs/risk-model.md)",
+    description:
+      "Every field is optional; an empty object allows everything. The limits (`max_amount`, " +
+      "`currencies`, `geo`, `velocity`) are the spec's create shape (docs/risk-model.md); " +
+      "`rules` is an ordered rule list in the rule language `grammar` (docs/rules.md)",
   });
 export type PolicyRules = z.infer<typeof PolicyRules>;
 
 type Velocity = NonNullable<PolicyRules["velocity"]>;
 export type NormalizedRules = Omit<PolicyRules, "velocity"> & {
   velocity?: Velocity & { window_seconds: number };
+  /** The rule list, compiled; absent without one. */
+  program?: Program;
 };
 
-/** The rules with `velocity.window_seconds` added. Throws on a window the schema refuses. */
+/**
+ * The rules with `velocity.window_seconds` added and the rule list compiled. Throws on a
+ * window or a rule the schema refuses.
+ */
 export function normalizeRules(rules: PolicyRules): NormalizedRules {
-  if (rules.velocity === undefined) return rules as NormalizedRules;
-  const windowSeconds = parseDuration(rules.velocity.window);
-  if (windowSeconds === null) throw new Error("policy rules: invalid velocity window");
-  return { ...rules, velocity: { ...rules.velocity, window_seconds: windowSeconds } };
+  let normalized = rules as NormalizedRules;
+  if (rules.velocity !== undefined) {
+    const windowSeconds = parseDuration(rules.velocity.window);
+    if (windowSeconds === null) throw new Error("policy rules: invalid velocity window");
+    normalized = { ...rules, velocity: { ...rules.velocity, window_seconds: windowSeconds } };
+  }
+  if (rules.rules !== undefined) normalized = { ...normalized, program: compileRules(rules.rules) };
+  return normalized;
 }
 
 // --- Evaluation ---

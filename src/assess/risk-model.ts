@@ -94,6 +94,12 @@ export interface RiskInput {
   now: number;
   /** ISO 3166-1 alpha-2 country the request came from; null when unknown. */
   geo: string | null;
+  /**
+   * The window aggregates the policy's rule list reads, by canonical key
+   * (`<measure>.<per>.<seconds>`, src/rules/attributes.ts); null when not countable (no agent,
+   * no payee, no currency). Absent when the policy reads none.
+   */
+  aggregates?: Record<string, number | null>;
 }
 
 export interface Confidences {
@@ -189,6 +195,14 @@ export type RejectionKey = keyof typeof REJECTION_CATALOG;
 
 export function rejection(key: RejectionKey, description: string): RejectionReason {
   return { key, category: REJECTION_CATALOG[key], description };
+}
+
+/**
+ * The rejection of a `deny` rule of the policy's rule list (docs/rules.md). Apart from the
+ * catalog, which lists what the model itself finds; the rule list is the org's own judgement.
+ */
+export function ruleRejection(description: string): RejectionReason {
+  return { key: "policy_rule_denied", category: "policy", description };
 }
 
 // --- Numbers ---

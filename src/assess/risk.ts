@@ -1,3 +1,5 @@
+import { type CompiledRule, firstMatch } from "../rules/evaluate";
+import type { RuleAction } from "../rules/grammar";
 import { scoreBehavior } from "./behavior";
 import { evaluatePolicy } from "./policy-rules";
 import {
@@ -11,6 +13,7 @@ import {
   type RiskInput,
   rejection,
   round2,
+  ruleRejection,
   SEVERITY_WEIGHTS,
   SIGNAL_CATALOG,
   type Signal,
@@ -53,6 +56,15 @@ export interface Decision {
   signals: Signal[];
   rejection_reasons: RejectionReason[];
   confidences: Confidences;
+  /** The rule of the policy's rule list that matched (docs/rules.md); absent when none did. */
+  rule?: MatchedRule;
+}
+
+export interface MatchedRule {
+  id: string;
+  /** 0-based position in the policy's rule list. */
+  index: number;
+  action: RuleAction;
 }
 
 /** The "kya" stage: who acts, and how well that is proven. */
@@ -117,8 +129,11 @@ const VERB = { approve: "Approved", review: "Review", deny: "Denied" } as const;
 /**
  * Combines the stages into the decision. The score sets a band; overrides can only raise it:
  * a revoked agent or any rejection reason denies, a faulty stage, a suspended agent, a revoked
- * key or an identity conflict reviews at least. The score is then lifted to the floor of the
- * final band, so that score, level and decision never disagree.
+ * key or an identity conflict reviews at least. The active policy's rule list (docs/rules.md)
+ * runs over the stages' findings: its first matching rule denies (a rejection reason), reviews
+ * (an override), or approves (the band no longer decides; the overrides still do). The score
+ * is then lifted to the floor of the final band, so that score, level and decision never
+ * disagree.
  */
 export function decide(
   parts: Record<Component, ComponentResult | Error>,
@@ -133,25 +148,68 @@ export function decide(
     ...results.flatMap((result) => result.signals),
     ...faults.map((component) => signal(FAULT_TYPE[component], "high")),
   ]);
-  const reasons = ordered(results.flatMap((result) => result.rejection_reasons));
   const points = signals.reduce((sum, s) => sum + SEVERITY_WEIGHTS[s.severity], 0);
   const raw = Math.min(100, points + trustPoints(input));
-  const overrides = overridesOf(input, faults, reasons, signals);
+  const matched = matchRule(parts, input, raw, signals);
+  // A rule list that cannot be evaluated is a fault of the policy stage, like any other.
+  if (matched instanceof Error) return decide({ ...parts, policy: matched }, input);
+  const reasons = ordered([
+    ...results.flatMap((result) => result.rejection_reasons),
+    ...(matched?.action === "deny" ? [ruleRejection(ruleText(matched))] : []),
+  ]);
+  // An approve rule takes the score's band out of the decision (the overrides still apply):
+  // the score is capped below review so that score, level and decision still agree.
+  const scored = matched?.action === "approve" ? Math.min(raw, THRESHOLDS.review - 1) : raw;
+  const overrides = overridesOf(input, faults, reasons, signals, matched);
   const decision = overrides.reduce(
     (highest, override) => (rank(override.decision) > rank(highest) ? override.decision : highest),
-    bandOf(raw),
+    bandOf(scored),
   );
-  const score = Math.max(raw, FLOOR[decision]);
+  const score = Math.max(scored, FLOOR[decision]);
   const cause = overrides.find((override) => override.decision === decision);
+  const confidences = confidencesOf(parts);
+  if (matched?.action === "deny") confidences.policy_adherence = 0;
+  const because = cause?.because ?? scoreReason(decision, score, signals, input, matched);
   return {
     decision,
     risk_level: LEVEL[decision],
     risk_score: score,
-    reason: `${VERB[decision]}: ${cause?.because ?? scoreReason(decision, score, signals, input)}.`,
+    reason: `${VERB[decision]}: ${because}.`,
     signals,
     rejection_reasons: reasons,
-    confidences: confidencesOf(parts),
+    confidences,
+    ...(matched ? { rule: { id: matched.id, index: matched.index, action: matched.action } } : {}),
   };
+}
+
+/**
+ * The first rule of the active policy's list that holds, read over the input and what the
+ * stages found (the score before rules and overrides, its band, the signals); an Error when
+ * the list cannot be evaluated. No rule runs when the policy stage itself failed.
+ */
+function matchRule(
+  parts: Record<Component, ComponentResult | Error>,
+  input: RiskInput,
+  raw: number,
+  signals: Signal[],
+): CompiledRule | null | Error {
+  const program = input.rules?.program;
+  if (!program || parts.policy instanceof Error) return null;
+  try {
+    return firstMatch(program, {
+      input,
+      score: raw,
+      level: LEVEL[bandOf(raw)],
+      signals: new Set(signals.map((s) => s.type)),
+    });
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+function ruleText(rule: CompiledRule): string {
+  const text = `policy rule "${rule.id}" matched`;
+  return rule.description === null ? text : `${text} (${rule.description})`;
 }
 
 /** The band of a score: below 40 approve, 40–69 review, from 70 deny. */
@@ -180,6 +238,7 @@ function overridesOf(
   faults: Component[],
   reasons: RejectionReason[],
   signals: Signal[],
+  matched: CompiledRule | null,
 ) {
   const { agent, key, conflict } = input.identity;
   const overrides: Override[] = [];
@@ -210,6 +269,9 @@ function overridesOf(
   if (conflict) {
     overrides.push({ decision: "review", because: SIGNAL_CATALOG.identity_conflict.text });
   }
+  if (matched?.action === "review") {
+    overrides.push({ decision: "review", because: ruleText(matched) });
+  }
   const unchecked = signals.find((s) => UNCHECKED_RULES.has(s.type));
   if (unchecked) {
     const text = SIGNAL_CATALOG[unchecked.type as keyof typeof SIGNAL_CATALOG].text;
@@ -218,7 +280,14 @@ function overridesOf(
   return overrides;
 }
 
-function scoreReason(decision: Verdict, score: number, signals: Signal[], input: RiskInput) {
+function scoreReason(
+  decision: Verdict,
+  score: number,
+  signals: Signal[],
+  input: RiskInput,
+  matched: CompiledRule | null,
+) {
+  if (decision === "approve" && matched?.action === "approve") return ruleText(matched);
   const top = signals[0];
   if (decision !== "approve" && top) {
     const text = SIGNAL_CATALOG[top.type as keyof typeof SIGNAL_CATALOG]?.text ?? top.type;

@@ -181,6 +181,7 @@ export function registerPolicies(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => {
     const body = c.req.valid("json");
     const id = newId();
+    const normalized = normalizeRules(body.rules);
     const [rows] = await orgBatch(c, (db) => [
       db
         .insert(policies)
@@ -188,7 +189,8 @@ export function registerPolicies(app: OpenAPIHono<AppEnv>) {
           id,
           name: body.name,
           rules: body.rules,
-          velocityWindowSeconds: normalizeRules(body.rules).velocity?.window_seconds ?? null,
+          velocityWindowSeconds: normalized.velocity?.window_seconds ?? null,
+          aggregates: normalized.program?.aggregates ?? [],
         })
         .returning(),
     ]);

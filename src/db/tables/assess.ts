@@ -32,6 +32,11 @@ export const policies = pgTable(
     rules: jsonb("rules").notNull(),
     /** `rules.velocity.window` in seconds, so the assess context query can use it directly. */
     velocityWindowSeconds: integer("velocity_window_seconds"),
+    /**
+     * The window aggregates the rule list reads (`[{key, measure, per, seconds}]`,
+     * src/rules/attributes.ts), so the assess context query counts them in its one round trip.
+     */
+    aggregates: jsonb("aggregates").notNull().default(sql`'[]'::jsonb`),
     status: text("status", { enum: ["draft", "active"] })
       .notNull()
       .default("draft"),
@@ -87,6 +92,11 @@ export const assessments = pgTable(
     amount: bigint("amount", { mode: "number" }),
     currency: text("currency"),
     counterparty: text("counterparty"),
+    /**
+     * What the model read (src/rules/inputs.ts), so a backtest replays a policy over the inputs
+     * as they were; null for assessments made before it was recorded.
+     */
+    inputs: jsonb("inputs"),
   },
   (t) => [
     uniqueIndex("assessments_content_idx").on(t.orgId, t.contentHash),
@@ -94,6 +104,8 @@ export const assessments = pgTable(
     index("assessments_org_idx").on(t.orgId, t.id),
     index("assessments_agent_idx").on(t.orgId, t.agentId, t.createdAt),
     index("assessments_counterparty_idx").on(t.orgId, t.agentId, t.counterparty),
+    // Per-payee window aggregates of the rule language, across the org's agents.
+    index("assessments_payee_window_idx").on(t.orgId, t.counterparty, t.createdAt),
     check("assessments_decision_check", sql`${t.decision} in ('approve', 'review', 'deny')`),
   ],
 );

@@ -1,0 +1,184 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { desc, eq, lt } from "drizzle-orm";
+import { evalSets } from "../db/schema";
+import { caller, orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
+import type { AppEnv } from "../http/context";
+import { decodeIdCursor, page } from "../http/pagination";
+import { guarded } from "../http/route";
+import {
+  errorResponses,
+  IdParam,
+  json,
+  jsonBody,
+  listOf,
+  PageQuery,
+  plainText,
+  rowId,
+} from "../http/schemas";
+import { record } from "../ledger/ledger";
+import { newId } from "../lib/ids";
+import { EvalCase, MAX_CASES, parseCases } from "../rules/eval-cases";
+
+const CreateEvalSet = z
+  .strictObject({
+    name: plainText(200),
+    description: plainText(1000).optional(),
+    cases: z.array(EvalCase).min(1).max(MAX_CASES),
+  })
+  .openapi("CreateEvalSetRequest");
+
+const summaryFields = {
+  object: z.literal("eval_set"),
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  case_count: z.int(),
+  created: z.string(),
+};
+const EvalSetSummary = z.object(summaryFields).openapi("EvalSetSummary");
+const EvalSet = z
+  .object({ ...summaryFields, cases: z.array(EvalCase) })
+  .openapi("EvalSet", { description: "The cases as stored: defaults filled in" });
+const Deleted = z
+  .object({ object: z.literal("eval_set"), id: z.string(), deleted: z.literal(true) })
+  .openapi("DeletedEvalSet");
+
+const tags = ["Evaluations"];
+
+const create = createRoute(
+  guarded("policy:write", {
+    method: "post",
+    path: "/v1/eval-sets",
+    tags,
+    summary: "Create an evaluation set: labeled cases to score policies against",
+    description:
+      "Each case's request is validated as `POST /v1/assess` validates it; a fault is a 400 " +
+      "naming `cases.<i>.request.<path>`.",
+    request: { body: jsonBody(CreateEvalSet) },
+    responses: { 201: json(EvalSet, "The set"), ...errorResponses(400, 401, 403, 503) },
+  }),
+);
+
+const list = createRoute(
+  guarded("policy:read", {
+    method: "get",
+    path: "/v1/eval-sets",
+    tags,
+    summary: "List evaluation sets, newest first (without their cases)",
+    request: { query: PageQuery },
+    responses: {
+      200: json(listOf(EvalSetSummary, "EvalSetList"), "A page of sets"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+const get = createRoute(
+  guarded("policy:read", {
+    method: "get",
+    path: "/v1/eval-sets/{id}",
+    tags,
+    summary: "Retrieve an evaluation set with its cases",
+    request: { params: IdParam },
+    responses: { 200: json(EvalSet, "The set"), ...errorResponses(401, 403, 404, 503) },
+  }),
+);
+
+const remove = createRoute(
+  guarded("policy:write", {
+    method: "delete",
+    path: "/v1/eval-sets/{id}",
+    tags,
+    summary: "Delete an evaluation set (its evaluations remain)",
+    request: { params: IdParam },
+    responses: { 200: json(Deleted, "Deleted"), ...errorResponses(401, 403, 404, 503) },
+  }),
+);
+
+type Row = typeof evalSets.$inferSelect;
+
+function summary(row: Row): z.infer<typeof EvalSetSummary> {
+  return {
+    object: "eval_set",
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    case_count: row.caseCount,
+    created: row.createdAt.toISOString(),
+  };
+}
+
+function toEvalSet(row: Row): z.infer<typeof EvalSet> {
+  return { ...summary(row), cases: row.cases as EvalCase[] };
+}
+
+export function registerEvalSets(app: OpenAPIHono<AppEnv>) {
+  app.openapi(create, async (c) => {
+    const body = c.req.valid("json");
+    parseCases(body.cases);
+    const id = newId();
+    const [rows] = await orgBatch(c, (db) => [
+      db
+        .insert(evalSets)
+        .values({
+          id,
+          name: body.name,
+          description: body.description ?? null,
+          cases: body.cases,
+          caseCount: body.cases.length,
+        })
+        .returning(),
+    ]);
+    const row = rows[0];
+    if (!row) throw new ApiError("internal_error");
+    await record(c.env, await caller(c), {
+      type: "eval_set.created",
+      subject: { type: "eval_set", id },
+      payload: toEvalSet(row),
+    });
+    return c.json(toEvalSet(row), 201);
+  });
+
+  app.openapi(list, async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const after = decodeIdCursor(cursor);
+    const [rows] = await orgBatch(c, (db) => [
+      db
+        .select()
+        .from(evalSets)
+        .where(after ? lt(evalSets.id, after) : undefined)
+        .orderBy(desc(evalSets.id))
+        .limit(limit + 1),
+    ]);
+    return c.json(
+      page(rows.map(summary), limit, (s) => s.id),
+      200,
+    );
+  });
+
+  app.openapi(get, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const [rows] = await orgBatch(c, (db) => [
+      db.select().from(evalSets).where(eq(evalSets.id, id)),
+    ]);
+    const row = rows[0];
+    if (!row) throw new ApiError("not_found");
+    return c.json(toEvalSet(row), 200);
+  });
+
+  app.openapi(remove, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const [rows] = await orgBatch(c, (db) => [
+      db.delete(evalSets).where(eq(evalSets.id, id)).returning(),
+    ]);
+    const row = rows[0];
+    if (!row) throw new ApiError("not_found");
+    await record(c.env, await caller(c), {
+      type: "eval_set.deleted",
+      subject: { type: "eval_set", id },
+      payload: summary(row),
+    });
+    return c.json({ object: "eval_set" as const, id, deleted: true as const }, 200);
+  });
+}

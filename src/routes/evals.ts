@@ -1,0 +1,228 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, desc, eq, lt } from "drizzle-orm";
+import { normalizeRules, PolicyRules } from "../assess/policy-rules";
+import { EVAL_POSITIVES, evalSets, evals, policies } from "../db/schema";
+import { caller, orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
+import type { AppEnv } from "../http/context";
+import { decodeIdCursor, page } from "../http/pagination";
+import { guarded } from "../http/route";
+import { errorResponses, IdParam, json, jsonBody, listOf, PageQuery, rowId } from "../http/schemas";
+import { record } from "../ledger/ledger";
+import { isUuid, newId } from "../lib/ids";
+import { DECISIONS, type EvalCase, parseCases } from "../rules/eval-cases";
+import { scoreCases } from "../rules/eval-score";
+
+const RunEval = z
+  .strictObject({
+    eval_set_id: z.uuid(),
+    policy_id: z.uuid(),
+    positive: z.enum(EVAL_POSITIVES).default("review_or_deny").openapi({
+      description: "The decisions that count as flagging an action (the positive class)",
+    }),
+  })
+  .openapi("RunEvalRequest");
+
+const Counts = z.object({ approve: z.int(), review: z.int(), deny: z.int() });
+const ratio = z.number().min(0).max(1);
+
+const Eval = z
+  .object({
+    object: z.literal("eval"),
+    id: z.string(),
+    eval_set_id: z.string(),
+    eval_set_name: z.string(),
+    policy_id: z.string(),
+    policy_rules: PolicyRules.openapi({ description: "The policy's rules as scored" }),
+    positive: z.enum(EVAL_POSITIVES),
+    case_count: z.int(),
+    metrics: z.object({
+      precision: ratio.nullable(),
+      recall: ratio.nullable(),
+      f1: ratio.nullable(),
+      accuracy: ratio,
+      approval_rate: ratio,
+      decision_accuracy: ratio.nullable(),
+    }),
+    confusion: z.object({
+      tp: z.int(),
+      fp: z.int(),
+      tn: z.int(),
+      fn: z.int(),
+      decisions: z
+        .object({ approve: Counts, review: Counts, deny: Counts })
+        .openapi({ description: "`decisions[expected][decided]`, cases labeled with a decision" }),
+    }),
+    misclassified: z.array(
+      z.object({
+        index: z.int(),
+        id: z.string().nullable(),
+        expected: z.enum(DECISIONS).nullable(),
+        fraud: z.boolean().nullable(),
+        decision: z.enum(DECISIONS),
+        risk_score: z.int(),
+        rule: z.string().nullable(),
+        reason: z.string(),
+      }),
+    ),
+    created: z.string(),
+  })
+  .openapi("Eval");
+
+const ListEvalsQuery = PageQuery.extend({
+  eval_set_id: z.string().optional(),
+  policy_id: z.string().optional(),
+});
+
+const tags = ["Evaluations"];
+
+const run = createRoute(
+  guarded("policy:write", {
+    method: "post",
+    path: "/v1/evals/run",
+    tags,
+    summary: "Score a policy (draft or active) against an evaluation set and store the result",
+    request: { body: jsonBody(RunEval) },
+    responses: { 201: json(Eval, "The evaluation"), ...errorResponses(400, 401, 403, 404, 503) },
+  }),
+);
+
+const list = createRoute(
+  guarded("policy:read", {
+    method: "get",
+    path: "/v1/evals",
+    tags,
+    summary: "List evaluations, newest first",
+    request: { query: ListEvalsQuery },
+    responses: {
+      200: json(listOf(Eval, "EvalList"), "A page of evaluations"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+const get = createRoute(
+  guarded("policy:read", {
+    method: "get",
+    path: "/v1/evals/{id}",
+    tags,
+    summary: "Retrieve an evaluation",
+    request: { params: IdParam },
+    responses: { 200: json(Eval, "The evaluation"), ...errorResponses(401, 403, 404, 503) },
+  }),
+);
+
+type Row = typeof evals.$inferSelect;
+
+function toEval(row: Row): z.infer<typeof Eval> {
+  return {
+    object: "eval",
+    id: row.id,
+    eval_set_id: row.evalSetId,
+    eval_set_name: row.evalSetName,
+    policy_id: row.policyId,
+    policy_rules: row.policyRules as z.infer<typeof PolicyRules>,
+    positive: row.positive,
+    case_count: row.caseCount,
+    metrics: row.metrics as z.infer<typeof Eval>["metrics"],
+    confusion: row.confusion as z.infer<typeof Eval>["confusion"],
+    misclassified: row.misclassified as z.infer<typeof Eval>["misclassified"],
+    created: row.createdAt.toISOString(),
+  };
+}
+
+/** A filter on an id: a value that is no uuid can match nothing. */
+function idFilter(value: string | undefined): string | null | undefined {
+  if (value === undefined) return undefined;
+  return isUuid(value) ? value.toLowerCase() : null;
+}
+
+export function registerEvals(app: OpenAPIHono<AppEnv>) {
+  app.openapi(run, async (c) => {
+    const startedAt = Date.now();
+    const body = c.req.valid("json");
+    const setId = body.eval_set_id.toLowerCase();
+    const policyId = body.policy_id.toLowerCase();
+    const [sets, found] = await orgBatch(c, (db) => [
+      db.select().from(evalSets).where(eq(evalSets.id, setId)),
+      db.select().from(policies).where(eq(policies.id, policyId)),
+    ]);
+    const set = sets[0];
+    const policy = found[0];
+    if (!set) throw new ApiError("not_found", [{ path: "eval_set_id", message: "no such set" }]);
+    if (!policy)
+      throw new ApiError("not_found", [{ path: "policy_id", message: "no such policy" }]);
+    const parsed = PolicyRules.safeParse(policy.rules);
+    if (!parsed.success) throw new ApiError("internal_error");
+    const cases = set.cases as EvalCase[];
+    const score = scoreCases(
+      cases,
+      parseCases(cases),
+      normalizeRules(parsed.data),
+      body.positive,
+      startedAt,
+    );
+    const id = newId();
+    const [rows] = await orgBatch(c, (db) => [
+      db
+        .insert(evals)
+        .values({
+          id,
+          evalSetId: set.id,
+          evalSetName: set.name,
+          policyId: policy.id,
+          policyRules: policy.rules,
+          positive: body.positive,
+          caseCount: cases.length,
+          ...score,
+        })
+        .returning(),
+    ]);
+    const row = rows[0];
+    if (!row) throw new ApiError("internal_error");
+    await record(c.env, await caller(c), {
+      type: "eval.completed",
+      subject: { type: "eval", id },
+      payload: toEval(row),
+    });
+    return c.json(toEval(row), 201);
+  });
+
+  app.openapi(list, async (c) => {
+    const { limit, cursor, eval_set_id, policy_id } = c.req.valid("query");
+    const after = decodeIdCursor(cursor);
+    const setId = idFilter(eval_set_id);
+    const policyId = idFilter(policy_id);
+    if (setId === null || policyId === null)
+      return c.json(
+        page([], limit, () => ""),
+        200,
+      );
+    const [rows] = await orgBatch(c, (db) => [
+      db
+        .select()
+        .from(evals)
+        .where(
+          and(
+            after ? lt(evals.id, after) : undefined,
+            setId ? eq(evals.evalSetId, setId) : undefined,
+            policyId ? eq(evals.policyId, policyId) : undefined,
+          ),
+        )
+        .orderBy(desc(evals.id))
+        .limit(limit + 1),
+    ]);
+    return c.json(
+      page(rows.map(toEval), limit, (e) => e.id),
+      200,
+    );
+  });
+
+  app.openapi(get, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const [rows] = await orgBatch(c, (db) => [db.select().from(evals).where(eq(evals.id, id))]);
+    const row = rows[0];
+    if (!row) throw new ApiError("not_found");
+    return c.json(toEval(row), 200);
+  });
+}

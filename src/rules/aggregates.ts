@@ -1,0 +1,121 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { AggregateSpec } from "./attributes";
+
+/**
+ * Window aggregates (`count.<per>.<window>`, `sum.<per>.<window>`) as SQL: one expression that
+ * answers a JSON object `{key: value}` for a list of specs, so that the assess context query
+ * counts them in its one round trip, and the backtest as of each replayed assessment.
+ */
+
+export interface AggregateScope {
+  /** The acting agent's id (uuid or null). */
+  agentId: SQL;
+  /** The counterparty digest (text or null), as `assessments.counterparty` stores it. */
+  counterparty: SQL;
+  /** The request's currency (text or null): sums add amounts in it only. */
+  currency: SQL;
+  livemode: SQL;
+  /** The exclusive end of the window (a backtest: the assessment's time); none live. */
+  until: SQL | null;
+}
+
+/*
+ * Each window's start must reach the subquery as a value computed outside it (a column of an
+ * outer row), never as an expression inside it: under row-level security PostgreSQL will not
+ * use a non-leakproof expression (`timestamptz - interval` is one) as an index condition, and
+ * would read the subject's whole history instead of the window.
+ */
+
+/** The assessments of one subject since `since`, as a FROM/WHERE clause over `h`. */
+function subjectRows(per: AggregateSpec["per"], scope: AggregateScope, since: SQL): SQL {
+  const until = scope.until === null ? sql`` : sql` and h.created_at < ${scope.until}`;
+  const within = sql`h.livemode = ${scope.livemode} and h.created_at > ${since}${until}`;
+  switch (per) {
+    case "agent":
+      return sql`from assessments h where h.agent_id = ${scope.agentId}::uuid and ${within}`;
+    case "principal":
+      return sql`from assessments h where h.agent_id in (select pa.id from agents pa
+          where pa.principal_id = (select pb.principal_id from agents pb
+                                   where pb.id = ${scope.agentId}::uuid))
+        and ${within}`;
+    case "payee":
+      return sql`from assessments h where h.counterparty = ${scope.counterparty}::text and ${within}`;
+  }
+}
+
+function sumIn(scope: AggregateScope): SQL {
+  return sql`case when ${scope.currency}::text is null then null
+    else coalesce(sum(h.amount) filter (where h.currency = ${scope.currency}::text), 0) end`;
+}
+
+/**
+ * For a list of specs read from the database (a jsonb array of AggregateSpec, the active
+ * policy's `aggregates`): the live context query, which cannot know them before it runs.
+ * Windows end now. Each per-subject branch is its own subquery, so that each uses its index
+ * ((org, agent, created) or (org, counterparty, created)).
+ */
+export function aggregatesJson(specs: SQL, scope: AggregateScope): SQL {
+  const measure = sql`case when g->>'measure' = 'count' then count(*) else ${sumIn(scope)} end`;
+  const branch = (per: AggregateSpec["per"]) =>
+    sql`(select ${measure} ${subjectRows(per, scope, sql`w.since`)})`;
+  // OFFSET 0 keeps the window start a computed column (see above).
+  return sql`(select coalesce(json_object_agg(g->>'key', case g->>'per'
+      when 'agent' then ${branch("agent")}
+      when 'principal' then ${branch("principal")}
+      else ${branch("payee")} end), '{}'::json)
+    from jsonb_array_elements(${specs}) g,
+      lateral (select now() - make_interval(secs => (g->>'seconds')::int) as since offset 0) w)`;
+}
+
+/** The name of the column holding a window's start, for `aggregatesObject`. */
+export function sinceColumn(seconds: number): string {
+  return `since_${seconds}`;
+}
+
+/**
+ * For specs known before the query (a backtest): one plain subquery per aggregate, each window
+ * starting at the column `sinceColumn(seconds)` of `row`, which the caller computes. (The
+ * dynamic form's estimates over a set-returning function are large enough to trigger JIT
+ * compilation on every page.)
+ */
+export function aggregatesObject(
+  specs: readonly AggregateSpec[],
+  scope: AggregateScope,
+  row: string,
+): SQL {
+  if (specs.length === 0) return sql`null::jsonb`;
+  // jsonb_build_object takes at most 100 arguments: 50 aggregates per call, joined with ||.
+  const chunks: SQL[] = [];
+  for (let i = 0; i < specs.length; i += 50) {
+    const pairs = specs.slice(i, i + 50).map((spec) => {
+      const measure = spec.measure === "count" ? sql`count(*)` : sumIn(scope);
+      const since = sql.raw(`${row}.${sinceColumn(spec.seconds)}`);
+      return sql`${spec.key}::text, (select ${measure} ${subjectRows(spec.per, scope, since)})`;
+    });
+    chunks.push(sql`jsonb_build_object(${sql.join(pairs, sql`, `)})`);
+  }
+  return sql.join(chunks, sql` || `);
+}
+
+/**
+ * The values the model reads: null where the subject is missing (no agent for `agent` and
+ * `principal`, no counterparty for `payee`), whatever the database counted for it.
+ */
+export function aggregateValues(
+  specs: readonly AggregateSpec[],
+  counted: Record<string, unknown> | null,
+  has: { agent: boolean; counterparty: boolean },
+): Record<string, number | null> {
+  const values: Record<string, number | null> = {};
+  for (const spec of specs) {
+    const subject = spec.per === "payee" ? has.counterparty : has.agent;
+    const value = counted?.[spec.key];
+    values[spec.key] =
+      subject && value !== null && value !== undefined && Number.isFinite(Number(value))
+        ? Number(value)
+        : subject && spec.measure === "count"
+          ? 0
+          : null;
+  }
+  return values;
+}

@@ -1,0 +1,169 @@
+import { MANDATE_TYPES } from "../assess/ap2";
+import { ACTION_KINDS } from "../assess/request";
+import { AMOUNT_KINDS, type RiskInput, SIGNAL_CATALOG } from "../assess/risk-model";
+import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/tables/identity";
+import { parseDuration } from "./duration";
+
+/**
+ * The attributes a rule of grammar 1 can read (docs/rules.md): what the request and its
+ * context say, typed, so that a condition that could never be evaluated is refused when the
+ * policy is created instead of failing, or silently never matching, when it runs.
+ */
+
+export type Scalar = string | number | boolean;
+
+export type AttributeType =
+  | { type: "number"; min: number; max: number }
+  | { type: "string"; pattern?: RegExp; shape?: string }
+  | { type: "enum"; values: readonly string[]; ordered: boolean }
+  | { type: "boolean" }
+  | { type: "set"; values: readonly string[] };
+
+/** What a rule reads: the model's input, and what the model made of it before the rules ran. */
+export interface RuleSubject {
+  input: RiskInput;
+  /** The score before rules and overrides (the sum of the signals and the trust points). */
+  score: number;
+  /** The band of that score. */
+  level: (typeof RISK_LEVELS)[number];
+  signals: ReadonlySet<string>;
+}
+
+export interface Attribute {
+  kind: AttributeType;
+  /** The value, or null when the request or its context does not say (docs/rules.md). */
+  read: (subject: RuleSubject) => Scalar | ReadonlySet<string> | null;
+}
+
+export const RISK_LEVELS = ["normal", "elevated", "highest"] as const;
+export const SIGNAL_TYPES = Object.keys(SIGNAL_CATALOG);
+
+const number = (min: number, max: number): AttributeType => ({ type: "number", min, max });
+const text = (pattern?: RegExp, shape?: string): AttributeType =>
+  pattern ? { type: "string", pattern, ...(shape ? { shape } : {}) } : { type: "string" };
+const oneOf = (values: readonly string[], ordered = false): AttributeType => ({
+  type: "enum",
+  values,
+  ordered,
+});
+const flag: AttributeType = { type: "boolean" };
+
+/** `AMOUNT_KINDS` carry amounts; a message's stray `amount` is not one. */
+function amountOf(input: RiskInput) {
+  return AMOUNT_KINDS.includes(input.kind) ? input.facts.amount : null;
+}
+
+function negate(value: boolean | null): boolean | null {
+  return value === null ? null : !value;
+}
+
+/** ISO weekday, Monday 1 to Sunday 7, in UTC. */
+function weekday(now: number): number {
+  const day = new Date(now).getUTCDay();
+  return day === 0 ? 7 : day;
+}
+
+export const ATTRIBUTES: Record<string, Attribute> = {
+  amount: {
+    kind: number(0, Number.MAX_SAFE_INTEGER),
+    read: (s) => amountOf(s.input)?.amount ?? null,
+  },
+  currency: {
+    kind: text(/^[A-Z]{3}$/, "an ISO 4217 code of 3 uppercase letters"),
+    read: (s) => amountOf(s.input)?.currency ?? null,
+  },
+  "payee.id": { kind: text(), read: (s) => s.input.facts.payee?.id ?? null },
+  "payee.name": { kind: text(), read: (s) => s.input.facts.payee?.name ?? null },
+  "payee.first_seen": { kind: flag, read: (s) => negate(s.input.history.payeeSeen) },
+  recipient: { kind: text(), read: (s) => s.input.facts.recipient ?? null },
+  "recipient.first_contact": { kind: flag, read: (s) => negate(s.input.history.recipientSeen) },
+  kind: { kind: oneOf(ACTION_KINDS), read: (s) => s.input.kind },
+  mandate_type: { kind: oneOf(MANDATE_TYPES), read: (s) => s.input.mandateType },
+  "agent.identified": { kind: flag, read: (s) => s.input.identity.agent !== null },
+  "agent.id": { kind: text(), read: (s) => s.input.identity.agent?.id ?? null },
+  "agent.status": {
+    kind: oneOf(AGENT_STATUSES),
+    read: (s) => s.input.identity.agent?.status ?? null,
+  },
+  "agent.trust_score": {
+    kind: number(0, 100),
+    read: (s) => s.input.identity.agent?.trust_score ?? null,
+  },
+  "agent.risk_tier": {
+    kind: oneOf(RISK_TIERS, true),
+    read: (s) => s.input.identity.agent?.risk_tier ?? null,
+  },
+  "agent.card_status": {
+    kind: oneOf(CARD_STATUSES),
+    read: (s) => s.input.identity.agent?.card_status ?? null,
+  },
+  "agent.identified_by": {
+    kind: oneOf(["key", "card", "explicit"]),
+    read: (s) => s.input.identity.method,
+  },
+  "card.verification": {
+    kind: oneOf(["verified", "unverified", "unknown"]),
+    read: (s) => s.input.identity.card,
+  },
+  "key.status": {
+    kind: oneOf(["active", "revoked", "unregistered"]),
+    read: (s) => s.input.identity.key,
+  },
+  "identity.conflict": { kind: flag, read: (s) => s.input.identity.conflict },
+  "risk.score": { kind: number(0, 100), read: (s) => s.score },
+  "risk.level": { kind: oneOf(RISK_LEVELS, true), read: (s) => s.level },
+  signals: { kind: { type: "set", values: SIGNAL_TYPES }, read: (s) => s.signals },
+  "time.hour": { kind: number(0, 23), read: (s) => new Date(s.input.now).getUTCHours() },
+  "time.weekday": { kind: number(1, 7), read: (s) => weekday(s.input.now) },
+  "geo.country": {
+    kind: text(/^[A-Z]{2}$/, "an ISO 3166-1 alpha-2 code of 2 uppercase letters"),
+    read: (s) => s.input.geo,
+  },
+};
+
+// --- Window aggregates: `count.<per>.<window>` and `sum.<per>.<window>` ---
+
+export const MEASURES = ["count", "sum"] as const;
+export const PERS = ["agent", "principal", "payee"] as const;
+
+export interface AggregateSpec {
+  /** Canonical: `<measure>.<per>.<seconds>`, so `1h` and `PT1H` are one aggregate. */
+  key: string;
+  measure: (typeof MEASURES)[number];
+  per: (typeof PERS)[number];
+  seconds: number;
+}
+
+const AGGREGATE = /^(count|sum)\.(agent|principal|payee)\.([^.]+)$/;
+
+/**
+ * The aggregate an attribute names; null when the attribute is not one; a message when it is
+ * shaped like one but its window is not a duration of 1 s to 90 d.
+ */
+export function aggregateOf(attr: string): AggregateSpec | string | null {
+  const match = AGGREGATE.exec(attr);
+  if (!match) return null;
+  const seconds = parseDuration(match[3] as string);
+  if (seconds === null) return "the window must be a duration from 1s to 90d, such as 15m, 1h, P7D";
+  const measure = match[1] as AggregateSpec["measure"];
+  const per = match[2] as AggregateSpec["per"];
+  return { key: `${measure}.${per}.${seconds}`, measure, per, seconds };
+}
+
+/**
+ * The attribute named, or a message saying why there is none. Aggregates read
+ * `input.aggregates`, which the assess context query fills for the active policy's windows.
+ */
+export function attributeOf(attr: string): Attribute | string {
+  const known = Object.hasOwn(ATTRIBUTES, attr) ? ATTRIBUTES[attr] : undefined;
+  if (known) return known;
+  const aggregate = aggregateOf(attr);
+  if (aggregate === null) {
+    return "unknown attribute (see docs/rules.md for the attributes of grammar 1)";
+  }
+  if (typeof aggregate === "string") return aggregate;
+  return {
+    kind: number(0, Number.MAX_SAFE_INTEGER),
+    read: (s) => s.input.aggregates?.[aggregate.key] ?? null,
+  };
+}

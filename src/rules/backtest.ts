@@ -1,0 +1,188 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { NormalizedRules } from "../assess/policy-rules";
+import type { ActionKind } from "../assess/request";
+import { scoreAction } from "../assess/risk";
+import { aggregatesObject, sinceColumn } from "./aggregates";
+import { isRecordedInputs, replayInput, replaySpecs } from "./inputs";
+
+/**
+ * Backtesting (docs/rules.md): a policy replayed over the org's assessment history, newest
+ * first, with the inputs recorded at the time. History is read in pages through `readPage`,
+ * one database round trip each, and folded into a tally of fixed size, so memory does not grow
+ * with the history.
+ */
+
+export const DECISIONS = ["approve", "review", "deny"] as const;
+export type Decision = (typeof DECISIONS)[number];
+
+/** Rows per page: one round trip each. */
+export const PAGE_SIZE = 500;
+
+export interface HistoryRow {
+  id: string;
+  created: string;
+  kind: ActionKind;
+  decision: Decision;
+  has_counterparty: boolean;
+  inputs: unknown;
+  /** The replayed policy's window aggregates as of the assessment's time. */
+  counted: Record<string, unknown> | null;
+}
+
+export interface HistoryQuery {
+  livemode: boolean;
+  from: string | null;
+  to: string | null;
+}
+
+/**
+ * One page of history, newest first, after `cursor` (an assessment id), with the window
+ * aggregates the policy reads counted as the history stood just before each assessment.
+ */
+export function historyPage(
+  rules: NormalizedRules,
+  q: HistoryQuery,
+  cursor: string | null,
+  size: number,
+): SQL {
+  const specs = replaySpecs(rules);
+  const counted = aggregatesObject(
+    specs,
+    {
+      agentId: sql`p.agent_id`,
+      counterparty: sql`p.counterparty`,
+      currency: sql`p.currency`,
+      livemode: sql`p.livemode`,
+      until: sql`p.created_at`,
+    },
+    "p",
+  );
+  const windows = [...new Set(specs.map((spec) => spec.seconds))].map(
+    (seconds) =>
+      sql`a.created_at - make_interval(secs => ${seconds}::int) as ${sql.raw(sinceColumn(seconds))}`,
+  );
+  // The page in a subquery with its LIMIT: the window starts stay columns of its rows.
+  return sql`select p.id, p.created, p.kind, p.decision, p.has_counterparty, p.inputs,
+      ${counted} as counted
+    from (
+      select a.id, to_json(a.created_at)#>>'{}' as created, a.created_at, a.kind, a.decision,
+        a.counterparty is not null as has_counterparty, a.inputs, a.agent_id, a.counterparty,
+        a.currency, a.livemode${windows.length === 0 ? sql`` : sql`, ${sql.join(windows, sql`, `)}`}
+      from assessments a
+      where a.livemode = ${q.livemode}
+        ${q.from === null ? sql`` : sql`and a.created_at >= ${q.from}::timestamptz`}
+        ${q.to === null ? sql`` : sql`and a.created_at <= ${q.to}::timestamptz`}
+        ${cursor === null ? sql`` : sql`and a.id < ${cursor}::uuid`}
+      order by a.id desc
+      limit ${size}
+    ) p
+    order by p.id desc`;
+}
+
+export interface RuleHits {
+  id: string;
+  action: string;
+  hits: number;
+}
+
+export interface ChangedSample {
+  assessment_id: string;
+  created: string;
+  decision: Decision;
+  replayed_decision: Decision;
+  rule: string | null;
+  reason: string;
+}
+
+export interface BacktestResult {
+  replayed: number;
+  /** Assessments without recorded inputs (made before they were recorded): not replayed. */
+  skipped: number;
+  changed: number;
+  /** `matrix[recorded][replayed]`: how many assessments went from one decision to the other. */
+  matrix: Record<Decision, Record<Decision, number>>;
+  rules: RuleHits[];
+  /** Replays that no rule of the list matched. */
+  unmatched: number;
+  samples: ChangedSample[];
+  has_more: boolean;
+}
+
+/** Folds replays into a result of fixed size (at most `maxSamples` samples). */
+export class BacktestTally {
+  readonly result: BacktestResult;
+
+  constructor(
+    private readonly rules: NormalizedRules,
+    private readonly maxSamples: number,
+  ) {
+    const row = () => ({ approve: 0, review: 0, deny: 0 });
+    this.result = {
+      replayed: 0,
+      skipped: 0,
+      changed: 0,
+      matrix: { approve: row(), review: row(), deny: row() },
+      rules: (rules.program?.rules ?? []).map((r) => ({ id: r.id, action: r.action, hits: 0 })),
+      unmatched: 0,
+      samples: [],
+      has_more: false,
+    };
+  }
+
+  add(row: HistoryRow): void {
+    const result = this.result;
+    if (!isRecordedInputs(row.inputs) || !DECISIONS.includes(row.decision)) {
+      result.skipped++;
+      return;
+    }
+    const input = replayInput(row.inputs, row.kind, row.has_counterparty, this.rules, row.counted);
+    const replayed = scoreAction(input);
+    result.replayed++;
+    result.matrix[row.decision][replayed.decision]++;
+    const hit = replayed.rule ? result.rules[replayed.rule.index] : undefined;
+    if (hit) hit.hits++;
+    else result.unmatched++;
+    if (replayed.decision === row.decision) return;
+    result.changed++;
+    if (result.samples.length < this.maxSamples) {
+      result.samples.push({
+        assessment_id: row.id,
+        created: new Date(row.created).toISOString(),
+        decision: row.decision,
+        replayed_decision: replayed.decision,
+        rule: replayed.rule?.id ?? null,
+        reason: replayed.reason,
+      });
+    }
+  }
+}
+
+export type ReadPage = (cursor: string | null, size: number) => Promise<HistoryRow[]>;
+
+/**
+ * Replays up to `limit` assessments, newest first, page by page; `has_more` tells whether the
+ * range holds more than the limit.
+ */
+export async function backtest(
+  rules: NormalizedRules,
+  readPage: ReadPage,
+  options: { limit: number; samples: number },
+): Promise<BacktestResult> {
+  const tally = new BacktestTally(rules, options.samples);
+  let cursor: string | null = null;
+  let remaining = options.limit;
+  while (remaining > 0) {
+    // One row beyond the limit tells whether there is more.
+    const want = Math.min(PAGE_SIZE, remaining + 1);
+    const rows = await readPage(cursor, want);
+    const taken = rows.slice(0, remaining);
+    for (const row of taken) tally.add(row);
+    remaining -= taken.length;
+    if (rows.length < want) break;
+    cursor = taken[taken.length - 1]?.id ?? null;
+    if (remaining === 0) {
+      tally.result.has_more = rows.length > taken.length || (await readPage(cursor, 1)).length > 0;
+    }
+  }
+  return tally.result;
+}

@@ -1,0 +1,244 @@
+import { describe, expect, it } from "vitest";
+import { call, type TestOrg } from "./support/api";
+import { agentOf, assessOk, createPolicy, type Json, orgWithKey, payment } from "./support/assess";
+import { ownerSql } from "./support/db";
+
+// docs/rules.md (Backtest): POST /v1/policies/{id}/backtest replays a policy over the org's
+// history from the inputs recorded at the time. The expected changes below are worked out by
+// hand from the rules and the history, not by running the model.
+
+const c = (attr: string, op: string, value: unknown) => ({ attr, op, value });
+
+function backtest(org: TestOrg, policyId: string, body: Json = {}, key?: string) {
+  return call(`/v1/policies/${policyId}/backtest`, {
+    method: "POST",
+    ...(key ? { key } : { token: org.token }),
+    body,
+  });
+}
+
+const DRAFT_RULES = {
+  grammar: 1,
+  rules: [
+    { id: "blocked", action: "deny", when: c("payee.id", "eq", "merchant_blocked") },
+    { id: "big", action: "review", when: c("amount", "gte", 50_000) },
+    { id: "third-in-hour", action: "review", when: c("count.agent.1h", "gte", 2) },
+    { id: "unknown-ok", action: "approve", when: c("agent.identified", "eq", false) },
+  ],
+};
+
+/**
+ * Six assessments under no policy, oldest first, each with what it was and what the draft
+ * makes of it:
+ *
+ *   1. A pays 19900 USD to merchant_1     approve; count 0, no rule          → approve
+ *   2. A pays 60000 USD to merchant_2     approve; "big"                     → review
+ *   3. B pays 19900 EUR to merchant_1     approve; count 0, no rule          → approve
+ *   4. A pays 500 USD to merchant_blocked approve; "blocked"                 → deny
+ *   5. an unidentified agent pays 19900   review (agent_unknown 30 + trust 20 = 50);
+ *                                         no count without an agent; "unknown-ok" → approve
+ *   6. A pays 19900 USD to merchant_1     approve; A's count in the hour is 3: "third-in-hour" → review
+ */
+async function seeded() {
+  const { org, key } = await orgWithKey();
+  const a = await agentOf(org);
+  const b = await agentOf(org);
+  const pay = (agentId: string | null, amount: number, currency: string, payee: string) => ({
+    mandate: payment({
+      payment_amount: { amount, currency },
+      payee: { id: payee, name: payee },
+    }),
+    ...(agentId ? { agent_id: agentId } : {}),
+  });
+  const bodies = [
+    pay(a.id, 19_900, "USD", "merchant_1"),
+    pay(a.id, 60_000, "USD", "merchant_2"),
+    pay(b.id, 19_900, "EUR", "merchant_1"),
+    pay(a.id, 500, "USD", "merchant_blocked"),
+    pay(null, 19_900, "USD", "merchant_1"),
+    pay(a.id, 19_900, "USD", "merchant_1"),
+  ];
+  const made: Json[] = [];
+  for (const body of bodies) made.push(await assessOk(key, body));
+  expect(made.map((m) => m.decision)).toEqual([
+    "approve",
+    "approve",
+    "approve",
+    "approve",
+    "review",
+    "approve",
+  ]);
+  const draft = await createPolicy(org, DRAFT_RULES, { activate: false });
+  return { org, key, made, draft };
+}
+
+describe("POST /v1/policies/{id}/backtest", () => {
+  it("replays a draft over the history: changes, matrix, rule hits and samples", async () => {
+    const { org, made, draft } = await seeded();
+    const res = await backtest(org, draft.id);
+    expect(res.status).toBe(200);
+    const ids = made.map((m) => m.assessmentId);
+    expect(res.json).toEqual({
+      object: "policy_backtest",
+      policy: { id: draft.id, status: "draft", version: null },
+      livemode: true,
+      from: null,
+      to: null,
+      limit: 10_000,
+      replayed: 6,
+      skipped: 0,
+      changed: 4,
+      has_more: false,
+      matrix: {
+        approve: { approve: 2, review: 2, deny: 1 },
+        review: { approve: 1, review: 0, deny: 0 },
+        deny: { approve: 0, review: 0, deny: 0 },
+      },
+      rules: [
+        { id: "blocked", action: "deny", hits: 1 },
+        { id: "big", action: "review", hits: 1 },
+        { id: "third-in-hour", action: "review", hits: 1 },
+        { id: "unknown-ok", action: "approve", hits: 1 },
+      ],
+      unmatched: 2,
+      samples: [
+        sample(made[5], "approve", "review", "third-in-hour"),
+        sample(made[4], "review", "approve", "unknown-ok"),
+        sample(made[3], "approve", "deny", "blocked"),
+        sample(made[1], "approve", "review", "big"),
+      ],
+    });
+    expect(res.json.samples.map((s: Json) => s.assessment_id)).toEqual([
+      ids[5],
+      ids[4],
+      ids[3],
+      ids[1],
+    ]);
+  });
+
+  it("limit takes the newest, and says there is more", async () => {
+    const { org, draft } = await seeded();
+    const res = await backtest(org, draft.id, { limit: 2, samples: 1 });
+    expect(res.json).toMatchObject({ replayed: 2, changed: 2, has_more: true, limit: 2 });
+    expect(res.json.samples).toHaveLength(1);
+    expect(res.json.matrix.approve.review).toBe(1);
+    expect(res.json.matrix.review.approve).toBe(1);
+  });
+
+  it("from and to bound the range (inclusive)", async () => {
+    const { org, made, draft } = await seeded();
+    const res = await backtest(org, draft.id, { to: made[3]?.outcome.created });
+    // 1 to 4: "big" and "blocked" change; 1 and 3 do not.
+    expect(res.json).toMatchObject({ replayed: 4, changed: 2, has_more: false });
+    expect(res.json.matrix.approve).toEqual({ approve: 2, review: 1, deny: 1 });
+    const later = await backtest(org, draft.id, { from: made[4]?.outcome.created });
+    expect(later.json).toMatchObject({ replayed: 2, changed: 2 });
+  });
+
+  it("skips assessments without recorded inputs", async () => {
+    const { org, made, draft } = await seeded();
+    await ownerSql`update assessments set inputs = null where id = ${made[2]?.assessmentId}`;
+    const res = await backtest(org, draft.id);
+    expect(res.json).toMatchObject({ replayed: 5, skipped: 1, changed: 4, unmatched: 1 });
+  });
+
+  it("replaying the active policy over what it decided changes nothing", async () => {
+    const { org, key } = await orgWithKey();
+    const agent = await agentOf(org);
+    const active = await createPolicy(org, {
+      currencies: ["USD"],
+      grammar: 1,
+      rules: [{ id: "second", action: "review", when: c("count.agent.1h", "gte", 1) }],
+    });
+    const decisions = [];
+    for (const currency of ["USD", "USD", "EUR"]) {
+      const mandate = payment({ payment_amount: { amount: 1_000, currency } });
+      decisions.push((await assessOk(key, { mandate, agent_id: agent.id })).decision);
+    }
+    expect(decisions).toEqual(["approve", "review", "deny"]);
+    const res = await backtest(org, active.id);
+    expect(res.json).toMatchObject({
+      policy: { id: active.id, status: "active", version: 1 },
+      replayed: 3,
+      changed: 0,
+      matrix: {
+        approve: { approve: 1, review: 0, deny: 0 },
+        review: { approve: 0, review: 1, deny: 0 },
+        deny: { approve: 0, review: 0, deny: 1 },
+      },
+      rules: [{ id: "second", action: "review", hits: 2 }],
+      unmatched: 1,
+      samples: [],
+    });
+  });
+
+  it("replays a create-shape policy too, velocity counted as of each assessment", async () => {
+    const { org, key } = await orgWithKey();
+    const agent = await agentOf(org);
+    for (let i = 0; i < 3; i++) await assessOk(key, { mandate: payment(), agent_id: agent.id });
+    const draft = await createPolicy(
+      org,
+      { velocity: { window: "1h", max: 2 } },
+      { activate: false },
+    );
+    const res = await backtest(org, draft.id);
+    // The third is the agent's third within the hour: velocity_exceeded denies it.
+    expect(res.json).toMatchObject({ replayed: 3, changed: 1, rules: [], unmatched: 3 });
+    expect(res.json.matrix.approve).toEqual({ approve: 2, review: 0, deny: 1 });
+  });
+
+  it("reads the credential's mode only: a test key replays test assessments", async () => {
+    const { org, draft } = await seeded();
+    const { key } = await org.key(["policy:read"], "test");
+    const res = await backtest(org, draft.id, {}, key);
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ livemode: false, replayed: 0, changed: 0 });
+  });
+
+  it("policy:read is enough; it writes nothing", async () => {
+    const { org, draft } = await seeded();
+    const { key } = await org.key(["policy:read"]);
+    const before =
+      await ownerSql`select count(*)::int as n from audit_entries where org_id = ${org.id}`;
+    const res = await backtest(org, draft.id, {}, key);
+    expect(res.status).toBe(200);
+    const after =
+      await ownerSql`select count(*)::int as n from audit_entries where org_id = ${org.id}`;
+    expect(after).toEqual(before);
+  });
+
+  it.each<[string, Json, string]>([
+    ["from after to", { from: "2026-05-01T00:00:00Z", to: "2026-04-01T00:00:00Z" }, "from"],
+    ["a limit of 0", { limit: 0 }, "limit"],
+    ["a limit beyond 100000", { limit: 100_001 }, "limit"],
+    ["too many samples", { samples: 101 }, "samples"],
+    ["an unknown field", { until: "2026-05-01T00:00:00Z" }, ""],
+    ["a date without an offset", { from: "2026-05-01T00:00:00" }, "from"],
+  ])("refuses %s with 400", async (_, body, path) => {
+    const { org } = await orgWithKey();
+    const draft = await createPolicy(org, {}, { activate: false });
+    const res = await backtest(org, draft.id, body);
+    expect(res.status).toBe(400);
+    expect(res.json.error).toBe("invalid_request");
+    expect(res.json.details[0].path).toBe(path);
+  });
+
+  it("another org's policy is a 404", async () => {
+    const { draft } = await seeded();
+    const { org: intruder } = await orgWithKey();
+    const res = await backtest(intruder, draft.id);
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({ error: "not_found" });
+  });
+});
+
+function sample(made: Json | undefined, decision: string, replayed: string, rule: string) {
+  return {
+    assessment_id: made?.assessmentId,
+    created: made?.outcome.created,
+    decision,
+    replayed_decision: replayed,
+    rule,
+    reason: expect.stringMatching(new RegExp(`policy rule "${rule}" matched`)),
+  };
+}

@@ -1,0 +1,209 @@
+import { describe, expect, it } from "vitest";
+import { call } from "./support/api";
+import {
+  agentOf,
+  assessOk,
+  createPolicy,
+  type Json,
+  orgWithKey,
+  payment,
+  reasonKeys,
+} from "./support/assess";
+import { ownerSql } from "./support/db";
+import { newAgent } from "./support/identity";
+
+// docs/rules.md: a policy with a rule list, through POST /v1/policies and POST /v1/assess.
+
+const c = (attr: string, op: string, value: unknown) => ({ attr, op, value });
+
+function pay(agentId: string, changes: Json = {}) {
+  return { mandate: payment(changes), agent_id: agentId };
+}
+
+describe("POST /v1/policies with a rule list", () => {
+  it("stores and answers the rules as written", async () => {
+    const { org } = await orgWithKey();
+    const rules = {
+      max_amount: 100_000,
+      grammar: 1,
+      rules: [
+        {
+          id: "night-large",
+          action: "review",
+          description: "large payments at night",
+          when: { all: [c("amount", "gt", 50_000), c("time.hour", "between", [0, 5])] },
+        },
+        { id: "burst", action: "deny", when: c("count.agent.PT10M", "gte", 20) },
+      ],
+    };
+    const created = await createPolicy(org, rules, { activate: false });
+    expect(created.rules).toEqual(rules);
+    const read = await call(`/v1/policies/${created.id}`, { token: org.token });
+    expect(read.json.rules).toEqual(rules);
+  });
+
+  it("refuses a rule that cannot be evaluated: 400 with the path of the fault", async () => {
+    const { org } = await orgWithKey();
+    const res = await call("/v1/policies", {
+      method: "POST",
+      token: org.token,
+      body: {
+        name: "bad",
+        rules: {
+          grammar: 1,
+          rules: [
+            { id: "ok", action: "review", when: c("amount", "gt", 1) },
+            {
+              id: "bad",
+              action: "deny",
+              when: { any: [c("currency", "eq", "USD"), c("risk.level", "gte", "severe")] },
+            },
+          ],
+        },
+      },
+    });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({
+      error: "invalid_request",
+      details: [
+        {
+          path: "rules.rules.1.when.any.1.value",
+          message: "must be one of normal, elevated, highest",
+          code: "custom",
+        },
+      ],
+    });
+    const list = await call("/v1/policies", { token: org.token });
+    expect(list.json.data).toEqual([]);
+  });
+
+  it("is in the OpenAPI document, recursive conditions included", async () => {
+    const { json } = await call("/openapi.json");
+    const schemas = json.components.schemas;
+    expect(Object.keys(schemas.PolicyRules.properties)).toEqual(
+      expect.arrayContaining(["max_amount", "currencies", "geo", "velocity", "grammar", "rules"]),
+    );
+    expect(schemas.PolicyRule.properties.when.$ref).toBe("#/components/schemas/RuleCondition");
+    expect(JSON.stringify(schemas.RuleCondition)).toContain("#/components/schemas/RuleCondition");
+  });
+});
+
+describe("live assessments follow the active rule list", () => {
+  it("a deny rule denies, a review rule reviews, and otherwise the model decides", async () => {
+    const { org, key } = await orgWithKey();
+    const agent = await agentOf(org);
+    await createPolicy(org, {
+      grammar: 1,
+      rules: [
+        { id: "blocked-payee", action: "deny", when: c("payee.id", "eq", "merchant_blocked") },
+        { id: "big", action: "review", when: c("amount", "gte", 50_000) },
+      ],
+    });
+    const plain = await assessOk(key, pay(agent.id));
+    expect(plain.decision).toBe("approve");
+
+    const blocked = await assessOk(
+      key,
+      pay(agent.id, { payee: { id: "merchant_blocked", name: "Blocked" } }),
+    );
+    expect(blocked.decision).toBe("deny");
+    expect(reasonKeys(blocked.outcome)).toEqual(["policy_rule_denied"]);
+    expect(blocked.outcome.outcome.reason).toBe('Denied: policy rule "blocked-payee" matched.');
+
+    const big = await assessOk(
+      key,
+      pay(agent.id, { payment_amount: { amount: 60_000, currency: "USD" } }),
+    );
+    expect(big.decision).toBe("review");
+    expect(big.outcome.outcome.reason).toBe('Review: policy rule "big" matched.');
+  });
+
+  it("counts the agent's assessments in the window, in the context query", async () => {
+    const { org, key } = await orgWithKey();
+    const agent = await agentOf(org);
+    const other = await agentOf(org);
+    await createPolicy(org, {
+      grammar: 1,
+      rules: [{ id: "third", action: "review", when: c("count.agent.1h", "gte", 2) }],
+    });
+    expect((await assessOk(key, pay(agent.id))).decision).toBe("approve");
+    expect((await assessOk(key, pay(agent.id))).decision).toBe("approve");
+    expect((await assessOk(key, pay(other.id))).decision).toBe("approve");
+    const third = await assessOk(key, pay(agent.id));
+    expect(third.decision).toBe("review");
+    expect(third.outcome.outcome.reason).toBe('Review: policy rule "third" matched.');
+  });
+
+  it("sums per principal across its agents, in the request's currency", async () => {
+    const { org, key } = await orgWithKey();
+    const first = await agentOf(org);
+    const sibling = await newAgent(org, { principal_id: first.principal_id });
+    const stranger = await agentOf(org);
+    await createPolicy(org, {
+      grammar: 1,
+      rules: [{ id: "principal-cap", action: "deny", when: c("sum.principal.1d", "gte", 30_000) }],
+    });
+    const usd = (amount: number) => ({ payment_amount: { amount, currency: "USD" } });
+    expect((await assessOk(key, pay(first.id, usd(19_900)))).decision).toBe("approve");
+    // Another currency does not add to a USD sum, another principal's agent not at all.
+    await assessOk(key, pay(first.id, { payment_amount: { amount: 50_000, currency: "EUR" } }));
+    expect((await assessOk(key, pay(stranger.id, usd(19_900)))).decision).toBe("approve");
+    expect((await assessOk(key, pay(sibling.id, usd(5_000)))).decision).toBe("approve");
+    // 19900 + 5000 = 24900 before it: under 30000.
+    expect((await assessOk(key, pay(sibling.id, usd(100)))).decision).toBe("approve");
+    // 25000 before it: still under; then 30000 is reached.
+    await assessOk(key, pay(first.id, usd(5_000)));
+    const over = await assessOk(key, pay(sibling.id, usd(100)));
+    expect(over.decision).toBe("deny");
+    expect(reasonKeys(over.outcome)).toEqual(["policy_rule_denied"]);
+  });
+
+  it("counts per payee across the org's agents", async () => {
+    const { org, key } = await orgWithKey();
+    const a = await agentOf(org);
+    const b = await agentOf(org);
+    await createPolicy(org, {
+      grammar: 1,
+      rules: [{ id: "hot-payee", action: "review", when: c("count.payee.1h", "gte", 2) }],
+    });
+    const to = (payee: string) => ({ payee: { id: payee, name: payee } });
+    expect((await assessOk(key, pay(a.id, to("m-hot")))).decision).toBe("approve");
+    expect((await assessOk(key, pay(b.id, to("m-hot")))).decision).toBe("approve");
+    expect((await assessOk(key, pay(a.id, to("m-cold")))).decision).toBe("approve");
+    expect((await assessOk(key, pay(b.id, to("m-hot")))).decision).toBe("review");
+  });
+
+  it("an aggregate of an unidentified agent is unknown: the rule does not match", async () => {
+    const { org, key } = await orgWithKey();
+    await createPolicy(org, {
+      grammar: 1,
+      rules: [
+        { id: "never-unknown", action: "deny", when: { not: c("count.agent.1h", "gte", 0) } },
+      ],
+    });
+    const body = await assessOk(key, { mandate: payment() });
+    expect(body.decision).toBe("review");
+    expect(reasonKeys(body.outcome)).toEqual([]);
+  });
+
+  it("records the inputs the model read, for backtests", async () => {
+    const { org, key } = await orgWithKey();
+    const agent = await agentOf(org);
+    const body = await assessOk(key, pay(agent.id));
+    const [row] =
+      (await ownerSql`select inputs from assessments where id = ${body.assessmentId}`) as {
+        inputs: Json;
+      }[];
+    expect(row?.inputs).toMatchObject({
+      v: 1,
+      mandate_type: "payment",
+      facts: { amount: { amount: 19_900, currency: "USD" }, payee: { id: "merchant_1" } },
+      identity: { agent: { id: agent.id }, method: "explicit", conflict: false },
+      history: { burst: 0, approvedCount: 0, payeeSeen: false },
+      geo: null,
+    });
+    expect(row?.inputs.now).toBe(Date.parse(body.outcome.created));
+    expect(row?.inputs.facts).not.toHaveProperty("riskData");
+    expect(row?.inputs.history).not.toHaveProperty("windowCount");
+  });
+});
