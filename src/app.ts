@@ -16,13 +16,17 @@ import { registerAssess } from "./routes/assess";
 import { registerAssessments } from "./routes/assessments";
 import { registerAudit } from "./routes/audit";
 import { registerAuditVerify } from "./routes/audit-verify";
+import { registerEvalSets } from "./routes/eval-sets";
+import { registerEvals } from "./routes/evals";
 import { registerHealth } from "./routes/health";
 import { registerJwks } from "./routes/jwks";
 import { registerMe } from "./routes/me";
 import { registerOrgs } from "./routes/orgs";
 import { registerPolicies } from "./routes/policies";
+import { registerPolicyBacktest } from "./routes/policy-backtest";
 import { registerPrincipals } from "./routes/principals";
 import { registerTransparency } from "./routes/transparency";
+import { registerWebhookEndpoints } from "./routes/webhook-endpoints";
 
 /** Request bodies larger than this are refused before they are parsed (documented in docs/api.md). */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -80,9 +84,13 @@ export function buildApp() {
   registerAuditVerify(app);
   registerAudit(app);
   registerTransparency(app);
+  registerWebhookEndpoints(app);
   registerAssess(app);
   registerAssessments(app);
   registerPolicies(app);
+  registerPolicyBacktest(app);
+  registerEvalSets(app);
+  registerEvals(app);
   registerPrincipals(app);
   // verify-card before /v1/agents/{id}: a literal path segment must win over the parameter.
   registerAgentCards(app);

@@ -18,6 +18,7 @@ export const errorStatus = {
   route_not_found: 404,
   request_too_large: 400,
   url_not_allowed: 400,
+  endpoint_limit_reached: 400,
   card_unreachable: 400,
   unknown_mandate_type: 400,
   mandate_type_mismatch: 400,
@@ -43,6 +44,7 @@ export const errorStatus = {
   identity_provider_unavailable: 503,
   ledger_unavailable: 503,
   encryption_key_unavailable: 503,
+  webhook_queue_unavailable: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof errorStatus;

@@ -4,6 +4,8 @@ import { orgBatch } from "../db/tenant";
 import type { AppContext } from "../http/context";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { StoredEntry } from "../ledger/ledger-store";
+import type { RecordedInputs } from "../rules/inputs";
+import { deliveriesMadeHere, sendLater } from "../webhooks/enqueue";
 import type { AssessmentRecord } from "./outcome";
 
 /**
@@ -23,6 +25,8 @@ export interface PersistPlan {
     mandate: Record<string, unknown>;
   };
   events: { id: string; type: string; data: Record<string, unknown> }[];
+  /** What the model read, for backtests; absent from plans made before it was recorded. */
+  inputs?: RecordedInputs;
 }
 
 export function recordOf(plan: PersistPlan, entry: StoredEntry): AssessmentRecord {
@@ -30,8 +34,8 @@ export function recordOf(plan: PersistPlan, entry: StoredEntry): AssessmentRecor
 }
 
 /**
- * One transaction, one round trip: the ledger entry, the mandate, the outbox events, the
- * assessment, and the agent's evidence counters (only when this transaction inserted the
+ * One transaction, one round trip: the ledger entry, the mandate, the outbox events (and the
+ * webhook deliveries they fan out to), the assessment, and the agent's evidence counters (only when this transaction inserted the
  * assessment, so a replayed plan never counts twice). Every insert is idempotent. Answers the
  * id stored for this content, which differs from the plan's only when a concurrent request
  * with the same idempotency key and other content won.
@@ -49,6 +53,7 @@ export async function persist(
     org_id: orgId,
     created_at: record.created,
     agent_id: record.agent?.id ?? null,
+    inputs: plan.inputs ?? null,
   };
   const mandateRow = {
     id: mandate.id,
@@ -63,8 +68,13 @@ export async function persist(
     livemode: record.livemode,
     created_at: record.created,
   };
-  const eventRows = plan.events.map((e) => ({ ...e, org_id: orgId, created_at: record.created }));
-  const [, , stored] = await orgBatch(c, (db) => [
+  const eventRows = plan.events.map((e) => ({
+    ...e,
+    org_id: orgId,
+    created_at: record.created,
+    livemode: record.livemode,
+  }));
+  const [, , stored, made] = await orgBatch(c, (db) => [
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     // Everything else only with the assessment itself: a plan that loses to another request
     // (a reused idempotency key) leaves no mandate, no event and no count behind.
@@ -98,6 +108,10 @@ export async function persist(
       .select({ id: assessments.id })
       .from(assessments)
       .where(eq(assessments.contentHash, record.content_hash)),
+    // The webhook deliveries the events fanned out to, in the same round trip; enqueued after
+    // the response, so a receiver never sits on the verdict's path.
+    deliveriesMadeHere(db),
   ]);
+  sendLater(c, made);
   return stored[0]?.id ?? null;
 }

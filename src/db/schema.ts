@@ -7,3 +7,6 @@ export * from "./tables/assess";
 export * from "./tables/foundation";
 export * from "./tables/identity";
 export * from "./tables/ledger";
+export * from "./tables/rules";
+export * from "./tables/signing";
+export * from "./tables/webhooks";

@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import type { Scope } from "../../../src/auth/scopes";
 import { CAPTURE, newMandate } from "./action";
 import { call, type TestOrg } from "./api";
@@ -15,6 +16,25 @@ export interface RouteCase {
   /** Creates the resource named by the path in the given org: `{id}`, or every parameter. */
   resource?: (org: TestOrg) => Promise<string | Record<string, string>>;
 }
+
+/** A one-case evaluation set, as the eval-set routes take it. */
+const EVAL_SET = {
+  name: "golden",
+  cases: [
+    {
+      request: {
+        mandate: {
+          vct: "mandate.payment.1",
+          transaction_id: "tx-1",
+          payee: { id: "merchant_1", name: "Demo Merchant" },
+          payment_amount: { amount: 1000, currency: "USD" },
+          payment_instrument: { id: "stub", type: "card" },
+        },
+      },
+      expected: "approve",
+    },
+  ],
+};
 
 export const ROUTES: RouteCase[] = [
   { method: "GET", path: "/v1/me", scope: null },
@@ -154,6 +174,33 @@ export const ROUTES: RouteCase[] = [
     scope: "policy:write",
     resource: newPolicy,
   },
+  {
+    method: "POST",
+    path: "/v1/policies/{id}/backtest",
+    scope: "policy:read",
+    body: {},
+    resource: newPolicy,
+  },
+  {
+    method: "POST",
+    path: "/v1/eval-sets",
+    scope: "policy:write",
+    body: EVAL_SET,
+  },
+  { method: "GET", path: "/v1/eval-sets", scope: "policy:read" },
+  { method: "GET", path: "/v1/eval-sets/{id}", scope: "policy:read", resource: newEvalSet },
+  { method: "DELETE", path: "/v1/eval-sets/{id}", scope: "policy:write", resource: newEvalSet },
+  {
+    method: "POST",
+    path: "/v1/evals/run",
+    scope: "policy:write",
+    body: {
+      eval_set_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e",
+      policy_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e",
+    },
+  },
+  { method: "GET", path: "/v1/evals", scope: "policy:read" },
+  { method: "GET", path: "/v1/evals/{id}", scope: "policy:read", resource: newEval },
 
   {
     method: "POST",
@@ -204,6 +251,26 @@ export const ROUTES: RouteCase[] = [
     scope: "assess:write",
     body: { grant: "e30.e30.AAAA", ...CAPTURE },
   },
+  {
+    method: "POST",
+    path: "/v1/webhook-endpoints",
+    scope: "webhooks:write",
+    body: { url: `${env.TEST_FIXTURE_URL}/hooks/routes`, eventTypes: ["assessment.denied"] },
+  },
+  { method: "GET", path: "/v1/webhook-endpoints", scope: "webhooks:read" },
+  {
+    method: "DELETE",
+    path: "/v1/webhook-endpoints/{id}",
+    scope: "webhooks:write",
+    resource: newEndpoint,
+  },
+  {
+    method: "GET",
+    path: "/v1/webhook-endpoints/{id}/deliveries",
+    scope: "webhooks:read",
+    resource: newEndpoint,
+  },
+  { method: "POST", path: "/v1/webhooks/dispatch", scope: "webhooks:write" },
 ];
 
 /** An ALLOW without a grant on a fresh mandate of the org. */
@@ -244,5 +311,29 @@ async function newPolicy(org: TestOrg) {
     body: { name: "limits", rules: { max_amount: 5000 } },
   });
   if (res.status !== 201) throw new Error(`policy creation failed: ${res.status} ${res.text}`);
+  return res.json.id as string;
+}
+
+async function newEndpoint(org: TestOrg) {
+  const res = await call("/v1/webhook-endpoints", {
+    method: "POST",
+    token: org.token,
+    body: { url: `${env.TEST_FIXTURE_URL}/hooks/routes`, eventTypes: ["assessment.denied"] },
+  });
+  if (res.status !== 201) throw new Error(`endpoint creation failed: ${res.status} ${res.text}`);
+  return res.json.id as string;
+}
+
+async function newEvalSet(org: TestOrg) {
+  const res = await call("/v1/eval-sets", { method: "POST", token: org.token, body: EVAL_SET });
+  if (res.status !== 201) throw new Error(`eval set creation failed: ${res.status} ${res.text}`);
+  return res.json.id as string;
+}
+
+/** An evaluation of a fresh policy against a fresh set of the org. */
+async function newEval(org: TestOrg) {
+  const body = { eval_set_id: await newEvalSet(org), policy_id: await newPolicy(org) };
+  const res = await call("/v1/evals/run", { method: "POST", token: org.token, body });
+  if (res.status !== 201) throw new Error(`eval run failed: ${res.status} ${res.text}`);
   return res.json.id as string;
 }
