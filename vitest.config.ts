@@ -36,6 +36,8 @@ export default defineConfig({
                   TEST_FIXTURE_URL: inject("fixtureServer"),
                   // Retries a second apart: a whole delivery schedule runs in a few seconds.
                   WEBHOOK_RETRY_SCHEDULE: "1,1,1",
+                  // Backtests read pages of 2: the suite's short histories cross pages.
+                  TEST_BACKTEST_PAGE_SIZE: "2",
                   IDP_ISSUER: idp.issuer,
                   IDP_AUDIENCE: idp.audience,
                   IDP_JWKS: JSON.stringify(idp.jwks),

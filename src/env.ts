@@ -38,6 +38,8 @@ export interface Env {
   WEBHOOK_QUEUE?: Queue<DeliveryMessage>;
   /** Comma-separated retry delays in seconds, overriding the default schedule (tests, ops). */
   WEBHOOK_RETRY_SCHEDULE?: string;
+  /** Tests only (honoured when ENVIRONMENT is `test`): the backtest's page size. */
+  TEST_BACKTEST_PAGE_SIZE?: string;
   /** Tests only (honoured when ENVIRONMENT is `test`): assess components to fail on purpose. */
   TEST_FAULTS?: string;
   /** `production`, `development` or `test`. */

@@ -46,19 +46,42 @@ export function counterpartyOf(request: ParsedAssessRequest): string | null {
   return request.facts.payee?.id ?? request.facts.recipient ?? null;
 }
 
+type Rules = ReturnType<typeof normalizeRules>;
+
+// Read once per request: the pipeline asks whether the rules are readable, then reads them.
+const read = new WeakMap<AssessContext, Rules | "unreadable" | null>();
+
 /**
- * The active policy's rules, or null without one. Rules stored under an older grammar that no
- * longer parse throw: the policy component then fails, and the assessment is at least review.
+ * The active policy's rules, once per context: null without a policy; "unreadable" when the
+ * stored rules no longer parse (an older grammar) or their rule list does not compile. Either
+ * makes the policy component fail, and the assessment is at least review: never a 500.
  */
-export function rulesOf(context: AssessContext) {
-  if (!context.policy) return null;
-  const parsed = PolicyRules.safeParse(context.policy.rules);
-  return parsed.success ? normalizeRules(parsed.data) : null;
+function readRules(context: AssessContext): Rules | "unreadable" | null {
+  const known = read.get(context);
+  if (known !== undefined) return known;
+  let rules: Rules | "unreadable" | null = null;
+  if (context.policy) {
+    const parsed = PolicyRules.safeParse(context.policy.rules);
+    try {
+      rules = parsed.success ? normalizeRules(parsed.data) : "unreadable";
+    } catch (error) {
+      console.error(JSON.stringify({ msg: "policy rules do not compile", error: String(error) }));
+      rules = "unreadable";
+    }
+  }
+  read.set(context, rules);
+  return rules;
+}
+
+/** The active policy's rules, or null without one (or when they cannot be read). */
+export function rulesOf(context: AssessContext): Rules | null {
+  const rules = readRules(context);
+  return rules === "unreadable" ? null : rules;
 }
 
 /** True when an active policy's stored rules cannot be read: the policy stage must fail. */
 export function rulesUnreadable(context: AssessContext): boolean {
-  return context.policy !== null && !PolicyRules.safeParse(context.policy.rules).success;
+  return readRules(context) === "unreadable";
 }
 
 export function riskInput(

@@ -157,8 +157,9 @@ export function decide(
     ...results.flatMap((result) => result.rejection_reasons),
     ...(matched?.action === "deny" ? [ruleRejection(ruleText(matched))] : []),
   ]);
-  // An approve rule takes the score's band out of the decision (the overrides still apply):
-  // the score is capped below review so that score, level and decision still agree.
+  // An approve rule (only ever matched over a review band, see matchRule) takes the band out of
+  // the decision (the overrides still apply): the score is capped below review so that score,
+  // level and decision still agree.
   const scored = matched?.action === "approve" ? Math.min(raw, THRESHOLDS.review - 1) : raw;
   const overrides = overridesOf(input, faults, reasons, signals, matched);
   const decision = overrides.reduce(
@@ -195,13 +196,17 @@ function matchRule(
 ): CompiledRule | null | Error {
   const program = input.rules?.program;
   if (!program || parts.policy instanceof Error) return null;
+  const types = new Set(signals.map((s) => s.type));
+  // An approve rule lowers a review band only: never a deny band, and never over doubt about
+  // who acts or what the mandate says. Such a rule is passed over, and later rules still run.
+  const mayApprove =
+    bandOf(raw) !== "deny" && ![...types].some((type) => APPROVE_BARRED_BY.has(type));
   try {
-    return firstMatch(program, {
-      input,
-      score: raw,
-      level: LEVEL[bandOf(raw)],
-      signals: new Set(signals.map((s) => s.type)),
-    });
+    return firstMatch(
+      program,
+      { input, score: raw, level: LEVEL[bandOf(raw)], signals: types },
+      (rule) => rule.action !== "approve" || mayApprove,
+    );
   } catch (error) {
     return error instanceof Error ? error : new Error(String(error));
   }
@@ -230,6 +235,19 @@ interface Override {
 }
 
 /** In order of precedence: the first one of the final decision's rank gives the reason. */
+/**
+ * Signals no approve rule can overrule: the agent is not identified (or not as claimed), or the
+ * mandate leaves what is being approved in doubt. The model's band decides then.
+ */
+const APPROVE_BARRED_BY = new Set([
+  "agent_unknown",
+  "key_unregistered",
+  "card_unverified",
+  "card_unknown",
+  "payee_unverifiable",
+  "execution_date_unreadable",
+]);
+
 /** A policy rule the request gave no way to check: it is never passed silently. */
 const UNCHECKED_RULES = new Set(["geo_unknown", "amount_unknown", "velocity_unknown"]);
 

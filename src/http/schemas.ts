@@ -77,6 +77,18 @@ function hasLoneSurrogate(text: string): boolean {
   return LONE.test(text);
 }
 
+/**
+ * Text the database can store as it is: no NUL (Postgres refuses it in text and jsonb) and no
+ * lone surrogate. For values compared byte for byte, which `plainText` would trim or refuse.
+ */
+export function storableText(max: number) {
+  return z
+    .string()
+    .max(max)
+    .refine((text) => !text.includes("\u0000"), "must not contain NUL (U+0000)")
+    .refine((text) => !hasLoneSurrogate(text), LONE_SURROGATE);
+}
+
 export const IdParam = z.object({
   id: z.string().openapi({
     param: { name: "id", in: "path" },
@@ -114,11 +126,7 @@ export const Metadata = z
       .max(40)
       .refine((key) => !hasControlCharacter(key), "must not contain control characters")
       .refine((key) => !hasLoneSurrogate(key), LONE_SURROGATE),
-    z
-      .string()
-      .max(500)
-      .refine((value) => !value.includes("\u0000"), "must not contain NUL (U+0000)")
-      .refine((value) => !hasLoneSurrogate(value), LONE_SURROGATE),
+    storableText(500),
   )
   .refine((record) => Object.keys(record).length <= 50, "at most 50 keys")
   .openapi("Metadata", { example: { crm_id: "cus_123" } });

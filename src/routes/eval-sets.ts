@@ -18,7 +18,7 @@ import {
 } from "../http/schemas";
 import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
-import { EvalCase, MAX_CASES, parseCases } from "../rules/eval-cases";
+import { EvalCase, MAX_CASES, parseCases, resolveCases } from "../rules/eval-cases";
 
 const CreateEvalSet = z
   .strictObject({
@@ -37,9 +37,9 @@ const summaryFields = {
   created: z.string(),
 };
 const EvalSetSummary = z.object(summaryFields).openapi("EvalSetSummary");
-const EvalSet = z
-  .object({ ...summaryFields, cases: z.array(EvalCase) })
-  .openapi("EvalSet", { description: "The cases as stored: defaults filled in" });
+const EvalSet = z.object({ ...summaryFields, cases: z.array(EvalCase) }).openapi("EvalSet", {
+  description: "The cases as stored: defaults filled in, `at` and `geo` resolved",
+});
 const Deleted = z
   .object({ object: z.literal("eval_set"), id: z.string(), deleted: z.literal(true) })
   .openapi("DeletedEvalSet");
@@ -98,7 +98,17 @@ const remove = createRoute(
 
 type Row = typeof evalSets.$inferSelect;
 
-function summary(row: Row): z.infer<typeof EvalSetSummary> {
+/** The columns of a summary: a list never reads the cases. */
+const summaryColumns = {
+  id: evalSets.id,
+  name: evalSets.name,
+  description: evalSets.description,
+  caseCount: evalSets.caseCount,
+  createdAt: evalSets.createdAt,
+};
+type SummaryRow = Pick<Row, keyof typeof summaryColumns>;
+
+function summary(row: SummaryRow): z.infer<typeof EvalSetSummary> {
   return {
     object: "eval_set",
     id: row.id,
@@ -116,8 +126,9 @@ function toEvalSet(row: Row): z.infer<typeof EvalSet> {
 export function registerEvalSets(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => {
     const body = c.req.valid("json");
-    parseCases(body.cases);
-    const id = newId();
+    const created = new Date();
+    const cases = resolveCases(body.cases, parseCases(body.cases), created);
+    const id = newId(created.getTime());
     const [rows] = await orgBatch(c, (db) => [
       db
         .insert(evalSets)
@@ -125,8 +136,9 @@ export function registerEvalSets(app: OpenAPIHono<AppEnv>) {
           id,
           name: body.name,
           description: body.description ?? null,
-          cases: body.cases,
-          caseCount: body.cases.length,
+          cases,
+          caseCount: cases.length,
+          createdAt: created,
         })
         .returning(),
     ]);
@@ -145,7 +157,7 @@ export function registerEvalSets(app: OpenAPIHono<AppEnv>) {
     const after = decodeIdCursor(cursor);
     const [rows] = await orgBatch(c, (db) => [
       db
-        .select()
+        .select(summaryColumns)
         .from(evalSets)
         .where(after ? lt(evalSets.id, after) : undefined)
         .orderBy(desc(evalSets.id))
@@ -170,7 +182,7 @@ export function registerEvalSets(app: OpenAPIHono<AppEnv>) {
   app.openapi(remove, async (c) => {
     const id = rowId(c.req.valid("param").id);
     const [rows] = await orgBatch(c, (db) => [
-      db.delete(evalSets).where(eq(evalSets.id, id)).returning(),
+      db.delete(evalSets).where(eq(evalSets.id, id)).returning(summaryColumns),
     ]);
     const row = rows[0];
     if (!row) throw new ApiError("not_found");

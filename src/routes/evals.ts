@@ -10,7 +10,7 @@ import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, listOf, PageQuery, rowId } from "../http/schemas";
 import { record } from "../ledger/ledger";
 import { isUuid, newId } from "../lib/ids";
-import { DECISIONS, type EvalCase, parseCases } from "../rules/eval-cases";
+import { checkCaseAggregates, DECISIONS, type EvalCase, parseCases } from "../rules/eval-cases";
 import { scoreCases } from "../rules/eval-score";
 
 const RunEval = z
@@ -26,33 +26,44 @@ const RunEval = z
 const Counts = z.object({ approve: z.int(), review: z.int(), deny: z.int() });
 const ratio = z.number().min(0).max(1);
 
+const summaryFields = {
+  object: z.literal("eval"),
+  id: z.string(),
+  eval_set_id: z.string(),
+  eval_set_name: z.string(),
+  policy_id: z.string(),
+  positive: z.enum(EVAL_POSITIVES),
+  case_count: z.int(),
+  metrics: z.object({
+    precision: ratio.nullable(),
+    recall: ratio.nullable(),
+    f1: ratio.nullable(),
+    accuracy: ratio,
+    approval_rate: ratio,
+    decision_accuracy: ratio.nullable(),
+  }),
+  confusion: z.object({
+    tp: z.int(),
+    fp: z.int(),
+    tn: z.int(),
+    fn: z.int(),
+    decisions: z
+      .object({ approve: Counts, review: Counts, deny: Counts })
+      .openapi({ description: "`decisions[expected][decided]`, cases labeled with a decision" }),
+  }),
+  created: z.string(),
+};
+
+const EvalSummary = z.object(summaryFields).openapi("EvalSummary", {
+  description:
+    "An evaluation without its policy's rules and its misclassified cases " +
+    "(`GET /v1/evals/{id}` has them)",
+});
+
 const Eval = z
   .object({
-    object: z.literal("eval"),
-    id: z.string(),
-    eval_set_id: z.string(),
-    eval_set_name: z.string(),
-    policy_id: z.string(),
+    ...summaryFields,
     policy_rules: PolicyRules.openapi({ description: "The policy's rules as scored" }),
-    positive: z.enum(EVAL_POSITIVES),
-    case_count: z.int(),
-    metrics: z.object({
-      precision: ratio.nullable(),
-      recall: ratio.nullable(),
-      f1: ratio.nullable(),
-      accuracy: ratio,
-      approval_rate: ratio,
-      decision_accuracy: ratio.nullable(),
-    }),
-    confusion: z.object({
-      tp: z.int(),
-      fp: z.int(),
-      tn: z.int(),
-      fn: z.int(),
-      decisions: z
-        .object({ approve: Counts, review: Counts, deny: Counts })
-        .openapi({ description: "`decisions[expected][decided]`, cases labeled with a decision" }),
-    }),
     misclassified: z.array(
       z.object({
         index: z.int(),
@@ -65,7 +76,6 @@ const Eval = z
         reason: z.string(),
       }),
     ),
-    created: z.string(),
   })
   .openapi("Eval");
 
@@ -92,10 +102,10 @@ const list = createRoute(
     method: "get",
     path: "/v1/evals",
     tags,
-    summary: "List evaluations, newest first",
+    summary: "List evaluations, newest first (without their rules and misclassified cases)",
     request: { query: ListEvalsQuery },
     responses: {
-      200: json(listOf(Eval, "EvalList"), "A page of evaluations"),
+      200: json(listOf(EvalSummary, "EvalList"), "A page of evaluations"),
       ...errorResponses(400, 401, 403, 503),
     },
   }),
@@ -114,20 +124,40 @@ const get = createRoute(
 
 type Row = typeof evals.$inferSelect;
 
-function toEval(row: Row): z.infer<typeof Eval> {
+/** The columns of a summary: a list never reads the rules or the misclassified cases. */
+const summaryColumns = {
+  id: evals.id,
+  evalSetId: evals.evalSetId,
+  evalSetName: evals.evalSetName,
+  policyId: evals.policyId,
+  positive: evals.positive,
+  caseCount: evals.caseCount,
+  metrics: evals.metrics,
+  confusion: evals.confusion,
+  createdAt: evals.createdAt,
+};
+type SummaryRow = Pick<Row, keyof typeof summaryColumns>;
+
+function toSummary(row: SummaryRow): z.infer<typeof EvalSummary> {
   return {
     object: "eval",
     id: row.id,
     eval_set_id: row.evalSetId,
     eval_set_name: row.evalSetName,
     policy_id: row.policyId,
-    policy_rules: row.policyRules as z.infer<typeof PolicyRules>,
     positive: row.positive,
     case_count: row.caseCount,
-    metrics: row.metrics as z.infer<typeof Eval>["metrics"],
-    confusion: row.confusion as z.infer<typeof Eval>["confusion"],
-    misclassified: row.misclassified as z.infer<typeof Eval>["misclassified"],
+    metrics: row.metrics as z.infer<typeof EvalSummary>["metrics"],
+    confusion: row.confusion as z.infer<typeof EvalSummary>["confusion"],
     created: row.createdAt.toISOString(),
+  };
+}
+
+function toEval(row: Row): z.infer<typeof Eval> {
+  return {
+    ...toSummary(row),
+    policy_rules: row.policyRules as z.infer<typeof PolicyRules>,
+    misclassified: row.misclassified as z.infer<typeof Eval>["misclassified"],
   };
 }
 
@@ -139,7 +169,6 @@ function idFilter(value: string | undefined): string | null | undefined {
 
 export function registerEvals(app: OpenAPIHono<AppEnv>) {
   app.openapi(run, async (c) => {
-    const startedAt = Date.now();
     const body = c.req.valid("json");
     const setId = body.eval_set_id.toLowerCase();
     const policyId = body.policy_id.toLowerCase();
@@ -155,13 +184,12 @@ export function registerEvals(app: OpenAPIHono<AppEnv>) {
     const parsed = PolicyRules.safeParse(policy.rules);
     if (!parsed.success) throw new ApiError("internal_error");
     const cases = set.cases as EvalCase[];
-    const score = scoreCases(
-      cases,
-      parseCases(cases),
-      normalizeRules(parsed.data),
-      body.positive,
-      startedAt,
-    );
+    const requests = parseCases(cases);
+    const rules = normalizeRules(parsed.data);
+    checkCaseAggregates(cases, requests, rules);
+    // A case without `at` (a set stored before it was resolved at creation) is read at the
+    // set's creation time: every run of a set reads the same time.
+    const score = scoreCases(cases, requests, rules, body.positive, set.createdAt.getTime());
     const id = newId();
     const [rows] = await orgBatch(c, (db) => [
       db
@@ -200,7 +228,7 @@ export function registerEvals(app: OpenAPIHono<AppEnv>) {
       );
     const [rows] = await orgBatch(c, (db) => [
       db
-        .select()
+        .select(summaryColumns)
         .from(evals)
         .where(
           and(
@@ -213,7 +241,7 @@ export function registerEvals(app: OpenAPIHono<AppEnv>) {
         .limit(limit + 1),
     ]);
     return c.json(
-      page(rows.map(toEval), limit, (e) => e.id),
+      page(rows.map(toSummary), limit, (e) => e.id),
       200,
     );
   });

@@ -4,6 +4,7 @@ import { livemodeOf } from "../assess/context";
 import { normalizeRules, PolicyRules } from "../assess/policy-rules";
 import { policies } from "../db/schema";
 import { orgBatch } from "../db/tenant";
+import type { Env } from "../env";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { guarded } from "../http/route";
@@ -98,6 +99,17 @@ function readPage(
   };
 }
 
+/**
+ * Tests only (honoured when ENVIRONMENT is `test`): a small page, so that the suite's short
+ * histories cross pages as long ones do.
+ */
+function testPageSize(env: Env): { pageSize?: number } {
+  const size = Number(env.TEST_BACKTEST_PAGE_SIZE);
+  return env.ENVIRONMENT === "test" && Number.isInteger(size) && size >= 1
+    ? { pageSize: size }
+    : {};
+}
+
 export function registerPolicyBacktest(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const id = rowId(c.req.valid("param").id);
@@ -123,6 +135,7 @@ export function registerPolicyBacktest(app: OpenAPIHono<AppEnv>) {
     const result = await backtest(rules, readPage(c, rules, q), {
       limit: body.limit,
       samples: body.samples,
+      ...testPageSize(c.env),
     });
     return c.json(
       {

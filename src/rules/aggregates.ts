@@ -99,7 +99,9 @@ export function aggregatesObject(
 
 /**
  * The values the model reads: null where the subject is missing (no agent for `agent` and
- * `principal`, no counterparty for `payee`), whatever the database counted for it.
+ * `principal`, no counterparty for `payee`), whatever the database counted for it, and null
+ * where nothing was counted for a key: an aggregate that was not counted is unknown, never 0
+ * (a `count lt N → approve` rule must not match on a count that never ran).
  */
 export function aggregateValues(
   specs: readonly AggregateSpec[],
@@ -113,9 +115,7 @@ export function aggregateValues(
     values[spec.key] =
       subject && value !== null && value !== undefined && Number.isFinite(Number(value))
         ? Number(value)
-        : subject && spec.measure === "count"
-          ? 0
-          : null;
+        : null;
   }
   return values;
 }

@@ -13,7 +13,7 @@ import { parseDuration } from "./duration";
 export type Scalar = string | number | boolean;
 
 export type AttributeType =
-  | { type: "number"; min: number; max: number }
+  | { type: "number"; min: number; max: number; integer?: boolean }
   | { type: "string"; pattern?: RegExp; shape?: string }
   | { type: "enum"; values: readonly string[]; ordered: boolean }
   | { type: "boolean" }
@@ -39,6 +39,13 @@ export const RISK_LEVELS = ["normal", "elevated", "highest"] as const;
 export const SIGNAL_TYPES = Object.keys(SIGNAL_CATALOG);
 
 const number = (min: number, max: number): AttributeType => ({ type: "number", min, max });
+/** A whole number: an hour, a weekday or a count compared with 2.5 is a typo, not a rule. */
+const integer = (min: number, max: number): AttributeType => ({
+  type: "number",
+  min,
+  max,
+  integer: true,
+});
 const text = (pattern?: RegExp, shape?: string): AttributeType =>
   pattern ? { type: "string", pattern, ...(shape ? { shape } : {}) } : { type: "string" };
 const oneOf = (values: readonly string[], ordered = false): AttributeType => ({
@@ -80,7 +87,14 @@ export const ATTRIBUTES: Record<string, Attribute> = {
   kind: { kind: oneOf(ACTION_KINDS), read: (s) => s.input.kind },
   mandate_type: { kind: oneOf(MANDATE_TYPES), read: (s) => s.input.mandateType },
   "agent.identified": { kind: flag, read: (s) => s.input.identity.agent !== null },
-  "agent.id": { kind: text(), read: (s) => s.input.identity.agent?.id ?? null },
+  // Compared byte for byte: an uppercase UUID would never match the ids the service reads.
+  "agent.id": {
+    kind: text(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+      "a lowercase UUID",
+    ),
+    read: (s) => s.input.identity.agent?.id ?? null,
+  },
   "agent.status": {
     kind: oneOf(AGENT_STATUSES),
     read: (s) => s.input.identity.agent?.status ?? null,
@@ -113,8 +127,8 @@ export const ATTRIBUTES: Record<string, Attribute> = {
   "risk.score": { kind: number(0, 100), read: (s) => s.score },
   "risk.level": { kind: oneOf(RISK_LEVELS, true), read: (s) => s.level },
   signals: { kind: { type: "set", values: SIGNAL_TYPES }, read: (s) => s.signals },
-  "time.hour": { kind: number(0, 23), read: (s) => new Date(s.input.now).getUTCHours() },
-  "time.weekday": { kind: number(1, 7), read: (s) => weekday(s.input.now) },
+  "time.hour": { kind: integer(0, 23), read: (s) => new Date(s.input.now).getUTCHours() },
+  "time.weekday": { kind: integer(1, 7), read: (s) => weekday(s.input.now) },
   "geo.country": {
     kind: text(/^[A-Z]{2}$/, "an ISO 3166-1 alpha-2 code of 2 uppercase letters"),
     read: (s) => s.input.geo,
@@ -163,7 +177,10 @@ export function attributeOf(attr: string): Attribute | string {
   }
   if (typeof aggregate === "string") return aggregate;
   return {
-    kind: number(0, Number.MAX_SAFE_INTEGER),
+    kind:
+      aggregate.measure === "count"
+        ? integer(0, Number.MAX_SAFE_INTEGER)
+        : number(0, Number.MAX_SAFE_INTEGER),
     read: (s) => s.input.aggregates?.[aggregate.key] ?? null,
   };
 }

@@ -166,14 +166,15 @@ export type ReadPage = (cursor: string | null, size: number) => Promise<HistoryR
 export async function backtest(
   rules: NormalizedRules,
   readPage: ReadPage,
-  options: { limit: number; samples: number },
+  options: { limit: number; samples: number; pageSize?: number },
 ): Promise<BacktestResult> {
+  const pageSize = options.pageSize ?? PAGE_SIZE;
   const tally = new BacktestTally(rules, options.samples);
   let cursor: string | null = null;
   let remaining = options.limit;
   while (remaining > 0) {
     // One row beyond the limit tells whether there is more.
-    const want = Math.min(PAGE_SIZE, remaining + 1);
+    const want = Math.min(pageSize, remaining + 1);
     const rows = await readPage(cursor, want);
     const taken = rows.slice(0, remaining);
     for (const row of taken) tally.add(row);

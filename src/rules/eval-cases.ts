@@ -5,7 +5,7 @@ import { type ParsedAssessRequest, parseAssessRequest } from "../assess/request"
 import type { RiskInput } from "../assess/risk-model";
 import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/tables/identity";
 import { ApiError } from "../errors";
-import { DateTime } from "../http/schemas";
+import { DateTime, plainText } from "../http/schemas";
 import { aggregateValues } from "./aggregates";
 import { aggregateOf } from "./attributes";
 import { replaySpecs } from "./inputs";
@@ -13,7 +13,9 @@ import { replaySpecs } from "./inputs";
 /**
  * Cases of an evaluation set (docs/rules.md): a request as `POST /v1/assess` takes it, the
  * context the service would have read for it (stated, so that a case means the same thing on
- * every run), and a label: the decision expected, a fraud label, or both.
+ * every run: its time and country are resolved and stored when the set is created, and a
+ * window aggregate the policy reads must be stated), and a label: the decision expected, a
+ * fraud label, or both.
  */
 
 export const DECISIONS = ["approve", "review", "deny"] as const;
@@ -23,7 +25,14 @@ export const MAX_CASES = 1_000;
 const CASE_AGENT_ID = "00000000-0000-0000-0000-000000000000";
 
 const CaseAgent = z.strictObject({
-  id: z.string().min(1).max(64).optional(),
+  id: z
+    .string()
+    .regex(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+      "must be a lowercase UUID",
+    )
+    .optional()
+    .openapi({ description: "What `agent.id` reads; a placeholder when absent" }),
   trust_score: z.int().min(0).max(100),
   risk_tier: z.enum(RISK_TIERS).optional().openapi({
     description: "Defaults to the tier of `trust_score` (docs/identity.md)",
@@ -52,7 +61,7 @@ const CaseContext = z
       .record(z.string(), z.number().min(0))
       .default({})
       .superRefine((values, ctx) => {
-        for (const attr of Object.keys(values)) {
+        for (const [attr, value] of Object.entries(values)) {
           const spec = aggregateOf(attr);
           if (spec === null || typeof spec === "string") {
             ctx.addIssue({
@@ -61,6 +70,8 @@ const CaseContext = z
               message:
                 typeof spec === "string" ? spec : "not a window aggregate such as count.agent.1h",
             });
+          } else if (spec.measure === "count" && !Number.isInteger(value)) {
+            ctx.addIssue({ code: "custom", path: [attr], message: "a count must be an integer" });
           }
         }
       })
@@ -70,14 +81,20 @@ const CaseContext = z
       .regex(/^[A-Z]{2}$/)
       .nullable()
       .optional()
-      .openapi({ description: "Defaults to the country in the mandate's `risk_data`" }),
-    at: DateTime.optional().openapi({ description: "The assessment time; defaults to the run's" }),
+      .openapi({
+        description:
+          "Defaults to the country in the mandate's `risk_data` (null without one), resolved " +
+          "and stored when the set is created",
+      }),
+    at: DateTime.optional().openapi({
+      description: "The assessment time; defaults to the set's creation time, stored with it",
+    }),
   })
   .openapi("EvalCaseContext");
 
 export const EvalCase = z
   .strictObject({
-    id: z.string().min(1).max(64).optional().openapi({ description: "Your label for the case" }),
+    id: plainText(64).optional().openapi({ description: "Your label for the case" }),
     request: z
       .record(z.string(), z.unknown())
       .openapi({ description: "A `POST /v1/assess` body (`mandate`, `kind`, `mandateType`...)" }),
@@ -119,13 +136,91 @@ export function parseCases(cases: EvalCase[]): ParsedAssessRequest[] {
   });
 }
 
+/**
+ * The cases as stored: `at` (the set's creation time when absent) and `geo` (the country of
+ * the mandate's `risk_data` when absent) resolved once, so that every run reads the same.
+ */
+export function resolveCases(
+  cases: EvalCase[],
+  requests: ParsedAssessRequest[],
+  created: Date,
+): EvalCase[] {
+  return cases.map((item, index) => {
+    const request = requests[index] as ParsedAssessRequest;
+    const { context } = item;
+    return {
+      ...item,
+      context: {
+        ...context,
+        geo: context.geo === undefined ? geoOf(request.facts.riskData) : context.geo,
+        at: context.at ?? created.toISOString(),
+      },
+    };
+  });
+}
+
+/** A window as its shortest duration: `3600` is `1h`. */
+function windowName(seconds: number): string {
+  for (const [unit, size] of [
+    ["d", 86_400],
+    ["h", 3_600],
+    ["m", 60],
+  ] as const) {
+    if (seconds % size === 0) return `${seconds / size}${unit}`;
+  }
+  return `${seconds}s`;
+}
+
+/**
+ * A 400 naming each case that does not state a window aggregate the policy reads for it (one
+ * of its agent or principal when the case has an agent, of its payee when the request names
+ * one, a sum when the request has a currency): a count assumed 0 would make the policy look
+ * better or worse than it is, silently.
+ */
+export function checkCaseAggregates(
+  cases: EvalCase[],
+  requests: ParsedAssessRequest[],
+  rules: NormalizedRules,
+): void {
+  // The rule list's aggregates and the velocity limit's count.
+  const specs = replaySpecs(rules);
+  if (specs.length === 0) return;
+  const details: { path: string; message: string }[] = [];
+  cases.forEach((item, index) => {
+    const request = requests[index] as ParsedAssessRequest;
+    const stated = new Set<string>();
+    for (const attr of Object.keys(item.context.aggregates)) {
+      const spec = aggregateOf(attr);
+      if (spec !== null && typeof spec !== "string") stated.add(spec.key);
+    }
+    const hasAgent = item.context.agent !== null;
+    const hasCounterparty = (request.facts.payee?.id ?? request.facts.recipient ?? null) !== null;
+    const hasCurrency = request.facts.amount !== null;
+    for (const spec of specs) {
+      const subject = spec.per === "payee" ? hasCounterparty : hasAgent;
+      if (!subject || (spec.measure === "sum" && !hasCurrency) || stated.has(spec.key)) continue;
+      const name = `${spec.measure}.${spec.per}.${windowName(spec.seconds)}`;
+      const label =
+        item.id === undefined ? `case ${index}` : `case ${index} (${JSON.stringify(item.id)})`;
+      details.push({
+        path: `cases.${index}.context.aggregates`,
+        message: `${label} does not state ${name}, which the policy reads`,
+      });
+    }
+  });
+  if (details.length > 0) throw new ApiError("invalid_request", details.slice(0, 100));
+}
+
 function tierOf(trust: number): (typeof RISK_TIERS)[number] {
   if (trust >= 75) return "low";
   if (trust >= 50) return "medium";
   return trust >= 25 ? "high" : "critical";
 }
 
-/** The model's input for a case under `rules`, at `now` unless the case says when. */
+/**
+ * The model's input for a case under `rules`, at the case's `at` (stored with the set; `now`,
+ * the set's creation time, for a set stored before `at` was).
+ */
 export function caseInput(
   item: EvalCase,
   request: ParsedAssessRequest,

@@ -112,12 +112,9 @@ export function scoreCases(
   const { tp, fp, tn, fn } = confusion;
   const precision = ratio(tp, tp + fp);
   const recall = ratio(tp, tp + fn);
-  const f1 =
-    precision === null || recall === null
-      ? null
-      : precision + recall === 0
-        ? 0
-        : ratio(2 * tp, 2 * tp + fp + fn);
+  // 2TP / (2TP + FP + FN): defined whenever a case is flagged or positive, 0 when none is
+  // caught, even if precision (nothing flagged) or recall (nothing positive) is not.
+  const f1 = ratio(2 * tp, 2 * tp + fp + fn);
   return {
     metrics: {
       precision,

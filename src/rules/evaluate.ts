@@ -55,8 +55,19 @@ export function compileRules(rules: readonly Rule[]): Program {
 }
 
 /** The first rule whose condition is true, or null. */
-export function firstMatch(program: Program, subject: RuleSubject): CompiledRule | null {
-  for (const rule of program.rules) if (rule.test(subject) === true) return rule;
+/**
+ * The first rule whose condition is true, among the rules that may decide: `eligible` lets
+ * the caller pass over rules that cannot apply (an approve rule where approving is barred),
+ * so a later rule still gets its turn.
+ */
+export function firstMatch(
+  program: Program,
+  subject: RuleSubject,
+  eligible: (rule: CompiledRule) => boolean = () => true,
+): CompiledRule | null {
+  for (const rule of program.rules) {
+    if (eligible(rule) && rule.test(subject) === true) return rule;
+  }
   return null;
 }
 

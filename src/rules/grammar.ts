@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { plainText, storableText } from "../http/schemas";
 import {
   type AggregateSpec,
   type AttributeType,
@@ -35,8 +36,18 @@ export const OPERATORS = [
 ] as const;
 export type Operator = (typeof OPERATORS)[number];
 
-/** Bounds that keep a policy cheap to evaluate on the hot path. */
-export const LIMITS = { rules: 100, depth: 8, children: 50, values: 500, nodes: 1_000 } as const;
+/**
+ * Bounds that keep a policy cheap to evaluate on the hot path. `aggregates`: distinct window
+ * aggregates per policy, each a subquery on every assessment and every backtest row.
+ */
+export const LIMITS = {
+  rules: 100,
+  depth: 8,
+  children: 50,
+  values: 500,
+  nodes: 1_000,
+  aggregates: 8,
+} as const;
 
 export type ConditionValue = Scalar | Scalar[];
 
@@ -49,7 +60,7 @@ export interface ConditionNode {
   value?: ConditionValue | undefined;
 }
 
-const ScalarValue = z.union([z.string().max(256), z.number(), z.boolean()]);
+const ScalarValue = z.union([storableText(256), z.number(), z.boolean()]);
 const Value = z.union([ScalarValue, z.array(ScalarValue).min(1).max(LIMITS.values)]);
 
 export const Condition: z.ZodType<ConditionNode> = z
@@ -82,8 +93,9 @@ export const Rule = z
       .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be 1-64 of a-z, 0-9, _ . - (a slug)")
       .openapi({ example: "large-new-payee" }),
     action: z.enum(RULE_ACTIONS),
-    when: Condition,
-    description: z.string().min(1).max(200).optional(),
+    // Bounded before the recursive schema walks it: zod's recursion would exhaust the stack.
+    when: z.preprocess(boundCondition, Condition),
+    description: plainText(200).optional(),
   })
   .openapi("PolicyRule", { description: "When `when` holds, `action` decides (first match wins)" });
 export type Rule = z.infer<typeof Rule>;
@@ -107,8 +119,80 @@ export const RuleList = z
     if (nodes > LIMITS.nodes) {
       ctx.addIssue({ code: "custom", message: `more than ${LIMITS.nodes} conditions in all` });
     }
+    const beyond = aggregateBeyondLimit(rules);
+    if (beyond) {
+      ctx.addIssue({
+        code: "custom",
+        path: beyond,
+        message: `a policy reads at most ${LIMITS.aggregates} distinct window aggregates`,
+      });
+    }
   })
   .openapi({ description: "Ordered: the first rule whose condition holds decides" });
+
+type Path = (string | number)[];
+
+/**
+ * The preprocessing of a rule's `when`: its depth and size, checked on the raw JSON with an
+ * explicit stack, so that a condition nested thousands of levels deep is a 400 naming the
+ * path where it goes beyond the limit, not a stack overflow in the recursive schema. Anything
+ * not shaped like a condition is left for the schema to name.
+ */
+function boundCondition(value: unknown, ctx: z.RefinementCtx): unknown {
+  const stack: { node: unknown; path: Path; depth: number }[] = [
+    { node: value, path: [], depth: 1 },
+  ];
+  let nodes = 0;
+  while (stack.length > 0) {
+    const { node, path, depth } = stack.pop() as (typeof stack)[number];
+    if (typeof node !== "object" || node === null || Array.isArray(node)) continue;
+    if (depth > LIMITS.depth) {
+      ctx.addIssue({ code: "custom", path, message: `nests deeper than ${LIMITS.depth}` });
+      return value;
+    }
+    if (++nodes > LIMITS.nodes) {
+      ctx.addIssue({ code: "custom", path: [], message: `more than ${LIMITS.nodes} conditions` });
+      return value;
+    }
+    const { all, any, not } = node as Record<string, unknown>;
+    // Pushed in reverse, so that the first fault in document order is the one named.
+    if (Object.hasOwn(node, "not"))
+      stack.push({ node: not, path: [...path, "not"], depth: depth + 1 });
+    for (const form of ["any", "all"] as const) {
+      const children = form === "all" ? all : any;
+      if (!Object.hasOwn(node, form) || !Array.isArray(children)) continue;
+      for (let index = children.length - 1; index >= 0; index--) {
+        stack.push({ node: children[index], path: [...path, form, index], depth: depth + 1 });
+      }
+    }
+  }
+  return value;
+}
+
+/** The path of the first window aggregate read beyond the limit of distinct ones, if any. */
+function aggregateBeyondLimit(rules: readonly Rule[]): Path | null {
+  const seen = new Set<string>();
+  const visit = (node: ConditionNode, path: Path): Path | null => {
+    for (const form of ["all", "any"] as const) {
+      const children = node[form] ?? [];
+      for (const [index, child] of children.entries()) {
+        const found = visit(child, [...path, form, index]);
+        if (found) return found;
+      }
+    }
+    if (node.not) return visit(node.not, [...path, "not"]);
+    if (node.attr === undefined) return null;
+    const aggregate = aggregateOf(node.attr);
+    if (aggregate === null || typeof aggregate === "string") return null;
+    seen.add(aggregate.key);
+    return seen.size > LIMITS.aggregates ? [...path, "attr"] : null;
+  };
+  for (const [index, rule] of rules.entries()) {
+    const found = visit(rule.when, [index, "when"]);
+    if (found) return found;
+  }
+  return null;
+}
 
 /** Counts the nodes of a condition, reporting each one deeper than the limit. */
 function walk(
@@ -232,6 +316,7 @@ function scalarIssues(kind: AttributeType, value: Scalar, path: (string | number
   switch (kind.type) {
     case "number":
       if (typeof value !== "number" || !Number.isFinite(value)) return fail("must be a number");
+      if (kind.integer && !Number.isInteger(value)) return fail("must be an integer");
       if (value < kind.min || value > kind.max) {
         return fail(`must be between ${kind.min} and ${kind.max}`);
       }

@@ -1,3 +1,4 @@
+import type { OpenMandateLimits } from "../assess/facts";
 import type { NormalizedRules } from "../assess/policy-rules";
 import type { ActionKind, MandateFacts, MandateType } from "../assess/request";
 import type { History, Identity, RiskInput } from "../assess/risk-model";
@@ -10,7 +11,8 @@ import type { AggregateSpec } from "./attributes";
  * trust then, its history then. Not stored: the policy (the backtest brings its own) and the
  * window counts, which depend on the policy's windows and are counted again from the history
  * as of the assessment's time. The client's `risk_data` is not kept beyond the country read
- * from it, nor the holder key beyond the identity it resolved to.
+ * from it, nor the holder key beyond the identity it resolved to, nor an open mandate's
+ * constraints beyond what the model checks (`recordedLimits`).
  */
 export interface RecordedInputs {
   v: 1;
@@ -28,12 +30,41 @@ export function recordInputs(input: RiskInput): RecordedInputs {
   return {
     v: 1,
     mandate_type: input.mandateType,
-    facts,
+    facts: { ...facts, limits: recordedLimits(facts.limits) },
     identity: input.identity,
     history,
     geo: input.geo,
     now: input.now,
   };
+}
+
+/**
+ * An open mandate's limits as the model reads them (docs/assess.md, the mandate's own bounds):
+ * the amount ceilings and payee lists already derived, and of the constraints only the scalar
+ * fields of `payment.amount_range` and `payment.execution_date`. The constraints as submitted
+ * may carry fields of any depth (the AP2 schemas are open), and copied one level below the
+ * mandate they could exceed the storable depth where the mandate itself did not.
+ */
+function recordedLimits(limits: OpenMandateLimits | null): OpenMandateLimits | null {
+  if (limits === null) return null;
+  const constraints = limits.constraints.flatMap((constraint): typeof limits.constraints => {
+    if (constraint.type === "payment.amount_range") {
+      const { type, currency, max, min } = constraint;
+      return [{ type, currency, max, ...(min === undefined ? {} : { min }) }];
+    }
+    if (constraint.type === "payment.execution_date") {
+      const { type, not_before: notBefore, not_after: notAfter } = constraint;
+      return [
+        {
+          type,
+          ...(notBefore === undefined ? {} : { not_before: notBefore }),
+          ...(notAfter === undefined ? {} : { not_after: notAfter }),
+        },
+      ];
+    }
+    return [];
+  });
+  return { maxAmounts: limits.maxAmounts, allowedPayees: limits.allowedPayees, constraints };
 }
 
 /** Whether a stored value is inputs this version of the service can replay. */

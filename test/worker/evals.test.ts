@@ -138,6 +138,31 @@ describe("/v1/eval-sets", () => {
       "cases.0.context.aggregates.count.card.1h",
     ],
     ["an unknown expected decision", { request: usd(1), expected: "block" }, "cases.0.expected"],
+    ["a NUL in a case id", { id: "c\u0000", request: usd(1), fraud: true }, "cases.0.id"],
+    [
+      "a control character in a case id",
+      { id: "c\t1", request: usd(1), fraud: true },
+      "cases.0.id",
+    ],
+    [
+      "a lone surrogate in a case id",
+      { id: "c\uD83D", request: usd(1), fraud: true },
+      "cases.0.id",
+    ],
+    [
+      "an uppercase agent id",
+      {
+        request: usd(1),
+        fraud: true,
+        context: { agent: { id: "0190F5A2-7C1E-7000-8000-000000000001", trust_score: 50 } },
+      },
+      "cases.0.context.agent.id",
+    ],
+    [
+      "a count that is not an integer",
+      { request: usd(1), fraud: true, context: { aggregates: { "count.agent.1h": 1.5 } } },
+      "cases.0.context.aggregates.count.agent.1h",
+    ],
   ])("refuses %s: 400 with the path", async (_, item, path) => {
     const { org } = await orgWithKey();
     const res = await call("/v1/eval-sets", {
@@ -208,8 +233,10 @@ describe("POST /v1/evals/run", () => {
     const read = await call(`/v1/evals/${res.json.id}`, { token: org.token });
     expect(read.status).toBe(200);
     expect(read.json).toEqual(res.json);
+    // A list item is the summary: GET by id has the rules and the misclassified cases.
     const list = await call(`/v1/evals?eval_set_id=${set.id}`, { token: org.token });
-    expect(list.json.data).toEqual([res.json]);
+    const { policy_rules: _rules, misclassified: _misclassified, ...summary } = res.json;
+    expect(list.json.data).toEqual([summary]);
     const none = await call(`/v1/evals?policy_id=${crypto.randomUUID()}`, { token: org.token });
     expect(none.json.data).toEqual([]);
   });
@@ -266,7 +293,7 @@ describe("POST /v1/evals/run", () => {
       {
         id: "night",
         request: usd(1),
-        context: { ...TRUSTED, at: "2026-04-28T03:00:00Z" },
+        context: { ...TRUSTED, aggregates: { "count.agent.1h": 0 }, at: "2026-04-28T03:00:00Z" },
         expected: "deny",
       },
     ]);
@@ -275,7 +302,7 @@ describe("POST /v1/evals/run", () => {
     expect(res.json.misclassified).toEqual([]);
   });
 
-  it("an empty policy approves everything a trusted agent does: precision is undefined", async () => {
+  it("an empty policy approves everything a trusted agent does: precision is undefined, F1 0", async () => {
     const { org } = await orgWithKey();
     const set = await newSet(org, [
       { request: usd(1), context: TRUSTED, fraud: true },
@@ -283,15 +310,111 @@ describe("POST /v1/evals/run", () => {
     ]);
     const policy = await createPolicy(org, {}, { activate: false });
     const res = await runEval(org, { eval_set_id: set.id, policy_id: policy.id });
+    // TP 0, FP 0, TN 1, FN 1: precision 0/0 is undefined, but F1 = 2·0 / (2·0 + 0 + 1) = 0.
+    expect(res.json.confusion).toMatchObject({ tp: 0, fp: 0, tn: 1, fn: 1 });
     expect(res.json.metrics).toEqual({
       precision: null,
       recall: 0,
-      f1: null,
+      f1: 0,
       accuracy: 0.5,
       approval_rate: 1,
       decision_accuracy: null,
     });
     expect(res.json.misclassified).toEqual([miss(0, null, null, true, "approve", null)]);
+  });
+
+  it("F1 is null only when no case is flagged or positive", async () => {
+    const { org } = await orgWithKey();
+    const set = await newSet(org, [{ request: usd(1), context: TRUSTED, fraud: false }]);
+    const policy = await createPolicy(org, {}, { activate: false });
+    const res = await runEval(org, { eval_set_id: set.id, policy_id: policy.id });
+    // TP 0, FP 0, FN 0: 2·TP + FP + FN is 0.
+    expect(res.json.metrics).toMatchObject({ precision: null, recall: null, f1: null });
+  });
+
+  it("a case that omits an aggregate the policy reads is a 400 naming the case and the aggregate", async () => {
+    const { org } = await orgWithKey();
+    const policy = await createPolicy(
+      org,
+      {
+        grammar: 1,
+        velocity: { window: "P1D", max: 100 },
+        rules: [
+          { id: "busy", action: "review", when: c("count.agent.PT60M", "gte", 3) },
+          { id: "payee", action: "review", when: c("sum.payee.15m", "gte", 3) },
+        ],
+      },
+      { activate: false },
+    );
+    const stated = { "count.agent.1h": 1, "sum.payee.900s": 10, "count.agent.24h": 0 };
+    const set = await newSet(org, [
+      { id: "full", request: usd(1), context: { ...TRUSTED, aggregates: stated }, fraud: false },
+      // Without an agent, the agent's counts are unknown as live: nothing to state.
+      {
+        request: usd(1),
+        context: { agent: null, aggregates: { "sum.payee.15m": 0 } },
+        fraud: false,
+      },
+      { id: "c3", request: usd(1), context: TRUSTED, fraud: false },
+    ]);
+    const res = await runEval(org, { eval_set_id: set.id, policy_id: policy.id });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({
+      error: "invalid_request",
+      details: [
+        {
+          path: "cases.2.context.aggregates",
+          message: 'case 2 ("c3") does not state count.agent.1h, which the policy reads',
+        },
+        {
+          path: "cases.2.context.aggregates",
+          message: 'case 2 ("c3") does not state sum.payee.15m, which the policy reads',
+        },
+        {
+          path: "cases.2.context.aggregates",
+          message: 'case 2 ("c3") does not state count.agent.1d, which the policy reads',
+        },
+      ],
+    });
+    // Nothing was stored.
+    expect((await call(`/v1/evals?eval_set_id=${set.id}`, { token: org.token })).json.data).toEqual(
+      [],
+    );
+  });
+
+  it("a case without `at` or `geo` is read at the set's creation, in the mandate's country, on every run", async () => {
+    const { org } = await orgWithKey();
+    const set = await newSet(org, [
+      {
+        id: "fr",
+        request: { mandate: payment({ risk_data: { country: "fr" } }) },
+        context: TRUSTED,
+        expected: "deny",
+      },
+      { id: "stated", request: usd(1), context: { ...TRUSTED, geo: null, at: NOON }, fraud: false },
+    ]);
+    expect(set.cases[0].context).toMatchObject({ at: set.created, geo: "FR" });
+    expect(set.cases[1].context).toMatchObject({ at: NOON, geo: null });
+    expect((await call(`/v1/eval-sets/${set.id}`, { token: org.token })).json).toEqual(set);
+    const hour = new Date(set.created).getUTCHours();
+    const policy = await createPolicy(
+      org,
+      {
+        grammar: 1,
+        rules: [
+          {
+            id: "then-in-fr",
+            action: "deny",
+            when: { all: [c("time.hour", "eq", hour), c("geo.country", "eq", "FR")] },
+          },
+        ],
+      },
+      { activate: false },
+    );
+    const first = await runEval(org, { eval_set_id: set.id, policy_id: policy.id });
+    const second = await runEval(org, { eval_set_id: set.id, policy_id: policy.id });
+    expect(first.json.misclassified).toEqual([]);
+    expect(second.json.metrics).toEqual(first.json.metrics);
   });
 
   it("records eval sets and runs in the audit ledger", async () => {

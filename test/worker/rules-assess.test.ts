@@ -186,6 +186,73 @@ describe("live assessments follow the active rule list", () => {
     expect(reasonKeys(body.outcome)).toEqual([]);
   });
 
+  it("an approve rule never overrules doubt about who acts; a later rule still gets its turn", async () => {
+    const { org, key } = await orgWithKey();
+    const agent = await agentOf(org);
+    await createPolicy(org, {
+      grammar: 1,
+      rules: [
+        { id: "small-ok", action: "approve", when: c("amount", "lt", 50_000) },
+        { id: "blocked", action: "deny", when: c("payee.id", "eq", "merchant_blocked") },
+      ],
+    });
+    // Unidentified: the model's review stands, and the approve rule is not reported.
+    const anonymous = await assessOk(key, { mandate: payment() });
+    expect(anonymous.decision).toBe("review");
+    expect(anonymous.outcome.outcome.risk_score).toBeGreaterThanOrEqual(40);
+    expect(anonymous.outcome.outcome.reason).not.toContain("small-ok");
+    // A card reference that matches no card: not approved by the rule either.
+    const unknownCard = await assessOk(key, {
+      mandate: payment(),
+      agent_id: agent.id,
+      a2a: { agent_card_ref: `sha256:${"0".repeat(64)}` },
+    });
+    expect(unknownCard.outcome.outcome.reason).not.toContain("small-ok");
+    // The approve rule passed over, the deny rule after it still decides.
+    const blocked = await assessOk(key, {
+      mandate: payment({ payee: { id: "merchant_blocked", name: "Blocked" } }),
+    });
+    expect(blocked.decision).toBe("deny");
+    expect(blocked.outcome.outcome.reason).toBe('Denied: policy rule "blocked" matched.');
+  });
+
+  it("an approve rule lowers a review band to approve, the score capped below review", async () => {
+    const { org, key } = await orgWithKey();
+    const agent = await agentOf(org);
+    // Without a rule, the eleventh quick payment of one agent is reviewed (activity_burst).
+    const trial = await orgWithKey();
+    const trialAgent = await agentOf(trial.org);
+    let last: Json = {};
+    for (let i = 0; i < 11; i++) last = await assessOk(trial.key, pay(trialAgent.id));
+    expect(last.decision).toBe("review");
+    await createPolicy(org, {
+      grammar: 1,
+      rules: [{ id: "routine", action: "approve", when: c("amount", "lt", 50_000) }],
+    });
+    for (let i = 0; i < 10; i++) await assessOk(key, pay(agent.id));
+    const approved = await assessOk(key, pay(agent.id));
+    expect(approved.decision).toBe("approve");
+    expect(approved.outcome.outcome.risk_score).toBe(39);
+    expect(approved.outcome.outcome.reason).toBe('Approved: policy rule "routine" matched.');
+    // The model's signals stay in the outcome.
+    expect(approved.outcome.signals.map((s: Json) => s.type)).toContain("activity_burst");
+  });
+
+  it("stored rules that no longer compile fault the policy stage: review, never a 500", async () => {
+    const { org, key } = await orgWithKey();
+    const agent = await agentOf(org);
+    const policy = await createPolicy(org, {
+      grammar: 1,
+      rules: [{ id: "fine", action: "deny", when: c("amount", "gt", 1_000_000) }],
+    });
+    // As if the grammar had moved on under a stored policy: an attribute it no longer knows.
+    await ownerSql`update policies set rules = jsonb_set(rules, '{rules,0,when,attr}', '"gone.attr"')
+      where id = ${policy.id}`;
+    const body = await assessOk(key, pay(agent.id));
+    expect(body.decision).toBe("review");
+    expect(body.outcome.signals.map((s: Json) => s.type)).toContain("policy_fault");
+  });
+
   it("records the inputs the model read, for backtests", async () => {
     const { org, key } = await orgWithKey();
     const agent = await agentOf(org);

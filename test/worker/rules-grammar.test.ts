@@ -3,6 +3,8 @@ import { normalizeRules, PolicyRules } from "../../src/assess/policy-rules";
 import { type RiskInput, scoreAction } from "../../src/assess/risk";
 import { compileRules, firstMatch } from "../../src/rules/evaluate";
 import type { ConditionNode } from "../../src/rules/grammar";
+import { call } from "./support/api";
+import { assess, openPayment, orgWithKey } from "./support/assess";
 import { AGENT_ID, clean, given, NOW } from "./support/risk";
 
 // docs/rules.md: grammar 1, its operators and combinators in three-valued logic, first match
@@ -535,5 +537,210 @@ describe("validation", () => {
     expect(issues(rule(when))).toEqual([
       "rules.0.when.not.not.not.not.not.not.not.not: nests deeper than 8",
     ]);
+  });
+});
+
+// --- Through HTTP: what POST /v1/policies answers for a rule list it refuses ---
+
+/** `{"not": …}` nested `levels` deep around a comparison, as JSON text (no recursion). */
+function deepNot(levels: number): string {
+  return `${'{"not":'.repeat(levels)}{"attr":"amount","op":"gt","value":1}${"}".repeat(levels)}`;
+}
+
+function policyBody(rulesJson: string): string {
+  return `{"name":"deep","activate":false,"rules":{"grammar":1,"rules":[{"id":"r","action":"deny","when":${rulesJson}}]}}`;
+}
+
+async function postPolicy(body: unknown) {
+  const { org } = await orgWithKey();
+  return call("/v1/policies", { method: "POST", token: org.token, body });
+}
+
+async function refused(rules: unknown): Promise<{ path: string; message: string }[]> {
+  const res = await postPolicy({ name: "bad", rules, activate: false });
+  expect(res.status, res.text).toBe(400);
+  expect(res.json.error).toBe("invalid_request");
+  return res.json.details.map((d: Json) => ({ path: d.path, message: d.message }));
+}
+
+const NINTH = `rules.rules.0.when${".not".repeat(8)}`;
+
+describe("POST /v1/policies refuses what it cannot evaluate cheaply (400 with the path)", () => {
+  it.each([2_000, 30_000])("a condition nested %i levels deep", async (levels) => {
+    // 30,000 levels (240 KB) is about the deepest the 256 KiB body limit admits.
+    const res = await postPolicy(policyBody(deepNot(levels)));
+    expect(res.status, res.text.slice(0, 200)).toBe(400);
+    expect(res.json).toEqual({
+      error: "invalid_request",
+      details: [{ path: NINTH, message: "nests deeper than 8", code: "custom" }],
+    });
+  });
+
+  it("50,000 levels: arrays in a condition, or `not` beyond the body limit, are a 400", async () => {
+    const arrays = `{"all":${"[".repeat(50_000)}${"]".repeat(50_000)}}`;
+    const res = await postPolicy(policyBody(arrays));
+    expect(res.status, res.text.slice(0, 200)).toBe(400);
+    expect(res.json.details[0].path).toBe("rules.rules.0.when.all.0");
+    const nots = await postPolicy(policyBody(deepNot(50_000)));
+    // 400 KB: the body limit (256 KiB) answers before the schema, also a 400.
+    expect(nots.status).toBe(400);
+    expect(nots.json).toEqual({ error: "request_too_large", details: { max_bytes: 262_144 } });
+  });
+
+  it("50,000 levels of `not` are refused without recursion (the schema itself)", () => {
+    const result = PolicyRules.safeParse(JSON.parse(policyBody(deepNot(50_000))).rules);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((i) => `${i.path.join(".")}: ${i.message}`)).toEqual([
+      `${NINTH.slice("rules.".length)}: nests deeper than 8`,
+    ]);
+  });
+
+  it("more than 1,000 conditions in one rule", async () => {
+    const leaves = Array.from({ length: 21 }, () => c("amount", "gt", 1));
+    const when = { all: Array.from({ length: 50 }, () => ({ all: leaves })) };
+    expect(await refused({ grammar: 1, rules: [{ id: "r", action: "deny", when }] })).toEqual([
+      { path: "rules.rules.0.when", message: "more than 1000 conditions" },
+    ]);
+  });
+
+  it("more than 8 distinct window aggregates, naming the ninth; a respelling is not another", async () => {
+    const windows = ["1m", "2m", "3m", "4m", "5m", "6m", "7m", "8m"];
+    const eight = windows.map((w) => c(`count.agent.${w}`, "gt", 1));
+    const ok = await postPolicy({
+      name: "eight",
+      activate: false,
+      rules: {
+        grammar: 1,
+        rules: [
+          { id: "a", action: "review", when: { any: eight } },
+          // PT1M is 1m: the same aggregate.
+          { id: "b", action: "deny", when: c("count.agent.PT1M", "gt", 5) },
+        ],
+      },
+    });
+    expect(ok.status, ok.text).toBe(201);
+    expect(
+      await refused({
+        grammar: 1,
+        rules: [
+          { id: "a", action: "review", when: { any: eight } },
+          { id: "b", action: "deny", when: { not: c("sum.payee.9m", "gt", 5) } },
+        ],
+      }),
+    ).toEqual([
+      {
+        path: "rules.rules.1.when.not.attr",
+        message: "a policy reads at most 8 distinct window aggregates",
+      },
+    ]);
+  });
+
+  it.each<[string, unknown, string, string]>([
+    [
+      "a NUL in a description",
+      { id: "r", action: "deny", when: TRUE, description: "a\u0000b" },
+      "rules.rules.0.description",
+      "must not contain control characters",
+    ],
+    [
+      "a newline in a description (it would flow into the reason)",
+      { id: "r", action: "deny", when: TRUE, description: "line\nbreak" },
+      "rules.rules.0.description",
+      "must not contain control characters",
+    ],
+    [
+      "a lone surrogate in a description",
+      { id: "r", action: "deny", when: TRUE, description: "x\uD800" },
+      "rules.rules.0.description",
+      "must be valid Unicode (no unpaired surrogate)",
+    ],
+    [
+      "a NUL in a string value",
+      { id: "r", action: "deny", when: c("payee.id", "eq", "m\u0000") },
+      "rules.rules.0.when.value",
+      "must not contain NUL (U+0000)",
+    ],
+    [
+      "a lone surrogate in a list of values",
+      { id: "r", action: "deny", when: c("payee.name", "in", ["ok", "\uDC00x"]) },
+      "rules.rules.0.when.value.1",
+      "must be valid Unicode (no unpaired surrogate)",
+    ],
+    [
+      "an hour that is not an integer",
+      { id: "r", action: "deny", when: c("time.hour", "gte", 5.5) },
+      "rules.rules.0.when.value",
+      "must be an integer",
+    ],
+    [
+      "a weekday that is not an integer",
+      { id: "r", action: "deny", when: c("time.weekday", "between", [1, 5.5]) },
+      "rules.rules.0.when.value.1",
+      "must be an integer",
+    ],
+    [
+      "a count that is not an integer",
+      { id: "r", action: "deny", when: c("count.payee.1h", "gt", 2.5) },
+      "rules.rules.0.when.value",
+      "must be an integer",
+    ],
+    [
+      "an uppercase agent id",
+      { id: "r", action: "deny", when: c("agent.id", "eq", AGENT_ID.toUpperCase()) },
+      "rules.rules.0.when.value",
+      "must be a lowercase UUID",
+    ],
+    [
+      "an agent id that is no UUID",
+      { id: "r", action: "deny", when: c("agent.id", "in", [AGENT_ID, "agent-7"]) },
+      "rules.rules.0.when.value.1",
+      "must be a lowercase UUID",
+    ],
+  ])("%s", async (_, rule, path, message) => {
+    // JSON.stringify escapes NUL and lone surrogates: the server parses them back.
+    const res = await postPolicy({
+      name: "bad",
+      activate: false,
+      rules: { grammar: 1, rules: [rule] },
+    });
+    expect(res.status, res.text).toBe(400);
+    expect(res.json.details).toEqual([{ path, message, code: "custom" }]);
+  });
+
+  it("accepts integers, a sum with a fraction, a lowercase agent id; trims a description", async () => {
+    const res = await postPolicy({
+      name: "fine",
+      activate: false,
+      rules: {
+        grammar: 1,
+        rules: [
+          { id: "a", action: "deny", when: c("agent.id", "eq", AGENT_ID), description: " x " },
+          { id: "b", action: "review", when: c("time.hour", "between", [0, 5]) },
+          { id: "c", action: "review", when: c("sum.agent.1d", "gt", 0.5) },
+        ],
+      },
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(res.json.rules.rules[0].description).toBe("x");
+  });
+});
+
+describe("recorded inputs", () => {
+  it("an open mandate whose constraint nests 30 levels deep (the mandate's limit is 32) is assessed", async () => {
+    const { key } = await orgWithKey();
+    const mandate = openPayment();
+    // mandate.constraints.0.note is at depth 3; the string at the bottom at depth 30.
+    let note: unknown = "bottom";
+    for (let depth = 30; depth > 3; depth--) note = { deeper: note };
+    mandate.constraints[0].note = note;
+    const res = await assess(key, { mandate });
+    expect(res.status, res.text).toBe(200);
+    // One level deeper is the mandate's own limit, as before.
+    let deeper: unknown = "bottom";
+    for (let depth = 33; depth > 3; depth--) deeper = { deeper };
+    mandate.constraints[0].note = deeper;
+    const refusedDeeper = await assess(key, { mandate });
+    expect(refusedDeeper.status).toBe(400);
+    expect(refusedDeeper.json.details[0].path).toMatch(/^mandate\.constraints\.0\.note/);
   });
 });

@@ -116,3 +116,38 @@ describe("row-level security as the application role", () => {
     expect(orgs?.[0]?.n).toBe(0);
   });
 });
+
+describe("every org-scoped table", () => {
+  it("has row-level security enabled and forced, with a policy scoped to app.org_id", async () => {
+    const tables = (await ownerSql`
+      select c.relname, c.relrowsecurity, c.relforcerowsecurity,
+        exists (select 1 from pg_policies p
+                where p.tablename = c.relname and p.qual like '%app.org_id%') as scoped
+      from pg_class c
+      join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
+      where c.relkind = 'r'
+        and exists (select 1 from information_schema.columns col
+                    where col.table_schema = 'public' and col.table_name = c.relname
+                      and col.column_name = 'org_id')
+      order by c.relname`) as {
+      relname: string;
+      relrowsecurity: boolean;
+      relforcerowsecurity: boolean;
+      scoped: boolean;
+    }[];
+    expect(tables.map((t) => t.relname)).toEqual(
+      expect.arrayContaining([
+        "webhook_endpoints",
+        "webhook_deliveries",
+        "webhook_attempts",
+        "eval_sets",
+        "evals",
+        "assessments",
+      ]),
+    );
+    const unprotected = tables.filter(
+      (t) => !t.relrowsecurity || !t.relforcerowsecurity || !t.scoped,
+    );
+    expect(unprotected).toEqual([]);
+  });
+});
