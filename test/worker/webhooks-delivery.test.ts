@@ -32,6 +32,7 @@ import {
   createEndpoint,
   deliveries,
   eventually,
+  outboxAlert,
   received,
   receiver,
   reconfigure,
@@ -400,8 +401,7 @@ describe("retries", () => {
     });
     // Another delivery to the endpoint, waiting for a later retry.
     const waiting = crypto.randomUUID();
-    await ownerSql`insert into events (id, org_id, type, data)
-      values (${waiting}, ${org.id}, 'audit.integrity_alert', '{}')`;
+    await outboxAlert(org.id, {}, waiting);
     await ownerSql`update webhook_deliveries set next_attempt_at = now() + interval '1 hour',
       lease_until = now() + interval '2 hours' where event_id = ${waiting}`;
     await deny(key, agent.id);
@@ -494,8 +494,7 @@ describe("the queue and the sweep", () => {
     // An event written with no message sent (as if the message were lost): the outbox
     // fan-out makes the delivery; only the sweep can find it.
     const eventId = crypto.randomUUID();
-    await ownerSql`insert into events (id, org_id, type, data)
-      values (${eventId}, ${org.id}, 'audit.integrity_alert', '{"reason":"test"}')`;
+    await outboxAlert(org.id, { reason: "test" }, eventId);
     const [pending] = await deliveries(key, endpoint.id);
     expect(pending).toMatchObject({ status: "pending", attempt_count: 0, event: { id: eventId } });
     // Within the writer's minute the sweep leaves it to the writer.
@@ -516,8 +515,7 @@ describe("the queue and the sweep", () => {
     });
     // A lease that ran out (the message vanished in flight) is swept the same way.
     const lostId = crypto.randomUUID();
-    await ownerSql`insert into events (id, org_id, type, data)
-      values (${lostId}, ${org.id}, 'audit.integrity_alert', '{"reason":"lost"}')`;
+    await outboxAlert(org.id, { reason: "lost" }, lostId);
     await ownerSql`update webhook_deliveries set lease_until = now() - interval '1 second'
       where event_id = ${lostId}`;
     await runCron();
@@ -584,8 +582,7 @@ describe("the queue and the sweep", () => {
       url: hook.url,
       eventTypes: ["audit.integrity_alert"],
     });
-    await ownerSql`insert into events (id, org_id, type, data)
-      values (${crypto.randomUUID()}, ${org.id}, 'audit.integrity_alert', '{}')`;
+    await outboxAlert(org.id);
     const [row] = await ownerSql`update webhook_deliveries
       set next_attempt_at = now() + interval '30 seconds', lease_until = now() + interval '1 hour'
       where endpoint_id = ${endpoint.id} returning id`;
@@ -608,8 +605,7 @@ describe("the queue and the sweep", () => {
       url: (await receiver()).url,
       eventTypes: ["audit.integrity_alert"],
     });
-    await ownerSql`insert into events (id, org_id, type, data)
-      values (${crypto.randomUUID()}, ${org.id}, 'audit.integrity_alert', '{}')`;
+    await outboxAlert(org.id);
     // Claimed by a consumer that faulted before recording its end.
     const [row] = await ownerSql`update webhook_deliveries
       set attempts = 1, attempt_started_at = now() - interval '10 seconds',
@@ -629,8 +625,7 @@ describe("the queue and the sweep", () => {
       url: hook.url,
       eventTypes: ["audit.integrity_alert"],
     });
-    await ownerSql`insert into events (id, org_id, type, data)
-      values (${crypto.randomUUID()}, ${org.id}, 'audit.integrity_alert', '{}')`;
+    await outboxAlert(org.id);
     const [row] =
       await ownerSql`update webhook_deliveries set lease_until = now() + interval '1 hour'
       where endpoint_id = ${endpoint.id} returning id`;
@@ -643,11 +638,9 @@ describe("the queue and the sweep", () => {
     expect(after).toEqual({ status: "cancelled", next_attempt_at: null });
     expect((await received(hook.name)).arrivals).toEqual([]);
     // The sweep cancels such deliveries too, instead of sending them.
-    await ownerSql`insert into events (id, org_id, type, data)
-      values (${crypto.randomUUID()}, ${org.id}, 'audit.integrity_alert', '{}')`;
+    await outboxAlert(org.id);
     await ownerSql`update webhook_endpoints set deleted_at = null where id = ${endpoint.id}`;
-    await ownerSql`insert into events (id, org_id, type, data)
-      values (${crypto.randomUUID()}, ${org.id}, 'audit.integrity_alert', '{}')`;
+    await outboxAlert(org.id);
     await ownerSql`update webhook_endpoints set deleted_at = now() where id = ${endpoint.id}`;
     await ownerSql`update webhook_deliveries set lease_until = null
       where endpoint_id = ${endpoint.id} and status = 'pending'`;
@@ -678,8 +671,7 @@ describe("the queue and the sweep", () => {
       eventTypes: ["audit.integrity_alert"],
     });
     const eventId = crypto.randomUUID();
-    await ownerSql`insert into events (id, org_id, type, data)
-      values (${eventId}, ${org.id}, 'audit.integrity_alert', '{}')`;
+    await outboxAlert(org.id, {}, eventId);
     // Scheduled an hour out with its message in flight: nothing happens on its own.
     await ownerSql`update webhook_deliveries set next_attempt_at = now() + interval '1 hour',
       lease_until = now() + interval '2 hours' where endpoint_id = ${endpoint.id}`;
@@ -703,8 +695,7 @@ describe("the queue and the sweep", () => {
       url: (await receiver()).url,
       eventTypes: ["audit.integrity_alert"],
     });
-    await ownerSql`insert into events (id, org_id, type, data)
-      values (${crypto.randomUUID()}, ${org.id}, 'audit.integrity_alert', '{}')`;
+    await outboxAlert(org.id);
     await ownerSql`update webhook_deliveries set next_attempt_at = now() + interval '1 hour',
       lease_until = now() + interval '2 hours' where endpoint_id = ${endpoint.id}`;
     const res = await call("/v1/webhooks/dispatch", { method: "POST", key: testKey });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { call, newOrg } from "./support/api";
 import { fetchWith, type Json, orgWithKey } from "./support/assess";
 import { ownerSql } from "./support/db";
-import { createEndpoint, deliveries } from "./support/webhooks";
+import { createEndpoint, deliveries, outboxAlert } from "./support/webhooks";
 
 // Spec: POST /v1/webhook-endpoints (url, eventTypes; an empty list subscribes to every event;
 // the prose spells it event_types), GET list, DELETE 200/404, GET …/deliveries 200/404,
@@ -266,8 +266,7 @@ describe("DELETE /v1/webhook-endpoints/{id}", () => {
       url: HOOK(),
       eventTypes: ["audit.integrity_alert"],
     });
-    await ownerSql`insert into events (id, org_id, type, data)
-      values (${crypto.randomUUID()}, ${org.id}, 'audit.integrity_alert', '{}')`;
+    await outboxAlert(org.id);
     // Leased, so no sweep delivers it first.
     await ownerSql`update webhook_deliveries set lease_until = now() + interval '1 hour',
       next_attempt_at = now() + interval '1 hour' where endpoint_id = ${endpoint.id}`;
@@ -279,8 +278,7 @@ describe("DELETE /v1/webhook-endpoints/{id}", () => {
     expect(rows[0]).toMatchObject({ status: "cancelled", next_attempt_at: null });
     expect(rows[0]?.completed_at).not.toBeNull();
     // New events no longer fan out to it.
-    await ownerSql`insert into events (id, org_id, type, data)
-      values (${crypto.randomUUID()}, ${org.id}, 'audit.integrity_alert', '{}')`;
+    await outboxAlert(org.id);
     const after = await ownerSql`select count(*)::int as n from webhook_deliveries
       where endpoint_id = ${endpoint.id}`;
     expect(after[0]?.n).toBe(1);

@@ -1,6 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { expect } from "vitest";
 import { call } from "./api";
+import { ownerSql } from "./db";
 
 export type Json = Record<string, any>;
 
@@ -99,4 +100,14 @@ export async function settled(key: string, endpointId: string, count: number, ti
     timeoutMs,
     `${count} settled deliveries`,
   );
+}
+
+/**
+ * An `audit.integrity_alert` written straight into the org's outbox, as the product paths
+ * write events: the fan-out trigger makes its deliveries; no message is sent for them.
+ */
+export async function outboxAlert(orgId: string, data: Json = {}, id = crypto.randomUUID()) {
+  await ownerSql`insert into events (id, org_id, type, data)
+    values (${id}, ${orgId}, 'audit.integrity_alert', ${JSON.stringify(data)})`;
+  return id;
 }
