@@ -34,6 +34,10 @@ export default defineConfig({
                   PRINCIPAL_MASTER_KEY: inject("principalMasterKey"),
                   // A real HTTP server on loopback that serves what the tests publish.
                   TEST_FIXTURE_URL: inject("fixtureServer"),
+                  // Stripe cannot be reached: a fake at the network edge, on the fixture server.
+                  STRIPE_API_BASE: `${inject("fixtureServer")}/stripe`,
+                  STRIPE_SECRET_KEY: inject("stripeSecretKey"),
+                  STRIPE_WEBHOOK_SECRET: inject("stripeWebhookSecret"),
                   // Retries a second apart: a whole delivery schedule runs in a few seconds.
                   WEBHOOK_RETRY_SCHEDULE: "1,1,1",
                   // Backtests read pages of 2: the suite's short histories cross pages.

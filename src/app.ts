@@ -16,6 +16,8 @@ import { registerAssess } from "./routes/assess";
 import { registerAssessments } from "./routes/assessments";
 import { registerAudit } from "./routes/audit";
 import { registerAuditVerify } from "./routes/audit-verify";
+import { registerBilling } from "./routes/billing";
+import { registerBillingWebhooks } from "./routes/billing-webhooks";
 import { registerEvalSets } from "./routes/eval-sets";
 import { registerEvals } from "./routes/evals";
 import { registerHealth } from "./routes/health";
@@ -99,6 +101,8 @@ export function buildApp() {
   registerActionMandates(app);
   registerActionDecisions(app);
   registerActionGrants(app);
+  registerBilling(app);
+  registerBillingWebhooks(app);
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",

@@ -42,6 +42,15 @@ export interface Env {
   TEST_BACKTEST_PAGE_SIZE?: string;
   /** Tests only (honoured when ENVIRONMENT is `test`): assess components to fail on purpose. */
   TEST_FAULTS?: string;
+  /** Stripe's secret API key (a secret; never logged). Without it checkout answers 503. */
+  STRIPE_SECRET_KEY?: string;
+  /** The signing secret of the Stripe webhook endpoint (`whsec_…`; a secret; never logged). */
+  STRIPE_WEBHOOK_SECRET?: string;
+  /**
+   * Where the Stripe API is reached: `https://api.stripe.com` unless set. Outside production
+   * (tests, development) any http(s) URL, such as the local fake; in production https only.
+   */
+  STRIPE_API_BASE?: string;
   /** `production`, `development` or `test`. */
   ENVIRONMENT?: string;
 }

@@ -28,6 +28,8 @@ export const errorStatus = {
   grant_invalid: 400,
   grant_expired: 400,
   grant_mismatch: 400,
+  provider_signature_invalid: 400,
+  spending_cap_reached: 402,
   agent_revoked: 409,
   agent_not_active: 409,
   agent_status_changed: 409,
@@ -37,6 +39,8 @@ export const errorStatus = {
   key_revoked: 409,
   mandate_revoked: 409,
   grant_already_redeemed: 409,
+  spend_confirmation_required: 409,
+  plan_already_active: 409,
   mandate_invalid: 422,
   internal_error: 500,
   database_unavailable: 503,
@@ -45,6 +49,7 @@ export const errorStatus = {
   ledger_unavailable: 503,
   encryption_key_unavailable: 503,
   webhook_queue_unavailable: 503,
+  billing_provider_unavailable: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof errorStatus;

@@ -1,4 +1,5 @@
 import { and, eq, max, sql } from "drizzle-orm";
+import { SPEND_STATE_SQL, spendStateOf } from "../billing/guard";
 import { assessments, auditCheckpoints, policies } from "../db/schema";
 import { orgBatch } from "../db/tenant";
 import type { AppContext } from "../http/context";
@@ -23,11 +24,11 @@ export interface ContextQuery {
 /**
  * One batch: the replay lookup, the idempotency key's owner, the active policy, the agent
  * named by each piece of evidence, the agent's history, the window aggregates the active rule
- * list reads, and the anchoring frontier. The agent
+ * list reads, the anchoring frontier, and the spend guard's state (plan, cap, meter). The agent
  * chosen is the key's, else the card's, else the explicit one; the history is that agent's.
  */
 export async function loadContext(c: AppContext, q: ContextQuery): Promise<AssessContext> {
-  const [replay, keyOwner, policy, identity, anchored] = await orgBatch(c, (db) => [
+  const [replay, keyOwner, policy, identity, anchored, spend] = await orgBatch(c, (db) => [
     db.select().from(assessments).where(eq(assessments.contentHash, q.contentHash)),
     db
       .select({ contentHash: assessments.contentHash })
@@ -48,6 +49,7 @@ export async function loadContext(c: AppContext, q: ContextQuery): Promise<Asses
       .where(eq(policies.status, "active")),
     db.execute(identityAndHistory(q)),
     db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
+    db.execute(SPEND_STATE_SQL),
   ]);
   const row = (identity as unknown as { rows: Record<string, unknown>[] }).rows[0] ?? {};
   const active = policy[0];
@@ -62,6 +64,7 @@ export async function loadContext(c: AppContext, q: ContextQuery): Promise<Asses
     history: (row.history as AssessContext["history"]) ?? null,
     aggregates: (row.aggregates as Record<string, unknown> | null) ?? null,
     anchoredThrough: Number(anchored[0]?.size ?? 0),
+    spend: spendStateOf((spend as unknown as { rows: Record<string, unknown>[] }).rows[0]),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { SpendState } from "../billing/plans";
 import { aggregateValues } from "../rules/aggregates";
 import type { AssessmentRecord } from "./outcome";
 import { normalizeRules, PolicyRules } from "./policy-rules";
@@ -34,6 +35,8 @@ export interface AssessContext {
   aggregates?: Record<string, unknown> | null;
   /** The newest checkpoint's size: entries up to it are anchored. */
   anchoredThrough: number;
+  /** The spend guard's state; absent where no billing applies (backtests, evaluations). */
+  spend?: SpendState | null;
 }
 
 /**

@@ -1,9 +1,16 @@
 import { eq, sql } from "drizzle-orm";
+import {
+  CURRENCY,
+  PERIOD_START_SQL,
+  REVIEW_THRESHOLD_PERCENT,
+  usageChargeSql,
+} from "../billing/plans";
 import { assessments, auditEntries } from "../db/schema";
 import { orgBatch } from "../db/tenant";
 import type { AppContext } from "../http/context";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { StoredEntry } from "../ledger/ledger-store";
+import { newId } from "../lib/ids";
 import type { RecordedInputs } from "../rules/inputs";
 import { deliveriesMadeHere, sendLater } from "../webhooks/enqueue";
 import type { AssessmentRecord } from "./outcome";
@@ -35,10 +42,11 @@ export function recordOf(plan: PersistPlan, entry: StoredEntry): AssessmentRecor
 
 /**
  * One transaction, one round trip: the ledger entry, the mandate, the outbox events (and the
- * webhook deliveries they fan out to), the assessment, and the agent's evidence counters (only when this transaction inserted the
- * assessment, so a replayed plan never counts twice). Every insert is idempotent. Answers the
- * id stored for this content, which differs from the plan's only when a concurrent request
- * with the same idempotency key and other content won.
+ * webhook deliveries they fan out to), the assessment, the agent's evidence counters and the
+ * billing meter (only when this transaction inserted the assessment, so a replayed plan never
+ * counts or bills twice), and the spend guard's review event. Every insert is idempotent.
+ * Answers the id stored for this content, which differs from the plan's only when a concurrent
+ * request with the same idempotency key and other content won.
  */
 export async function persist(
   c: AppContext,
@@ -95,6 +103,36 @@ export async function persist(
         insert into events
         select * from json_populate_recordset(null::events, ${JSON.stringify(eventRows)}::json)
         where exists (select 1 from ins)
+        on conflict do nothing
+      ),
+      -- The meter: one billable (live) assessment, counted only by the transaction that
+      -- inserted it, so a replayed plan or a racing duplicate is never billed twice.
+      meter as (
+        insert into billing_usage (period_start, assessments)
+        select ${PERIOD_START_SQL}, 1 from ins where ins.livemode
+        on conflict (org_id, period_start) do update
+          set assessments = billing_usage.assessments + 1, updated_at = now()
+        returning period_start, assessments
+      ),
+      -- The spend guard's warning: usage past the review threshold of the cap, once per period
+      -- and cap (the dedupe key), delivered as a webhook like every event.
+      spend as (
+        select m.period_start, m.assessments, b.plan, b.spending_cap,
+               ${usageChargeSql(sql`b.plan`, sql`m.assessments`)} as amount_due
+        from meter m join billing_accounts b on b.spending_cap is not null
+      ),
+      review as (
+        insert into events (id, type, data, livemode, dedupe_key)
+        select ${newId()}::uuid, 'spend.review_required',
+          jsonb_build_object('period_start', s.period_start, 'spending_cap', s.spending_cap,
+            'amount_due', s.amount_due, 'currency', ${CURRENCY}::text,
+            'assessments', s.assessments, 'plan', s.plan,
+            'threshold_percent', ${REVIEW_THRESHOLD_PERCENT}::int),
+          true,
+          'spend.review_required:' || s.period_start || ':' || s.spending_cap || ':'
+            || ${REVIEW_THRESHOLD_PERCENT}::int
+        from spend s
+        where s.amount_due > 0 and s.amount_due * 100 >= s.spending_cap * ${REVIEW_THRESHOLD_PERCENT}::int
         on conflict do nothing
       )
       -- Test-mode assessments are no evidence about an agent's live trust.

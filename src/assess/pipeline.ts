@@ -1,5 +1,6 @@
 import { calculateJwkThumbprint } from "jose";
 import type { Caller } from "../auth/caller";
+import { guardSpend } from "../billing/guard";
 import { caller } from "../db/tenant";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
@@ -57,6 +58,8 @@ export async function runAssessment(
   if (context.replay) {
     return answer(context.replay, context.anchoredThrough, request, timing);
   }
+  // A replay is never billed, so never refused; a fresh billable call past the cap is.
+  await guardSpend(c, context.spend ?? null, livemode);
 
   const who = await caller(c);
   const input = riskInput(request, context, thumbprint, receivedAt);

@@ -4,6 +4,7 @@
  */
 export * from "./tables/action";
 export * from "./tables/assess";
+export * from "./tables/billing";
 export * from "./tables/foundation";
 export * from "./tables/identity";
 export * from "./tables/ledger";

@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { authStatements, type Caller, callerFromRows } from "../auth/caller";
+import type { Env } from "../env";
 import { ApiError } from "../errors";
 import type { AppContext, AuthState } from "../http/context";
 import { type Database, database } from "./client";
@@ -71,7 +72,7 @@ export async function orgBatch<T extends Batch>(
  */
 export async function publicBatch<T extends Batch>(
   c: AppContext,
-  settings: Partial<Record<"app.log_id" | "app.leaf_hash", string>>,
+  settings: Partial<Record<"app.log_id" | "app.leaf_hash" | "app.checkout_session", string>>,
   build: (db: Database) => T,
 ): Promise<BatchResponse<T>> {
   const db = database(c.env);
@@ -80,4 +81,18 @@ export async function publicBatch<T extends Batch>(
   );
   const results = await db.batch([...sets, ...build(db)] as unknown as AnyBatch);
   return results.slice(sets.length) as BatchResponse<T>;
+}
+
+/**
+ * Runs queries as one transaction in a known org without a tenant credential: for writes a
+ * verified provider signature attributes to an org (the billing webhook). RLS applies as usual.
+ */
+export async function orgBatchOf<T extends Batch>(
+  env: Env,
+  orgId: string,
+  build: (db: Database) => T,
+): Promise<BatchResponse<T>> {
+  const db = database(env);
+  const results = await db.batch([db.execute(setTenant(orgId)), ...build(db)]);
+  return results.slice(1) as BatchResponse<T>;
 }

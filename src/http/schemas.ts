@@ -17,6 +17,7 @@ export const ErrorSchema = z
 const describe: Record<number, string> = {
   400: "Malformed request",
   401: "Missing or invalid credential",
+  402: "The spending cap is reached: an owner must confirm going further",
   403: "The credential lacks the required scope",
   404: "Not found in the caller's organization",
   409: "Conflicts with the current state",

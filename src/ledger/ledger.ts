@@ -30,7 +30,19 @@ function actorParty(actor: Actor): Party {
  * the entries are in Postgres, sequenced and hash-chained.
  */
 export async function record(env: Env, caller: Caller, ...changes: Change[]): Promise<Appended[]> {
-  const actor = actorParty(caller.actor);
+  return recordAs(env, caller.orgId, actorParty(caller.actor), ...changes);
+}
+
+/**
+ * `record` for a change no tenant credential made (a payment provider's signed webhook): the
+ * actor is named explicitly.
+ */
+export async function recordAs(
+  env: Env,
+  orgId: string,
+  actor: Party,
+  ...changes: Change[]
+): Promise<Appended[]> {
   const inputs = changes.map((change) => ({
     type: change.type,
     actor,
@@ -38,7 +50,7 @@ export async function record(env: Env, caller: Caller, ...changes: Change[]): Pr
     digest: payloadDigest(change.payload),
     ...(change.once === undefined ? {} : { once: change.once }),
   }));
-  return reachLedger(() => ledgerOf(env, caller.orgId).append(caller.orgId, inputs));
+  return reachLedger(() => ledgerOf(env, orgId).append(orgId, inputs));
 }
 
 /**

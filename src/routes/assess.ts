@@ -69,7 +69,7 @@ const assess = createRoute(
     },
     responses: {
       200: json(AssessResponse, "The assessment"),
-      ...errorResponses(400, 401, 403, 422, 500, 503),
+      ...errorResponses(400, 401, 402, 403, 422, 500, 503),
     },
   }),
 );

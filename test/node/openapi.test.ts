@@ -40,4 +40,6 @@ const PUBLIC = [
   "GET /v1/transparency/logs/{logId}/checkpoints",
   "GET /v1/transparency/logs/{logId}/consistency",
   "GET /v1/transparency/proofs/{leafHash}",
+  // The payment provider's webhook: its signature is the credential (docs/billing.md).
+  "POST /v1/billing/webhooks/stripe",
 ];

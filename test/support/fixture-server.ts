@@ -1,20 +1,25 @@
 import { createPublicKey, verify } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { fakeStripe } from "./fake-stripe";
 
 /**
  * A real HTTP server on loopback for what the Worker fetches from the outside world (Agent
  * Cards now, webhook receivers later). Tests publish a document with `PUT /docs/<name>` and the
  * Worker fetches `GET /docs/<name>`; a few fixed paths misbehave on purpose. Under `/hooks/`
- * it is a webhook receiver (see `receive`).
+ * it is a webhook receiver (see `receive`); under `/stripe/` a fake Stripe API (fake-stripe.ts).
  */
-export async function startFixtureServer() {
+export async function startFixtureServer(stripe: { secretKey: string; webhookSecret: string }) {
+  const stripeApi = fakeStripe(stripe.secretKey, stripe.webhookSecret);
   const docs = new Map<string, { type: string; body: Buffer }>();
   const receivers = new Map<string, Receiver>();
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://fixture");
     const hook = /^\/hooks\/([\w-]+)(\/config|\/log)?$/.exec(url.pathname);
     if (hook) return receive(receivers, hook[1] as string, hook[2] ?? "", req, res);
+    if (url.pathname.startsWith("/stripe/")) {
+      return stripeApi(req, res, url.pathname.slice(7), (await read(req)).toString("utf8"));
+    }
     const name = url.pathname.startsWith("/docs/") ? url.pathname.slice(6) : null;
     if (name && req.method === "PUT") {
       docs.set(name, {

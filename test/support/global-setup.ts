@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import { ed25519Jwk, localIdentityProvider, principalMasterKey } from "../../scripts/local-keys";
@@ -11,6 +12,8 @@ declare module "vitest" {
     principalMasterKey: string;
     fixtureServer: string;
     idp: string;
+    stripeSecretKey: string;
+    stripeWebhookSecret: string;
   }
 }
 
@@ -26,7 +29,13 @@ export default async function setup(project: TestProject) {
   });
   project.provide("sqlEndpoint", endpoint.url);
   project.provide("signingKey", JSON.stringify(ed25519Jwk().privateJwk));
-  const fixtures = await startFixtureServer();
+  const stripe = {
+    secretKey: `sk_test_${randomBytes(12).toString("hex")}`,
+    webhookSecret: `whsec_${randomBytes(24).toString("base64url")}`,
+  };
+  const fixtures = await startFixtureServer(stripe);
+  project.provide("stripeSecretKey", stripe.secretKey);
+  project.provide("stripeWebhookSecret", stripe.webhookSecret);
   project.provide("fixtureServer", fixtures.url);
   project.provide("principalMasterKey", JSON.stringify(principalMasterKey()));
   project.provide("idp", JSON.stringify(localIdentityProvider("http://127.0.0.1:8787")));

@@ -271,6 +271,30 @@ export const ROUTES: RouteCase[] = [
     resource: newEndpoint,
   },
   { method: "POST", path: "/v1/webhooks/dispatch", scope: "webhooks:write" },
+  { method: "GET", path: "/v1/billing", scope: "assess:read" },
+  {
+    method: "POST",
+    path: "/v1/billing/spending_cap",
+    scope: "assess:write",
+    body: { amount: 100 },
+  },
+  {
+    method: "POST",
+    path: "/v1/billing/spend_confirmations",
+    scope: "assess:write",
+    sessionOnly: true,
+    body: { spending_cap: null },
+  },
+  {
+    method: "POST",
+    path: "/v1/billing/checkout",
+    scope: "assess:write",
+    body: {
+      plan: "starter",
+      success_url: "https://console.example.com/done",
+      cancel_url: "https://console.example.com/",
+    },
+  },
 ];
 
 /** An ALLOW without a grant on a fresh mandate of the org. */

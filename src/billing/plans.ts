@@ -1,0 +1,56 @@
+import { type SQL, sql } from "drizzle-orm";
+
+/**
+ * The plans, as docs/billing.md publishes them. Amounts are integer minor units of `currency`
+ * (cents), as at Stripe. Only live-mode assessments are billable; an assessment past the plan's
+ * included ones costs `unit_amount`.
+ */
+export const PLANS = {
+  free: { name: "Free", amount: 0, included: 1_000, unit_amount: 0 },
+  starter: { name: "Starter", amount: 4_900, included: 10_000, unit_amount: 2 },
+  growth: { name: "Growth", amount: 49_900, included: 250_000, unit_amount: 1 },
+} as const;
+
+export type PlanId = keyof typeof PLANS;
+export const PLAN_IDS = Object.keys(PLANS) as [PlanId, ...PlanId[]];
+/** The plans a checkout can move an org to. */
+export const PAID_PLAN_IDS = ["starter", "growth"] as const;
+export const CURRENCY = "usd";
+/** Usage at this share of the spending cap asks an owner to confirm going further. */
+export const REVIEW_THRESHOLD_PERCENT = 80;
+
+export function planOf(id: string | null | undefined) {
+  return PLANS[(id ?? "free") as PlanId] ?? PLANS.free;
+}
+
+/** What `assessments` billable calls in one period cost beyond the plan's fee. */
+export function usageCharge(plan: string | null | undefined, assessments: number): number {
+  const p = planOf(plan);
+  return Math.max(0, assessments - p.included) * p.unit_amount;
+}
+
+/** The current period's first day, computed by the database (the meter's key). */
+export const PERIOD_START_SQL = sql.raw(`(date_trunc('month', now() at time zone 'UTC'))::date`);
+
+function byPlan(plan: SQL, field: "included" | "unit_amount"): SQL {
+  const arms = Object.entries(PLANS)
+    .map(([id, p]) => `when '${id}' then ${Number(p[field])}`)
+    .join(" ");
+  return sql`(case ${plan} ${sql.raw(arms)} else ${sql.raw(String(PLANS.free[field]))} end)`;
+}
+
+/** The usage charge in SQL, from the catalog above: one source of prices for both sides. */
+export function usageChargeSql(plan: SQL, assessments: SQL): SQL {
+  return sql`(greatest(0, ${assessments} - ${byPlan(plan, "included")}) * ${byPlan(plan, "unit_amount")})`;
+}
+
+/** What the spend guard needs, read by the assess context query in the same round trip. */
+export interface SpendState {
+  plan: string;
+  /** Minor units; null: no cap, never refused. */
+  spending_cap: number | null;
+  /** Billable assessments metered so far this period. */
+  assessments: number;
+  /** `YYYY-MM-DD`, the period's first day (UTC). */
+  period_start: string;
+}
