@@ -40,3 +40,16 @@ CREATE POLICY billing_provider_events_tenant ON billing_provider_events
 -- the service created, and this lookup (by that id only) finds the org it belongs to.
 CREATE POLICY billing_checkouts_by_session ON billing_checkouts FOR SELECT
   USING (id = nullif(current_setting('app.checkout_session', true), ''));
+--> statement-breakpoint
+-- The meter's guard: called under the meter row's lock with whether one more billable
+-- assessment would pass the cap; raising fails the assessment's transaction, so concurrent
+-- calls can never meter past the cap (the Worker answers 402 spending_cap_reached).
+CREATE FUNCTION billing_refuse_if(over boolean) RETURNS integer
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  IF over THEN
+    RAISE EXCEPTION 'spending_cap_reached' USING ERRCODE = 'AR402';
+  END IF;
+  RETURN 0;
+END
+$$;

@@ -13,6 +13,7 @@ export const errorStatus = {
   unauthenticated: 401,
   insufficient_scope: 403,
   session_required: 403,
+  live_key_required: 403,
   no_organization: 403,
   not_found: 404,
   route_not_found: 404,

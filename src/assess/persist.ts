@@ -1,12 +1,14 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, type SQL, sql } from "drizzle-orm";
 import {
   CURRENCY,
   PERIOD_START_SQL,
   REVIEW_THRESHOLD_PERCENT,
   usageChargeSql,
 } from "../billing/plans";
+import { sqlState } from "../db/client";
 import { assessments, auditEntries } from "../db/schema";
 import { orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
 import type { AppContext } from "../http/context";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { StoredEntry } from "../ledger/ledger-store";
@@ -82,7 +84,7 @@ export async function persist(
     created_at: record.created,
     livemode: record.livemode,
   }));
-  const [, , stored, made] = await orgBatch(c, (db) => [
+  const [, , stored, made] = await meteredBatch(c, (db) => [
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     // Everything else only with the assessment itself: a plan that loses to another request
     // (a reused idempotency key) leaves no mandate, no event and no count behind.
@@ -107,11 +109,16 @@ export async function persist(
       ),
       -- The meter: one billable (live) assessment, counted only by the transaction that
       -- inserted it, so a replayed plan or a racing duplicate is never billed twice.
+      -- The cap holds under concurrency: the check runs under the meter row's lock, and one
+      -- assessment past it fails this whole transaction (nothing stored, answered 402).
       meter as (
         insert into billing_usage (period_start, assessments)
-        select ${PERIOD_START_SQL}, 1 from ins where ins.livemode
+        select ${PERIOD_START_SQL}, 1 + billing_refuse_if(${overCap(sql`1`)})
+        from ins where ins.livemode
         on conflict (org_id, period_start) do update
-          set assessments = billing_usage.assessments + 1, updated_at = now()
+          set assessments = billing_usage.assessments + 1
+                + billing_refuse_if(${overCap(sql`billing_usage.assessments + 1`)}),
+            updated_at = now()
         returning period_start, assessments
       ),
       -- The spend guard's warning: usage past the review threshold of the cap, once per period
@@ -153,3 +160,26 @@ export async function persist(
   sendLater(c, made);
   return stored[0]?.id ?? null;
 }
+
+/** Whether `assessments` billable assessments this period would take the charge past the cap. */
+function overCap(assessments: SQL): SQL {
+  return sql`coalesce((select ${usageChargeSql(sql`b.plan`, assessments)} > b.spending_cap
+    from billing_accounts b where b.spending_cap is not null), false)`;
+}
+
+/** The persist batch, its refusal by the meter (SQLSTATE AR402) answered as the guard's 402. */
+async function meteredBatch<T extends Parameters<typeof orgBatch>[1]>(c: AppContext, build: T) {
+  try {
+    return await orgBatch(c, build);
+  } catch (error) {
+    if (sqlState(error) === CAP_REFUSED) {
+      throw new ApiError("spending_cap_reached", {
+        message: "the spending cap was reached while this request was in flight",
+      });
+    }
+    throw error;
+  }
+}
+
+/** Raised by billing_refuse_if() (drizzle/0018_billing_rls.sql). */
+const CAP_REFUSED = "AR402";

@@ -15,17 +15,27 @@ import {
 
 export interface AccountState extends SpendState {
   customer: string | null;
+  subscription: string | null;
 }
 
 /** The org's plan, cap, meter and provider customer: one read (which also authenticates). */
 export async function readAccount(c: AppContext): Promise<AccountState> {
   const [spend, account] = await orgBatch(c, (db) => [
     db.execute(SPEND_STATE_SQL),
-    db.select({ customer: billingAccounts.providerCustomerId }).from(billingAccounts),
+    db
+      .select({
+        customer: billingAccounts.providerCustomerId,
+        subscription: billingAccounts.providerSubscriptionId,
+      })
+      .from(billingAccounts),
   ]);
   const state = spendStateOf((spend as unknown as { rows: Record<string, unknown>[] }).rows[0]);
   if (!state) throw new Error("spend state query returned no row");
-  return { ...state, customer: account[0]?.customer ?? null };
+  return {
+    ...state,
+    customer: account[0]?.customer ?? null,
+    subscription: account[0]?.subscription ?? null,
+  };
 }
 
 /** GET /v1/billing's body: the plan, the period, usage, projected charge and the cap. */

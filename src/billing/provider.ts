@@ -138,7 +138,13 @@ export function stripe(env: Env): BillingProvider {
         throw new ApiError("invalid_request", [{ path: "", message: "not a Stripe event" }]);
       }
       const object = event.data?.object ?? {};
-      if (event.type !== "checkout.session.completed" || typeof object.id !== "string") {
+      // A completed session activates its plan once paid: with a delayed payment method the
+      // session completes `unpaid`, and `async_payment_succeeded` follows when it is paid.
+      const paid = ["paid", "no_payment_required"].includes(String(object.payment_status));
+      const activating =
+        event.type === "checkout.session.async_payment_succeeded" ||
+        (event.type === "checkout.session.completed" && paid);
+      if (!activating || typeof object.id !== "string") {
         return { type: "ignored", event_id: event.id, event_type: event.type };
       }
       return {

@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
+import { livemodeOf } from "../assess/context";
 import { type AccountState, billingView, readAccount } from "../billing/account";
 import { CURRENCY } from "../billing/plans";
 import { stripe } from "../billing/provider";
@@ -90,7 +91,20 @@ function billingAccount(orgId: string) {
 }
 
 /** Sets or lowers the cap; the ledger entry and the change are one transaction. */
+/**
+ * The bill is live: a test key may read it, never change it (a CI key must not be able to cap,
+ * and so stop, production traffic).
+ */
+function liveOnly(c: AppContext) {
+  if (!livemodeOf(c)) {
+    throw new ApiError("live_key_required", [
+      { path: "", message: "billing changes take a live key or a session" },
+    ]);
+  }
+}
+
 async function setSpendingCap(c: AppContext, amount: number): Promise<AccountState> {
+  liveOnly(c);
   const state = await readAccount(c);
   const previous = state.spending_cap;
   if (previous !== null && amount > previous) {
@@ -195,8 +209,17 @@ async function confirmSpend(c: AppContext, cap: number | null) {
 }
 
 async function startCheckout(c: AppContext, body: z.infer<typeof CreateCheckout>) {
+  liveOnly(c);
   const state = await readAccount(c);
   if (state.plan === body.plan) throw new ApiError("plan_already_active", { plan: body.plan });
+  // One subscription per org: a second checkout would start a second, parallel subscription
+  // (and could downgrade). Plan changes of a subscribed org are not in this release.
+  if (state.subscription !== null) {
+    throw new ApiError("plan_already_active", {
+      plan: state.plan,
+      message: "the organization already has a subscription; plan changes are not supported yet",
+    });
+  }
   const who = await caller(c);
   const clientKey = c.req.header("idempotency-key");
   const session = await stripe(c.env).createCheckout({

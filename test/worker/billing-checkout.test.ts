@@ -104,6 +104,33 @@ describe("the Stripe webhook", () => {
     expect((await startCheckout(key, "growth")).json.error).toBe("plan_already_active");
   });
 
+  it("a subscribed org cannot start a second subscription (no parallel plans, no downgrade)", async () => {
+    const { key } = await orgWithKey();
+    const session = (await startCheckout(key, "starter")).json.id as string;
+    const { payload, signature } = await completeCheckout(session);
+    expect((await stripeWebhook(payload, signature)).status).toBe(200);
+    for (const plan of ["growth", "starter"]) {
+      const again = await startCheckout(key, plan);
+      expect(again.status).toBe(409);
+      expect(again.json.error).toBe("plan_already_active");
+    }
+    expect((await getBilling({ key })).json.plan.id).toBe("starter");
+  });
+
+  it("an unpaid completion (a delayed payment method) does not activate the plan", async () => {
+    const { key } = await orgWithKey();
+    const session = (await startCheckout(key, "starter")).json.id as string;
+    const { payload } = await completeCheckout(session);
+    const unpaid = payload.replace('"payment_status":"paid"', '"payment_status":"unpaid"');
+    expect(unpaid).not.toBe(payload);
+    const t = Math.floor(Date.now() / 1000);
+    const signature = `t=${t},v1=${await hmacHex(env.STRIPE_WEBHOOK_SECRET as string, `${t}.${unpaid}`)}`;
+    const res = await stripeWebhook(unpaid, signature);
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ received: true, ignored: true });
+    expect((await getBilling({ key })).json.plan.id).toBe("free");
+  });
+
   it("refuses a forged signature and changes nothing", async () => {
     const { org, key } = await orgWithKey();
     const session = (await startCheckout(key, "starter")).json.id as string;

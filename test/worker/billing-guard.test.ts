@@ -246,3 +246,46 @@ describe("the spend guard", () => {
     expect(rows.map((r) => r.type)).toEqual(["spend.denied"]);
   });
 });
+
+describe("the cap under concurrency", () => {
+  it("twenty calls at once past a cap with room for five: exactly five are metered and answered", async () => {
+    // Starter, included used up, 10 cents of cap at 2 cents an assessment: room for 5.
+    const { org, key } = await cappedOrg();
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => assess(key, { mandate: payment() })),
+    );
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(15);
+    for (const refused of results.filter((r) => r.status === 402)) {
+      expect(refused.json.error).toBe("spending_cap_reached");
+      expect(refused.json).not.toHaveProperty("outcome");
+    }
+    expect(await metered(org.id)).toBe(10_005);
+    const [stored] = await ownerSql`select count(*)::int as n from assessments
+      where org_id = ${org.id}`;
+    expect(stored?.n).toBe(5);
+  });
+});
+
+describe("test keys and live billing", () => {
+  it("a test key may read the bill but not cap it or start a checkout", async () => {
+    const { org } = await orgWithKey();
+    const { key: testKey } = await org.key(undefined, "test");
+    expect((await getBilling({ key: testKey })).status).toBe(200);
+    const cap = await setCap({ key: testKey }, 100);
+    expect(cap.status).toBe(403);
+    expect(cap.json.error).toBe("live_key_required");
+    const checkout = await call("/v1/billing/checkout", {
+      method: "POST",
+      key: testKey,
+      body: {
+        plan: "starter",
+        success_url: "https://example.com/ok",
+        cancel_url: "https://example.com/cancel",
+      },
+    });
+    expect(checkout.status).toBe(403);
+    expect(checkout.json.error).toBe("live_key_required");
+  });
+});
