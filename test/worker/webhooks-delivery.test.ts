@@ -33,6 +33,7 @@ import {
   deliveries,
   eventually,
   outboxAlert,
+  type ReceiverConfig,
   received,
   receiver,
   reconfigure,
@@ -52,6 +53,13 @@ async function deniedSetup(eventTypes: string[] = ["assessment.denied"]) {
   const agent = await agentOf(org);
   await createPolicy(org, { max_amount: 1 });
   return { org, key, agent, eventTypes };
+}
+
+/** A receiver, and an endpoint of the key's org subscribed to assessment.denied only. */
+async function denialHook(key: string, config: ReceiverConfig = {}) {
+  const hook = await receiver(config);
+  const endpoint = await createEndpoint(key, { url: hook.url, eventTypes: ["assessment.denied"] });
+  return { hook, endpoint };
 }
 
 function deny(key: string, agentId: string) {
@@ -104,11 +112,7 @@ async function runCron() {
 describe("a delivery", () => {
   it("carries {id, type, created, livemode, data}, data exactly as the spec lists for assessment.denied", async () => {
     const { key, agent } = await deniedSetup();
-    const hook = await receiver();
-    const endpoint = await createEndpoint(key, {
-      url: hook.url,
-      eventTypes: ["assessment.denied"],
-    });
+    const { hook, endpoint } = await denialHook(key);
     const before = Math.floor(Date.now() / 1000);
     const body = await deny(key, agent.id);
     const {
@@ -161,8 +165,7 @@ describe("a delivery", () => {
 
   it("is signed by the key x-service-key-id names in the published key set, over the exact raw body", async () => {
     const { key, agent } = await deniedSetup();
-    const hook = await receiver();
-    await createEndpoint(key, { url: hook.url, eventTypes: ["assessment.denied"] });
+    const { hook } = await denialHook(key);
     await deny(key, agent.id);
     const {
       arrivals: [arrival],
@@ -297,11 +300,7 @@ describe("event types", () => {
 describe("retries", () => {
   it("a receiver failing its first two attempts gets the same id three times and processes it once", async () => {
     const { key, agent } = await deniedSetup();
-    const hook = await receiver({ fail_first: 2, status: 503 });
-    const endpoint = await createEndpoint(key, {
-      url: hook.url,
-      eventTypes: ["assessment.denied"],
-    });
+    const { hook, endpoint } = await denialHook(key, { fail_first: 2, status: 503 });
     await deny(key, agent.id);
     const [delivery] = await settled(key, endpoint.id, 1);
     const log = await received(hook.name);
@@ -330,11 +329,7 @@ describe("retries", () => {
 
   it("a receiver that processed a delivery but whose answer was lost gets it again and processes it once", async () => {
     const { key, agent } = await deniedSetup();
-    const hook = await receiver({ lose_answer_first: 1, status: 500 });
-    const endpoint = await createEndpoint(key, {
-      url: hook.url,
-      eventTypes: ["assessment.denied"],
-    });
+    const { hook, endpoint } = await denialHook(key, { lose_answer_first: 1, status: 500 });
     await deny(key, agent.id);
     const [delivery] = await settled(key, endpoint.id, 1);
     const log = await received(hook.name);
@@ -348,11 +343,7 @@ describe("retries", () => {
 
   it("a receiver down for the whole schedule: the delivery ends failed, every attempt on record, nothing lost", async () => {
     const { org, key, agent } = await deniedSetup();
-    const hook = await receiver({ mode: "fail", status: 500 });
-    const endpoint = await createEndpoint(key, {
-      url: hook.url,
-      eventTypes: ["assessment.denied"],
-    });
+    const { hook, endpoint } = await denialHook(key, { mode: "fail", status: 500 });
     const body = await deny(key, agent.id);
     const [delivery] = await settled(key, endpoint.id, 1);
     expect(delivery).toMatchObject({
@@ -437,11 +428,7 @@ describe("off the hot path", () => {
     const baselineStart = Date.now();
     await deny(key, agent.id);
     const baseline = Date.now() - baselineStart;
-    const hook = await receiver({ mode: "hang" });
-    const endpoint = await createEndpoint(key, {
-      url: hook.url,
-      eventTypes: ["assessment.denied"],
-    });
+    const { hook, endpoint } = await denialHook(key, { mode: "hang" });
     const start = Date.now();
     const res = await assess(key, { mandate: payment(), agent_id: agent.id });
     const elapsed = Date.now() - start;
@@ -463,11 +450,7 @@ describe("off the hot path", () => {
 describe("the queue and the sweep", () => {
   it("two messages for one delivery make one attempt", async () => {
     const { org, key, agent } = await deniedSetup();
-    const hook = await receiver();
-    const endpoint = await createEndpoint(key, {
-      url: hook.url,
-      eventTypes: ["assessment.denied"],
-    });
+    const { hook, endpoint } = await denialHook(key);
     await deny(key, agent.id);
     const [delivery] = await settled(key, endpoint.id, 1);
     expect((await received(hook.name)).arrivals).toHaveLength(1);
@@ -767,8 +750,7 @@ describe("key.rotation", () => {
 describe("the receiver guide (docs/examples/webhook-verify.ts)", () => {
   it("verifies real deliveries against the published key set, and rejects a changed byte, another key, a stale signature", async () => {
     const { key, agent } = await deniedSetup();
-    const hook = await receiver();
-    await createEndpoint(key, { url: hook.url, eventTypes: ["assessment.denied"] });
+    const { hook } = await denialHook(key);
     await deny(key, agent.id);
     const [arrival] = (await arrivals(hook.name, 1)).arrivals;
     const raw = Uint8Array.from(atob(arrival?.raw ?? ""), (ch) => ch.charCodeAt(0));
