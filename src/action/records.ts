@@ -1,6 +1,7 @@
 import { getTableColumns } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import type { actionDecisions, actionMandates, actionRedemptions } from "../db/schema";
+import { isoOrNull } from "../http/schemas";
 import type { Party } from "../ledger/chain";
 
 /**
@@ -12,8 +13,6 @@ import type { Party } from "../ledger/chain";
 export type MandateRow = typeof actionMandates.$inferSelect;
 export type DecisionRow = typeof actionDecisions.$inferSelect;
 export type RedemptionRow = typeof actionRedemptions.$inferSelect;
-
-const iso = (date: Date | null) => date?.toISOString() ?? null;
 
 /** The mandate's terms: everything but its state. The `action_mandate.created` payload. */
 export function mandateTerms(row: Omit<MandateRow, "auditEntryId" | "auditSequence">) {
@@ -41,7 +40,7 @@ export function toMandate(row: MandateRow) {
     status: row.status,
     uses: row.uses,
     amount_used: row.amountUsed,
-    revoked_at: iso(row.revokedAt),
+    revoked_at: isoOrNull(row.revokedAt),
     audit: { entry_id: row.auditEntryId, sequence: row.auditSequence },
   };
 }
@@ -52,7 +51,7 @@ export function mandateRevocation(row: MandateRow) {
     object: "action_mandate" as const,
     id: row.id,
     status: "revoked" as const,
-    revoked_at: iso(row.revokedAt),
+    revoked_at: isoOrNull(row.revokedAt),
   };
 }
 

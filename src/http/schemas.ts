@@ -151,3 +151,8 @@ export const DateTime = z.iso.datetime({ offset: true }).refine((value) => {
   const time = Date.parse(value);
   return time >= EARLIEST_TIME_MS && time <= LATEST_TIME_MS;
 }, "must be between years 1 and 9999 (UTC)");
+
+/** A record's optional time as the API shows it: ISO 8601 in UTC, or null. */
+export function isoOrNull(date: Date | null): string | null {
+  return date?.toISOString() ?? null;
+}

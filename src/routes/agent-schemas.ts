@@ -5,7 +5,7 @@ import { AGENT_STATUSES, agents, CARD_STATUSES, RISK_TIERS } from "../db/schema"
 import { orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext } from "../http/context";
-import { rowId } from "../http/schemas";
+import { isoOrNull, rowId } from "../http/schemas";
 
 export const agentTags = ["Agents"];
 
@@ -86,8 +86,6 @@ export const Agent = z
 
 export type AgentRow = typeof agents.$inferSelect;
 
-const iso = (date: Date | null) => date?.toISOString() ?? null;
-
 export function toAgent(row: AgentRow): z.infer<typeof Agent> {
   return {
     object: "agent",
@@ -119,8 +117,8 @@ export function toAgent(row: AgentRow): z.infer<typeof Agent> {
         : null,
     created: row.createdAt.toISOString(),
     updated: row.updatedAt.toISOString(),
-    suspended_at: iso(row.suspendedAt),
-    revoked_at: iso(row.revokedAt),
+    suspended_at: isoOrNull(row.suspendedAt),
+    revoked_at: isoOrNull(row.revokedAt),
   };
 }
 
@@ -139,8 +137,8 @@ export function toCardStatus(row: AgentRow): z.infer<typeof CardStatus> {
     url: row.cardUrl,
     source_url: row.cardSourceUrl,
     signatures: row.cardSignatures as z.infer<typeof CardStatus>["signatures"],
-    checked_at: iso(row.cardCheckedAt),
-    verified_at: iso(row.cardVerifiedAt),
+    checked_at: isoOrNull(row.cardCheckedAt),
+    verified_at: isoOrNull(row.cardVerifiedAt),
   };
 }
 

@@ -7,7 +7,16 @@ import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import { errorResponses, IdParam, json, jsonBody, listOf, PageQuery, rowId } from "../http/schemas";
+import {
+  errorResponses,
+  IdParam,
+  isoOrNull,
+  json,
+  jsonBody,
+  listOf,
+  PageQuery,
+  rowId,
+} from "../http/schemas";
 import { record, recordDeferred } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import { newId } from "../lib/ids";
@@ -103,8 +112,6 @@ const dispatch = createRoute(
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 type CreateBody = z.infer<typeof CreateWebhookEndpoint>;
 
-const iso = (date: Date | null) => date?.toISOString() ?? null;
-
 function toEndpoint(row: EndpointRow): z.infer<typeof WebhookEndpoint> {
   return {
     object: "webhook_endpoint",
@@ -117,7 +124,7 @@ function toEndpoint(row: EndpointRow): z.infer<typeof WebhookEndpoint> {
     status: row.status,
     disabled_reason: row.disabledReason as "gone" | null,
     created: row.createdAt.toISOString(),
-    disabled_at: iso(row.disabledAt),
+    disabled_at: isoOrNull(row.disabledAt),
   };
 }
 
