@@ -4,7 +4,7 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { errorResponse } from "../http/errors";
 import { readCredential } from "./credential";
-import type { Scope } from "./scopes";
+import type { ScopeRequirement } from "./scopes";
 
 export interface AuthorizeOptions {
   /** Console routes that only a signed-in person may call (key management, org creation). */
@@ -18,7 +18,7 @@ export interface AuthorizeOptions {
  * check happens in the route's first round trip (db/tenant.ts), so it costs no extra one.
  */
 export function authorize(
-  scope: Scope | null,
+  scope: ScopeRequirement | null,
   options: AuthorizeOptions = {},
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {

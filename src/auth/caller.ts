@@ -1,7 +1,15 @@
 import { type SQL, sql } from "drizzle-orm";
 import { ApiError } from "../errors";
 import type { Credential } from "./credential";
-import { type Role, rolesWithScope, type Scope, scopesOfRole } from "./scopes";
+import {
+  acceptedScopes,
+  type Role,
+  rolesWithScope,
+  type Scope,
+  type ScopeRequirement,
+  scopeDetails,
+  scopesOfRole,
+} from "./scopes";
 
 export type Actor =
   | { type: "api_key"; id: string; name: string; mode: "live" | "test" }
@@ -21,13 +29,14 @@ export interface Caller {
  * scope, so every statement after it sees the org's rows, and without it sees none and can
  * write nothing: the database enforces the check, not only this code.
  */
-export function authStatements(credential: Credential, scope: Scope | null): SQL[] {
+export function authStatements(credential: Credential, scope: ScopeRequirement | null): SQL[] {
   if (credential.kind === "api_key") {
+    const accepted = scope === null ? null : `{${acceptedScopes(scope).join(",")}}`;
     return [
       sql`select set_config('app.api_key_hash', ${credential.hash}, true)`,
       sql`select k.id, k.org_id, k.name, k.mode, k.scopes, k.revoked_at,
             set_config('app.org_id',
-              case when k.revoked_at is null and (${scope}::text is null or ${scope} = any(k.scopes))
+              case when k.revoked_at is null and (${accepted}::text[] is null or k.scopes && ${accepted}::text[])
                 then k.org_id::text else '' end, true) as tenant
           from api_keys k where k.key_hash = ${credential.hash}`,
     ];
@@ -68,15 +77,15 @@ interface MembershipRow {
 /** Turns the rows of the last auth statement into a caller, or the 401/403 they mean. */
 export function callerFromRows(
   credential: Credential,
-  scope: Scope | null,
+  scope: ScopeRequirement | null,
   rows: Record<string, unknown>[],
 ): Caller {
   const row = rows[0];
   if (credential.kind === "api_key") {
     const key = row as KeyRow | undefined;
     if (!key || key.revoked_at !== null) throw new ApiError("unauthenticated");
-    if (scope !== null && !key.scopes.includes(scope)) {
-      throw new ApiError("insufficient_scope", { required: scope });
+    if (scope !== null && !acceptedScopes(scope).some((s) => key.scopes.includes(s))) {
+      throw new ApiError("insufficient_scope", scopeDetails(scope));
     }
     return {
       orgId: key.org_id,
@@ -88,8 +97,8 @@ export function callerFromRows(
   const membership = row as MembershipRow | undefined;
   if (!membership) throw new ApiError("no_organization");
   const scopes = scopesOfRole(membership.role);
-  if (scope !== null && !scopes.includes(scope)) {
-    throw new ApiError("insufficient_scope", { required: scope });
+  if (scope !== null && !acceptedScopes(scope).some((s) => scopes.includes(s))) {
+    throw new ApiError("insufficient_scope", scopeDetails(scope));
   }
   return {
     orgId: membership.org_id,

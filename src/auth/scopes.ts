@@ -20,6 +20,22 @@ export const SCOPES = [
 
 export type Scope = (typeof SCOPES)[number];
 
+/** What a route needs: one scope, or any one of several (the spec's "artifact:write or assess:write"). */
+export type ScopeRequirement = Scope | readonly [Scope, ...Scope[]];
+
+/** The scopes that satisfy a requirement, any one being enough. */
+export function acceptedScopes(required: ScopeRequirement): readonly Scope[] {
+  return typeof required === "string" ? [required] : required;
+}
+
+/** The 403's details: the scope to grant, and the alternatives when there are several. */
+export function scopeDetails(required: ScopeRequirement) {
+  const accepted = acceptedScopes(required);
+  return accepted.length > 1
+    ? { required: accepted[0], any_of: accepted }
+    : { required: accepted[0] };
+}
+
 export const SESSION_ONLY_SCOPES: readonly Scope[] = ["keys:read", "keys:write"];
 
 export const scopeSchema = z.enum(SCOPES).openapi("Scope");
@@ -40,6 +56,7 @@ export function scopesOfRole(role: Role): Scope[] {
 }
 
 /** The roles whose sessions carry a scope, so the database can gate on the role alone. */
-export function rolesWithScope(scope: Scope): Role[] {
-  return ROLES.filter((role) => scopesOfRole(role).includes(scope));
+export function rolesWithScope(required: ScopeRequirement): Role[] {
+  const accepted = acceptedScopes(required);
+  return ROLES.filter((role) => scopesOfRole(role).some((s) => accepted.includes(s)));
 }

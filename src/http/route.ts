@@ -3,18 +3,22 @@ import type { RouteConfig } from "@hono/zod-openapi";
 type Security = NonNullable<RouteConfig["security"]>;
 
 import { type AuthorizeOptions, authorize } from "../auth/authorize";
-import type { Scope } from "../auth/scopes";
+import { acceptedScopes, type ScopeRequirement } from "../auth/scopes";
 
 /**
  * Declares, in the one place a route is defined, the scope it needs: the middleware enforces
  * it and the OpenAPI document shows it.
  */
 export function guarded<R extends Omit<RouteConfig, "middleware" | "security">>(
-  scope: Scope | null,
+  scope: ScopeRequirement | null,
   route: R,
   options: AuthorizeOptions = {},
 ) {
-  const needs = scope ? `Requires scope \`${scope}\`.` : "Requires any valid credential.";
+  const accepted = scope === null ? [] : acceptedScopes(scope);
+  const needs =
+    accepted.length === 0
+      ? "Requires any valid credential."
+      : `Requires scope ${accepted.map((s) => `\`${s}\``).join(" or ")}.`;
   const who = options.sessionOnly ? " Session only." : "";
   return {
     ...route,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { acceptedScopes, scopeDetails } from "../../src/auth/scopes";
 import { ALL_KEY_SCOPES, call, newOrg, sessionToken } from "./support/api";
 import { addMember } from "./support/db";
 import { ROUTES, type RouteCase } from "./support/routes";
@@ -79,23 +80,33 @@ describe.each(ROUTES)("$method $path", (route) => {
   }
 
   if (route.scope) {
-    const scope = route.scope;
+    const accepted = acceptedScopes(route.scope);
+    const details = scopeDetails(route.scope);
     if (!route.sessionOnly) {
-      it(`answers 403 to a key without ${scope}`, async () => {
+      it(`answers 403 to a key without ${accepted.join(" or ")}`, async () => {
         const org = await newOrg();
-        const { key } = await org.key(ALL_KEY_SCOPES.filter((s) => s !== scope));
+        const { key } = await org.key(ALL_KEY_SCOPES.filter((s) => !accepted.includes(s)));
         const res = await request(route, { key });
         expect(res.status).toBe(403);
-        expect(res.json).toEqual({ error: "insufficient_scope", details: { required: scope } });
+        expect(res.json).toEqual({ error: "insufficient_scope", details });
       });
+      if (accepted.length > 1) {
+        it.each(accepted)("lets a key with only %s past the scope check", async (scope) => {
+          const org = await newOrg();
+          const { key } = await org.key([scope]);
+          const res = await request(route, { key });
+          expect(res.status).not.toBe(401);
+          expect(res.status).not.toBe(403);
+        });
+      }
     }
-    it(`answers 403 to a member session without ${scope}`, async () => {
+    it(`answers 403 to a member session without ${accepted.join(" or ")}`, async () => {
       const org = await newOrg();
       const other = await newOrg();
       await addMember(org.id, other.subject, "member");
       const res = await request(route, { token: other.token, headers: { "x-org-id": org.id } });
       expect(res.status).toBe(403);
-      expect(res.json).toEqual({ error: "insufficient_scope", details: { required: scope } });
+      expect(res.json).toEqual({ error: "insufficient_scope", details });
     });
   }
 
