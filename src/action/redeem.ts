@@ -75,7 +75,9 @@ export async function redeem(
     ]);
   }
 
-  const redeemedAt = new Date().toISOString();
+  // The instant the expiry was checked: a redemption accepted before `exp` is never stored
+  // at or after it.
+  const redeemedAt = now.toISOString();
   const facts = {
     grant_id: claims.jti,
     decision_id: claims.decision,
