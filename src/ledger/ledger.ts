@@ -79,10 +79,13 @@ export function anchorNow(env: Env, orgId: string) {
   return reachLedger(() => ledgerOf(env, orgId).anchor(orgId));
 }
 
-async function reachLedger<T>(call: () => Promise<T>): Promise<T> {
+/** Calls the org's ledger object, naming its database outage a 503 (read paths use it too). */
+export async function reachLedger<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
+    // Our own answer (no ledger binding: `ledger_unavailable`) passes through as it is.
+    if (error instanceof ApiError) throw error;
     // Errors lose their class across RPC; the ledger names a database outage in the message.
     if (error instanceof Error && error.message.startsWith(LEDGER_UNAVAILABLE)) {
       throw new ApiError("database_unavailable", undefined, { cause: error });
