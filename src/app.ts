@@ -12,12 +12,14 @@ import { registerAgentCards } from "./routes/agent-cards";
 import { registerAgentKeys } from "./routes/agent-keys";
 import { registerAgents } from "./routes/agents";
 import { registerApiKeys } from "./routes/api-keys";
+import { registerArtifacts } from "./routes/artifacts";
 import { registerAssess } from "./routes/assess";
 import { registerAssessments } from "./routes/assessments";
 import { registerAudit } from "./routes/audit";
 import { registerAuditVerify } from "./routes/audit-verify";
 import { registerBilling } from "./routes/billing";
 import { registerBillingWebhooks } from "./routes/billing-webhooks";
+import { registerControlCoverage } from "./routes/control-coverage";
 import { registerEvalSets } from "./routes/eval-sets";
 import { registerEvals } from "./routes/evals";
 import { registerHealth } from "./routes/health";
@@ -27,7 +29,10 @@ import { registerOrgs } from "./routes/orgs";
 import { registerPolicies } from "./routes/policies";
 import { registerPolicyBacktest } from "./routes/policy-backtest";
 import { registerPrincipals } from "./routes/principals";
+import { registerSessions } from "./routes/sessions";
 import { registerTransparency } from "./routes/transparency";
+import { registerTrustList } from "./routes/trust-list";
+import { registerVerifyArtifact } from "./routes/verify-artifact";
 import { registerWebhookEndpoints } from "./routes/webhook-endpoints";
 
 /** Request bodies larger than this are refused before they are parsed (documented in docs/api.md). */
@@ -86,6 +91,9 @@ export function buildApp() {
   registerAuditVerify(app);
   registerAudit(app);
   registerTransparency(app);
+  registerArtifacts(app);
+  registerVerifyArtifact(app);
+  registerTrustList(app);
   registerWebhookEndpoints(app);
   registerAssess(app);
   registerAssessments(app);
@@ -101,8 +109,10 @@ export function buildApp() {
   registerActionMandates(app);
   registerActionDecisions(app);
   registerActionGrants(app);
+  registerControlCoverage(app);
   registerBilling(app);
   registerBillingWebhooks(app);
+  registerSessions(app);
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",

@@ -3,11 +3,14 @@
  * application imports tables from here.
  */
 export * from "./tables/action";
+export * from "./tables/artifacts";
 export * from "./tables/assess";
 export * from "./tables/billing";
+export * from "./tables/coverage";
 export * from "./tables/foundation";
 export * from "./tables/identity";
 export * from "./tables/ledger";
 export * from "./tables/rules";
+export * from "./tables/sessions";
 export * from "./tables/signing";
 export * from "./tables/webhooks";

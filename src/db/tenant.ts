@@ -72,7 +72,16 @@ export async function orgBatch<T extends Batch>(
  */
 export async function publicBatch<T extends Batch>(
   c: AppContext,
-  settings: Partial<Record<"app.log_id" | "app.leaf_hash" | "app.checkout_session", string>>,
+  settings: Partial<
+    Record<
+      | "app.log_id"
+      | "app.leaf_hash"
+      | "app.checkout_session"
+      | "app.artifact_digest"
+      | "app.artifact_id",
+      string
+    >
+  >,
   build: (db: Database) => T,
 ): Promise<BatchResponse<T>> {
   const db = database(c.env);

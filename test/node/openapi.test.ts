@@ -40,6 +40,9 @@ const PUBLIC = [
   "GET /v1/transparency/logs/{logId}/checkpoints",
   "GET /v1/transparency/logs/{logId}/consistency",
   "GET /v1/transparency/proofs/{leafHash}",
+  // evidence: artifacts
+  "GET /v1/verify/artifact",
+  "GET /v1/trust-list",
   // The payment provider's webhook: its signature is the credential (docs/billing.md).
   "POST /v1/billing/webhooks/stripe",
 ];

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import type { Scope } from "../../../src/auth/scopes";
+import type { ScopeRequirement } from "../../../src/auth/scopes";
 import { CAPTURE, newMandate } from "./action";
 import { call, type TestOrg } from "./api";
 import { newAgent, newPrincipal, registerKey } from "./identity";
@@ -8,7 +8,8 @@ import { newAgent, newPrincipal, registerKey } from "./identity";
 export interface RouteCase {
   method: "GET" | "POST" | "PATCH" | "DELETE";
   path: string;
-  scope: Scope | null;
+  /** One scope, or any one of several. */
+  scope: ScopeRequirement | null;
   sessionOnly?: boolean;
   /** Needs only a signed-in person, not an org (creating the org). */
   orgless?: boolean;
@@ -295,7 +296,82 @@ export const ROUTES: RouteCase[] = [
       cancel_url: "https://console.example.com/",
     },
   },
+  // evidence: artifacts
+  {
+    method: "POST",
+    path: "/v1/artifacts",
+    scope: ["artifact:write", "assess:write"],
+    body: { digest: `sha256:${"a1".repeat(32)}`, name: "routes.pdf" },
+  },
+  { method: "GET", path: "/v1/artifacts", scope: "audit:read" },
+  { method: "GET", path: "/v1/artifacts/{id}", scope: "audit:read", resource: newArtifact },
+  // evidence: sessions
+  {
+    method: "POST",
+    path: "/v1/sessions",
+    scope: ["session:write", "assess:write", "artifact:write"],
+    body: { agent_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e", external_id: "routes" },
+  },
+  {
+    method: "POST",
+    path: "/v1/sessions/{id}/events",
+    scope: ["session:write", "assess:write", "artifact:write"],
+    body: {
+      events: [
+        {
+          sequence: 1,
+          type: "message",
+          time: "2026-01-01T00:00:00.000Z",
+          payload_digest: `sha256:${"ab".repeat(32)}`,
+          prev_hash: "0".repeat(64),
+          hash: "cd".repeat(32),
+        },
+      ],
+    },
+    resource: newSession,
+  },
+  { method: "GET", path: "/v1/sessions", scope: "audit:read" },
+  { method: "GET", path: "/v1/sessions/{id}", scope: "audit:read", resource: newSession },
+  { method: "GET", path: "/v1/sessions/{id}/events", scope: "audit:read", resource: newSession },
+  { method: "GET", path: "/v1/sessions/{id}/verify", scope: "audit:read", resource: newSession },
+  // evidence: coverage
+  {
+    method: "POST",
+    path: "/v1/control-coverage/effects",
+    scope: "assess:write",
+    body: {
+      effect: "payment.executed",
+      observer: "routes",
+      reference: "pi_routes",
+      occurred_at: "2026-01-01T00:00:00Z",
+    },
+  },
+  { method: "GET", path: "/v1/control-coverage/effects", scope: "audit:read" },
+  {
+    method: "GET",
+    path: "/v1/control-coverage/effects/{id}",
+    scope: "audit:read",
+    resource: newEffect,
+  },
+  { method: "GET", path: "/v1/control-coverage", scope: "audit:read" },
+  { method: "GET", path: "/v1/control-coverage/report", scope: "audit:read" },
 ];
+
+/** An effect the org's owner reported (live mode). */
+async function newEffect(org: TestOrg) {
+  const res = await call("/v1/control-coverage/effects", {
+    method: "POST",
+    token: org.token,
+    body: {
+      effect: "payment.executed",
+      observer: "routes",
+      reference: `pi_${crypto.randomUUID()}`,
+      occurred_at: new Date().toISOString(),
+    },
+  });
+  if (res.status !== 201) throw new Error(`effect report failed: ${res.status} ${res.text}`);
+  return res.json.id as string;
+}
 
 /** An ALLOW without a grant on a fresh mandate of the org. */
 async function newDecision(org: TestOrg) {
@@ -359,5 +435,32 @@ async function newEval(org: TestOrg) {
   const body = { eval_set_id: await newEvalSet(org), policy_id: await newPolicy(org) };
   const res = await call("/v1/evals/run", { method: "POST", token: org.token, body });
   if (res.status !== 201) throw new Error(`eval run failed: ${res.status} ${res.text}`);
+  return res.json.id as string;
+}
+
+/** A freshly registered artifact of the org (a random digest). */
+async function newArtifact(org: TestOrg) {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  const digest = `sha256:${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  const res = await call("/v1/artifacts", {
+    method: "POST",
+    token: org.token,
+    body: { digest, name: "routes.bin" },
+  });
+  if (res.status !== 201) {
+    throw new Error(`artifact registration failed: ${res.status} ${res.text}`);
+  }
+  return res.json.id as string;
+}
+
+/** An empty session of a fresh agent of the org. */
+async function newSession(org: TestOrg) {
+  const agent = await newAgent(org);
+  const res = await call("/v1/sessions", {
+    method: "POST",
+    token: org.token,
+    body: { agent_id: agent.id, external_id: `routes-${crypto.randomUUID()}` },
+  });
+  if (res.status !== 201) throw new Error(`session creation failed: ${res.status} ${res.text}`);
   return res.json.id as string;
 }

@@ -1,0 +1,206 @@
+import { and, eq } from "drizzle-orm";
+import { livemodeOf } from "../assess/context";
+import { artifacts, auditEntries } from "../db/schema";
+import { caller, orgBatch } from "../db/tenant";
+import type { Env } from "../env";
+import { ApiError } from "../errors";
+import type { AppContext } from "../http/context";
+import { logIdFor } from "../ledger/checkpoint";
+import { ledgerOf, reachLedger, recordDeferred } from "../ledger/ledger";
+import { auditEntryRow } from "../ledger/ledger-postgres";
+import type { StoredEntry } from "../ledger/ledger-store";
+import { newId } from "../lib/ids";
+import { type Signer, signer } from "../signing/signer";
+import { signArtifactReceipt } from "./artifact-receipt";
+
+export type ArtifactRow = typeof artifacts.$inferSelect;
+
+export interface RegisterInput {
+  digest: string;
+  name: string;
+  media_type?: string | undefined;
+  size_bytes?: number | undefined;
+  metadata?: Record<string, string> | undefined;
+}
+
+/**
+ * What the ledger entry is a digest of (`sha256(JCS(terms))`): the registration as the API
+ * shows it, without the receipt (which names the entry, so cannot be in it).
+ */
+export interface ArtifactTerms {
+  object: "artifact";
+  id: string;
+  digest: string;
+  name: string;
+  media_type: string | null;
+  size_bytes: number | null;
+  metadata: Record<string, string>;
+  livemode: boolean;
+  created: string;
+}
+
+export function termsOf(row: Omit<ArtifactRow, "receipt" | "auditEntryId" | "auditSequence">) {
+  return {
+    object: "artifact" as const,
+    id: row.id,
+    digest: row.digest,
+    name: row.name,
+    media_type: row.mediaType,
+    size_bytes: row.sizeBytes,
+    metadata: row.metadata,
+    livemode: row.livemode,
+    created: row.createdAt.toISOString(),
+  } satisfies ArtifactTerms;
+}
+
+export function toArtifact(row: ArtifactRow) {
+  return {
+    ...termsOf(row),
+    receipt: row.receipt,
+    audit: { entry_id: row.auditEntryId, sequence: row.auditSequence },
+  };
+}
+
+function byDigest(livemode: boolean, digest: string) {
+  return and(eq(artifacts.livemode, livemode), eq(artifacts.digest, digest));
+}
+
+/** How many orphaned registrations in a row a request walks past before giving up (503). */
+const MAX_ORPHANS = 3;
+
+/**
+ * Registers a digest once per org and mode. A repeat (or a racing duplicate) gets the first
+ * registration unchanged, with `created: false`. The ledger object's `once` key
+ * `artifact:<live|test>:<digest>` lets exactly one append happen per digest and mode; every
+ * caller that reaches it writes the first caller's terms (its attachment) and the receipt,
+ * which is a pure function of them and the entry, so all writers store the same row.
+ *
+ * An orphan: the first writer died after its append and before its row, and its terms expired
+ * from the ledger object (a day later), so nobody can finish it. The orphan entry stays in the
+ * ledger; the registration is made afresh under the derived key
+ * `artifact:<mode>:<digest>:after:<orphan sequence>`, which every racing caller derives alike,
+ * so they still agree on one append (and, should that one be orphaned too, on the next).
+ */
+export async function registerArtifact(
+  c: AppContext,
+  input: RegisterInput,
+): Promise<{ row: ArtifactRow; created: boolean }> {
+  const livemode = livemodeOf(c);
+  const stored = async () => {
+    const [rows] = await orgBatch(c, (db) => [
+      db.select().from(artifacts).where(byDigest(livemode, input.digest)),
+    ]);
+    return rows[0];
+  };
+  const first = await stored();
+  if (first) return { row: first, created: false };
+
+  const who = await caller(c);
+  const now = new Date();
+  const draft = termsOf({
+    id: newId(now.getTime()),
+    orgId: who.orgId,
+    livemode,
+    digest: input.digest,
+    name: input.name,
+    mediaType: input.media_type ?? null,
+    sizeBytes: input.size_bytes ?? null,
+    metadata: input.metadata ?? {},
+    createdAt: now,
+  });
+  // The key before the ledger: without one, nothing is appended that no receipt could name.
+  const key = await signer(c.env);
+  let once = `artifact:${livemode ? "live" : "test"}:${input.digest}`;
+  for (let orphans = 0; ; orphans++) {
+    const { entry, replayed, attachment } = await recordDeferred(
+      c.env,
+      who,
+      {
+        type: "artifact.registered",
+        subject: { type: "artifact", id: draft.id },
+        payload: draft,
+        once: [once],
+      },
+      JSON.stringify(draft),
+    );
+    if (replayed && attachment === null) {
+      // That registration's terms expired from the ledger object (a day after it); its row
+      // was written then, unless that writer died: then it is an orphan, and we go past it.
+      const again = await stored();
+      if (again) return { row: again, created: false };
+      if (orphans + 1 >= MAX_ORPHANS) throw new ApiError("ledger_unavailable");
+      once = `artifact:${livemode ? "live" : "test"}:${input.digest}:after:${entry.sequence}`;
+      continue;
+    }
+    const terms = replayed ? (JSON.parse(attachment as string) as ArtifactTerms) : draft;
+    return { row: await finish(c, key, who.orgId, livemode, terms, entry), created: !replayed };
+  }
+}
+
+/**
+ * Writes the entry and the row of a registration the ledger sequenced, with its receipt, and
+ * reads the stored row back in the same transaction: whoever wrote first, that is the one.
+ */
+async function finish(
+  c: AppContext,
+  key: Signer,
+  orgId: string,
+  livemode: boolean,
+  terms: ArtifactTerms,
+  entry: StoredEntry,
+): Promise<ArtifactRow> {
+  const registeredAt = new Date(terms.created);
+  const receipt = await signArtifactReceipt(
+    key,
+    { artifactId: terms.id, orgId, livemode, digest: terms.digest, registeredAt },
+    entry,
+  );
+  const row: ArtifactRow = {
+    id: terms.id,
+    orgId,
+    livemode,
+    digest: terms.digest,
+    name: terms.name,
+    mediaType: terms.media_type,
+    sizeBytes: terms.size_bytes,
+    metadata: terms.metadata,
+    receipt,
+    createdAt: registeredAt,
+    auditEntryId: entry.id,
+    auditSequence: entry.sequence,
+  };
+  const [, , stored] = await orgBatch(c, (db) => [
+    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+    db.insert(artifacts).values(row).onConflictDoNothing(),
+    db.select().from(artifacts).where(byDigest(livemode, terms.digest)),
+  ]);
+  const written = stored[0];
+  if (!written) throw new ApiError("internal_error");
+  return written;
+}
+
+/**
+ * The ledger position of an entry: its inclusion proof against the newest checkpoint, if any.
+ * Asked of the ledger object on every call (no cache). A failure to reach it is a 503, as for
+ * every ledger call, never a 500.
+ */
+export async function anchorOf(env: Env, orgId: string, sequence: number, leafHash: string) {
+  // The stub outside reachLedger: a missing binding is ledger_unavailable, not a database outage.
+  const ledger = ledgerOf(env, orgId);
+  let answer: Awaited<ReturnType<typeof ledger.inclusion>>;
+  try {
+    answer = await reachLedger(() => ledger.inclusion(sequence));
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    throw new ApiError("ledger_unavailable", undefined, { cause: error });
+  }
+  return {
+    status: answer ? ("anchored" as const) : ("pending" as const),
+    log_id: logIdFor(orgId),
+    leaf_hash: leafHash,
+    leaf_index: sequence - 1,
+    tree_size: answer?.tree_size ?? null,
+    audit_path: answer?.audit_path ?? null,
+    checkpoint: answer?.checkpoint ?? null,
+  };
+}

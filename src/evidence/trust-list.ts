@@ -1,0 +1,88 @@
+import { GRANT_TYP, PACK_TYP, RECEIPT_TYP } from "../action/grant";
+import { REPORT_TYP } from "../control-coverage/report";
+import { CHECKPOINT_TYP } from "../ledger/checkpoint";
+import type { PublicSigningKey } from "../signing/signer";
+import { WEBHOOK_TYP } from "../webhooks/deliver";
+import { ARTIFACT_RECEIPT_TYP } from "./artifact-receipt";
+
+/** The JWS `typ` of the signed trust list. */
+export const TRUST_LIST_TYP = "trust-list+jwt";
+
+/** How long a trust list may be relied on after `issued_at`. */
+export const TRUST_LIST_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The `typ` of the assessment's signed risk payload: src/assess/pipeline.ts passes it as a
+ * literal (no exported constant), so it is named here; test/node checks this list against
+ * every `typ` the service's key signs in src/.
+ */
+const RISK_PAYLOAD_TYP = "risk-payload+jwt";
+
+/**
+ * What the service's key signs, by JWS `typ`, from the constants the signing modules use:
+ * every key signed all of them while current, so a retired key verifies the same kinds of
+ * payload it signed then.
+ */
+export const KEY_PURPOSES = [
+  RISK_PAYLOAD_TYP,
+  GRANT_TYP,
+  RECEIPT_TYP,
+  PACK_TYP,
+  ARTIFACT_RECEIPT_TYP,
+  REPORT_TYP,
+  CHECKPOINT_TYP,
+  WEBHOOK_TYP,
+  TRUST_LIST_TYP,
+] as const;
+
+/** A key's window as the Cron sweep noted it in `signing_keys`. */
+export interface NotedKey {
+  kid: string;
+  firstSeenAt: Date;
+  retiredAt: Date | null;
+}
+
+export interface TrustedKey {
+  kid: string;
+  jwk: PublicSigningKey;
+  status: "current" | "retired";
+  valid_from: string | null;
+  valid_until: string | null;
+  purposes: string[];
+}
+
+/**
+ * The published keys (the current first, then retired ones still published), each with the
+ * window the sweep noted: `valid_from` when it was first seen current (null if not yet noted),
+ * `valid_until` when another key replaced it (always null for the current key: it signs now,
+ * whatever the table says before the next sweep). A noted key no longer published is not
+ * trusted and is left out.
+ */
+export function trustedKeys(published: PublicSigningKey[], noted: NotedKey[]): TrustedKey[] {
+  const windows = new Map(noted.map((k) => [k.kid, k]));
+  return published.map((jwk, index) => {
+    const window = windows.get(jwk.kid);
+    const current = index === 0;
+    return {
+      kid: jwk.kid,
+      jwk,
+      status: current ? "current" : "retired",
+      valid_from: window?.firstSeenAt.toISOString() ?? null,
+      valid_until: current ? null : (window?.retiredAt?.toISOString() ?? null),
+      purposes: [...KEY_PURPOSES],
+    };
+  });
+}
+
+/**
+ * Where a verifier finds the rest: paths relative to `issuer` (templates in braces), so the
+ * signed list names no host but the issuer's.
+ */
+export const TRANSPARENCY_LINKS = {
+  key_set: "/.well-known/jwks.json",
+  logs: "/v1/transparency/logs/{log_id}",
+  checkpoints: "/v1/transparency/logs/{log_id}/checkpoints",
+  consistency: "/v1/transparency/logs/{log_id}/consistency?first={first}&second={second}",
+  proofs: "/v1/transparency/proofs/{leaf_hash}",
+  verify_artifact: "/v1/verify/artifact",
+} as const;

@@ -1,0 +1,208 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { and, desc, eq, isNotNull, isNull, lt } from "drizzle-orm";
+import { livemodeOf } from "../assess/context";
+import {
+  coverageOf,
+  effectFactsQuery,
+  factsOf,
+  type Period,
+  readCoverage,
+} from "../control-coverage/coverage";
+import { reportEffect, toEffect } from "../control-coverage/effects";
+import { effectGaps } from "../control-coverage/gaps";
+import { issueReport } from "../control-coverage/report";
+import { controlEffects } from "../db/schema";
+import { orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
+import type { AppEnv } from "../http/context";
+import { decodeIdCursor, page } from "../http/pagination";
+import { guarded } from "../http/route";
+import {
+  EARLIEST_TIME_MS,
+  errorResponses,
+  IdParam,
+  json,
+  jsonBody,
+  LATEST_TIME_MS,
+  listOf,
+  rowId,
+} from "../http/schemas";
+import {
+  ControlEffect,
+  ControlEffectWithMatch,
+  Coverage,
+  CreateControlEffect,
+  ListEffectsQuery,
+  PeriodQuery,
+  SignedReport,
+  coverageTags as tags,
+} from "./control-coverage-schemas";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** The longest period one computation covers. */
+export const MAX_PERIOD_DAYS = 92;
+
+const report = createRoute(
+  guarded("assess:write", {
+    method: "post",
+    path: "/v1/control-coverage/effects",
+    tags,
+    summary: "Report a side effect that happened (an executor's or observer's signal)",
+    description:
+      "Idempotent per mode, `observer` and `reference`: a repeat answers 200 with the first record.",
+    request: { body: jsonBody(CreateControlEffect) },
+    responses: {
+      201: json(ControlEffect, "The recorded effect"),
+      200: json(ControlEffect, "The effect as first reported (a repeat)"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+const list = createRoute(
+  guarded("audit:read", {
+    method: "get",
+    path: "/v1/control-coverage/effects",
+    tags,
+    summary: "Reported effects of the caller's mode, newest report first",
+    request: { query: ListEffectsQuery },
+    responses: {
+      200: json(listOf(ControlEffect, "ControlEffectList"), "A page of effects"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+const get = createRoute(
+  guarded("audit:read", {
+    method: "get",
+    path: "/v1/control-coverage/effects/{id}",
+    tags,
+    summary: "A reported effect, with how it matches its gate now",
+    request: { params: IdParam },
+    responses: {
+      200: json(ControlEffectWithMatch, "The effect and its match"),
+      ...errorResponses(401, 403, 404, 503),
+    },
+  }),
+);
+
+const coverage = createRoute(
+  guarded("audit:read", {
+    method: "get",
+    path: "/v1/control-coverage",
+    tags,
+    summary: "Control coverage of a period: effects matched to gate proof, and the gaps",
+    request: { query: PeriodQuery },
+    responses: {
+      200: json(Coverage, "The coverage"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+const signedReport = createRoute(
+  guarded("audit:read", {
+    method: "get",
+    path: "/v1/control-coverage/report",
+    tags,
+    summary: "Signed control coverage evidence with explicit disclosures",
+    description: "Each report is recorded in the org's ledger (`control_coverage.report_issued`).",
+    request: { query: PeriodQuery },
+    responses: {
+      200: json(SignedReport, "The signed report"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+function invalid(path: string, message: string): ApiError {
+  return new ApiError("invalid_request", [{ path, message }]);
+}
+
+/**
+ * `[from, to)`: by default the 24 hours up to now; at most MAX_PERIOD_DAYS long, and within
+ * the years 0001–9999 (a default `from` computed before year 1 is a 400, not a 500).
+ */
+export function periodOf(query: { from?: string; to?: string }, now: Date): Period {
+  const to = query.to === undefined ? now : new Date(query.to);
+  const from = query.from === undefined ? new Date(to.getTime() - DAY_MS) : new Date(query.from);
+  for (const [path, at] of [
+    ["from", from],
+    ["to", to],
+  ] as const) {
+    const time = at.getTime();
+    if (!(time >= EARLIEST_TIME_MS && time <= LATEST_TIME_MS)) {
+      throw invalid(path, "must be between years 1 and 9999 (UTC)");
+    }
+  }
+  if (from.getTime() >= to.getTime()) throw invalid("from", "must be before to");
+  if (to.getTime() - from.getTime() > MAX_PERIOD_DAYS * DAY_MS) {
+    throw invalid("from", `the period may span at most ${MAX_PERIOD_DAYS} days`);
+  }
+  return { from, to };
+}
+
+export function registerControlCoverage(app: OpenAPIHono<AppEnv>) {
+  app.openapi(report, async (c) => {
+    const { row, created } = await reportEffect(c, c.req.valid("json"));
+    return created ? c.json(toEffect(row), 201) : c.json(toEffect(row), 200);
+  });
+
+  app.openapi(list, async (c) => {
+    const query = c.req.valid("query");
+    const after = decodeIdCursor(query.cursor);
+    const hasGate = query.has_gate === undefined ? undefined : query.has_gate === "true";
+    const [rows] = await orgBatch(c, (db) => [
+      db
+        .select()
+        .from(controlEffects)
+        .where(
+          and(
+            eq(controlEffects.livemode, livemodeOf(c)),
+            after ? lt(controlEffects.id, after) : undefined,
+            query.effect ? eq(controlEffects.effect, query.effect) : undefined,
+            query.observer ? eq(controlEffects.observer, query.observer) : undefined,
+            query.reference ? eq(controlEffects.reference, query.reference) : undefined,
+            hasGate === undefined
+              ? undefined
+              : hasGate
+                ? isNotNull(controlEffects.gateType)
+                : isNull(controlEffects.gateType),
+          ),
+        )
+        .orderBy(desc(controlEffects.id))
+        .limit(query.limit + 1),
+    ]);
+    return c.json(
+      page(rows.map(toEffect), query.limit, (e) => e.id),
+      200,
+    );
+  });
+
+  app.openapi(get, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const mine = and(eq(controlEffects.id, id), eq(controlEffects.livemode, livemodeOf(c)));
+    const [rows, facts] = await orgBatch(c, (db) => [
+      db.select().from(controlEffects).where(mine),
+      effectFactsQuery(db, mine, 1),
+    ]);
+    const row = rows[0];
+    const fact = facts[0];
+    if (!row || !fact) throw new ApiError("not_found");
+    const gaps = effectGaps(factsOf(fact));
+    const status = gaps.length === 0 ? ("gated" as const) : ("ungated" as const);
+    return c.json({ ...toEffect(row), match: { status, gaps } }, 200);
+  });
+
+  app.openapi(coverage, async (c) => {
+    const now = new Date();
+    const period = periodOf(c.req.valid("query"), now);
+    return c.json(coverageOf(await readCoverage(c, period, now), period), 200);
+  });
+
+  app.openapi(signedReport, async (c) => {
+    const period = periodOf(c.req.valid("query"), new Date());
+    return c.json(await issueReport(c, period), 200);
+  });
+}

@@ -1,0 +1,169 @@
+import { z } from "@hono/zod-openapi";
+import { SESSION_EVENT_TYPES } from "../db/schema";
+import { Metadata, PageQuery } from "../http/schemas";
+import { BREAK_REASONS, MAX_EVENTS_PER_BATCH, MAX_EVENTS_PER_SESSION } from "../sessions/chain";
+import { MAX_SIGNATURE_LENGTH } from "../sessions/signature";
+import { RowUuid } from "./agent-schemas";
+
+export const sessionTags = ["Sessions"];
+
+const Hash = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex digits")
+  .openapi({ example: "0".repeat(64) });
+
+// Hashed as sent, so exactly one spelling of each value is accepted: the one stored and re-hashed.
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const EventTime = z
+  .string()
+  .regex(ISO_MS, "must be ISO 8601 UTC with milliseconds, e.g. 2026-01-01T00:00:00.000Z")
+  .refine((time) => {
+    const ms = Date.parse(time);
+    return Number.isFinite(ms) && ms >= 0 && new Date(ms).toISOString() === time;
+  }, "must be a real instant from 1970 on");
+
+const LowerUuid = z
+  .string()
+  .regex(
+    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+    "must be a lowercase uuid",
+  );
+
+// Names only: no control characters or unpaired surrogates, and never trimmed (it is hashed).
+const ExternalId = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\p{Cc}\p{Cs}]+$/u, "must not contain control characters or lone surrogates")
+  .openapi({ description: "The agent's own name for the session", example: "run-2026-01-01-42" });
+
+export const SessionEventInput = z
+  .object({
+    sequence: z.number().int().min(1).max(MAX_EVENTS_PER_SESSION),
+    type: z.enum(SESSION_EVENT_TYPES),
+    time: EventTime,
+    payload_digest: z
+      .string()
+      .regex(/^sha256:[0-9a-f]{64}$/, "must be sha256:<64 lowercase hex>")
+      .openapi({ description: "The digest of the event's payload; the payload is never sent" }),
+    prev_hash: Hash,
+    hash: Hash.openapi({ description: "hex(SHA-256(UTF-8(JCS(chained event)))), recomputed" }),
+    assessment_id: LowerUuid.optional().openapi({
+      description: "An assessment of this org and mode the event acted on",
+    }),
+    signature: z
+      .string()
+      .max(MAX_SIGNATURE_LENGTH)
+      .regex(/^[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]+$/, "must be a detached compact JWS (header..sig)")
+      .optional()
+      .openapi({ description: "Detached compact JWS over UTF-8(JCS(chained event))" }),
+  })
+  .strict()
+  .openapi("SessionEventInput");
+
+export const CreateSession = z
+  .object({
+    agent_id: RowUuid,
+    external_id: ExternalId,
+    require_signatures: z.boolean().default(false),
+    metadata: Metadata.default({}),
+    events: z.array(SessionEventInput).max(MAX_EVENTS_PER_BATCH).default([]),
+  })
+  .strict()
+  .openapi("CreateSessionRequest");
+
+export const AppendSessionEvents = z
+  .object({
+    events: z.array(SessionEventInput).min(1).max(MAX_EVENTS_PER_BATCH),
+  })
+  .strict()
+  .openapi("AppendSessionEventsRequest");
+
+const Audit = z.object({ entry_id: z.string(), sequence: z.number().int() });
+const HeadSchema = z.object({ sequence: z.number().int(), hash: z.string() });
+
+export const Session = z
+  .object({
+    object: z.literal("session"),
+    id: z.string(),
+    agent_id: z.string(),
+    external_id: z.string(),
+    require_signatures: z.boolean(),
+    metadata: z.record(z.string(), z.string()),
+    events: z.number().int().openapi({ description: "How many events the session holds" }),
+    signed_events: z.number().int(),
+    head: HeadSchema.nullable().openapi({ description: "The last event; null when empty" }),
+    created: z.string(),
+    updated: z.string(),
+    livemode: z.boolean(),
+    audit: Audit.openapi({ description: "The latest ledger entry that changed the session" }),
+  })
+  .openapi("Session");
+
+export const SessionDetail = Session.extend({
+  verification: z.object({
+    status: z.literal("verified"),
+    events: z.number().int(),
+    signed_events: z.number().int(),
+    head: HeadSchema.nullable(),
+    verified_at: z.string().openapi({ description: "When the latest batch was verified" }),
+  }),
+  assessments: z
+    .array(
+      z.object({
+        id: z.string(),
+        decision: z.enum(["approve", "review", "deny"]),
+        risk_score: z.number().int(),
+        created: z.string(),
+      }),
+    )
+    .openapi({ description: "Assessments the events link, newest first (at most 100)" }),
+}).openapi("SessionDetail");
+
+export const SessionEvent = z
+  .object({
+    object: z.literal("session_event"),
+    session_id: z.string(),
+    sequence: z.number().int(),
+    type: z.enum(SESSION_EVENT_TYPES),
+    time: z.string(),
+    payload_digest: z.string(),
+    prev_hash: z.string(),
+    hash: z.string(),
+    assessment_id: z.string().nullable(),
+    signature: z.string().nullable(),
+    kid: z.string().nullable().openapi({ description: "Thumbprint of the agent key that signed" }),
+    received_at: z.string(),
+    livemode: z.boolean(),
+    audit: Audit.openapi({ description: "The ledger entry of the batch that brought the event" }),
+  })
+  .openapi("SessionEvent");
+
+const Break = z.object({
+  sequence: z.number().int(),
+  index: z.number().int(),
+  reason: z.enum(BREAK_REASONS),
+  expected: z.unknown().optional(),
+  actual: z.unknown().optional(),
+});
+
+export const SessionVerification = z
+  .object({
+    object: z.literal("session_verification"),
+    session_id: z.string(),
+    ok: z.boolean(),
+    checked: z.number().int(),
+    signed_events: z.number().int(),
+    head: HeadSchema.nullable(),
+    first_break: Break.nullable(),
+    verified_at: z.string(),
+    livemode: z.boolean(),
+  })
+  .openapi("SessionVerification");
+
+export const ListSessionsQuery = PageQuery.extend({
+  agent_id: RowUuid.optional(),
+  external_id: ExternalId.optional(),
+});
+
+export const ListEventsQuery = PageQuery;

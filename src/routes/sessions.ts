@@ -1,0 +1,277 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { and, asc, desc, eq, gt, inArray, lt } from "drizzle-orm";
+import { livemodeOf } from "../assess/context";
+import { assessments, sessionEvents, sessions } from "../db/schema";
+import { orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
+import type { AppEnv } from "../http/context";
+import { decodeIdCursor, decodeSequenceCursor, page } from "../http/pagination";
+import { guarded } from "../http/route";
+import {
+  ErrorSchema,
+  errorResponses,
+  IdParam,
+  json,
+  jsonBody,
+  listOf,
+  rowId,
+} from "../http/schemas";
+import { MAX_EVENTS_PER_SESSION } from "../sessions/chain";
+import { appendEvents, createSession } from "../sessions/ingest";
+import { headOf, toSession, toSessionEvent } from "../sessions/records";
+import { verifyStored } from "../sessions/verify-stored";
+import {
+  AppendSessionEvents,
+  CreateSession,
+  ListEventsQuery,
+  ListSessionsQuery,
+  Session,
+  SessionDetail,
+  SessionEvent,
+  SessionVerification,
+  sessionTags as tags,
+} from "./sessions-schemas";
+
+// The spec lets any of the three evidence-writing scopes ingest sessions.
+const INGEST = ["session:write", "assess:write", "artifact:write"] as const;
+
+/** A 422 here is never a schema problem (those are 400): it is a break in the chain. */
+const brokenChain = {
+  422: json(ErrorSchema, "`session_chain_broken`: the first break, `{sequence, index, reason}`"),
+};
+
+const create = createRoute(
+  guarded(INGEST, {
+    method: "post",
+    path: "/v1/sessions",
+    tags,
+    summary: "Start an agent session, with its first events (a verified hash chain)",
+    description:
+      "The same (agent, external_id) again answers 200 with the stored session when it is a " +
+      "retry (same require_signatures, metadata and events), else 409 `session_exists`. A " +
+      "broken chain is refused whole: 422 `session_chain_broken` names the first break.",
+    request: { body: jsonBody(CreateSession) },
+    responses: {
+      200: json(Session, "The session already existed: this was a retry of its creation"),
+      201: json(Session, "The session"),
+      ...errorResponses(400, 401, 403, 409, 503),
+      ...brokenChain,
+    },
+  }),
+);
+
+const append = createRoute(
+  guarded(INGEST, {
+    method: "post",
+    path: "/v1/sessions/{id}/events",
+    tags,
+    summary: "Append a batch of events that continues the session's head",
+    description:
+      "The first event must have sequence head + 1 and prev_hash the head's hash. A batch " +
+      "already stored (same hashes at the same positions) answers 200 unchanged; one that " +
+      "does not continue the head (a lost race, a stale client) answers 409 `session_conflict` " +
+      "with the head. A broken batch is refused whole (422 `session_chain_broken`).",
+    request: { params: IdParam, body: jsonBody(AppendSessionEvents) },
+    responses: {
+      200: json(Session, "The batch was already stored: nothing changed"),
+      201: json(Session, "The session with its new head"),
+      ...errorResponses(400, 401, 403, 404, 409, 503),
+      ...brokenChain,
+    },
+  }),
+);
+
+const list = createRoute(
+  guarded("audit:read", {
+    method: "get",
+    path: "/v1/sessions",
+    tags,
+    summary: "List sessions, newest first",
+    request: { query: ListSessionsQuery },
+    responses: {
+      200: json(listOf(Session, "SessionList"), "A page of sessions"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+const get = createRoute(
+  guarded("audit:read", {
+    method: "get",
+    path: "/v1/sessions/{id}",
+    tags,
+    summary: "Retrieve a session, its verification and the assessments its events link",
+    request: { params: IdParam },
+    responses: {
+      200: json(SessionDetail, "The session"),
+      ...errorResponses(401, 403, 404, 503),
+    },
+  }),
+);
+
+const events = createRoute(
+  guarded("audit:read", {
+    method: "get",
+    path: "/v1/sessions/{id}/events",
+    tags,
+    summary: "A session's events in chain order (ascending sequence)",
+    request: { params: IdParam, query: ListEventsQuery },
+    responses: {
+      200: json(listOf(SessionEvent, "SessionEventList"), "A page of events"),
+      ...errorResponses(400, 401, 403, 404, 503),
+    },
+  }),
+);
+
+const verify = createRoute(
+  guarded("audit:read", {
+    method: "get",
+    path: "/v1/sessions/{id}/verify",
+    tags,
+    summary: "Re-verify a stored session from its rows: chain, signatures, head and ledger",
+    request: { params: IdParam },
+    responses: {
+      200: json(SessionVerification, "The verification; `ok` false names the first break"),
+      ...errorResponses(401, 403, 404, 503),
+    },
+  }),
+);
+
+export function registerSessions(app: OpenAPIHono<AppEnv>) {
+  app.openapi(create, async (c) => {
+    const { session, created } = await createSession(c, c.req.valid("json"));
+    return created ? c.json(toSession(session), 201) : c.json(toSession(session), 200);
+  });
+
+  app.openapi(append, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const body = c.req.valid("json");
+    const [first, ...rest] = body.events;
+    if (!first) throw new ApiError("invalid_request");
+    const { session, created } = await appendEvents(c, id, { events: [first, ...rest] });
+    return created ? c.json(toSession(session), 201) : c.json(toSession(session), 200);
+  });
+
+  app.openapi(list, async (c) => {
+    const { limit, cursor, agent_id, external_id } = c.req.valid("query");
+    const after = decodeIdCursor(cursor);
+    const [rows] = await orgBatch(c, (db) => [
+      db
+        .select()
+        .from(sessions)
+        .where(
+          and(
+            eq(sessions.livemode, livemodeOf(c)),
+            after ? lt(sessions.id, after) : undefined,
+            agent_id ? eq(sessions.agentId, agent_id) : undefined,
+            external_id ? eq(sessions.externalId, external_id) : undefined,
+          ),
+        )
+        .orderBy(desc(sessions.id))
+        .limit(limit + 1),
+    ]);
+    return c.json(
+      page(rows.map(toSession), limit, (s) => s.id),
+      200,
+    );
+  });
+
+  app.openapi(get, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const livemode = livemodeOf(c);
+    const [found, linked] = await orgBatch(c, (db) => [
+      db
+        .select()
+        .from(sessions)
+        .where(and(eq(sessions.id, id), eq(sessions.livemode, livemode))),
+      db
+        .select({
+          id: assessments.id,
+          decision: assessments.decision,
+          riskScore: assessments.riskScore,
+          createdAt: assessments.createdAt,
+        })
+        .from(assessments)
+        .where(
+          and(
+            eq(assessments.livemode, livemode),
+            inArray(
+              assessments.id,
+              db
+                .select({ id: sessionEvents.assessmentId })
+                .from(sessionEvents)
+                .where(eq(sessionEvents.sessionId, id)),
+            ),
+          ),
+        )
+        .orderBy(desc(assessments.id))
+        .limit(100),
+    ]);
+    const row = found[0];
+    if (!row) throw new ApiError("not_found");
+    const head = headOf(row);
+    return c.json(
+      {
+        ...toSession(row),
+        verification: {
+          status: "verified" as const,
+          events: row.headSequence,
+          signed_events: row.signedEvents,
+          head: head.hash === null ? null : { sequence: head.sequence, hash: head.hash },
+          verified_at: row.updatedAt.toISOString(),
+        },
+        assessments: linked.map((a) => ({
+          id: a.id,
+          decision: a.decision,
+          risk_score: a.riskScore,
+          created: a.createdAt.toISOString(),
+        })),
+      },
+      200,
+    );
+  });
+
+  app.openapi(events, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const { limit, cursor } = c.req.valid("query");
+    const after = decodeSequenceCursor(cursor);
+    // Sequences stop at the session limit (and the column is int4): past it, no cursor of ours.
+    if (after !== null && after > MAX_EVENTS_PER_SESSION) {
+      throw new ApiError("invalid_cursor", [
+        { path: "cursor", message: "not a cursor from this API" },
+      ]);
+    }
+    const livemode = livemodeOf(c);
+    const [found, rows] = await orgBatch(c, (db) => [
+      db
+        .select({ id: sessions.id })
+        .from(sessions)
+        .where(and(eq(sessions.id, id), eq(sessions.livemode, livemode))),
+      db
+        .select()
+        .from(sessionEvents)
+        .where(
+          and(
+            eq(sessionEvents.sessionId, id),
+            after === null ? undefined : gt(sessionEvents.sequence, after),
+          ),
+        )
+        .orderBy(asc(sessionEvents.sequence))
+        .limit(limit + 1),
+    ]);
+    if (!found[0]) throw new ApiError("not_found");
+    return c.json(
+      page(
+        rows.map((r) => toSessionEvent(r, livemode)),
+        limit,
+        (e) => e.sequence,
+      ),
+      200,
+    );
+  });
+
+  app.openapi(verify, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    return c.json(await verifyStored(c, id), 200);
+  });
+}

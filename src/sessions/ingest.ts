@@ -1,0 +1,391 @@
+import { and, asc, between, eq, sql } from "drizzle-orm";
+import { columnJson } from "../action/records";
+import { livemodeOf } from "../assess/context";
+import type { Caller } from "../auth/caller";
+import { agents, auditEntries, sessionEvents, sessions } from "../db/schema";
+import { caller, orgBatch } from "../db/tenant";
+import { ApiError } from "../errors";
+import type { AppContext } from "../http/context";
+import { canonicalize } from "../ledger/canonical";
+import { payloadDigest } from "../ledger/digest";
+import { recordDeferred } from "../ledger/ledger";
+import { auditEntryRow } from "../ledger/ledger-postgres";
+import type { StoredEntry } from "../ledger/ledger-store";
+import { newId } from "../lib/ids";
+import {
+  type ChainBreak,
+  firstBreak,
+  type Head,
+  MAX_EVENTS_PER_SESSION,
+  nonConsecutive,
+  type SessionEventInput,
+  ZERO_HASH,
+} from "./chain";
+import {
+  assertAssessmentsKnown,
+  keyMap,
+  kidsOf,
+  selectKeys,
+  selectLinkedAssessments,
+} from "./lookups";
+import {
+  appendedPayload,
+  createdPayload,
+  eventRows,
+  headOf,
+  type SessionFacts,
+  type SessionRow,
+} from "./records";
+
+export interface CreateSessionBody {
+  agent_id: string;
+  external_id: string;
+  require_signatures: boolean;
+  metadata: Record<string, string>;
+  events: SessionEventInput[];
+}
+
+/** What an ingestion answers: the session as it stands, and whether this call changed it. */
+export interface Ingested {
+  session: SessionRow;
+  created: boolean;
+}
+
+function chainBroken(found: ChainBreak): ApiError {
+  return new ApiError("session_chain_broken", found);
+}
+
+/** Whether the stored hashes are exactly the batch's, position by position. */
+function sameHashes(
+  stored: readonly { sequence: number; hash: string }[],
+  batch: readonly SessionEventInput[],
+): boolean {
+  const bySequence = new Map(stored.map((e) => [e.sequence, e.hash]));
+  return batch.every((event) => bySequence.get(event.sequence) === event.hash);
+}
+
+/** What a creation hands the ledger object, so a retry or a racing twin can finish its write. */
+interface CreationDraft {
+  facts: Omit<SessionFacts, "createdAt"> & { createdAt: string };
+  events: SessionEventInput[];
+}
+
+function creationOnceKey(livemode: boolean, agentId: string, externalId: string): string {
+  return `session.created:${livemode ? "live" : "test"}:${agentId}:${externalId}`;
+}
+
+/**
+ * Creates a session with its first events (zero or more), verified as a chain from the start.
+ * The ledger object's `once` key is the session's natural key (mode, agent, external id), so
+ * exactly one creation per key is ever recorded, whatever the concurrency: a loser finishes
+ * the winner's write and answers 200 when it sent the same session, else 409 `session_exists`.
+ */
+export async function createSession(c: AppContext, body: CreateSessionBody): Promise<Ingested> {
+  const now = new Date();
+  const livemode = livemodeOf(c);
+  const natural = and(
+    eq(sessions.livemode, livemode),
+    eq(sessions.agentId, body.agent_id),
+    eq(sessions.externalId, body.external_id),
+  );
+  const [agent, existing, storedEvents, keys, linked] = await orgBatch(c, (db) => [
+    db.select({ id: agents.id }).from(agents).where(eq(agents.id, body.agent_id)),
+    db.select().from(sessions).where(natural),
+    // The events the creation recorded: those written under its ledger entry.
+    db
+      .select({ sequence: sessionEvents.sequence, hash: sessionEvents.hash })
+      .from(sessionEvents)
+      .innerJoin(sessions, eq(sessions.id, sessionEvents.sessionId))
+      .where(and(natural, eq(sessionEvents.auditSequence, sessions.createdAuditSequence)))
+      .orderBy(asc(sessionEvents.sequence)),
+    selectKeys(db, kidsOf(body.events)),
+    selectLinkedAssessments(db, body.events, livemode),
+  ]);
+  if (!agent[0]) {
+    throw new ApiError("invalid_request", [{ path: "agent_id", message: "no such agent" }]);
+  }
+  const gap = nonConsecutive(body.events);
+  if (gap) throw chainBroken(gap);
+  const earlier = existing[0];
+  if (earlier) return { session: sameCreation(earlier, storedEvents, body), created: false };
+  assertAssessmentsKnown(body.events, linked);
+  const found = await firstBreak(
+    {
+      externalId: body.external_id,
+      agentId: body.agent_id,
+      livemode,
+      requireSignatures: body.require_signatures,
+      keys: keyMap(keys),
+    },
+    { sequence: 0, hash: null },
+    body.events,
+  );
+  if (found) throw chainBroken(found);
+
+  const who = await caller(c);
+  const draft: CreationDraft = {
+    facts: {
+      id: newId(now.getTime()),
+      agentId: body.agent_id,
+      externalId: body.external_id,
+      livemode,
+      requireSignatures: body.require_signatures,
+      metadata: body.metadata,
+      createdAt: now.toISOString(),
+    },
+    events: body.events,
+  };
+  const facts = { ...draft.facts, createdAt: now };
+  const { entry, replayed, attachment } = await recordDeferred(
+    c.env,
+    who,
+    {
+      type: "session.created",
+      subject: { type: "session", id: facts.id },
+      payload: createdPayload(facts, body.events),
+      once: [creationOnceKey(livemode, body.agent_id, body.external_id)],
+    },
+    JSON.stringify(draft),
+  );
+  if (!replayed) {
+    const written = await writeCreation(c, who, draft, entry);
+    // A racing twin that finished this very creation first wrote it: then this is a replay.
+    return { session: written.session, created: written.inserted };
+  }
+  // Another creation of this session was recorded first (a retry, or a racing twin): finish
+  // its write, which may never have landed, then judge this request against it.
+  if (attachment === null) throw new ApiError("session_exists", { id: entry.subject?.id });
+  const winner = JSON.parse(attachment) as CreationDraft;
+  const written = await writeCreation(c, who, winner, entry);
+  const winnerHashes = winner.events.map((e) => ({ sequence: e.sequence, hash: e.hash }));
+  // 201 only when this request's write is the one that stored the session.
+  return { session: sameCreation(written.session, winnerHashes, body), created: written.inserted };
+}
+
+/**
+ * The stored session when the request is a retry of its creation (exactly the events the
+ * creation recorded, by hash), else 409 naming it.
+ */
+function sameCreation(
+  stored: SessionRow,
+  createdHashes: readonly { sequence: number; hash: string }[],
+  body: CreateSessionBody,
+): SessionRow {
+  const same =
+    stored.requireSignatures === body.require_signatures &&
+    canonicalize(stored.metadata) === canonicalize(body.metadata) &&
+    createdHashes.length === body.events.length &&
+    sameHashes(createdHashes, body.events);
+  if (!same) throw new ApiError("session_exists", { id: stored.id });
+  return stored;
+}
+
+/** Writes a creation (idempotently: a twin may be writing the same) and reads the session. */
+async function writeCreation(
+  c: AppContext,
+  who: Caller,
+  draft: CreationDraft,
+  entry: StoredEntry,
+): Promise<{ session: SessionRow; inserted: boolean }> {
+  const { facts, events } = draft;
+  const createdAt = new Date(facts.createdAt);
+  const audit = { id: entry.id, sequence: entry.sequence };
+  const last = events.at(-1);
+  const row: SessionRow = {
+    ...facts,
+    orgId: who.orgId,
+    createdAt,
+    updatedAt: createdAt,
+    headSequence: last?.sequence ?? 0,
+    headHash: last?.hash ?? null,
+    signedEvents: events.filter((e) => e.signature).length,
+    createdAuditEntryId: entry.id,
+    createdAuditSequence: entry.sequence,
+    auditEntryId: entry.id,
+    auditSequence: entry.sequence,
+  };
+  const rows = eventRows(who.orgId, facts.id, events, createdAt, audit);
+  const json = `[${rows.map((row) => columnJson(sessionEvents, row)).join(",")}]`;
+  const [, inserted, , stored] = await orgBatch(c, (db) => [
+    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+    db.insert(sessions).values(row).onConflictDoNothing().returning({ id: sessions.id }),
+    db.execute(sql`
+      ${insertEventsFrom(json)}
+      where exists (select 1 from sessions where id = ${facts.id} and created_audit_sequence = ${entry.sequence})
+      on conflict do nothing`),
+    db.select().from(sessions).where(eq(sessions.id, facts.id)),
+  ]);
+  const session = stored[0];
+  if (!session) throw new ApiError("internal_error");
+  return { session, inserted: inserted.length > 0 };
+}
+
+/**
+ * Inserts event rows given as JSON, `received_at` taken from the database clock of the writing
+ * transaction: the clock key and agent revocations (`revoked_at`) are written with, so `/verify`
+ * compares instants from one clock.
+ */
+function insertEventsFrom(json: string) {
+  return sql`
+    insert into session_events (org_id, session_id, sequence, type, time, payload_digest,
+      prev_hash, hash, assessment_id, signature, key_id, received_at, audit_entry_id,
+      audit_sequence)
+    select org_id, session_id, sequence, type, time, payload_digest, prev_hash, hash,
+      assessment_id, signature, key_id, now(), audit_entry_id, audit_sequence
+    from json_populate_recordset(null::session_events, ${json}::json)`;
+}
+
+export interface AppendBody {
+  events: [SessionEventInput, ...SessionEventInput[]];
+}
+
+interface AppendDraft {
+  receivedAt: string;
+  events: SessionEventInput[];
+}
+
+/**
+ * Appends a batch that continues the head. A batch already stored (same hashes at the same
+ * positions) answers 200 unchanged; one that starts at or before the head otherwise, or that
+ * loses a race, answers 409 `session_conflict` with the head. One batch per starting position
+ * is ever recorded (the `once` key), and the head moves only by a conditional UPDATE.
+ */
+export async function appendEvents(
+  c: AppContext,
+  sessionId: string,
+  body: AppendBody,
+): Promise<Ingested> {
+  const now = new Date();
+  const livemode = livemodeOf(c);
+  const first = body.events[0];
+  const to = first.sequence + body.events.length - 1;
+  const [found, stored, keys, linked] = await orgBatch(c, (db) => [
+    db
+      .select()
+      .from(sessions)
+      .where(and(eq(sessions.id, sessionId), eq(sessions.livemode, livemode))),
+    db
+      .select({ sequence: sessionEvents.sequence, hash: sessionEvents.hash })
+      .from(sessionEvents)
+      .where(
+        and(
+          eq(sessionEvents.sessionId, sessionId),
+          between(sessionEvents.sequence, first.sequence, to),
+        ),
+      )
+      .orderBy(asc(sessionEvents.sequence)),
+    selectKeys(db, kidsOf(body.events)),
+    selectLinkedAssessments(db, body.events, livemode),
+  ]);
+  const session = found[0];
+  if (!session) throw new ApiError("not_found");
+  // Sequences run consecutively within a batch, before it is compared with anything stored.
+  const gap = nonConsecutive(body.events);
+  if (gap) throw chainBroken(gap);
+  if (first.sequence <= session.headSequence) {
+    if (sameHashes(stored, body.events)) return { session, created: false };
+    throw conflict(headOf(session));
+  }
+  assertAssessmentsKnown(body.events, linked);
+  if (session.headSequence + body.events.length > MAX_EVENTS_PER_SESSION) {
+    throw new ApiError("invalid_request", [
+      { path: "events", message: `a session holds at most ${MAX_EVENTS_PER_SESSION} events` },
+    ]);
+  }
+  const broken = await firstBreak({ ...session, keys: keyMap(keys) }, headOf(session), body.events);
+  if (broken) throw chainBroken(broken);
+
+  const who = await caller(c);
+  const draft: AppendDraft = { receivedAt: now.toISOString(), events: body.events };
+  const payload = appendedPayload(sessionId, body.events);
+  const { entry, replayed, attachment } = await recordDeferred(
+    c.env,
+    who,
+    {
+      type: "session.events_appended",
+      subject: { type: "session", id: sessionId },
+      payload,
+      once: [`session.events_appended:${sessionId}:${first.sequence}`],
+    },
+    JSON.stringify(draft),
+  );
+  if (!replayed) {
+    const written = await writeAppend(c, who, sessionId, draft, entry);
+    if (written.moved) return { session: written.session, created: true };
+    // The head did not move: never a 201 for a write that did nothing. A racing twin of this
+    // very batch may have finished it first (the `once` key lets no other batch take this
+    // position): then the batch is stored, a replay; otherwise the head is elsewhere.
+    if (written.hashAtTo === body.events.at(-1)?.hash) {
+      return { session: written.session, created: false };
+    }
+    throw conflict(headOf(written.session));
+  }
+  // A batch from this position was recorded first: finish its write (its caller may have died
+  // before it), then answer as a replay if it is this very batch.
+  let winner: AppendDraft | null = attachment ? (JSON.parse(attachment) as AppendDraft) : null;
+  if (!winner && entry.digest === payloadDigest(payload)) winner = draft;
+  if (!winner) throw conflict(headOf(session));
+  const written = await writeAppend(c, who, sessionId, winner, entry);
+  const same =
+    winner.events.length === body.events.length && sameHashes(winner.events, body.events);
+  if (!same) throw conflict(headOf(written.session));
+  // 201 only when this request's write is the one that moved the head (it finished the batch).
+  return { session: written.session, created: written.moved };
+}
+
+function conflict(head: Head): ApiError {
+  return new ApiError("session_conflict", {
+    head: { sequence: head.sequence, hash: head.hash ?? ZERO_HASH },
+    message: "the batch does not continue the session's head: append from head.sequence + 1",
+  });
+}
+
+/**
+ * One transaction: the ledger entry, then the head moved only if it is still where the batch
+ * starts, and the events inserted only if it moved. Answers the session after, and whether
+ * this write moved it.
+ */
+async function writeAppend(
+  c: AppContext,
+  who: Caller,
+  sessionId: string,
+  draft: AppendDraft,
+  entry: StoredEntry,
+): Promise<{ session: SessionRow; moved: boolean; hashAtTo: string | null }> {
+  const receivedAt = new Date(draft.receivedAt);
+  const first = draft.events[0];
+  const last = draft.events.at(-1);
+  if (!first || !last) throw new ApiError("internal_error");
+  const rows = eventRows(who.orgId, sessionId, draft.events, receivedAt, entry);
+  const json = `[${rows.map((row) => columnJson(sessionEvents, row)).join(",")}]`;
+  const signed = draft.events.filter((e) => e.signature).length;
+  const prevHash = first.sequence === 1 ? null : first.prev_hash;
+  const [, moved, after, atTo] = await orgBatch(c, (db) => [
+    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+    db.execute(sql`
+      with moved as (
+        update sessions s set head_sequence = ${last.sequence}, head_hash = ${last.hash},
+          signed_events = s.signed_events + ${signed}, updated_at = now(),
+          audit_entry_id = ${entry.id}, audit_sequence = ${entry.sequence}
+        where s.id = ${sessionId} and s.head_sequence = ${first.sequence - 1}
+          and s.head_hash is not distinct from ${prevHash}
+        returning s.id
+      ), inserted as (
+        ${insertEventsFrom(json)}
+        where exists (select 1 from moved)
+        returning 1
+      )
+      select count(*)::int as moved from moved`),
+    db.select().from(sessions).where(eq(sessions.id, sessionId)),
+    db
+      .select({ hash: sessionEvents.hash })
+      .from(sessionEvents)
+      .where(
+        and(eq(sessionEvents.sessionId, sessionId), eq(sessionEvents.sequence, last.sequence)),
+      ),
+  ]);
+  const session = after[0];
+  if (!session) throw new ApiError("not_found");
+  const count = (moved as unknown as { rows: { moved: number }[] }).rows[0]?.moved ?? 0;
+  return { session, moved: count > 0, hashAtTo: atTo[0]?.hash ?? null };
+}

@@ -1,0 +1,122 @@
+import { createHash, createPublicKey, verify } from "node:crypto";
+import { CAPTURE, decide, newMandate, redeem } from "./action";
+import { call, type TestOrg } from "./api";
+import { agentOf, assessOk, createPolicy, jcs, payment } from "./assess";
+
+/** Helpers of the control-coverage suite (docs/evidence.md, "Control coverage"). */
+
+export type Json = Record<string, any>;
+
+/** POST /v1/control-coverage/effects with a key. */
+export function reportEffect(key: string, body: Json) {
+  return call("/v1/control-coverage/effects", { method: "POST", key, body });
+}
+
+/** A minimal valid effect with a fresh reference. */
+export function effect(changes: Json = {}): Json {
+  return {
+    effect: "payment.executed",
+    observer: "stripe-webhook",
+    reference: `pi_${crypto.randomUUID()}`,
+    occurred_at: new Date().toISOString(),
+    ...changes,
+  };
+}
+
+/** An assessment of a fresh agent (19900 USD to a new payee: approved unless a policy denies). */
+export async function assessment(org: TestOrg, key: string) {
+  const agent = await agentOf(org);
+  return assessOk(key, { mandate: payment(), agent_id: agent.id });
+}
+
+/** An assessment the active policy denies (it caps single payments at 100). */
+export async function deniedAssessment(org: TestOrg, key: string) {
+  await createPolicy(org, { max_amount: 100 });
+  return assessOk(key, { mandate: payment(), agent_id: (await agentOf(org)).id });
+}
+
+/** A decider, an executor, and a mandate with room for ten ALLOWs of up to 5000 USD. */
+export async function actionSetup(org: TestOrg) {
+  const { key } = await org.key(["assess:write", "assess:read"]);
+  const executor = await org.key(["assess:write"]);
+  const mandate = await newMandate(org, { max_uses: 10, max_amount_total: 100_000 });
+  return { key, executor, mandate };
+}
+
+type Setup = Awaited<ReturnType<typeof actionSetup>>;
+
+/** A decision for `resource` (ALLOW with a grant unless the request says otherwise). */
+export async function decision(setup: Setup, resource: string, changes: Json = {}) {
+  const res = await decide(setup.key, setup.mandate.id, {
+    ...CAPTURE,
+    resource,
+    audience: setup.executor.id,
+    ...changes,
+  });
+  if (res.status !== 201) throw new Error(`decision failed: ${res.status} ${res.text}`);
+  return res.json as Json;
+}
+
+/** Redeems a decision's grant as its executor; returns the redemption. */
+export async function redeemed(setup: Setup, allowed: Json) {
+  const res = await redeem(setup.executor.key, {
+    grant: allowed.grant.jws,
+    action: allowed.action,
+    resource: allowed.resource,
+    amount: allowed.amount,
+    currency: allowed.currency,
+  });
+  if (res.status !== 200) throw new Error(`redemption failed: ${res.status} ${res.text}`);
+  return res.json as Json;
+}
+
+/** Every gap field, for an exact comparison. */
+export function gap(code: string, message: string, fields: Json = {}): Json {
+  return {
+    code,
+    message,
+    effect_id: null,
+    reference: null,
+    occurred_at: null,
+    assessment_id: null,
+    decision_id: null,
+    grant_id: null,
+    ...fields,
+  };
+}
+
+/** The gap fields an effect contributes. */
+export function ofEffect(record: Json, gate: Json = {}): Json {
+  return {
+    effect_id: record.id,
+    reference: record.reference,
+    occurred_at: record.occurred_at,
+    ...gate,
+  };
+}
+
+// --- Independent checks: node:crypto and RFC 8785 from the test support, not jose or src/ ---
+
+function fromB64url(text: string): Buffer {
+  return Buffer.from(text, "base64url");
+}
+
+/**
+ * Verifies a compact JWS with node:crypto's Ed25519 against a JWK set (as /.well-known/jwks.json
+ * publishes it). Returns the header, the payload bytes as text and whether the signature holds.
+ */
+export function verifyCompact(jws: string, keys: { kid: string; x: string }[]) {
+  const [h, p, s] = jws.split(".") as [string, string, string];
+  const header = JSON.parse(fromB64url(h).toString("utf8"));
+  const jwk = keys.find((k) => k.kid === header.kid);
+  const payload = fromB64url(p).toString("utf8");
+  if (!jwk || header.alg !== "EdDSA") return { valid: false, header, payload };
+  const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: jwk.x }, format: "jwk" });
+  const valid = verify(null, Buffer.from(`${h}.${p}`, "ascii"), key, fromB64url(s));
+  return { valid, header, payload };
+}
+
+/** `sha256:<hex>` of the RFC 8785 form of a value. */
+export function digestOf(value: unknown): string {
+  return `sha256:${createHash("sha256").update(jcs(value), "utf8").digest("hex")}`;
+}
