@@ -1,4 +1,5 @@
 import { caller } from "../db/tenant";
+import { ApiError } from "../errors";
 import type { AppContext } from "../http/context";
 import { canonicalize } from "../ledger/canonical";
 import { logIdFor } from "../ledger/checkpoint";
@@ -78,11 +79,13 @@ export async function issueReport(c: AppContext, period: Period) {
     subject: { type: "control_coverage_report", id },
     payload: report,
   });
+  // The report is signed: it is never answered without the ledger entry that records it.
+  if (!entry) throw new ApiError("internal_error");
   return {
     object: "control_coverage_report" as const,
     id,
     report,
     jws,
-    audit: { entry_id: entry?.entry_id ?? "", sequence: entry?.sequence ?? 0 },
+    audit: { entry_id: entry.entry_id, sequence: entry.sequence },
   };
 }

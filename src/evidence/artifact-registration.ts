@@ -65,8 +65,8 @@ function byDigest(livemode: boolean, digest: string) {
   return and(eq(artifacts.livemode, livemode), eq(artifacts.digest, digest));
 }
 
-/** How many orphaned registrations in a row a request walks past before giving up (503). */
-const MAX_ORPHANS = 3;
+/** At the fifth orphaned registration in a row a request gives up (503), as effects do. */
+const MAX_ORPHANS = 5;
 
 /**
  * Registers a digest once per org and mode. A repeat (or a racing duplicate) gets the first

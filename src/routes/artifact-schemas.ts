@@ -78,12 +78,14 @@ export const ArtifactWithState = Artifact.extend({
   receipt_valid: z.boolean().openapi({
     description:
       "The stored receipt's signature verifies under the currently published key set, it is " +
-      "an artifact receipt, and its claims name this artifact (`sub`) and its digest",
+      "an artifact receipt, and its claims name this artifact (`sub`), its digest, its org and " +
+      "its mode (`livemode`)",
   }),
   anchor: Anchor,
 }).openapi("ArtifactWithState");
 
-export const ListArtifactsQuery = PageQuery.extend({ digest: Digest.optional() });
+/** Strict: an unknown parameter (a typo such as `digets`) is a 400 naming it, never ignored. */
+export const ListArtifactsQuery = PageQuery.extend({ digest: Digest.optional() }).strict();
 
 /** Strict: an unknown parameter (a typo such as `digets`) is a 400 naming it, never ignored. */
 export const VerifyArtifactQuery = z.strictObject({

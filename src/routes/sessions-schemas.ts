@@ -101,13 +101,33 @@ export const Session = z
   .openapi("Session");
 
 export const SessionDetail = Session.extend({
-  verification: z.object({
-    status: z.literal("verified"),
-    events: z.number().int(),
-    signed_events: z.number().int(),
-    head: HeadSchema.nullable(),
-    verified_at: z.string().openapi({ description: "When the latest batch was verified" }),
-  }),
+  verification: z
+    .object({
+      status: z.literal("verified").openapi({
+        description: "Every batch passed verification when it was accepted (see `basis`)",
+      }),
+      basis: z.literal("ingestion").openapi({
+        description:
+          "What `status` rests on: each batch was verified (chain, signatures, head) when it " +
+          "was accepted; the stored rows are not re-read for this answer. The stored rows are " +
+          "re-checked only by the verify route (`verify_url`)",
+      }),
+      events: z.number().int(),
+      signed_events: z.number().int(),
+      head: HeadSchema.nullable(),
+      verified_at: z.string().openapi({ description: "When the latest batch was verified" }),
+      verify_url: z.string().openapi({
+        description:
+          "Relative path of GET /v1/sessions/{id}/verify, the only route that re-checks the " +
+          "stored rows (chain, signatures, head and ledger)",
+        example: "/v1/sessions/0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e/verify",
+      }),
+    })
+    .openapi({
+      description:
+        "The verification done at ingestion, not a re-check of the stored rows: for that, " +
+        "call `verify_url`",
+    }),
   assessments: z
     .array(
       z.object({
@@ -161,9 +181,10 @@ export const SessionVerification = z
   })
   .openapi("SessionVerification");
 
+/** Strict: an unknown parameter (a typo such as `agent`) is a 400 naming it, never ignored. */
 export const ListSessionsQuery = PageQuery.extend({
   agent_id: RowUuid.optional(),
   external_id: ExternalId.optional(),
-});
+}).strict();
 
-export const ListEventsQuery = PageQuery;
+export const ListEventsQuery = PageQuery.strict();

@@ -215,10 +215,13 @@ export function registerSessions(app: OpenAPIHono<AppEnv>) {
         ...toSession(row),
         verification: {
           status: "verified" as const,
+          // Each batch was verified when accepted; the rows are not re-read here (see verify).
+          basis: "ingestion" as const,
           events: row.headSequence,
           signed_events: row.signedEvents,
           head: head.hash === null ? null : { sequence: head.sequence, hash: head.hash },
           verified_at: row.updatedAt.toISOString(),
+          verify_url: `/v1/sessions/${row.id}/verify`,
         },
         assessments: linked.map((a) => ({
           id: a.id,

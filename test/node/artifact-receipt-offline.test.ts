@@ -15,6 +15,7 @@ import {
 import { KEY_PURPOSES } from "../../src/evidence/trust-list";
 import type { StoredEntry } from "../../src/ledger/ledger-store";
 import { signer } from "../../src/signing/signer";
+import { ed25519Verify } from "../support/ed25519";
 
 // The receipt as a holder meets it: verified here with node:crypto's Ed25519 and the RFCs
 // alone, then the service's own check run against the same bytes and their forgeries.
@@ -51,10 +52,15 @@ async function serviceKey() {
   return signer({ SIGNING_KEY: JSON.stringify(privateJwk) } as Env);
 }
 
+/** node:crypto's Ed25519 and the suite's own RFC 8032 arithmetic, which must agree. */
 function nodeVerify(jws: string, x: string): boolean {
   const [h, p, s] = jws.split(".") as [string, string, string];
   const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x }, format: "jwk" });
-  return verify(null, Buffer.from(`${h}.${p}`), key, Buffer.from(s, "base64url"));
+  const input = Buffer.from(`${h}.${p}`);
+  const signature = Buffer.from(s, "base64url");
+  const valid = verify(null, input, key, signature);
+  expect(ed25519Verify(Buffer.from(x, "base64url"), input, signature)).toBe(valid);
+  return valid;
 }
 
 const part = (jws: string, i: number) =>

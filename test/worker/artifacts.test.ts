@@ -390,6 +390,16 @@ describe("GET /v1/artifacts", () => {
       expect(res.status, query).toBe(400);
     }
   });
+
+  it("answers 400 invalid_request naming an unknown parameter, never ignoring it", async () => {
+    const { key } = await orgWithKey();
+    const res = await call(`/v1/artifacts?digets=sha256:${"ab".repeat(32)}`, { key });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({
+      error: "invalid_request",
+      details: [{ path: "", message: 'Unrecognized key: "digets"', code: "unrecognized_keys" }],
+    });
+  });
 });
 
 describe("GET /v1/artifacts/{id}", () => {

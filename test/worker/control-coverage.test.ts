@@ -383,6 +383,45 @@ describe("GET /v1/control-coverage", () => {
       ],
       gaps_truncated: false,
     });
+
+    // The signed report of the same period says exactly what the unsigned answer said.
+    const [head] = (await ownerSql`
+      select sequence::int as sequence, hash from audit_entries
+      where org_id = ${org.id} order by sequence desc limit 1`) as Record<string, any>[];
+    const signed = await call(`/v1/control-coverage/report?from=${period.from}&to=${to}`, { key });
+    expect(signed.status).toBe(200);
+    const keys = await jwks();
+    const checked = verifyCompact(signed.json.jws, keys);
+    expect(checked.valid).toBe(true);
+    expect(checked.header).toEqual({ alg: "EdDSA", kid: keys[0]?.kid, typ: "coverage-report+jwt" });
+    expect(checked.payload).toBe(jcs(signed.json.report));
+    const {
+      id,
+      org_id,
+      log_id,
+      generated_at,
+      ledger: stated,
+      disclosures,
+      ...coverage
+    } = signed.json.report;
+    expect(coverage).toEqual(res.json);
+    expect({ id, org_id, log_id }).toEqual({
+      id: signed.json.id,
+      org_id: org.id,
+      log_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+    });
+    expect(generated_at).toMatch(/Z$/);
+    // Evaluated by occurrence: e10 first, then e1 to e11.
+    const evaluated = [e10, e1, e2, e3, e4, e5, e6, e7, e8, e9, e11];
+    expect(stated).toEqual({
+      head_sequence: head?.sequence,
+      head_hash: head?.hash,
+      effects_digest: digestOf(evaluated.map((e) => [e.id, e.audit.sequence])),
+      checkpoint: stated.checkpoint,
+    });
+    expect(disclosures).toEqual(DISCLOSURES);
+    expect(signed.json.audit.sequence).toBe(head?.sequence + 1);
+
     // e1 and e3 are the gated ones, and say so one by one.
     for (const gated of [e1, e3]) {
       const one = await call(`/v1/control-coverage/effects/${gated.id}`, { key });
@@ -582,6 +621,36 @@ describe("GET /v1/control-coverage/report", () => {
     expect(res.status).toBe(404);
     const list = await call("/v1/control-coverage/effects", { key: otherKey });
     expect(list.json.data).toEqual([]);
+  });
+
+  it("counts only the caller's org: another org's effect is in neither the coverage nor the report", async () => {
+    const { org, key } = await orgWithKey();
+    const { key: otherKey } = await orgWithKey();
+    const own = await reportEffect(key, effect());
+    // The same observer and reference in another org is that org's effect, not a repeat.
+    const theirs = await reportEffect(otherKey, effect({ reference: own.json.reference }));
+    expect([own.status, theirs.status]).toEqual([201, 201]);
+    const only = gap("effect_without_gate", "the effect names no gate", ofEffect(own.json));
+    const coverage = await call("/v1/control-coverage", { key });
+    expect(coverage.status).toBe(200);
+    expect(coverage.json).toMatchObject({
+      effects: ungatedOnly(1),
+      coverage_ratio: 0,
+      gaps: [only],
+    });
+    const signed = await call("/v1/control-coverage/report", { key });
+    expect(signed.status).toBe(200);
+    expect(signed.json.report).toMatchObject({
+      org_id: org.id,
+      effects: ungatedOnly(1),
+      coverage_ratio: 0,
+      gaps: [only],
+      ledger: { effects_digest: digestOf([[own.json.id, own.json.audit.sequence]]) },
+    });
+    // And the other org sees its own, alone.
+    const other = await call("/v1/control-coverage", { key: otherKey });
+    expect(other.json.effects).toEqual(ungatedOnly(1));
+    expect(other.json.gaps.map((g: Json) => g.effect_id)).toEqual([theirs.json.id]);
   });
 });
 

@@ -43,10 +43,12 @@ describe("reading sessions", () => {
       ...created.json,
       verification: {
         status: "verified",
+        basis: "ingestion",
         events: 4,
         signed_events: 0,
         head: { sequence: 4, hash: events[3]?.hash },
         verified_at: created.json.created,
+        verify_url: `/v1/sessions/${created.json.id}/verify`,
       },
       assessments: assessed.map((a) => ({
         id: a.id,
@@ -131,6 +133,53 @@ describe("reading sessions", () => {
     const test = await call("/v1/sessions", { key });
     expect(test.json.data.map((s: { id: string }) => s.id)).toEqual([c.json.id]);
     expect(test.json.data[0].livemode).toBe(false);
+  });
+
+  it("lists only the caller's org: another org's session is not in it", async () => {
+    const mine = await setup();
+    const theirs = await setup();
+    const own = await createSession(mine.org, {
+      agent_id: mine.agent.id,
+      external_id: mine.owner.externalId,
+    });
+    // The same external id in another org is another org's session.
+    const other = await createSession(theirs.org, {
+      agent_id: theirs.agent.id,
+      external_id: mine.owner.externalId,
+    });
+    expect([own.status, other.status]).toEqual([201, 201]);
+    const list = await call("/v1/sessions", { token: mine.org.token });
+    expect(list.status).toBe(200);
+    expect(list.json).toEqual({
+      object: "list",
+      data: [own.json],
+      has_more: false,
+      next_cursor: null,
+    });
+    const byName = await call(`/v1/sessions?external_id=${mine.owner.externalId}`, {
+      token: mine.org.token,
+    });
+    expect(byName.json.data.map((s: { id: string }) => s.id)).toEqual([own.json.id]);
+    const byTheirAgent = await call(`/v1/sessions?agent_id=${theirs.agent.id}`, {
+      token: mine.org.token,
+    });
+    expect(byTheirAgent.json.data).toEqual([]);
+  });
+
+  it.each([
+    ["/v1/sessions", "agent=x"],
+    ["/v1/sessions/{id}/events", "after=1"],
+  ])("answers 400 invalid_request naming an unknown parameter of GET %s", async (route, query) => {
+    const { org, agent, owner } = await setup();
+    const created = await createSession(org, { agent_id: agent.id, external_id: owner.externalId });
+    const path = route.replace("{id}", created.json.id);
+    const res = await call(`${path}?${query}`, { token: org.token });
+    expect(res.status).toBe(400);
+    const name = query.split("=")[0];
+    expect(res.json).toEqual({
+      error: "invalid_request",
+      details: [{ path: "", message: `Unrecognized key: "${name}"`, code: "unrecognized_keys" }],
+    });
   });
 });
 

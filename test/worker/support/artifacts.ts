@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { type PublicSigningKey, signer } from "../../../src/signing/signer";
+import { ed25519Verify } from "../../support/ed25519";
 import { call } from "./api";
 import { ownerSql } from "./db";
 
@@ -32,7 +33,8 @@ function text(part: string): string {
 }
 
 /**
- * Verifies a compact JWS with node:crypto's Ed25519 against a JWK set (from
+ * Verifies a compact JWS with node:crypto's Ed25519, and with the suite's own RFC 8032
+ * implementation (test/support/ed25519.ts), against a JWK set (from
  * /.well-known/jwks.json): the header's kid names a key, alg is EdDSA, and the signature over
  * `header.payload` verifies. Returns the decoded header and the payload as text.
  */
@@ -42,7 +44,12 @@ export function verifyOffline(jws: string, keys: { kid: string; x: string }[]) {
   const jwk = keys.find((k) => k.kid === header.kid);
   if (!jwk || header.alg !== "EdDSA") return { valid: false, header, payload: text(p) };
   const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: jwk.x }, format: "jwk" });
-  const valid = verify(null, Buffer.from(`${h}.${p}`, "ascii"), key, Buffer.from(s, "base64url"));
+  const signingInput = Buffer.from(`${h}.${p}`, "ascii");
+  const signature = Buffer.from(s, "base64url");
+  const valid = verify(null, signingInput, key, signature);
+  // A second, pure-arithmetic witness (RFC 8032): the two implementations must agree.
+  const reference = ed25519Verify(Buffer.from(jwk.x, "base64url"), signingInput, signature);
+  if (reference !== valid) throw new Error(`Ed25519 verifiers disagree: ${valid} vs ${reference}`);
   return { valid, header, payload: text(p) };
 }
 

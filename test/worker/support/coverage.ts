@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, verify } from "node:crypto";
+import { createHash } from "node:crypto";
 import { CAPTURE, decide, newMandate, redeem } from "./action";
 import { call, type TestOrg } from "./api";
 import { agentOf, assessOk, createPolicy, jcs, payment } from "./assess";
@@ -97,24 +97,11 @@ export function ofEffect(record: Json, gate: Json = {}): Json {
 
 // --- Independent checks: node:crypto and RFC 8785 from the test support, not jose or src/ ---
 
-function fromB64url(text: string): Buffer {
-  return Buffer.from(text, "base64url");
-}
-
 /**
- * Verifies a compact JWS with node:crypto's Ed25519 against a JWK set (as /.well-known/jwks.json
- * publishes it). Returns the header, the payload bytes as text and whether the signature holds.
+ * Verifies a compact JWS against a JWK set (as /.well-known/jwks.json publishes it), with
+ * node:crypto and the suite's own RFC 8032 arithmetic: the artifact tests' verifier.
  */
-export function verifyCompact(jws: string, keys: { kid: string; x: string }[]) {
-  const [h, p, s] = jws.split(".") as [string, string, string];
-  const header = JSON.parse(fromB64url(h).toString("utf8"));
-  const jwk = keys.find((k) => k.kid === header.kid);
-  const payload = fromB64url(p).toString("utf8");
-  if (!jwk || header.alg !== "EdDSA") return { valid: false, header, payload };
-  const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: jwk.x }, format: "jwk" });
-  const valid = verify(null, Buffer.from(`${h}.${p}`, "ascii"), key, fromB64url(s));
-  return { valid, header, payload };
-}
+export { verifyOffline as verifyCompact } from "./artifacts";
 
 /** `sha256:<hex>` of the RFC 8785 form of a value. */
 export function digestOf(value: unknown): string {

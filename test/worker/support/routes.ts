@@ -385,11 +385,11 @@ async function newDecision(org: TestOrg) {
   return res.json.id as string;
 }
 
-/** One assessment of a fresh payment mandate in the org. */
-async function assessOnce(org: TestOrg) {
+/** One assessment of a fresh payment mandate in the org, as its owner (live) or with a key. */
+export async function assessOnce(org: TestOrg, key?: string) {
   const res = await call("/v1/assess", {
     method: "POST",
-    token: org.token,
+    ...(key ? { key } : { token: org.token }),
     body: {
       mandate: {
         vct: "mandate.payment.1",

@@ -4,6 +4,7 @@ import { canonicalize } from "../../../src/ledger/canonical";
 import { call, newOrg, type TestOrg } from "./api";
 import { ownerSql } from "./db";
 import { type AgentKeyPair, newAgent } from "./identity";
+import { assessOnce as assessPayment } from "./routes";
 
 /**
  * Builds session chains as an agent would (docs/evidence.md#sessions), with WebCrypto's SHA-256
@@ -215,21 +216,7 @@ export function flipOneCharacter(signature: string): string {
   return `${header}..${sig.slice(0, i)}${flipped}${sig.slice(i + 1)}`;
 }
 
-/** One assessment of a fresh payment mandate in the org, as its owner (live). */
+/** One assessment of a fresh payment mandate in the org, as its owner (live): its id. */
 export async function assessOnce(org: TestOrg, key?: string): Promise<string> {
-  const res = await call("/v1/assess", {
-    method: "POST",
-    ...(key ? { key } : { token: org.token }),
-    body: {
-      mandate: {
-        vct: "mandate.payment.1",
-        transaction_id: crypto.randomUUID(),
-        payee: { id: "merchant_1", name: "Demo Merchant" },
-        payment_amount: { amount: 1000, currency: "USD" },
-        payment_instrument: { id: "stub", type: "card" },
-      },
-    },
-  });
-  if (res.status !== 200) throw new Error(`assess failed: ${res.status} ${res.text}`);
-  return res.json.assessmentId as string;
+  return (await assessPayment(org, key)).assessmentId;
 }
