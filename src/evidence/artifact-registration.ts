@@ -185,12 +185,12 @@ async function finish(
  * every ledger call, never a 500.
  */
 export async function anchorOf(env: Env, orgId: string, sequence: number, leafHash: string) {
-  // The stub outside reachLedger: a missing binding is ledger_unavailable, not a database outage.
-  const ledger = ledgerOf(env, orgId);
-  let answer: Awaited<ReturnType<typeof ledger.inclusion>>;
+  let answer: Awaited<ReturnType<ReturnType<typeof ledgerOf>["inclusion"]>>;
   try {
-    answer = await reachLedger(() => ledger.inclusion(sequence));
+    answer = await reachLedger(() => ledgerOf(env, orgId).inclusion(sequence));
   } catch (error) {
+    // reachLedger's own answers (a missing binding, a database outage) stand; anything else
+    // from the ledger object is an unavailable ledger, never a 500.
     if (error instanceof ApiError) throw error;
     throw new ApiError("ledger_unavailable", undefined, { cause: error });
   }
