@@ -1,0 +1,139 @@
+/** The common route tests, shared by test/worker/common-routes-*.test.ts. */
+import { describe, expect, it } from "vitest";
+import { acceptedScopes, scopeDetails } from "../../../src/auth/scopes";
+import { ALL_KEY_SCOPES, call, newOrg, sessionToken } from "./api";
+import { addMember } from "./db";
+import { ROUTES, type RouteCase } from "./routes";
+
+const SOME_ID = "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e";
+
+/** The route's path with its parameters filled: `{id}` (or each named one), others made up. */
+function pathFor(route: RouteCase, ids: string | Record<string, string> = SOME_ID) {
+  const named = typeof ids === "string" ? { id: ids } : ids;
+  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => named[name] ?? "made-up");
+}
+
+function request(
+  route: RouteCase,
+  credential: { key?: string; token?: string; headers?: Record<string, string> },
+) {
+  return call(pathFor(route), { method: route.method, body: route.body, ...credential });
+}
+
+/**
+ * The common auth, scope and cross-tenant tests of every authenticated route, for one shard of
+ * the route table: the suite is split over several files because the time of each test grows
+ * with what its file has already created in the runtime, so one file of 500 tests took minutes.
+ */
+export function commonRouteTests(shard: number, shards: number) {
+  const routes = ROUTES.filter((_, i) => i % shards === shard - 1);
+  describe.each(routes)("$method $path", (route) => {
+    it("answers 401 without a credential", async () => {
+      const res = await request(route, {});
+      expect(res.status).toBe(401);
+      expect(res.json).toEqual({ error: "unauthenticated" });
+    });
+
+    it("answers 401 to a garbage API key, in either header", async () => {
+      for (const credential of [
+        { key: "aar_live_garbage" },
+        { key: `aar_live_${"A".repeat(43)}` },
+        { headers: { authorization: `Bearer aar_test_${"B".repeat(43)}` } },
+        { headers: { authorization: "Bearer garbage" } },
+        { headers: { authorization: "Basic Zm9vOmJhcg==" } },
+      ]) {
+        const res = await request(route, credential);
+        expect(res.status).toBe(401);
+        expect(res.json).toEqual({ error: "unauthenticated" });
+      }
+    });
+
+    it("answers 401 to an expired session", async () => {
+      const res = await request(route, { token: await sessionToken({}, { expiresIn: "-5m" }) });
+      expect(res.status).toBe(401);
+    });
+
+    it("answers 401 to a revoked key on the very next request", async () => {
+      const org = await newOrg();
+      const { id, key } = await org.key(ALL_KEY_SCOPES);
+      const revoked = await call(`/v1/api-keys/${id}/revoke`, { method: "POST", token: org.token });
+      expect(revoked.status).toBe(200);
+      const res = await request(route, { key });
+      expect(res.status).toBe(401);
+      expect(res.json).toEqual({ error: "unauthenticated" });
+    });
+
+    if (route.sessionOnly) {
+      it("answers 403 session_required to a valid API key", async () => {
+        const org = await newOrg();
+        const { key } = await org.key(ALL_KEY_SCOPES);
+        const res = await request(route, { key });
+        expect(res.status).toBe(403);
+        expect(res.json).toEqual({ error: "session_required" });
+      });
+    }
+
+    if (route.scope) {
+      const accepted = acceptedScopes(route.scope);
+      const details = scopeDetails(route.scope);
+      if (!route.sessionOnly) {
+        it(`answers 403 to a key without ${accepted.join(" or ")}`, async () => {
+          const org = await newOrg();
+          const { key } = await org.key(ALL_KEY_SCOPES.filter((s) => !accepted.includes(s)));
+          const res = await request(route, { key });
+          expect(res.status).toBe(403);
+          expect(res.json).toEqual({ error: "insufficient_scope", details });
+        });
+        if (accepted.length > 1) {
+          it.each(accepted)("lets a key with only %s past the scope check", async (scope) => {
+            const org = await newOrg();
+            const { key } = await org.key([scope]);
+            const res = await request(route, { key });
+            expect(res.status).not.toBe(401);
+            expect(res.status).not.toBe(403);
+          });
+        }
+      }
+      it(`answers 403 to a member session without ${accepted.join(" or ")}`, async () => {
+        const org = await newOrg();
+        const other = await newOrg();
+        await addMember(org.id, other.subject, "member");
+        const res = await request(route, { token: other.token, headers: { "x-org-id": org.id } });
+        expect(res.status).toBe(403);
+        expect(res.json).toEqual({ error: "insufficient_scope", details });
+      });
+    }
+
+    if (route.resource) {
+      const make = route.resource;
+      it("answers 404 for another org's resource", async () => {
+        const owner = await newOrg();
+        const id = await make(owner);
+        const intruder = await newOrg();
+        const credential = route.sessionOnly
+          ? { token: intruder.token }
+          : { key: (await intruder.key()).key };
+        const res = await call(pathFor(route, id), {
+          method: route.method,
+          body: route.body,
+          ...credential,
+        });
+        expect(res.status).toBe(404);
+        expect(res.json).toEqual({ error: "not_found" });
+      });
+
+      it("answers 404 for an id that is not a uuid", async () => {
+        const org = await newOrg();
+        const credential = route.sessionOnly
+          ? { token: org.token }
+          : { key: (await org.key()).key };
+        const res = await call(pathFor(route, "not-a-uuid"), {
+          method: route.method,
+          body: route.body,
+          ...credential,
+        });
+        expect(res.status).toBe(404);
+      });
+    }
+  });
+}
