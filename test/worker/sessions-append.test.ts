@@ -1,13 +1,12 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { canonicalize } from "../../src/ledger/canonical";
-import { ledgerOf } from "../../src/ledger/ledger";
-import { call, type TestOrg } from "./support/api";
+import { call } from "./support/api";
 import {
   appendEvents,
   buildChain,
   createSession,
   entriesOf,
+  recordDiedBatch,
   setup,
   sha256Hex,
   storedCount,
@@ -179,30 +178,6 @@ describe("POST /v1/sessions/{id}/events", () => {
 });
 
 describe("a batch whose request died after the ledger object recorded it", () => {
-  // What a request hands the ledger object before writing (src/sessions/ingest.ts), written
-  // here by hand to stand for a request that died right after its append.
-  async function diedAfterAppend(org: TestOrg, id: string, events: WireEvent[]) {
-    const first = events[0] as WireEvent;
-    const payload = {
-      object: "session_events",
-      session_id: id,
-      from: first.sequence,
-      to: events.at(-1)?.sequence,
-      prev_hash: first.prev_hash,
-      head_hash: events.at(-1)?.hash,
-      signed_events: 0,
-      key_ids: [],
-    };
-    return ledgerOf(env, org.id).appendDeferred(org.id, {
-      type: "session.events_appended",
-      actor: { type: "user", id: "died" },
-      subject: { type: "session", id },
-      digest: `sha256:${await sha256Hex(canonicalize(payload))}`,
-      once: [`session.events_appended:${id}:${first.sequence}`],
-      attachment: JSON.stringify({ receivedAt: new Date().toISOString(), events }),
-    });
-  }
-
   it("is finished by its retry, which answers 201 (it stored it), then 200", async () => {
     const { org, agent, owner } = await setup();
     const events = await buildChain(owner, 2);
@@ -216,7 +191,7 @@ describe("a batch whose request died after the ledger object recorded it", () =>
       { ...owner, after: { sequence: 2, hash: events[1]?.hash as string } },
       2,
     );
-    const { entry } = await diedAfterAppend(org, id, batch);
+    const { entry } = await recordDiedBatch(org, id, batch);
     const res = await appendEvents(org, id, batch);
     expect(res.status).toBe(201);
     expect((await appendEvents(org, id, batch)).status).toBe(200);
@@ -240,7 +215,7 @@ describe("a batch whose request died after the ledger object recorded it", () =>
     const id = created.json.id as string;
     const head = { sequence: 2, hash: events[1]?.hash as string };
     const dead = await buildChain({ ...owner, after: head }, 3);
-    await diedAfterAppend(org, id, dead);
+    await recordDiedBatch(org, id, dead);
     const res = await appendEvents(
       org,
       id,

@@ -13,6 +13,7 @@ import {
   entriesOf,
   expectBreak,
   type Owner,
+  recordDiedBatch,
   setup,
   sha256Hex,
   signEvent,
@@ -505,25 +506,7 @@ describe("a write that died and whose draft the ledger object no longer holds (a
   // The entry a request hands the ledger object before writing, without the draft it keeps
   // for 24 hours: what a retry finds once that draft expired.
   async function diedLongAgo(org: TestOrg, id: string, events: WireEvent[]) {
-    const first = events[0] as WireEvent;
-    const payload = {
-      object: "session_events",
-      session_id: id,
-      from: first.sequence,
-      to: events.at(-1)?.sequence,
-      prev_hash: first.prev_hash,
-      head_hash: events.at(-1)?.hash,
-      signed_events: 0,
-      key_ids: [],
-    };
-    const recorded = await ledgerOf(env, org.id).appendDeferred(org.id, {
-      type: "session.events_appended",
-      actor: { type: "user", id: "died" },
-      subject: { type: "session", id },
-      digest: `sha256:${await sha256Hex(canonicalize(payload))}`,
-      once: [`session.events_appended:${id}:${first.sequence}`],
-      attachment: JSON.stringify({ receivedAt: new Date().toISOString(), events }),
-    });
+    const recorded = await recordDiedBatch(org, id, events);
     await expireDrafts(org);
     return recorded;
   }

@@ -1,6 +1,8 @@
+import { env } from "cloudflare:test";
 import { CompactSign } from "jose";
 import { expect } from "vitest";
 import { canonicalize } from "../../../src/ledger/canonical";
+import { ledgerOf } from "../../../src/ledger/ledger";
 import { call, newOrg, type TestOrg } from "./api";
 import { ownerSql } from "./db";
 import { type AgentKeyPair, newAgent } from "./identity";
@@ -219,4 +221,31 @@ export function flipOneCharacter(signature: string): string {
 /** One assessment of a fresh payment mandate in the org, as its owner (live): its id. */
 export async function assessOnce(org: TestOrg, key?: string): Promise<string> {
   return (await assessPayment(org, key)).assessmentId;
+}
+
+/**
+ * Stands for an append request that died right after the ledger object recorded its batch: the
+ * entry and the draft the request hands the ledger object before writing (src/sessions/
+ * ingest.ts), written here by hand, with no rows behind them.
+ */
+export async function recordDiedBatch(org: TestOrg, id: string, events: WireEvent[]) {
+  const first = events[0] as WireEvent;
+  const payload = {
+    object: "session_events",
+    session_id: id,
+    from: first.sequence,
+    to: events.at(-1)?.sequence,
+    prev_hash: first.prev_hash,
+    head_hash: events.at(-1)?.hash,
+    signed_events: 0,
+    key_ids: [],
+  };
+  return ledgerOf(env, org.id).appendDeferred(org.id, {
+    type: "session.events_appended",
+    actor: { type: "user", id: "died" },
+    subject: { type: "session", id },
+    digest: `sha256:${await sha256Hex(canonicalize(payload))}`,
+    once: [`session.events_appended:${id}:${first.sequence}`],
+    attachment: JSON.stringify({ receivedAt: new Date().toISOString(), events }),
+  });
 }
