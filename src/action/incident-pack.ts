@@ -3,12 +3,12 @@ import { actionDecisions, actionMandates, actionRedemptions, auditEntries } from
 import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext } from "../http/context";
-import { canonicalize } from "../ledger/canonical";
 import { toLedgerEntry } from "../ledger/chain";
-import { utf8 } from "../ledger/digest";
 import { anchorNow, ledgerOf } from "../ledger/ledger";
 import { entryRecord } from "../ledger/ledger-rows";
 import type { InclusionAnswer } from "../ledger/org-ledger";
+import { canonicalize } from "../lib/canonical";
+import { utf8 } from "../lib/encoding";
 import { signer } from "../signing/signer";
 import { grantClaimsOf, PACK_TYP } from "./grant";
 import {

@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../errors";
-import { canonicalize } from "../ledger/canonical";
-import { bytesToHex, sha256, utf8 } from "../ledger/digest";
+import { canonicalize } from "../lib/canonical";
+import { sha256 } from "../lib/digest";
+import { toHex, utf8 } from "../lib/encoding";
 import {
   isMandateType,
   MANDATE_TYPES,
@@ -279,5 +280,5 @@ export function mandateCanonicalHash(
     ...(agentId === null ? {} : { agent_id: agentId }),
     ...(cardRef === null ? {} : { agent_card_ref: cardRef }),
   };
-  return bytesToHex(sha256(utf8(canonicalize(hashed))));
+  return toHex(sha256(utf8(canonicalize(hashed))));
 }

@@ -1,4 +1,5 @@
-import { base64url, sha256Hex } from "../lib/encoding";
+import { sha256Hex } from "../lib/digest";
+import { base64url } from "../lib/encoding";
 
 export const API_KEY_MODES = ["live", "test"] as const;
 export type ApiKeyMode = (typeof API_KEY_MODES)[number];
@@ -26,7 +27,7 @@ export async function generateApiKey(mode: ApiKeyMode): Promise<NewApiKey> {
   };
 }
 
-export function hashApiKey(key: string): Promise<string> {
+export function hashApiKey(key: string): string {
   return sha256Hex(key);
 }
 

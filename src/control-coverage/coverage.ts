@@ -12,8 +12,9 @@ import {
 } from "../db/schema";
 import { orgBatch } from "../db/tenant";
 import type { AppContext } from "../http/context";
-import { canonicalize } from "../ledger/canonical";
-import { bytesToHex, sha256, utf8 } from "../ledger/digest";
+import { canonicalize } from "../lib/canonical";
+import { sha256 } from "../lib/digest";
+import { toHex, utf8 } from "../lib/encoding";
 import { type EffectFacts, effectGaps, type Gap, neverRedeemedGap } from "./gaps";
 
 /** At most this many effects (and as many unredeemed grants) are evaluated per computation. */
@@ -285,5 +286,5 @@ export function effectsDigest(read: Awaited<ReturnType<typeof readCoverage>>): s
   const pairs = read.effects
     .slice(0, MAX_EFFECTS)
     .map((r) => [r.effect.id, r.effect.auditSequence]);
-  return `sha256:${bytesToHex(sha256(utf8(canonicalize(pairs))))}`;
+  return `sha256:${toHex(sha256(utf8(canonicalize(pairs))))}`;
 }

@@ -5,10 +5,11 @@ import { actionDecisions, auditEntries, controlEffects } from "../db/schema";
 import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext } from "../http/context";
-import { canonicalize } from "../ledger/canonical";
-import { bytesToHex, sha256, utf8 } from "../ledger/digest";
 import { recordDeferred } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
+import { canonicalize } from "../lib/canonical";
+import { sha256 } from "../lib/digest";
+import { toHex, utf8 } from "../lib/encoding";
 import { newId } from "../lib/ids";
 import type { CreateControlEffect } from "../routes/control-coverage-schemas";
 
@@ -74,7 +75,7 @@ function claimOf(gate: { type: GateType; id: string } | null, grantOfDecision: s
 
 /** The ledger's once key of a report: its mode, observer and reference, whatever they contain. */
 function onceKey(livemode: boolean, observer: string, reference: string): string {
-  const digest = bytesToHex(sha256(utf8(canonicalize([livemode, observer, reference]))));
+  const digest = toHex(sha256(utf8(canonicalize([livemode, observer, reference]))));
   return `control_effect.observed:${digest}`;
 }
 

@@ -1,10 +1,10 @@
 import { caller } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext } from "../http/context";
-import { canonicalize } from "../ledger/canonical";
 import { logIdFor } from "../ledger/checkpoint";
-import { utf8 } from "../ledger/digest";
 import { record } from "../ledger/ledger";
+import { canonicalize } from "../lib/canonical";
+import { utf8 } from "../lib/encoding";
 import { newId } from "../lib/ids";
 import { signer } from "../signing/signer";
 import { coverageOf, effectsDigest, type Period, readCoverage } from "./coverage";

@@ -39,8 +39,8 @@ import {
   type JWK,
   type ProtectedHeaderParameters,
 } from "jose";
-import { canonicalize } from "../ledger/canonical";
-import { payloadDigest } from "../ledger/digest";
+import { canonicalize } from "../lib/canonical";
+import { payloadDigest } from "../lib/digest";
 import { base64url } from "../lib/encoding";
 import {
   type CardReason,

@@ -1,5 +1,6 @@
-import { canonicalize } from "./canonical";
-import { bytesToHex, hashBytes, sha256, utf8 } from "./digest";
+import { canonicalize } from "../lib/canonical";
+import { sha256 } from "../lib/digest";
+import { hashBytes, toHex, utf8 } from "../lib/encoding";
 
 /** The prev_hash of sequence 1: 32 zero bytes. */
 export const GENESIS_HASH = "0".repeat(64);
@@ -59,7 +60,7 @@ export function entryHash(prevHashHex: string, entry: LedgerEntry): string {
     digest: entry.digest,
     time: entry.time,
   };
-  return bytesToHex(sha256(hashBytes(prevHashHex, "prev_hash"), utf8(canonicalize(hashed))));
+  return toHex(sha256(hashBytes(prevHashHex, "prev_hash"), utf8(canonicalize(hashed))));
 }
 
 /**
@@ -67,7 +68,7 @@ export function entryHash(prevHashHex: string, entry: LedgerEntry): string {
  * 32-byte entry hash, so a Merkle proof about a leaf is a proof about one chained entry.
  */
 export function leafHash(entryHashHex: string): string {
-  return bytesToHex(sha256(LEAF_PREFIX, hashBytes(entryHashHex, "entry hash")));
+  return toHex(sha256(LEAF_PREFIX, hashBytes(entryHashHex, "entry hash")));
 }
 
 function party(p: Party): Party {

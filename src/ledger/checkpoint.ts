@@ -1,12 +1,12 @@
+import { sha256 } from "../lib/digest";
 import {
   base64ToBytes,
   base64UrlToBytes,
   bytesToBase64,
-  bytesToHex,
   hashBytes,
-  sha256,
+  toHex,
   utf8,
-} from "./digest";
+} from "../lib/encoding";
 
 /** The JWS `typ` of a signed checkpoint note. */
 export const CHECKPOINT_TYP = "tlog-checkpoint";
@@ -22,7 +22,7 @@ const DECIMAL = /^(?:0|[1-9][0-9]*)$/;
  * hides the org id as well as the id itself is unguessable (UUIDv7: 74 random bits).
  */
 export function logIdFor(orgId: string): string {
-  return bytesToHex(sha256(utf8(`agent-risk/log/v1\n${orgId}`)).slice(0, 16));
+  return toHex(sha256(utf8(`agent-risk/log/v1\n${orgId}`)).slice(0, 16));
 }
 
 export function checkpointOrigin(logId: string): string {
@@ -80,7 +80,7 @@ export function parseCheckpointNote(note: string): CheckpointFields & { origin: 
     origin,
     logId,
     treeSize: Number(size),
-    rootHash: bytesToHex(rootBytes),
+    rootHash: toHex(rootBytes),
     time: time.slice(5),
   };
 }

@@ -1,8 +1,8 @@
 import type { Actor, Caller } from "../auth/caller";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
+import { payloadDigest } from "../lib/digest";
 import type { Party } from "./chain";
-import { payloadDigest } from "./digest";
 import { LEDGER_UNAVAILABLE } from "./ledger-postgres";
 import type { Appended, DeferredAppend, OrgLedger } from "./org-ledger";
 

@@ -1,4 +1,5 @@
-import { bytesToHex, hashBytes, sha256 } from "./digest";
+import { sha256 } from "../lib/digest";
+import { hashBytes, toHex } from "../lib/encoding";
 
 /**
  * RFC 6962 / RFC 9162 Merkle tree over leaf hashes (see chain.ts leafHash; this module never
@@ -18,7 +19,7 @@ const NODE_PREFIX = new Uint8Array([0x01]);
 
 /** Interior node: hex(SHA-256(0x01 || left || right)). */
 export function nodeHash(leftHex: string, rightHex: string): string {
-  return bytesToHex(sha256(NODE_PREFIX, hashBytes(leftHex, "left"), hashBytes(rightHex, "right")));
+  return toHex(sha256(NODE_PREFIX, hashBytes(leftHex, "left"), hashBytes(rightHex, "right")));
 }
 
 /**

@@ -1,3 +1,5 @@
+import { sha256 } from "../lib/digest";
+import { toHex, utf8 } from "../lib/encoding";
 import { entryHash, GENESIS_HASH, leafHash, type Party, toLedgerEntry } from "./chain";
 import {
   authenticateCheckpoint,
@@ -6,7 +8,6 @@ import {
   logIdFor,
   type VerificationKey,
 } from "./checkpoint";
-import { bytesToHex, sha256, utf8 } from "./digest";
 import { EMPTY_ROOT, Frontier, verifyConsistency } from "./merkle";
 
 export type { VerificationKey } from "./checkpoint";
@@ -208,5 +209,5 @@ export class AuditVerifier {
 /** The Merkle leaf of a stored hash; a malformed one still gets a (never matching) leaf. */
 function leafOf(stored: string): string {
   if (/^[0-9a-fA-F]{64}$/.test(stored)) return leafHash(stored);
-  return bytesToHex(sha256(new Uint8Array([0]), utf8(String(stored))));
+  return toHex(sha256(new Uint8Array([0]), utf8(String(stored))));
 }

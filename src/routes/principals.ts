@@ -23,8 +23,8 @@ import {
   openPersonalData,
   sealPersonalData,
 } from "../identity/personal-data";
-import { payloadDigest } from "../ledger/digest";
 import { record } from "../ledger/ledger";
+import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
 
 const PRINCIPAL_TYPES = ["individual", "company"] as const;

@@ -1,6 +1,7 @@
 import type { SESSION_EVENT_TYPES } from "../db/schema";
-import { canonicalize } from "../ledger/canonical";
-import { bytesToHex, sha256, utf8 } from "../ledger/digest";
+import { canonicalize } from "../lib/canonical";
+import { sha256 } from "../lib/digest";
+import { toHex, utf8 } from "../lib/encoding";
 import { checkSignature, type KeyCache, type SessionKey, signatureKid } from "./signature";
 
 /**
@@ -73,7 +74,7 @@ export function canonicalEvent(chained: ChainedEvent): string {
 
 /** `hex(SHA-256(UTF-8(JCS(event))))`. */
 export function hashOf(canonical: string): string {
-  return bytesToHex(sha256(utf8(canonical)));
+  return toHex(sha256(utf8(canonical)));
 }
 
 export const BREAK_REASONS = [

@@ -6,11 +6,11 @@ import { agents, auditEntries, sessionEvents, sessions } from "../db/schema";
 import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext } from "../http/context";
-import { canonicalize } from "../ledger/canonical";
-import { payloadDigest } from "../ledger/digest";
 import { recordDeferred } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { StoredEntry } from "../ledger/ledger-store";
+import { canonicalize } from "../lib/canonical";
+import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
 import {
   type ChainBreak,

@@ -4,7 +4,7 @@ import { auditEntries, sessionEvents, sessions } from "../db/schema";
 import { orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext } from "../http/context";
-import { payloadDigest } from "../ledger/digest";
+import { payloadDigest } from "../lib/digest";
 import { type ChainBreak, firstBreak, type SessionEventInput } from "./chain";
 import { keyMap, kidsOf, selectKeys } from "./lookups";
 import {

@@ -4,7 +4,6 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { canonicalize } from "../../src/ledger/canonical";
 import {
   entryHash,
   GENESIS_HASH,
@@ -19,17 +18,6 @@ import {
   logIdFor,
   parseCheckpointNote,
 } from "../../src/ledger/checkpoint";
-import {
-  base64ToBytes,
-  base64UrlToBytes,
-  bytesToBase64,
-  bytesToBase64Url,
-  bytesToHex,
-  hexToBytes,
-  payloadDigest,
-  sha256,
-  utf8,
-} from "../../src/ledger/digest";
 import {
   ExportFormatError,
   formatCheckpointLine,
@@ -58,6 +46,17 @@ import {
   type VerificationKey,
   type VerifyReport,
 } from "../../src/ledger/verify";
+import { canonicalize } from "../../src/lib/canonical";
+import { payloadDigest, sha256 } from "../../src/lib/digest";
+import {
+  base64ToBytes,
+  base64UrlToBytes,
+  base64url,
+  bytesToBase64,
+  hexToBytes,
+  toHex,
+  utf8,
+} from "../../src/lib/encoding";
 
 const sha256Hex = (...parts: (string | Uint8Array)[]) => {
   const h = createHash("sha256");
@@ -134,14 +133,14 @@ describe("canonicalize (RFC 8785)", () => {
 
 describe("digest helpers", () => {
   it("hashes, encodes and decodes", () => {
-    expect(bytesToHex(sha256(utf8("ab"), utf8("c")))).toBe(sha256Hex("abc"));
-    expect(bytesToHex(hexToBytes("00ff10AB"))).toBe("00ff10ab");
+    expect(toHex(sha256(utf8("ab"), utf8("c")))).toBe(sha256Hex("abc"));
+    expect(toHex(hexToBytes("00ff10AB"))).toBe("00ff10ab");
     expect(() => hexToBytes("abc")).toThrow();
     const bytes = Uint8Array.from({ length: 40 }, (_, i) => i * 7);
     expect(bytesToBase64(bytes)).toBe(Buffer.from(bytes).toString("base64"));
     expect(base64ToBytes(bytesToBase64(bytes))).toEqual(bytes);
-    expect(bytesToBase64Url(bytes)).toBe(Buffer.from(bytes).toString("base64url"));
-    expect(base64UrlToBytes(bytesToBase64Url(bytes))).toEqual(bytes);
+    expect(base64url(bytes)).toBe(Buffer.from(bytes).toString("base64url"));
+    expect(base64UrlToBytes(base64url(bytes))).toEqual(bytes);
     expect(() => base64ToBytes("AB==")).toThrow(); // non-zero unused bits: not canonical
     expect(() => base64ToBytes("AA")).toThrow(); // padding required
   });

@@ -13,7 +13,7 @@ import {
   MAX_REASONS,
   verifyAgentCard,
 } from "../../src/identity/agent-card";
-import { canonicalize } from "../../src/ledger/canonical";
+import { canonicalize } from "../../src/lib/canonical";
 import { base64url } from "../../src/lib/encoding";
 
 // The AP2 sample merchant's A2A 0.3 card (shared/reference/a2a/merchant_agent_card_v0.3.json).

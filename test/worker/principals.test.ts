@@ -1,6 +1,6 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { payloadDigest } from "../../src/ledger/digest";
+import { payloadDigest } from "../../src/lib/digest";
 import { fromBase64url } from "../../src/lib/encoding";
 import worker from "../../workers/main";
 import { call, newOrg } from "./support/api";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalize } from "../../src/ledger/canonical";
+import { canonicalize } from "../../src/lib/canonical";
 import { call } from "./support/api";
 import {
   appendEvents,

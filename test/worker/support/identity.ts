@@ -1,5 +1,5 @@
 import { CompactSign, calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from "jose";
-import { canonicalize } from "../../../src/ledger/canonical";
+import { canonicalize } from "../../../src/lib/canonical";
 import { call, type TestOrg } from "./api";
 
 /** Creates a principal in the org (as its owner) and returns its id. */

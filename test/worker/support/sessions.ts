@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { CompactSign } from "jose";
 import { expect } from "vitest";
-import { canonicalize } from "../../../src/ledger/canonical";
 import { ledgerOf } from "../../../src/ledger/ledger";
+import { canonicalize } from "../../../src/lib/canonical";
 import { call, newOrg, type TestOrg } from "./api";
 import { ownerSql } from "./db";
 import { type AgentKeyPair, newAgent } from "./identity";
