@@ -1,5 +1,5 @@
 /**
- * Verifying an agent-risk artifact receipt and its anchor offline (docs/evidence.md), with
+ * Verifying an agent-risk artifact receipt and its anchor offline (docs/artifacts.md), with
  * node:crypto only: no service library, no network. Fetch the key set yourself from
  * `https://<service>/.well-known/jwks.json` (or the trust list) and the proof from the public
  * `GET /v1/verify/artifact?receipt=…` (its `anchor`) or `GET /v1/transparency/proofs/{leaf}`.

@@ -1,7 +1,7 @@
 /**
  * Matching an observed effect against the gate it names, apart from HTTP and SQL: the facts
  * come in (src/control-coverage/coverage.ts reads them in one batch), the gaps go out. An effect with
- * no gap is gated. The rules are docs/evidence.md's "Control coverage".
+ * no gap is gated. The rules are docs/control-coverage.md's "Matching an effect to its gate".
  */
 
 export const GAP_CODES = [

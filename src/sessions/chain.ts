@@ -5,7 +5,7 @@ import { toHex, utf8 } from "../lib/encoding";
 import { checkSignature, type KeyCache, type SessionKey, signatureKid } from "./signature";
 
 /**
- * The session chain (docs/evidence.md#sessions): each event is hashed in its RFC 8785 form,
+ * The session chain (docs/sessions.md#the-chained-event): each event is hashed in its RFC 8785 form,
  * which names the session, the agent, its position and the previous event's hash, so an event
  * can be neither moved, nor dropped, nor replayed into another session or agent.
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type EffectFacts, effectGaps } from "../../src/control-coverage/gaps";
 
-// The matching rules of docs/evidence.md ("Control coverage") at their edges, without a
+// The matching rules of docs/control-coverage.md at their edges, without a
 // database: the HTTP suite (test/worker/control-coverage.test.ts) covers the whole world.
 
 const REDEEMED = new Date("2026-03-01T10:00:00.600Z");

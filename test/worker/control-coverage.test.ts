@@ -26,10 +26,10 @@ interface Pruning {
   store: { pruneAttachments(before: number): void };
 }
 
-// docs/evidence.md, "Control coverage": observers report effects; each is matched to the gate
+// docs/control-coverage.md: observers report effects; each is matched to the gate
 // it names; the coverage lists every gap; the report signs it with its disclosures.
 
-/** What every report discloses, word for word (docs/evidence.md). */
+/** What every report discloses, word for word (docs/control-coverage.md#the-signed-report). */
 const DISCLOSURES = {
   observed:
     "Effects are what executors and observers reported through POST /v1/control-coverage/effects; " +

@@ -24,7 +24,7 @@ import {
   ZERO,
 } from "./support/sessions";
 
-// Creating agent sessions (docs/evidence.md#sessions): the chain checks, retries, races.
+// Creating agent sessions (docs/sessions.md#post-v1sessions): the chain checks, retries, races.
 
 describe("POST /v1/sessions", () => {
   it("stores a valid unsigned chain: 201, the session, its events and its ledger entry", async () => {

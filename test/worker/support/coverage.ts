@@ -3,7 +3,7 @@ import { CAPTURE, decide, newMandate, redeem } from "./action";
 import { call, type TestOrg } from "./api";
 import { agentOf, assessOk, createPolicy, jcs, payment } from "./assess";
 
-/** Helpers of the control-coverage suite (docs/evidence.md, "Control coverage"). */
+/** Helpers of the control-coverage suite (docs/control-coverage.md). */
 
 export type Json = Record<string, any>;
 

@@ -9,7 +9,7 @@ import { type AgentKeyPair, newAgent } from "./identity";
 import { assessOnce as assessPayment } from "./routes";
 
 /**
- * Builds session chains as an agent would (docs/evidence.md#sessions), with WebCrypto's SHA-256
+ * Builds session chains as an agent would (docs/sessions.md#the-chained-event), with WebCrypto's SHA-256
  * and jose's signer rather than the service's own code.
  */
 
