@@ -55,7 +55,7 @@ export const Artifact = z
     livemode: z.boolean(),
     created: z.string(),
     receipt: z.string().openapi({
-      description: "Compact JWS (EdDSA, `typ` artifact-receipt+jwt), see docs/evidence.md",
+      description: "Compact JWS (EdDSA, `typ` artifact-receipt+jwt), see docs/artifacts.md",
     }),
     audit: Audit,
   })

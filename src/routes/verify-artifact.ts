@@ -17,7 +17,7 @@ const route = createRoute({
   description:
     "Always 200 with a verdict for well-formed input; 400 when neither `receipt` nor `digest` " +
     "is given, one is malformed, or another parameter is given. With a digest alone `valid` " +
-    "is null and the answer is `digest.registered`. See docs/evidence.md for the checks, in order.",
+    "is null and the answer is `digest.registered`. See docs/artifacts.md for the checks, in order.",
   request: { query: VerifyArtifactQuery },
   responses: {
     200: json(ArtifactVerification, "The verdict"),
