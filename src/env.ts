@@ -51,8 +51,21 @@ export interface Env {
    * (tests, development) any http(s) URL, such as the local fake; in production https only.
    */
   STRIPE_API_BASE?: string;
-  /** `production`, `development` or `test`. */
+  /** `production`, `development` or `test`; read it through `modeOf`. */
   ENVIRONMENT?: string;
+}
+
+export type EnvironmentMode = "production" | "development" | "test";
+
+/**
+ * The environment's mode, the one reading of ENVIRONMENT. Anything but exactly `development` or
+ * `test` (unset, misspelled, `staging`) is production: a misconfigured deployment gets the
+ * strict behaviour, never a development shortcut.
+ */
+export function modeOf(env: { ENVIRONMENT?: string }): EnvironmentMode {
+  return env.ENVIRONMENT === "development" || env.ENVIRONMENT === "test"
+    ? env.ENVIRONMENT
+    : "production";
 }
 
 export const SERVICE_NAME = "agent-risk";

@@ -1,4 +1,5 @@
 import type { SpendState } from "../billing/plans";
+import { logError } from "../lib/log";
 import { aggregateValues } from "../rules/aggregates";
 import type { AssessmentRecord } from "./outcome";
 import { normalizeRules, PolicyRules } from "./policy-rules";
@@ -68,7 +69,7 @@ function readRules(context: AssessContext): Rules | "unreadable" | null {
     try {
       rules = parsed.success ? normalizeRules(parsed.data) : "unreadable";
     } catch (error) {
-      console.error(JSON.stringify({ msg: "policy rules do not compile", error: String(error) }));
+      logError("policy rules do not compile", { error: String(error) });
       rules = "unreadable";
     }
   }

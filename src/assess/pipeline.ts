@@ -2,12 +2,13 @@ import { calculateJwkThumbprint } from "jose";
 import type { Caller } from "../auth/caller";
 import { guardSpend } from "../billing/guard";
 import { caller } from "../db/tenant";
-import type { Env } from "../env";
+import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
 import type { AppContext } from "../http/context";
 import { recordDeferred } from "../ledger/ledger";
 import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
+import { logError } from "../lib/log";
 import { recordInputs } from "../rules/inputs";
 import { signer } from "../signing/signer";
 import { livemodeOf, loadContext } from "./context";
@@ -302,9 +303,7 @@ function component(
     if (faults.has(name)) throw new Error(`injected fault: ${name}`);
     return run();
   } catch (error) {
-    console.error(
-      JSON.stringify({ message: "assess component failed", component: name, error: String(error) }),
-    );
+    logError("assess component failed", { component: name, error: String(error) });
     return error instanceof Error ? error : new Error(String(error));
   }
 }
@@ -314,6 +313,6 @@ function component(
  * is honoured when ENVIRONMENT is `test` and ignored everywhere else.
  */
 function injectedFaults(env: Env): Set<string> {
-  if (env.ENVIRONMENT !== "test" || !env.TEST_FAULTS) return new Set();
+  if (modeOf(env) !== "test" || !env.TEST_FAULTS) return new Set();
   return new Set(env.TEST_FAULTS.split(","));
 }

@@ -3,6 +3,7 @@ import { caller } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { errorResponse } from "../http/errors";
+import { logError } from "../lib/log";
 import { readCredential } from "./credential";
 import type { ScopeRequirement } from "./scopes";
 
@@ -34,7 +35,7 @@ export function authorize(
     // Safety net: a route that answered success without ever establishing its caller skipped
     // authentication; never let that answer out.
     if (c.res.status < 400 && !c.get("auth")?.caller) {
-      console.error(JSON.stringify({ msg: "route answered without a caller", path: c.req.path }));
+      logError("route answered without a caller", { path: c.req.path });
       c.res = errorResponse(c, new ApiError("internal_error"));
     }
   };

@@ -6,7 +6,7 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from "jose";
-import type { Env } from "../env";
+import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
 
 export interface SessionIdentity {
@@ -27,7 +27,7 @@ function keySet(env: Env): JWTVerifyGetKey {
   if (set) return set;
   if (env.IDP_JWKS_URL) {
     const url = new URL(env.IDP_JWKS_URL);
-    if (url.protocol !== "https:" && env.ENVIRONMENT === "production") {
+    if (url.protocol !== "https:" && modeOf(env) === "production") {
       throw new ApiError("identity_provider_unavailable");
     }
     set = createRemoteJWKSet(url, { timeoutDuration: 5000 });

@@ -1,5 +1,6 @@
 import type { Env } from "../env";
 import { ApiError } from "../errors";
+import { logError } from "../lib/log";
 import { outboundPolicy } from "../net/outbound";
 import { CURRENCY, PLANS, type PlanId } from "./plans";
 
@@ -96,21 +97,18 @@ export function stripe(env: Env): BillingProvider {
           signal: AbortSignal.timeout(10_000),
         });
       } catch (error) {
-        console.error(JSON.stringify({ msg: "stripe unreachable", error: String(error) }));
+        logError("stripe unreachable", { error: String(error) });
         throw new ApiError("billing_provider_unavailable");
       }
       const body = (await response.json().catch(() => null)) as Record<string, unknown> | null;
       if (!response.ok || !body || typeof body.id !== "string" || typeof body.url !== "string") {
         // Stripe's error type and code only: the body may echo request fields.
         const error = (body?.error ?? {}) as Record<string, unknown>;
-        console.error(
-          JSON.stringify({
-            msg: "stripe checkout failed",
-            status: response.status,
-            type: error.type,
-            code: error.code,
-          }),
-        );
+        logError("stripe checkout failed", {
+          status: response.status,
+          type: error.type,
+          code: error.code,
+        });
         throw new ApiError("billing_provider_unavailable");
       }
       return { id: body.id, url: body.url, expires_at: Number(body.expires_at ?? 0) };

@@ -1,6 +1,6 @@
 import { NeonDbError, neon, neonConfig } from "@neondatabase/serverless";
 import { drizzle, type NeonHttpDatabase } from "drizzle-orm/neon-http";
-import type { Env } from "../env";
+import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
 import * as schema from "./schema";
 
@@ -17,7 +17,7 @@ const clients = new Map<string, Database>();
 export function database(env: Env): Database {
   const url = env.DATABASE_URL;
   if (!url) throw new ApiError("database_unavailable");
-  if (env.LOCAL_SQL_ENDPOINT === "true" && env.ENVIRONMENT !== "production") {
+  if (env.LOCAL_SQL_ENDPOINT === "true" && modeOf(env) !== "production") {
     // The connection string's own host and port name the local endpoint, so every client
     // carries its destination and nothing global changes between requests.
     neonConfig.fetchEndpoint = (host, port) => `http://${host}:${port}/sql`;

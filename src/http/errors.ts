@@ -4,6 +4,7 @@ import type { ZodError } from "zod";
 import { isDatabaseUnavailable, sqlState } from "../db/client";
 import { caller } from "../db/tenant";
 import { ApiError, type ErrorCode } from "../errors";
+import { logError } from "../lib/log";
 import type { AppEnv } from "./context";
 
 export function errorResponse(c: Context, error: ApiError): Response {
@@ -60,15 +61,12 @@ export const onError: ErrorHandler<AppEnv> = async (err, c) => {
     }
   }
   if (error.status >= 500) {
-    console.error(
-      JSON.stringify({
-        msg: "request failed",
-        requestId: c.get("requestId"),
-        code: error.code,
-        error: err instanceof Error ? err.message : String(err),
-        sqlstate: sqlState(err),
-      }),
-    );
+    logError("request failed", {
+      requestId: c.get("requestId"),
+      code: error.code,
+      error: err instanceof Error ? err.message : String(err),
+      sqlstate: sqlState(err),
+    });
   }
   return errorResponse(c, error);
 };

@@ -25,6 +25,7 @@
 import type { Env } from "../env";
 import { ApiError } from "../errors";
 import { base64url, fromBase64url } from "../lib/encoding";
+import { logError } from "../lib/log";
 
 /** The imported master key. Its key wraps and unwraps data keys only, and cannot be exported. */
 export interface MasterKey {
@@ -84,7 +85,7 @@ export async function masterKey(env: Env): Promise<MasterKey> {
   try {
     return await pending;
   } catch (cause) {
-    console.error(JSON.stringify({ msg: "principal master key unusable" }));
+    logError("principal master key unusable");
     throw new ApiError("encryption_key_unavailable", undefined, { cause });
   }
 }

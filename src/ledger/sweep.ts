@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { database } from "../db/client";
 import type { Env } from "../env";
+import { logError } from "../lib/log";
 import { ledgerOf } from "./ledger";
 import { anchorDelay } from "./org-ledger";
 
@@ -25,7 +26,7 @@ export async function anchorPendingLedgers(
     rows.map(({ org_id }) => ledgerOf(env, org_id).anchor(org_id)),
   );
   const failed = results.filter((r) => r.status === "rejected").length;
-  if (failed > 0) console.error(JSON.stringify({ msg: "anchoring sweep failures", failed }));
+  if (failed > 0) logError("anchoring sweep failures", { failed });
   return { anchored: results.length - failed, failed };
 }
 

@@ -1,3 +1,4 @@
+import { modeOf } from "../env";
 /**
  * The SSRF guard: every URL the service fetches or posts to (Agent Cards now, webhooks later)
  * passes checkOutboundUrl first, and fetchJson is the one way to read JSON from one.
@@ -26,8 +27,7 @@ export interface OutboundPolicy {
  * including an unset or misspelled ENVIRONMENT, gets the strict policy: fail closed.
  */
 export function outboundPolicy(env: { ENVIRONMENT?: string }): OutboundPolicy {
-  const local = env.ENVIRONMENT === "development" || env.ENVIRONMENT === "test";
-  return local
+  return modeOf(env) !== "production"
     ? { httpsOnly: false, allowLoopback: true }
     : { httpsOnly: true, allowLoopback: false };
 }

@@ -4,7 +4,7 @@ import { livemodeOf } from "../assess/context";
 import { normalizeRules, PolicyRules } from "../assess/policy-rules";
 import { policies } from "../db/schema";
 import { orgBatch } from "../db/tenant";
-import type { Env } from "../env";
+import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { guarded } from "../http/route";
@@ -105,9 +105,7 @@ function readPage(
  */
 function testPageSize(env: Env): { pageSize?: number } {
   const size = Number(env.TEST_BACKTEST_PAGE_SIZE);
-  return env.ENVIRONMENT === "test" && Number.isInteger(size) && size >= 1
-    ? { pageSize: size }
-    : {};
+  return modeOf(env) === "test" && Number.isInteger(size) && size >= 1 ? { pageSize: size } : {};
 }
 
 export function registerPolicyBacktest(app: OpenAPIHono<AppEnv>) {

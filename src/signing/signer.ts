@@ -9,6 +9,7 @@ import {
 } from "jose";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
+import { logError } from "../lib/log";
 
 /** A published verification key: the spec's key set item. */
 export interface PublicSigningKey {
@@ -100,7 +101,7 @@ export async function signer(env: Env): Promise<Signer> {
   try {
     return await pending;
   } catch (cause) {
-    console.error(JSON.stringify({ msg: "signing key unusable" }));
+    logError("signing key unusable");
     throw new ApiError("signing_key_unavailable", undefined, { cause });
   }
 }

@@ -3,6 +3,7 @@ import { database } from "../db/client";
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from "../db/schema";
 import { setTenant } from "../db/tenant";
 import type { Env } from "../env";
+import { logError } from "../lib/log";
 import { OutboundError, outboundPolicy, postBytes } from "../net/outbound";
 import { signer } from "../signing/signer";
 import { type DeliveryMessage, LEASE_SECONDS } from "./enqueue";
@@ -45,7 +46,7 @@ async function deliverMessage(message: Message<unknown>, env: Env): Promise<void
   const body = message.body as Partial<DeliveryMessage> | null;
   if (!isDeliveryMessage(body)) {
     // Nothing can ever make a malformed message deliverable: drop it, loudly.
-    console.error(JSON.stringify({ msg: "webhook message malformed", id: message.id }));
+    logError("webhook message malformed", { id: message.id });
     message.ack();
     return;
   }
@@ -56,13 +57,7 @@ async function deliverMessage(message: Message<unknown>, env: Env): Promise<void
   } catch (error) {
     // The consumer itself failed (database or key unavailable): back off and try again; past
     // the queue's max_retries the message goes to the dead-letter queue.
-    console.error(
-      JSON.stringify({
-        msg: "webhook attempt faulted",
-        delivery: body.delivery_id,
-        error: String(error),
-      }),
-    );
+    logError("webhook attempt faulted", { delivery: body.delivery_id, error: String(error) });
     message.retry({ delaySeconds: Math.min(300, 5 * 2 ** message.attempts) });
   }
 }
@@ -291,9 +286,7 @@ export async function recordDeadLetters(batch: MessageBatch<unknown>, env: Env):
       message.ack();
       continue;
     }
-    console.error(
-      JSON.stringify({ msg: "webhook delivery dead-lettered", delivery: body.delivery_id }),
-    );
+    logError("webhook delivery dead-lettered", { delivery: body.delivery_id });
     try {
       const db = database(env);
       await db.batch([
@@ -310,7 +303,7 @@ export async function recordDeadLetters(batch: MessageBatch<unknown>, env: Env):
       ]);
       message.ack();
     } catch (error) {
-      console.error(JSON.stringify({ msg: "dead letter not recorded", error: String(error) }));
+      logError("dead letter not recorded", { error: String(error) });
       message.retry({ delaySeconds: 60 });
     }
   }

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { type Database, database } from "../db/client";
 import type { Env } from "../env";
 import type { AppContext } from "../http/context";
+import { logError } from "../lib/log";
 
 /** A queue message names one delivery; everything else is read when it is attempted. */
 export type DeliveryMessage = {
@@ -37,7 +38,7 @@ export async function send(env: Env, messages: DeliveryMessage[]): Promise<void>
   if (messages.length === 0) return;
   const queue = env.WEBHOOK_QUEUE;
   if (!queue) {
-    console.error(JSON.stringify({ msg: "webhook queue not bound", deliveries: messages.length }));
+    logError("webhook queue not bound", { deliveries: messages.length });
     return;
   }
   // sendBatch takes at most 100 messages per call.
@@ -54,7 +55,7 @@ export function sendLater(c: AppContext, made: { rows: unknown[] }): void {
   const messages = made.rows as DeliveryMessage[];
   if (messages.length === 0) return;
   const sending = send(c.env, messages).catch((error) =>
-    console.error(JSON.stringify({ msg: "webhook enqueue failed", error: String(error) })),
+    logError("webhook enqueue failed", { error: String(error) }),
   );
   try {
     c.executionCtx.waitUntil(sending);

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { database } from "../db/client";
 import type { Env } from "../env";
+import { logError } from "../lib/log";
 import { signer } from "../signing/signer";
 
 /**
@@ -18,7 +19,7 @@ export async function noteSigningKey(env: Env): Promise<boolean> {
     );
     return rows[0]?.rotated === true;
   } catch (error) {
-    console.error(JSON.stringify({ msg: "signing key not noted", error: String(error) }));
+    logError("signing key not noted", { error: String(error) });
     return false;
   }
 }

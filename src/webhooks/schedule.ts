@@ -1,3 +1,4 @@
+import { logError } from "../lib/log";
 /**
  * When a failed delivery is tried again. The default follows Standard Webhooks (Svix): after the
  * first attempt, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, so eight attempts over about 27
@@ -29,7 +30,7 @@ export function retryDelays(env: { WEBHOOK_RETRY_SCHEDULE?: string }): number[] 
     parts.every((part) => /^\d{1,5}$/.test(part)) &&
     delays.every((d) => d <= MAX_DELAY_SECONDS);
   if (!valid) {
-    console.error(JSON.stringify({ msg: "WEBHOOK_RETRY_SCHEDULE ignored: not 1-8 delays" }));
+    logError("WEBHOOK_RETRY_SCHEDULE ignored: not 1-8 delays");
     return DEFAULT_RETRY_DELAYS;
   }
   return delays;
