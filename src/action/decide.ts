@@ -3,9 +3,8 @@ import type { Caller } from "../auth/caller";
 import { rolesWithScope } from "../auth/scopes";
 import type { Database } from "../db/client";
 import { actionDecisions, actionMandates, agents, auditEntries } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
+import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
-import type { AppContext } from "../http/context";
 import { recordDeferred } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { StoredEntry } from "../ledger/ledger-store";
@@ -36,12 +35,12 @@ type DecisionFacts = Omit<DecisionRow, "auditEntryId" | "auditSequence">;
  * the org's ledger object; a lost race adds one of each.
  */
 export async function decide(
-  c: AppContext,
+  tenant: Tenant,
   mandateId: string,
   body: DecisionBody,
 ): Promise<DecisionRow> {
   const now = new Date();
-  const [found, audience] = await orgBatch(c, (db) => [
+  const [found, audience] = await tenant.batch((db) => [
     selectMandate(db, mandateId),
     db.execute(audienceKnown(body.audience)),
   ]);
@@ -56,15 +55,15 @@ export async function decide(
       },
     ]);
   }
-  const who = await caller(c);
+  const who = await tenant.caller();
   const reasons = denyReasons(current.mandate, current.agent, body, now);
-  if (reasons.length > 0) return deny(c, who, current, body, reasons, now);
-  return allow(c, who, current, body, now);
+  if (reasons.length > 0) return deny(tenant, who, current, body, reasons, now);
+  return allow(tenant, who, current, body, now);
 }
 
 /** The ALLOW path: issue the grant, sequence the entry, then reserve and store in one go. */
 async function allow(
-  c: AppContext,
+  tenant: Tenant,
   who: Caller,
   current: Current,
   body: DecisionBody,
@@ -75,7 +74,7 @@ async function allow(
   const grant =
     body.grant && body.audience !== null
       ? await issue(
-          c,
+          tenant,
           who,
           { decision: id, mandate: mandateId, audience: body.audience },
           body,
@@ -84,10 +83,10 @@ async function allow(
         )
       : null;
   const facts = factsOf(who, id, current, body, [], grant, now);
-  const entry = await sequence(c, who, facts);
+  const entry = await sequence(tenant, who, facts);
   const row: DecisionRow = { ...facts, auditEntryId: entry.id, auditSequence: entry.sequence };
   const amount = body.amount ?? 0;
-  const [, , stored, after] = await orgBatch(c, (db) => [
+  const [, , stored, after] = await tenant.batch((db) => [
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     db.execute(sql`
       with reserved as (
@@ -114,7 +113,7 @@ async function allow(
   // the ledger as the trace of an attempt that never took effect (docs/action-authority.md).
   const latest = after[0] ?? current;
   const why = denyReasons(latest.mandate, latest.agent, body, now);
-  return deny(c, who, latest, body, why.length > 0 ? why : [LOST_RACE], now);
+  return deny(tenant, who, latest, body, why.length > 0 ? why : [LOST_RACE], now);
 }
 
 interface Current {
@@ -149,7 +148,7 @@ function audienceKnown(audience: string | null) {
 }
 
 async function deny(
-  c: AppContext,
+  tenant: Tenant,
   who: Caller,
   current: Current,
   body: DecisionBody,
@@ -157,9 +156,9 @@ async function deny(
   now: Date,
 ): Promise<DecisionRow> {
   const facts = factsOf(who, newId(now.getTime()), current, body, reasons, null, now);
-  const entry = await sequence(c, who, facts);
+  const entry = await sequence(tenant, who, facts);
   const row: DecisionRow = { ...facts, auditEntryId: entry.id, auditSequence: entry.sequence };
-  await orgBatch(c, (db) => [
+  await tenant.batch((db) => [
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     db.insert(actionDecisions).values(row),
   ]);
@@ -173,7 +172,7 @@ interface IssuedGrant {
 }
 
 async function issue(
-  c: AppContext,
+  tenant: Tenant,
   who: Caller,
   ids: { decision: string; mandate: string; audience: string },
   request: ActionRequest,
@@ -192,7 +191,7 @@ async function issue(
     currency: request.currency,
     aud: ids.audience,
   };
-  return { id, ...(await signGrant(c.env, facts, now, mandateExpiresAt)) };
+  return { id, ...(await signGrant(tenant.env, facts, now, mandateExpiresAt)) };
 }
 
 function factsOf(
@@ -224,10 +223,10 @@ function factsOf(
 }
 
 /** Sequences the decision's ledger entry; the caller writes it with the decision itself. */
-async function sequence(c: AppContext, who: Caller, facts: DecisionFacts): Promise<StoredEntry> {
+async function sequence(tenant: Tenant, who: Caller, facts: DecisionFacts): Promise<StoredEntry> {
   const payload = decisionPayload(facts);
   const { entry } = await recordDeferred(
-    c.env,
+    tenant.env,
     who,
     {
       type: "action_decision.created",

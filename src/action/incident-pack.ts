@@ -1,8 +1,7 @@
 import { asc, eq, sql } from "drizzle-orm";
 import { actionDecisions, actionMandates, actionRedemptions, auditEntries } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
+import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
-import type { AppContext } from "../http/context";
 import { toLedgerEntry } from "../ledger/chain";
 import { anchorNow, ledgerOf } from "../ledger/ledger";
 import { entryRecord } from "../ledger/ledger-rows";
@@ -38,9 +37,9 @@ interface Evidence {
  * payloads and inclusion proofs, the signed checkpoint those proofs lead to, the public keys,
  * and a detached signature over the RFC 8785 form of all of it.
  */
-export async function incidentPack(c: AppContext, decisionId: string) {
+export async function incidentPack(tenant: Tenant, decisionId: string) {
   const mandateOf = sql`(select d.mandate_id from action_decisions d where d.id = ${decisionId})`;
-  const [decisions, mandates, redemptions, rows] = await orgBatch(c, (db) => [
+  const [decisions, mandates, redemptions, rows] = await tenant.batch((db) => [
     db.select().from(actionDecisions).where(eq(actionDecisions.id, decisionId)),
     db.select().from(actionMandates).where(eq(actionMandates.id, mandateOf)),
     db.select().from(actionRedemptions).where(eq(actionRedemptions.decisionId, decisionId)),
@@ -61,17 +60,17 @@ export async function incidentPack(c: AppContext, decisionId: string) {
   const mandate = mandates[0];
   if (!decision || !mandate) throw new ApiError("not_found");
   const evidence: Evidence = { decision, mandate, redemption: redemptions[0] };
-  const { orgId } = await caller(c);
+  const { orgId } = await tenant.caller();
 
   // A checkpoint over everything so far, so every entry of the pack has a proof against it.
-  await anchorNow(c.env, orgId);
-  const proofs = await ledgerOf(c.env, orgId).inclusions(rows.map((row) => row.sequence));
+  await anchorNow(tenant.env, orgId);
+  const proofs = await ledgerOf(tenant.env, orgId).inclusions(rows.map((row) => row.sequence));
   const checkpoint = proofs?.[0]?.checkpoint;
   // A checkpoint being built when this one was asked for may not cover the newest entry yet:
   // a moment later it will. Retryable, so 503.
   if (!proofs || !checkpoint) throw new ApiError("ledger_unavailable");
 
-  const key = await signer(c.env);
+  const key = await signer(tenant.env);
   const now = new Date();
   const unsigned = {
     object: "incident_pack" as const,

@@ -7,9 +7,8 @@ import {
   agents,
   auditEntries,
 } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
+import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
-import type { AppContext } from "../http/context";
 import { recordDeferred } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { ActionRequest } from "./checks";
@@ -29,13 +28,13 @@ import {
  * one that won.
  */
 export async function redeem(
-  c: AppContext,
+  tenant: Tenant,
   grant: string,
   request: ActionRequest,
 ): Promise<RedemptionRow> {
   const now = new Date();
-  const claims = await verifyGrant(c.env, grant);
-  const [decisions, mandates, redemptions, subjects] = await orgBatch(c, (db) => [
+  const claims = await verifyGrant(tenant.env, grant);
+  const [decisions, mandates, redemptions, subjects] = await tenant.batch((db) => [
     db.select().from(actionDecisions).where(eq(actionDecisions.id, claims.decision)),
     db.select().from(actionMandates).where(eq(actionMandates.id, claims.mandate)),
     db.select().from(actionRedemptions).where(eq(actionRedemptions.grantId, claims.jti)),
@@ -45,7 +44,7 @@ export async function redeem(
       .innerJoin(actionMandates, eq(actionMandates.agentId, agents.id))
       .where(eq(actionMandates.id, claims.mandate)),
   ]);
-  const who = await caller(c);
+  const who = await tenant.caller();
   // Another org's grant is, to this caller, a grant that does not exist.
   if (claims.org !== who.orgId) throw new ApiError("not_found");
   // Once redeemed, every later attempt names that redemption, even after the grant expired.
@@ -92,10 +91,10 @@ export async function redeem(
   const payload: RedemptionPayload = {
     object: "action_redemption",
     ...facts,
-    receipt_jws: await signReceipt(c.env, who.orgId, facts),
+    receipt_jws: await signReceipt(tenant.env, who.orgId, facts),
   };
   const { entry, replayed, attachment } = await recordDeferred(
-    c.env,
+    tenant.env,
     who,
     {
       type: "action_grant.redeemed",
@@ -115,7 +114,7 @@ export async function redeem(
   // the redemption the 409 names is always stored.
   const first = replayed ? (JSON.parse(attachment as string) as RedemptionPayload) : payload;
   const row = redemptionRow(who.orgId, first, entry);
-  await orgBatch(c, (db) => [
+  await tenant.batch((db) => [
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     db.insert(actionRedemptions).values(row).onConflictDoNothing(),
   ]);

@@ -1,8 +1,7 @@
 import { and, eq, max, sql } from "drizzle-orm";
 import { SPEND_STATE_SQL, spendStateOf } from "../billing/guard";
 import { assessments, auditCheckpoints, policies } from "../db/schema";
-import { orgBatch } from "../db/tenant";
-import type { AppContext } from "../http/context";
+import type { Tenant } from "../db/tenant";
 import { aggregatesJson } from "../rules/aggregates";
 import type { AgentRowView, AssessContext } from "./input";
 import { fromRow } from "./outcome";
@@ -27,8 +26,8 @@ export interface ContextQuery {
  * list reads, the anchoring frontier, and the spend guard's state (plan, cap, meter). The agent
  * chosen is the key's, else the card's, else the explicit one; the history is that agent's.
  */
-export async function loadContext(c: AppContext, q: ContextQuery): Promise<AssessContext> {
-  const [replay, keyOwner, policy, identity, anchored, spend] = await orgBatch(c, (db) => [
+export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<AssessContext> {
+  const [replay, keyOwner, policy, identity, anchored, spend] = await tenant.batch((db) => [
     db.select().from(assessments).where(eq(assessments.contentHash, q.contentHash)),
     db
       .select({ contentHash: assessments.contentHash })
@@ -138,10 +137,4 @@ function identityAndHistory(q: ContextQuery) {
           until: null,
         },
       )} as aggregates`;
-}
-
-/** The mode, known from the key's prefix before the database is asked (sessions are live). */
-export function livemodeOf(c: AppContext): boolean {
-  const credential = c.get("auth")?.credential;
-  return credential?.kind !== "api_key" || credential.livemode;
 }

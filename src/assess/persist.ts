@@ -5,16 +5,15 @@ import {
   REVIEW_THRESHOLD_PERCENT,
   usageChargeSql,
 } from "../billing/plans";
+import type { Database } from "../db/client";
 import { sqlState } from "../db/client";
 import { assessments, auditEntries } from "../db/schema";
-import { orgBatch } from "../db/tenant";
+import type { Batch, Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
-import type { AppContext } from "../http/context";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
 import type { RecordedInputs } from "../rules/inputs";
-import { deliveriesMadeHere, sendLater } from "../webhooks/enqueue";
 import type { AssessmentRecord } from "./outcome";
 
 /**
@@ -51,7 +50,7 @@ export function recordOf(plan: PersistPlan, entry: StoredEntry): AssessmentRecor
  * request with the same idempotency key and other content won.
  */
 export async function persist(
-  c: AppContext,
+  tenant: Tenant,
   orgId: string,
   plan: PersistPlan,
   entry: StoredEntry,
@@ -84,7 +83,7 @@ export async function persist(
     created_at: record.created,
     livemode: record.livemode,
   }));
-  const [, , stored, made] = await meteredBatch(c, (db) => [
+  const [, , stored] = await meteredBatch(tenant, (db) => [
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     // Everything else only with the assessment itself: a plan that loses to another request
     // (a reused idempotency key) leaves no mandate, no event and no count behind.
@@ -153,11 +152,7 @@ export async function persist(
       .select({ id: assessments.id })
       .from(assessments)
       .where(eq(assessments.contentHash, record.content_hash)),
-    // The webhook deliveries the events fanned out to, in the same round trip; enqueued after
-    // the response, so a receiver never sits on the verdict's path.
-    deliveriesMadeHere(db),
   ]);
-  sendLater(c, made);
   return stored[0]?.id ?? null;
 }
 
@@ -168,9 +163,11 @@ function overCap(assessments: SQL): SQL {
 }
 
 /** The persist batch, its refusal by the meter (SQLSTATE AR402) answered as the guard's 402. */
-async function meteredBatch<T extends Parameters<typeof orgBatch>[1]>(c: AppContext, build: T) {
+async function meteredBatch<T extends Batch>(tenant: Tenant, build: (db: Database) => T) {
   try {
-    return await orgBatch(c, build);
+    // The events' webhook deliveries are read in the same round trip and enqueued after the
+    // response, so a receiver never sits on the verdict's path.
+    return await tenant.batch(build, { webhooks: true });
   } catch (error) {
     if (sqlState(error) === CAP_REFUSED) {
       throw new ApiError("spending_cap_reached", {

@@ -1,17 +1,16 @@
 import { calculateJwkThumbprint } from "jose";
 import type { Caller } from "../auth/caller";
 import { guardSpend } from "../billing/guard";
-import { caller } from "../db/tenant";
+import type { Tenant } from "../db/tenant";
 import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
-import type { AppContext } from "../http/context";
 import { recordDeferred } from "../ledger/ledger";
 import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
 import { logError } from "../lib/log";
 import { recordInputs } from "../rules/inputs";
 import { signer } from "../signing/signer";
-import { livemodeOf, loadContext } from "./context";
+import { loadContext } from "./context";
 import { RISK_DATA_NAMESPACE, withoutServiceRiskData } from "./facts";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
@@ -35,16 +34,17 @@ export interface Assessed {
  * persist transaction), one for a replay, and one call to the org's ledger object.
  */
 export async function runAssessment(
-  c: AppContext,
+  tenant: Tenant,
   request: ParsedAssessRequest,
-  receivedAt: number,
+  arrival: { receivedAt: number; verifyUrl: string },
 ): Promise<Assessed> {
+  const { receivedAt, verifyUrl } = arrival;
   const timing = new Stopwatch();
-  const livemode = livemodeOf(c);
+  const livemode = tenant.livemode;
   const contentHash = contentHashOf(request, livemode);
   const thumbprint = await holderThumbprint(request);
   const context = await timing.time("context", () =>
-    loadContext(c, {
+    loadContext(tenant, {
       contentHash,
       idempotencyKey: request.idempotencyKey,
       livemode,
@@ -60,11 +60,11 @@ export async function runAssessment(
     return answer(context.replay, context.anchoredThrough, request, timing);
   }
   // A replay is never billed, so never refused; a fresh billable call past the cap is.
-  await guardSpend(c, context.spend ?? null, livemode);
+  await guardSpend(tenant, context.spend ?? null, livemode);
 
-  const who = await caller(c);
+  const who = await tenant.caller();
   const input = riskInput(request, context, thumbprint, receivedAt);
-  const faults = injectedFaults(c.env);
+  const faults = injectedFaults(tenant.env);
   if (rulesUnreadable(context)) faults.add("policy");
   const kya = timing.timeSync("kya", () => component("kya", faults, () => scoreIdentity(input)));
   const policy = timing.timeSync("policy", () =>
@@ -84,7 +84,7 @@ export async function runAssessment(
     ? { id: agent.id, trust_score: agent.trust_score, risk_tier: agent.risk_tier }
     : null;
   const signed = await timing.time("sign", async () => {
-    const key = await signer(c.env);
+    const key = await signer(tenant.env);
     const jws = await key.signClaims(
       {
         iss: "agent-risk",
@@ -126,7 +126,7 @@ export async function runAssessment(
       rejection_reasons: decision.rejection_reasons,
       jws: signed.jws,
       kid: signed.kid,
-      verify_url: new URL("/.well-known/jwks.json", c.req.url).toString(),
+      verify_url: verifyUrl,
       a2a: request.a2a ? { ...request.a2a } : null,
       latency_ms: Math.max(0, Math.round(Date.now() - receivedAt)),
       amount: request.facts.amount?.amount ?? null,
@@ -155,12 +155,12 @@ export async function runAssessment(
   // Nothing the ledger would record may be refused by the database afterwards.
   const unstorable = unstorableAt(plan, "request", 0);
   if (unstorable) throw new ApiError("invalid_request", [unstorable]);
-  const record = await timing.time("persist", () => persistPlan(c, who, plan, faults));
+  const record = await timing.time("persist", () => persistPlan(tenant, who, plan, faults));
   return answer(record, context.anchoredThrough, request, timing);
 }
 
 async function persistPlan(
-  c: AppContext,
+  tenant: Tenant,
   who: Caller,
   fresh: PersistPlan,
   faults: Set<string>,
@@ -172,7 +172,7 @@ async function persistPlan(
   const once = [`assessment:${contentHash}${suffix}`];
   if (key !== null) once.push(`assessment-key:${livemode ? "live" : "test"}:${key}${suffix}`);
   const { entry, replayed, attachment } = await recordDeferred(
-    c.env,
+    tenant.env,
     who,
     {
       type: "assessment.completed",
@@ -185,14 +185,14 @@ async function persistPlan(
   if (replayed && attachment === null) {
     // The first attempt never reached Postgres and its plan has expired: record this one
     // under keys of its own (the orphan entry stays as the trace of the lost attempt).
-    return persistPlan(c, who, fresh, faults, `${suffix}:after:${entry.id}`);
+    return persistPlan(tenant, who, fresh, faults, `${suffix}:after:${entry.id}`);
   }
   if (faults.has("persist")) throw new Error("injected fault: persist");
   // A racing duplicate or a retry finishes the first request's plan instead of its own.
   const plan = replayed && attachment ? (JSON.parse(attachment) as PersistPlan) : fresh;
   // The key was first used for other content: nothing of this request is written.
   if (plan.record.content_hash !== contentHash) throw keyReused();
-  const stored = await persist(c, who.orgId, plan, entry);
+  const stored = await persist(tenant, who.orgId, plan, entry);
   if (stored !== plan.record.id) throw new ApiError("internal_error");
   return recordOf(plan, entry);
 }

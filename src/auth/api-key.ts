@@ -22,7 +22,7 @@ export async function generateApiKey(mode: ApiKeyMode): Promise<NewApiKey> {
   const key = `${PREFIX}_${mode}_${base64url(secret)}`;
   return {
     key,
-    hash: await hashApiKey(key),
+    hash: hashApiKey(key),
     prefix: key.slice(0, `${PREFIX}_${mode}_`.length + 4),
   };
 }

@@ -1,4 +1,3 @@
-import type { Context } from "hono";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
 import { isUuid } from "../lib/ids";
@@ -17,25 +16,26 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  * Reads the credential from `x-api-key` or `Authorization: Bearer`. A malformed key or an
  * invalid session token is rejected here (401) without a database round trip.
  */
-export async function readCredential<E extends { Bindings: Env }>(
-  c: Context<E>,
+export async function readCredential(
+  header: (name: string) => string | undefined,
+  env: Env,
 ): Promise<Credential> {
-  const header = c.req.header("x-api-key");
-  const bearer = c.req.header("authorization")?.match(BEARER)?.[1];
-  const value = header ?? bearer;
+  const apiKey = header("x-api-key");
+  const bearer = header("authorization")?.match(BEARER)?.[1];
+  const value = apiKey ?? bearer;
   if (!value) throw new ApiError("unauthenticated");
 
-  if (header !== undefined || looksLikeApiKey(value)) {
+  if (apiKey !== undefined || looksLikeApiKey(value)) {
     if (!isWellFormedApiKey(value)) throw new ApiError("unauthenticated");
     return {
       kind: "api_key",
-      hash: await hashApiKey(value),
+      hash: hashApiKey(value),
       livemode: value.startsWith("aar_live_"),
     };
   }
 
-  const identity = await verifySession(value, c.env);
-  const orgId = c.req.header("x-org-id") ?? null;
+  const identity = await verifySession(value, env);
+  const orgId = header("x-org-id") ?? null;
   if (orgId !== null && !isUuid(orgId)) {
     throw new ApiError("invalid_request", [{ path: "x-org-id", message: "must be a uuid" }]);
   }

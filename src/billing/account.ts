@@ -1,7 +1,6 @@
 import type { z } from "@hono/zod-openapi";
 import { billingAccounts } from "../db/schema";
-import { orgBatch } from "../db/tenant";
-import type { AppContext } from "../http/context";
+import type { Tenant } from "../db/tenant";
 import type { Billing } from "../routes/billing-schemas";
 import { capReached, SPEND_STATE_SQL, type SpendState, spendStateOf } from "./guard";
 import {
@@ -19,8 +18,8 @@ export interface AccountState extends SpendState {
 }
 
 /** The org's plan, cap, meter and provider customer: one read (which also authenticates). */
-export async function readAccount(c: AppContext): Promise<AccountState> {
-  const [spend, account] = await orgBatch(c, (db) => [
+export async function readAccount(tenant: Tenant): Promise<AccountState> {
+  const [spend, account] = await tenant.batch((db) => [
     db.execute(SPEND_STATE_SQL),
     db
       .select({

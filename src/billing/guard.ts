@@ -1,10 +1,8 @@
 import { sql } from "drizzle-orm";
-import { caller, orgBatch } from "../db/tenant";
+import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
-import type { AppContext } from "../http/context";
 import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
-import { deliveriesMadeHere, sendLater } from "../webhooks/enqueue";
 import { CURRENCY, PERIOD_START_SQL, type SpendState, usageCharge } from "./plans";
 
 export type { SpendState };
@@ -42,7 +40,7 @@ export function capReached(state: SpendState): boolean {
  * cap, in the outbox and in the ledger. The refusal carries no decision: availability is never
  * approval.
  */
-export async function guardSpend(c: AppContext, state: SpendState | null, livemode: boolean) {
+export async function guardSpend(tenant: Tenant, state: SpendState | null, livemode: boolean) {
   if (!livemode || !state || !capReached(state)) return;
   const cap = state.spending_cap as number;
   const data = {
@@ -54,15 +52,16 @@ export async function guardSpend(c: AppContext, state: SpendState | null, livemo
     plan: state.plan,
   };
   const once = `spend.denied:${state.period_start}:${cap}`;
-  const [, made] = await orgBatch(c, (db) => [
-    db.execute(sql`
-      insert into events (id, type, data, livemode, dedupe_key)
-      values (${newId()}, 'spend.denied', ${JSON.stringify(data)}::jsonb, true, ${once})
-      on conflict do nothing`),
-    deliveriesMadeHere(db),
-  ]);
-  sendLater(c, made);
-  await record(c.env, await caller(c), {
+  await tenant.batch(
+    (db) => [
+      db.execute(sql`
+        insert into events (id, type, data, livemode, dedupe_key)
+        values (${newId()}, 'spend.denied', ${JSON.stringify(data)}::jsonb, true, ${once})
+        on conflict do nothing`),
+    ],
+    { webhooks: true },
+  );
+  await record(tenant.env, await tenant.caller(), {
     type: "spend.denied",
     subject: { type: "billing_period", id: state.period_start },
     payload: data,

@@ -1,5 +1,4 @@
 import { and, asc, count, desc, eq, gte, isNotNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
-import { livemodeOf } from "../assess/context";
 import type { Database } from "../db/client";
 import {
   actionDecisions,
@@ -10,8 +9,7 @@ import {
   auditEntries,
   controlEffects,
 } from "../db/schema";
-import { orgBatch } from "../db/tenant";
-import type { AppContext } from "../http/context";
+import type { Tenant } from "../db/tenant";
 import { canonicalize } from "../lib/canonical";
 import { sha256 } from "../lib/digest";
 import { toHex, utf8 } from "../lib/encoding";
@@ -165,10 +163,9 @@ function inPeriod(column: Parameters<typeof gte>[0], period: Period) {
  * authenticates): the period's effects with their gates, the grants of the period that
  * expired unredeemed, the gate counts, and the ledger's head and newest checkpoint.
  */
-export async function readCoverage(c: AppContext, period: Period, now: Date) {
-  const livemode = livemodeOf(c);
-  const [effects, unredeemed, approved, issued, redeemed, head, checkpoint] = await orgBatch(
-    c,
+export async function readCoverage(tenant: Tenant, period: Period, now: Date) {
+  const livemode = tenant.livemode;
+  const [effects, unredeemed, approved, issued, redeemed, head, checkpoint] = await tenant.batch(
     (db) => [
       effectFactsQuery(
         db,

@@ -1,10 +1,8 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
-import { livemodeOf } from "../assess/context";
 import { actionDecisions, auditEntries, controlEffects } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
+import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
-import type { AppContext } from "../http/context";
 import { recordDeferred } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import { canonicalize } from "../lib/canonical";
@@ -129,7 +127,7 @@ const MAX_ORPHANS = 5;
  * agree on one append (and, should that one be orphaned too, on the next).
  */
 export async function reportEffect(
-  c: AppContext,
+  tenant: Tenant,
   body: CreateBody,
 ): Promise<{ row: EffectRow; created: boolean }> {
   const now = new Date();
@@ -138,9 +136,9 @@ export async function reportEffect(
       { path: "occurred_at", message: "must not be in the future" },
     ]);
   }
-  const livemode = livemodeOf(c);
+  const livemode = tenant.livemode;
   const gate = gateParts(body.gate);
-  const [earlier, decisions] = await orgBatch(c, (db) => [
+  const [earlier, decisions] = await tenant.batch((db) => [
     db.select().from(controlEffects).where(sameReport(livemode, body)),
     db
       .select({ grantId: actionDecisions.grantId })
@@ -149,7 +147,7 @@ export async function reportEffect(
   ]);
   const first = earlier[0];
   if (first) return { row: first, created: false };
-  const who = await caller(c);
+  const who = await tenant.caller();
   const draft = {
     id: newId(now.getTime()),
     orgId: who.orgId,
@@ -178,7 +176,7 @@ export async function reportEffect(
       replayed,
       attachment: firstAttachment,
     } = await recordDeferred(
-      c.env,
+      tenant.env,
       who,
       {
         type: "control_effect.observed",
@@ -191,7 +189,7 @@ export async function reportEffect(
     if (replayed && firstAttachment === null) {
       // That report's record expired from the ledger object (a day after it); its row was
       // written then, unless that writer died: then it is an orphan, and we go past it.
-      const [again] = await orgBatch(c, (db) => [
+      const [again] = await tenant.batch((db) => [
         db.select().from(controlEffects).where(sameReport(livemode, body)),
       ]);
       if (again[0]) return { row: again[0], created: false };
@@ -204,7 +202,7 @@ export async function reportEffect(
       ? rowOf(who.orgId, JSON.parse(firstAttachment as string) as Attachment)
       : draft;
     const row: EffectRow = { ...base, auditEntryId: entry.id, auditSequence: entry.sequence };
-    await orgBatch(c, (db) => [
+    await tenant.batch((db) => [
       db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
       db.insert(controlEffects).values(row).onConflictDoNothing(),
     ]);

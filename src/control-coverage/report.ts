@@ -1,6 +1,5 @@
-import { caller } from "../db/tenant";
+import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
-import type { AppContext } from "../http/context";
 import { logIdFor } from "../ledger/checkpoint";
 import { record } from "../ledger/ledger";
 import { canonicalize } from "../lib/canonical";
@@ -43,10 +42,10 @@ export const DISCLOSURES = {
  * show only the ones it likes. Reports are not stored: the ledger keeps the digest, the holder
  * keeps the report.
  */
-export async function issueReport(c: AppContext, period: Period) {
+export async function issueReport(tenant: Tenant, period: Period) {
   const now = new Date();
-  const read = await readCoverage(c, period, now);
-  const who = await caller(c);
+  const read = await readCoverage(tenant, period, now);
+  const who = await tenant.caller();
   const id = newId(now.getTime());
   const checkpoint = read.checkpoint;
   const report = {
@@ -72,9 +71,9 @@ export async function issueReport(c: AppContext, period: Period) {
     },
     disclosures: DISCLOSURES,
   };
-  const key = await signer(c.env);
+  const key = await signer(tenant.env);
   const jws = await key.signBytes(utf8(canonicalize(report)), REPORT_TYP);
-  const [entry] = await record(c.env, who, {
+  const [entry] = await record(tenant.env, who, {
     type: "control_coverage.report_issued",
     subject: { type: "control_coverage_report", id },
     payload: report,

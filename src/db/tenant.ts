@@ -1,20 +1,26 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { authStatements, type Caller, callerFromRows } from "../auth/caller";
+import type { Credential } from "../auth/credential";
+import type { ScopeRequirement } from "../auth/scopes";
 import type { Env } from "../env";
-import { ApiError } from "../errors";
-import type { AppContext, AuthState } from "../http/context";
+import { logError } from "../lib/log";
+import { type DeliveryMessage, deliveriesMadeHere, send } from "../webhooks/enqueue";
 import { type Database, database } from "./client";
 
-type Batch = readonly [BatchItem<"pg">, ...BatchItem<"pg">[]];
+export type Batch = readonly [BatchItem<"pg">, ...BatchItem<"pg">[]];
 type AnyBatch = [BatchItem<"pg">, ...BatchItem<"pg">[]];
 
-function authState(c: AppContext): AuthState {
-  const auth = c.get("auth");
-  // A route that reaches the database without `authorize` is a programming error, never a
-  // reason to run unscoped.
-  if (!auth) throw new ApiError("internal_error");
-  return auth;
+/** Hands work to the runtime to finish after the response (the Worker's `waitUntil`). */
+export type Defer = (work: Promise<unknown>) => void;
+
+export interface BatchOptions {
+  /**
+   * The batch writes events: the webhook deliveries they fan out to are read in the same round
+   * trip and enqueued after the response, so delivery never sits on the request's path and no
+   * writer can forget to send (the Cron sweep would otherwise send them only after the lease).
+   */
+  webhooks?: boolean;
 }
 
 function rowsOf(result: unknown): Record<string, unknown>[] {
@@ -25,44 +31,126 @@ export function setTenant(orgId: string): SQL {
   return sql`select set_config('app.org_id', ${orgId}, true)`;
 }
 
-/** The caller of this request, authenticating with one round trip if nothing has yet. */
-export async function caller(c: AppContext): Promise<Caller> {
-  const auth = authState(c);
-  if (auth.caller) return auth.caller;
-  const db = database(c.env);
-  const statements = authStatements(auth.credential, auth.scope).map((s) => db.execute(s));
-  const results = await db.batch(statements as unknown as AnyBatch);
-  auth.caller = callerFromRows(auth.credential, auth.scope, rowsOf(results.at(-1)));
-  return auth.caller;
+/**
+ * Runs `prefix`, the built queries and (with webhooks) the outbox read as one transaction, and
+ * answers the prefix's results and the queries' apart. The outbox's deliveries are sent later.
+ */
+async function transact<T extends Batch>(
+  env: Env,
+  prefix: (db: Database) => SQL[],
+  build: (db: Database) => T,
+  webhooks: Defer | null,
+): Promise<{ before: unknown[]; results: BatchResponse<T> }> {
+  const db = database(env);
+  const head = prefix(db).map((s) => db.execute(s));
+  const queries = build(db);
+  const tail = webhooks ? [deliveriesMadeHere(db)] : [];
+  const all = await db.batch([...head, ...queries, ...tail] as unknown as AnyBatch);
+  if (webhooks) sendLater(env, webhooks, all.at(-1) as { rows: unknown[] });
+  return {
+    before: all.slice(0, head.length),
+    results: all.slice(head.length, head.length + queries.length) as BatchResponse<T>,
+  };
+}
+
+function sendLater(env: Env, defer: Defer, made: { rows: unknown[] }): void {
+  const messages = made.rows as DeliveryMessage[];
+  if (messages.length === 0) return;
+  defer(
+    send(env, messages).catch((error) =>
+      logError("webhook enqueue failed", { error: String(error) }),
+    ),
+  );
 }
 
 /**
- * Runs queries as one transaction in the caller's org: the one way route code reaches
- * org-scoped data. When the caller is not yet known, the credential check rides in the same
- * round trip and RLS keeps the queries from seeing or writing anything unless it passes.
+ * The request's tenant: its credential, the scope its route needs, the org batch that checks
+ * both in the first round trip, and the work deferred past the response. Built once per request
+ * by `authorize` and handed to domain functions as a plain argument, so the domain never sees
+ * the HTTP framework and can be called without a request.
  */
-export async function orgBatch<T extends Batch>(
-  c: AppContext,
+export class Tenant {
+  #caller: Caller | undefined;
+
+  constructor(
+    readonly env: Env,
+    readonly credential: Credential,
+    private readonly scope: ScopeRequirement | null,
+    private readonly defer: Defer,
+  ) {}
+
+  /** The mode, known from the key's prefix before the database is asked (sessions are live). */
+  get livemode(): boolean {
+    return this.credential.kind !== "api_key" || this.credential.livemode;
+  }
+
+  /** The caller if a round trip has established it already; undefined before that. */
+  get established(): Caller | undefined {
+    return this.#caller;
+  }
+
+  /** The caller of this request, authenticating with one round trip if nothing has yet. */
+  async caller(): Promise<Caller> {
+    if (this.#caller) return this.#caller;
+    const { before } = await transact(
+      this.env,
+      () => authStatements(this.credential, this.scope),
+      () => [] as unknown as Batch,
+      null,
+    );
+    this.#caller = callerFromRows(this.credential, this.scope, rowsOf(before.at(-1)));
+    return this.#caller;
+  }
+
+  /** Org creation: the founder becomes the caller of the request that made the org. */
+  adopt(caller: Caller): void {
+    this.#caller = caller;
+  }
+
+  /**
+   * Runs queries as one transaction in the caller's org: the one way request code reaches
+   * org-scoped data. When the caller is not yet known, the credential check rides in the same
+   * round trip and RLS keeps the queries from seeing or writing anything unless it passes.
+   */
+  async batch<T extends Batch>(
+    build: (db: Database) => T,
+    options: BatchOptions = {},
+  ): Promise<BatchResponse<T>> {
+    const webhooks = options.webhooks ? this.defer : null;
+    const known = this.#caller;
+    if (known) {
+      return (await transact(this.env, () => [setTenant(known.orgId)], build, webhooks)).results;
+    }
+    const prefix = () => authStatements(this.credential, this.scope);
+    let ran: Awaited<ReturnType<typeof transact<T>>>;
+    try {
+      ran = await transact(this.env, prefix, build, webhooks);
+    } catch (error) {
+      // A write refused because the credential failed: answer with the credential's problem.
+      await this.caller();
+      throw error;
+    }
+    this.#caller = callerFromRows(this.credential, this.scope, rowsOf(ran.before.at(-1)));
+    return ran.results;
+  }
+
+  /** Work that must not hold up the response (it still runs to completion). */
+  later(work: Promise<unknown>): void {
+    this.defer(work);
+  }
+}
+
+/**
+ * Runs queries as one transaction in a known org without a tenant credential: work outside a
+ * request (queue consumers, the ledger object) and writes a verified provider signature
+ * attributes to an org (the billing webhook). RLS applies as usual.
+ */
+export async function orgBatchOf<T extends Batch>(
+  env: Env,
+  orgId: string,
   build: (db: Database) => T,
 ): Promise<BatchResponse<T>> {
-  const auth = authState(c);
-  const db = database(c.env);
-  const queries = build(db);
-  if (auth.caller) {
-    const results = await db.batch([db.execute(setTenant(auth.caller.orgId)), ...queries]);
-    return results.slice(1) as BatchResponse<T>;
-  }
-  const prefix = authStatements(auth.credential, auth.scope).map((s) => db.execute(s));
-  let results: unknown[];
-  try {
-    results = await db.batch([...prefix, ...queries] as unknown as AnyBatch);
-  } catch (error) {
-    // A write refused because the credential failed: answer with the credential's problem.
-    await caller(c);
-    throw error;
-  }
-  auth.caller = callerFromRows(auth.credential, auth.scope, rowsOf(results[prefix.length - 1]));
-  return results.slice(prefix.length) as BatchResponse<T>;
+  return (await transact(env, () => [setTenant(orgId)], build, null)).results;
 }
 
 /**
@@ -71,7 +159,7 @@ export async function orgBatch<T extends Batch>(
  * allows that one lookup, and nothing else of any org is visible.
  */
 export async function publicBatch<T extends Batch>(
-  c: AppContext,
+  env: Env,
   settings: Partial<
     Record<
       | "app.log_id"
@@ -84,24 +172,9 @@ export async function publicBatch<T extends Batch>(
   >,
   build: (db: Database) => T,
 ): Promise<BatchResponse<T>> {
-  const db = database(c.env);
-  const sets = Object.entries(settings).map(([name, value]) =>
-    db.execute(sql`select set_config(${name}, ${value}, true)`),
-  );
-  const results = await db.batch([...sets, ...build(db)] as unknown as AnyBatch);
-  return results.slice(sets.length) as BatchResponse<T>;
-}
-
-/**
- * Runs queries as one transaction in a known org without a tenant credential: for writes a
- * verified provider signature attributes to an org (the billing webhook). RLS applies as usual.
- */
-export async function orgBatchOf<T extends Batch>(
-  env: Env,
-  orgId: string,
-  build: (db: Database) => T,
-): Promise<BatchResponse<T>> {
-  const db = database(env);
-  const results = await db.batch([db.execute(setTenant(orgId)), ...build(db)]);
-  return results.slice(1) as BatchResponse<T>;
+  const sets = () =>
+    Object.entries(settings).map(
+      ([name, value]) => sql`select set_config(${name}, ${value}, true)`,
+    );
+  return (await transact(env, sets, build, null)).results;
 }

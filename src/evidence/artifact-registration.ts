@@ -1,10 +1,8 @@
 import { and, eq } from "drizzle-orm";
-import { livemodeOf } from "../assess/context";
 import { artifacts, auditEntries } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
+import type { Tenant } from "../db/tenant";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
-import type { AppContext } from "../http/context";
 import { logIdFor } from "../ledger/checkpoint";
 import { ledgerOf, reachLedger, recordDeferred } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
@@ -82,12 +80,12 @@ const MAX_ORPHANS = 5;
  * so they still agree on one append (and, should that one be orphaned too, on the next).
  */
 export async function registerArtifact(
-  c: AppContext,
+  tenant: Tenant,
   input: RegisterInput,
 ): Promise<{ row: ArtifactRow; created: boolean }> {
-  const livemode = livemodeOf(c);
+  const livemode = tenant.livemode;
   const stored = async () => {
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await tenant.batch((db) => [
       db.select().from(artifacts).where(byDigest(livemode, input.digest)),
     ]);
     return rows[0];
@@ -95,7 +93,7 @@ export async function registerArtifact(
   const first = await stored();
   if (first) return { row: first, created: false };
 
-  const who = await caller(c);
+  const who = await tenant.caller();
   const now = new Date();
   const draft = termsOf({
     id: newId(now.getTime()),
@@ -109,11 +107,11 @@ export async function registerArtifact(
     createdAt: now,
   });
   // The key before the ledger: without one, nothing is appended that no receipt could name.
-  const key = await signer(c.env);
+  const key = await signer(tenant.env);
   let once = `artifact:${livemode ? "live" : "test"}:${input.digest}`;
   for (let orphans = 0; ; orphans++) {
     const { entry, replayed, attachment } = await recordDeferred(
-      c.env,
+      tenant.env,
       who,
       {
         type: "artifact.registered",
@@ -133,7 +131,10 @@ export async function registerArtifact(
       continue;
     }
     const terms = replayed ? (JSON.parse(attachment as string) as ArtifactTerms) : draft;
-    return { row: await finish(c, key, who.orgId, livemode, terms, entry), created: !replayed };
+    return {
+      row: await finish(tenant, key, who.orgId, livemode, terms, entry),
+      created: !replayed,
+    };
   }
 }
 
@@ -142,7 +143,7 @@ export async function registerArtifact(
  * reads the stored row back in the same transaction: whoever wrote first, that is the one.
  */
 async function finish(
-  c: AppContext,
+  tenant: Tenant,
   key: Signer,
   orgId: string,
   livemode: boolean,
@@ -169,7 +170,7 @@ async function finish(
     auditEntryId: entry.id,
     auditSequence: entry.sequence,
   };
-  const [, , stored] = await orgBatch(c, (db) => [
+  const [, , stored] = await tenant.batch((db) => [
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     db.insert(artifacts).values(row).onConflictDoNothing(),
     db.select().from(artifacts).where(byDigest(livemode, terms.digest)),

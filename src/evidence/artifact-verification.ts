@@ -1,7 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import { artifacts, auditEntries, signingKeys } from "../db/schema";
 import { publicBatch } from "../db/tenant";
-import type { AppContext } from "../http/context";
+import type { Env } from "../env";
 import type { ArtifactVerification } from "../routes/artifact-schemas";
 import { signer } from "../signing/signer";
 import { checkReceipt, storedLeafHash } from "./artifact-receipt";
@@ -27,11 +27,11 @@ const UNKNOWN_ANCHOR: AnchorAnswer = {
  * holder does not already hold: the signed claims, whether they match, and the proof.
  */
 export async function verifyReceipt(
-  c: AppContext,
+  env: Env,
   receipt: string,
   digest: string | undefined,
 ): Promise<ArtifactVerification> {
-  const { keys } = await signer(c.env);
+  const { keys } = await signer(env);
   const check = await checkReceipt(keys, receipt);
   const reasons: Reason[] = check.problem ? [check.problem] : [];
   const claims = check.claims;
@@ -52,7 +52,7 @@ export async function verifyReceipt(
     // artifact row by its id and digest together (each setting opens exactly one RLS policy),
     // and the signing key's window (signing_keys has no org).
     const [entries, rows, windows] = await publicBatch(
-      c,
+      env,
       {
         "app.leaf_hash": leaf,
         "app.artifact_id": claims.sub,
@@ -97,7 +97,7 @@ export async function verifyReceipt(
     ) {
       reasons.push({ code: "entry_mismatch", message: "the ledger entry is not the one signed" });
     } else {
-      anchor = await anchorOf(c.env, entry.orgId, entry.sequence, entry.leafHash);
+      anchor = await anchorOf(env, entry.orgId, entry.sequence, entry.leafHash);
     }
     const row = rows[0];
     if (
@@ -133,8 +133,8 @@ export async function verifyReceipt(
  * or the time beyond what the signed checkpoint says. `valid` is always null: this is not a
  * verdict on anything the caller holds but an assertion of the service (`registered`).
  */
-export async function verifyDigest(c: AppContext, digest: string): Promise<ArtifactVerification> {
-  const [rows] = await publicBatch(c, { "app.artifact_digest": digest }, (db) => [
+export async function verifyDigest(env: Env, digest: string): Promise<ArtifactVerification> {
+  const [rows] = await publicBatch(env, { "app.artifact_digest": digest }, (db) => [
     db
       .select({
         orgId: artifacts.orgId,
@@ -160,7 +160,6 @@ export async function verifyDigest(c: AppContext, digest: string): Promise<Artif
     reasons,
     receipt: null,
     digest: { value: digest, matches: null, registered: first !== undefined },
-    anchor:
-      first && leaf ? await anchorOf(c.env, first.orgId, first.sequence, leaf) : UNKNOWN_ANCHOR,
+    anchor: first && leaf ? await anchorOf(env, first.orgId, first.sequence, leaf) : UNKNOWN_ANCHOR,
   };
 }

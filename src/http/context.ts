@@ -1,24 +1,18 @@
 import type { Context } from "hono";
-import type { Caller } from "../auth/caller";
-import type { Credential } from "../auth/credential";
-import type { ScopeRequirement } from "../auth/scopes";
+import type { Tenant } from "../db/tenant";
 import type { Env } from "../env";
-
-/** Set by `authorize`: the presented credential and the scope the route needs. */
-export interface AuthState {
-  credential: Credential;
-  scope: ScopeRequirement | null;
-  /** True where a verified session is the whole check (see AuthorizeOptions.orgless). */
-  orgless: boolean;
-  /** Filled by the request's first database round trip (see db/tenant.ts). */
-  caller?: Caller;
-}
 
 export interface AppEnv {
   Bindings: Env;
   Variables: {
     requestId: string;
-    auth?: AuthState;
+    /**
+     * The request's tenant, set by `authorize` on every guarded route (the only routes that
+     * read it); public routes have none.
+     */
+    tenant: Tenant;
+    /** True where a verified session is the whole check (see AuthorizeOptions.orgless). */
+    orgless: boolean;
   };
 }
 

@@ -2,7 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ZodError } from "zod";
 import { isDatabaseUnavailable, sqlState } from "../db/client";
-import { caller } from "../db/tenant";
+import type { Tenant } from "../db/tenant";
 import { ApiError, type ErrorCode } from "../errors";
 import { logError } from "../lib/log";
 import type { AppEnv } from "./context";
@@ -52,10 +52,11 @@ function toApiError(error: unknown): ApiError {
  */
 export const onError: ErrorHandler<AppEnv> = async (err, c) => {
   let error = toApiError(err);
-  const auth = c.get("auth");
-  if (error.status < 500 && auth && !auth.caller && !auth.orgless) {
+  // Unset on public routes and when the credential itself was refused.
+  const tenant = c.get("tenant") as Tenant | undefined;
+  if (error.status < 500 && tenant && !tenant.established && !c.get("orgless")) {
     try {
-      await caller(c);
+      await tenant.caller();
     } catch (authError) {
       error = toApiError(authError);
     }

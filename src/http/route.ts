@@ -2,8 +2,8 @@ import type { RouteConfig } from "@hono/zod-openapi";
 
 type Security = NonNullable<RouteConfig["security"]>;
 
-import { type AuthorizeOptions, authorize } from "../auth/authorize";
 import { acceptedScopes, type ScopeRequirement } from "../auth/scopes";
+import { type AuthorizeOptions, authorize } from "./authorize";
 
 /**
  * Declares, in the one place a route is defined, the scope it needs: the middleware enforces

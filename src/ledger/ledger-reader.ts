@@ -1,7 +1,6 @@
 import { asc, gt } from "drizzle-orm";
 import { auditCheckpoints, auditEntries } from "../db/schema";
-import { orgBatch } from "../db/tenant";
-import type { AppContext } from "../http/context";
+import type { Tenant } from "../db/tenant";
 import type { CheckpointRecord } from "./checkpoint";
 import { checkpointRecord, entryRecord } from "./ledger-rows";
 import type { AuditEntryRecord } from "./verify";
@@ -21,7 +20,7 @@ type CheckpointRow = typeof auditCheckpoints.$inferSelect;
  * page is one round trip that fetches the next entries and, while few are buffered, the next
  * checkpoints.
  */
-export async function* ledgerRecords(c: AppContext): AsyncGenerator<LedgerRecord> {
+export async function* ledgerRecords(tenant: Tenant): AsyncGenerator<LedgerRecord> {
   let afterSequence = 0;
   let afterTreeSize = 0;
   let entriesDone = false;
@@ -30,7 +29,7 @@ export async function* ledgerRecords(c: AppContext): AsyncGenerator<LedgerRecord
 
   while (!entriesDone || buffered.length > 0 || !checkpointsDone) {
     const wantCheckpoints: number = !checkpointsDone && buffered.length < PAGE ? PAGE : 0;
-    const pageRows: [EntryRow[], CheckpointRow[]] = await orgBatch(c, (db) => [
+    const pageRows: [EntryRow[], CheckpointRow[]] = await tenant.batch((db) => [
       db
         .select()
         .from(auditEntries)

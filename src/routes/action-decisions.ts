@@ -4,7 +4,6 @@ import { decide } from "../action/decide";
 import { incidentPack } from "../action/incident-pack";
 import { toDecision } from "../action/records";
 import { actionDecisions, actionRedemptions } from "../db/schema";
-import { orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
@@ -64,7 +63,7 @@ export function registerActionDecisions(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => {
     const mandateId = rowId(c.req.valid("param").id);
     const body = c.req.valid("json");
-    const row = await decide(c, mandateId, {
+    const row = await decide(c.var.tenant, mandateId, {
       action: body.action,
       resource: body.resource,
       amount: body.amount ?? null,
@@ -77,7 +76,7 @@ export function registerActionDecisions(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select({ decision: actionDecisions, redeemed: actionRedemptions.grantId })
         .from(actionDecisions)
@@ -90,6 +89,6 @@ export function registerActionDecisions(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(pack, async (c) => {
-    return c.json(await incidentPack(c, rowId(c.req.valid("param").id)), 200);
+    return c.json(await incidentPack(c.var.tenant, rowId(c.req.valid("param").id)), 200);
   });
 }

@@ -28,7 +28,7 @@ const redeemGrant = createRoute(
 export function registerActionGrants(app: OpenAPIHono<AppEnv>) {
   app.openapi(redeemGrant, async (c) => {
     const body = c.req.valid("json");
-    const row = await redeem(c, body.grant, {
+    const row = await redeem(c.var.tenant, body.grant, {
       action: body.action,
       resource: body.resource,
       amount: body.amount ?? null,

@@ -2,7 +2,6 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { type MandateRow, mandateRevocation, mandateTerms, toMandate } from "../action/records";
 import { actionMandates, agents, auditEntries, MANDATE_STATUSES } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
@@ -95,7 +94,7 @@ function windowOf(body: CreateBody, now: Date) {
 async function createMandate(c: AppContext, body: CreateBody): Promise<MandateRow> {
   const now = new Date();
   const window = windowOf(body, now);
-  const [found] = await orgBatch(c, (db) => [
+  const [found] = await c.var.tenant.batch((db) => [
     db
       .select({ principalId: agents.principalId, status: agents.status })
       .from(agents)
@@ -109,7 +108,7 @@ async function createMandate(c: AppContext, body: CreateBody): Promise<MandateRo
   if (body.principal_id !== undefined && body.principal_id !== agent.principalId) {
     throw invalid("principal_id", "the agent does not act for this principal");
   }
-  const who = await caller(c);
+  const who = await c.var.tenant.caller();
   const draft = {
     id: newId(now.getTime()),
     orgId: who.orgId,
@@ -143,7 +142,7 @@ async function createMandate(c: AppContext, body: CreateBody): Promise<MandateRo
     JSON.stringify(terms),
   );
   const row: MandateRow = { ...draft, auditEntryId: entry.id, auditSequence: entry.sequence };
-  await orgBatch(c, (db) => [
+  await c.var.tenant.batch((db) => [
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     db.insert(actionMandates).values(row),
   ]);
@@ -158,7 +157,7 @@ export function registerActionMandates(app: OpenAPIHono<AppEnv>) {
   app.openapi(list, async (c) => {
     const { limit, cursor, status, agent_id } = c.req.valid("query");
     const after = decodeIdCursor(cursor);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(actionMandates)
@@ -180,7 +179,7 @@ export function registerActionMandates(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db.select().from(actionMandates).where(eq(actionMandates.id, id)),
     ]);
     const row = rows[0];
@@ -192,7 +191,7 @@ export function registerActionMandates(app: OpenAPIHono<AppEnv>) {
     const id = rowId(c.req.valid("param").id);
     // The second statement reads the row as committed after the first: a repeated revoke (or
     // one that lost a race) answers the revoked mandate as it stands.
-    const [, rows] = await orgBatch(c, (db) => [
+    const [, rows] = await c.var.tenant.batch((db) => [
       db
         .update(actionMandates)
         .set({ status: "revoked", revokedAt: sql`now()` })
@@ -202,7 +201,7 @@ export function registerActionMandates(app: OpenAPIHono<AppEnv>) {
     const row = rows[0];
     if (!row) throw new ApiError("not_found");
     // Recorded on every call, once per mandate: a retry after a failed append still records it.
-    await record(c.env, await caller(c), {
+    await record(c.env, await c.var.tenant.caller(), {
       type: "action_mandate.revoked",
       subject: { type: "action_mandate", id },
       payload: mandateRevocation(row),

@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, ne, type SQL, sql } from "drizzle-orm";
 import { agentKeys, agents } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
@@ -9,7 +8,6 @@ import { errorResponses, IdParam, json, jsonBody } from "../http/schemas";
 import { afterSignersRevoked, type CardCheck, verifyAgentCard } from "../identity/agent-card";
 import { record } from "../ledger/ledger";
 import { fetchJson, OutboundError, outboundPolicy } from "../net/outbound";
-import { deliveriesMadeHere, sendLater } from "../webhooks/enqueue";
 import {
   assertNotRevoked,
   CardStatus,
@@ -143,7 +141,7 @@ function checkWrite(agentId: string, check: CardCheck, sourceUrl: string | null)
 export function registerAgentCards(app: OpenAPIHono<AppEnv>) {
   app.openapi(verify, async (c) => {
     const body = c.req.valid("json");
-    const [found, keys] = await orgBatch(c, (db) => [
+    const [found, keys] = await c.var.tenant.batch((db) => [
       db.select().from(agents).where(eq(agents.id, body.agent_id)),
       db.select().from(agentKeys).where(eq(agentKeys.agentId, body.agent_id)),
     ]);
@@ -156,31 +154,32 @@ export function registerAgentCards(app: OpenAPIHono<AppEnv>) {
       keys.map((k) => ({ kid: k.thumbprint, jwk: k.jwk, alg: k.alg, status: k.status })),
       body.protocol_version ? { version: body.protocol_version } : undefined,
     );
-    const [, rows, checked, made] = await orgBatch(c, (db) => [
-      lockAgent(db, agent.id),
-      db
-        .update(agents)
-        .set(checkWrite(agent.id, check, body.card_url ?? null))
-        .where(and(eq(agents.id, agent.id), ne(agents.status, "revoked")))
-        .returning(),
-      // To the microsecond (a Date keeps milliseconds): one check, one ledger entry.
-      db
-        .select({ at: sql<string>`${agents.cardCheckedAt}::text` })
-        .from(agents)
-        .where(eq(agents.id, agent.id)),
-      // A trust change wrote events: their webhook deliveries.
-      deliveriesMadeHere(db),
-    ]);
+    // A trust change writes events: the batch sends their webhook deliveries.
+    const [, rows, checked] = await c.var.tenant.batch(
+      (db) => [
+        lockAgent(db, agent.id),
+        db
+          .update(agents)
+          .set(checkWrite(agent.id, check, body.card_url ?? null))
+          .where(and(eq(agents.id, agent.id), ne(agents.status, "revoked")))
+          .returning(),
+        // To the microsecond (a Date keeps milliseconds): one check, one ledger entry.
+        db
+          .select({ at: sql<string>`${agents.cardCheckedAt}::text` })
+          .from(agents)
+          .where(eq(agents.id, agent.id)),
+      ],
+      { webhooks: true },
+    );
     const row = rows[0];
     if (!row) throw new ApiError("agent_revoked");
     const result = toCardStatus(row);
-    await record(c.env, await caller(c), {
+    await record(c.env, await c.var.tenant.caller(), {
       type: "agent.card_checked",
       subject: { type: "agent", id: agent.id },
       payload: result,
       once: `agent.card_checked:${agent.id}:${checked[0]?.at}`,
     });
-    sendLater(c, made);
     return c.json(result, 200);
   });
 

@@ -2,7 +2,6 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { agentKeys, agents } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeTimeCursor, encodeTimeCursor } from "../http/pagination";
@@ -10,7 +9,6 @@ import { guarded } from "../http/route";
 import { errorResponses, json, jsonBody, listOf, PageQuery, rowId } from "../http/schemas";
 import { parsePublicJwk } from "../identity/public-jwk";
 import { record } from "../ledger/ledger";
-import { deliveriesMadeHere, sendLater } from "../webhooks/enqueue";
 import { assertNotRevoked, lockAgent, agentTags as tags } from "./agent-schemas";
 
 const RegisterKey = z
@@ -152,20 +150,22 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
     const key = await parsePublicJwk(c.req.valid("json").jwk);
     // Inserted only for a live agent of this org; a thumbprint is unique in the org, so a key
     // identifies exactly one agent when an assessment presents it.
-    const [, inserted, , agent, stored, made] = await orgBatch(c, (db) => [
-      lockAgent(db, agentId),
-      db.execute(sql`
+    // A trust change writes events: the batch sends their webhook deliveries.
+    const [, inserted, , agent, stored] = await c.var.tenant.batch(
+      (db) => [
+        lockAgent(db, agentId),
+        db.execute(sql`
         insert into agent_keys (thumbprint, agent_id, jwk, kty, crv, alg)
         select ${key.thumbprint}, a.id, ${JSON.stringify(key.jwk)}::jsonb, ${key.kty},
                ${key.crv}, ${key.alg}
         from agents a where a.id = ${agentId} and a.status <> 'revoked'
         on conflict (org_id, thumbprint) do nothing`),
-      settleKeyEvidence(db, agentId, "key_registered"),
-      db.select().from(agents).where(eq(agents.id, agentId)),
-      db.select().from(agentKeys).where(eq(agentKeys.thumbprint, key.thumbprint)),
-      // A trust change wrote events: their webhook deliveries.
-      deliveriesMadeHere(db),
-    ]);
+        settleKeyEvidence(db, agentId, "key_registered"),
+        db.select().from(agents).where(eq(agents.id, agentId)),
+        db.select().from(agentKeys).where(eq(agentKeys.thumbprint, key.thumbprint)),
+      ],
+      { webhooks: true },
+    );
     const agentRow = agent[0];
     if (!agentRow) throw new ApiError("not_found");
     assertNotRevoked(agentRow);
@@ -185,13 +185,12 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
     const result = toKey(row);
     // Also when the key was already there: a retry whose first attempt committed but never
     // reached the ledger records it now; otherwise the `once` key makes this a no-op.
-    await record(c.env, await caller(c), {
+    await record(c.env, await c.var.tenant.caller(), {
       type: "agent_key.registered",
       subject: { type: "agent", id: agentId },
       payload: result,
       once: `agent_key.registered:${result.id}`,
     });
-    sendLater(c, made);
     return c.json(result, created ? 201 : 200);
   });
 
@@ -199,7 +198,7 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
     const agentId = rowId(c.req.valid("param").id);
     const { limit, cursor } = c.req.valid("query");
     const after = decodeTimeCursor(cursor);
-    const [found, rows] = await orgBatch(c, (db) => [
+    const [found, rows] = await c.var.tenant.batch((db) => [
       db.select({ id: agents.id }).from(agents).where(eq(agents.id, agentId)),
       db
         .select()
@@ -236,35 +235,36 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
     const params = c.req.valid("param");
     const agentId = rowId(params.id);
     const keyId = params.keyId;
-    const [, , , rows, made] = await orgBatch(c, (db) => [
-      lockAgent(db, agentId),
-      db
-        .update(agentKeys)
-        .set({ status: "revoked", revokedAt: sql`now()` })
-        .where(
-          and(
-            eq(agentKeys.agentId, agentId),
-            eq(agentKeys.thumbprint, keyId),
-            eq(agentKeys.status, "active"),
+    const [, , , rows] = await c.var.tenant.batch(
+      (db) => [
+        lockAgent(db, agentId),
+        db
+          .update(agentKeys)
+          .set({ status: "revoked", revokedAt: sql`now()` })
+          .where(
+            and(
+              eq(agentKeys.agentId, agentId),
+              eq(agentKeys.thumbprint, keyId),
+              eq(agentKeys.status, "active"),
+            ),
           ),
-        ),
-      settleKeyEvidence(db, agentId, "key_revoked"),
-      db
-        .select()
-        .from(agentKeys)
-        .where(and(eq(agentKeys.agentId, agentId), eq(agentKeys.thumbprint, keyId))),
-      deliveriesMadeHere(db),
-    ]);
+        settleKeyEvidence(db, agentId, "key_revoked"),
+        db
+          .select()
+          .from(agentKeys)
+          .where(and(eq(agentKeys.agentId, agentId), eq(agentKeys.thumbprint, keyId))),
+      ],
+      { webhooks: true },
+    );
     const row = rows[0];
     if (!row) throw new ApiError("not_found");
     const result = toKey(row);
-    await record(c.env, await caller(c), {
+    await record(c.env, await c.var.tenant.caller(), {
       type: "agent_key.revoked",
       subject: { type: "agent", id: agentId },
       payload: { id: result.id, agent_id: agentId, revoked_at: result.revoked_at },
       once: `agent_key.revoked:${result.id}`,
     });
-    sendLater(c, made);
     return c.json(result, 200);
   });
 }

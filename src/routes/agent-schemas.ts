@@ -2,7 +2,6 @@ import { z } from "@hono/zod-openapi";
 import { eq, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { AGENT_STATUSES, agents, CARD_STATUSES, RISK_TIERS } from "../db/schema";
-import { orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext } from "../http/context";
 import { isoOrNull, rowId } from "../http/schemas";
@@ -145,7 +144,9 @@ export function toCardStatus(row: AgentRow): z.infer<typeof CardStatus> {
 /** The agent named by a path id in the caller's org, or 404. */
 export async function findAgent(c: AppContext, rawId: string): Promise<AgentRow> {
   const id = rowId(rawId);
-  const [rows] = await orgBatch(c, (db) => [db.select().from(agents).where(eq(agents.id, id))]);
+  const [rows] = await c.var.tenant.batch((db) => [
+    db.select().from(agents).where(eq(agents.id, id)),
+  ]);
   const row = rows[0];
   if (!row) throw new ApiError("not_found");
   return row;

@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { AGENT_STATUSES, agents, agentTrustHistory, principals, RISK_TIERS } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeIdCursor, decodeSequenceCursor, page } from "../http/pagination";
@@ -19,7 +18,6 @@ import {
 } from "../http/schemas";
 import { type Change, record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
-import { deliveriesMadeHere, sendLater } from "../webhooks/enqueue";
 import {
   Agent,
   type AgentRow,
@@ -266,7 +264,7 @@ export function registerAgents(app: OpenAPIHono<AppEnv>) {
     // reads after tell a missing principal from an erased one. `for share` holds the principal
     // against a concurrent erasure until this commits (an erasure that came first makes the
     // re-checked row erased, and nothing is inserted).
-    const [, created, principal] = await orgBatch(c, (db) => [
+    const [, created, principal] = await c.var.tenant.batch((db) => [
       db.execute(sql`
         insert into agents (id, principal_id, name, description, metadata, trust_reason)
         select ${id}, p.id, ${body.name}, ${body.description ?? null},
@@ -291,7 +289,7 @@ export function registerAgents(app: OpenAPIHono<AppEnv>) {
       ]);
     }
     const agent = toAgent(row);
-    await record(c.env, await caller(c), {
+    await record(c.env, await c.var.tenant.caller(), {
       type: "agent.created",
       subject: { type: "agent", id },
       payload: agent,
@@ -302,7 +300,7 @@ export function registerAgents(app: OpenAPIHono<AppEnv>) {
   app.openapi(list, async (c) => {
     const { limit, cursor, status, risk_tier, principal_id } = c.req.valid("query");
     const after = decodeIdCursor(cursor);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(agents)
@@ -336,28 +334,31 @@ export function registerAgents(app: OpenAPIHono<AppEnv>) {
     if (edits.changed.length > 0) assertNotRevoked(current);
     const change = statusChange(current, body.status);
     let row = current;
-    let made: { rows: unknown[] } = { rows: [] };
     if (change || edits.changed.length > 0) {
       // Conditional on the status read above: a concurrent status change wins, and this
       // answers 409. The metadata limit holds for the merged value as it is written.
-      const [rows, deliveries] = await orgBatch(c, (db) => [
-        db
-          .update(agents)
-          .set({ ...edits.set, ...change?.set, trustReason: change?.reason ?? "updated" })
-          .where(
-            and(eq(agents.id, current.id), eq(agents.status, current.status), edits.metadata?.fits),
-          )
-          .returning(),
-        // A status or trust change wrote events: their webhook deliveries.
-        deliveriesMadeHere(db),
-      ]);
+      // A status or trust change writes events: the batch sends their webhook deliveries.
+      const [rows] = await c.var.tenant.batch(
+        (db) => [
+          db
+            .update(agents)
+            .set({ ...edits.set, ...change?.set, trustReason: change?.reason ?? "updated" })
+            .where(
+              and(
+                eq(agents.id, current.id),
+                eq(agents.status, current.status),
+                edits.metadata?.fits,
+              ),
+            )
+            .returning(),
+        ],
+        { webhooks: true },
+      );
       row = rows[0] ?? (await refused(c, current, edits.metadata));
-      made = deliveries;
     }
     const changed = [...edits.changed, ...(change ? ["status"] : [])].sort();
     const changes = ledgerChanges(row, body, changed, change !== null);
-    if (changes.length > 0) await record(c.env, await caller(c), ...changes);
-    sendLater(c, made);
+    if (changes.length > 0) await record(c.env, await c.var.tenant.caller(), ...changes);
     return c.json(toAgent(row), 200);
   });
 
@@ -365,7 +366,7 @@ export function registerAgents(app: OpenAPIHono<AppEnv>) {
     const id = rowId(c.req.valid("param").id);
     const { limit, cursor } = c.req.valid("query");
     const after = decodeSequenceCursor(cursor);
-    const [found, rows] = await orgBatch(c, (db) => [
+    const [found, rows] = await c.var.tenant.batch((db) => [
       db.select({ id: agents.id }).from(agents).where(eq(agents.id, id)),
       db
         .select()

@@ -3,7 +3,6 @@ import { and, desc, eq, isNull, lt, sql } from "drizzle-orm";
 import { API_KEY_MODES, generateApiKey } from "../auth/api-key";
 import { SCOPES, type Scope, SESSION_ONLY_SCOPES, scopeSchema } from "../auth/scopes";
 import { apiKeys } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
@@ -141,9 +140,9 @@ export function registerApiKeys(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => {
     const body = c.req.valid("json");
     const scopes = checkScopes(body.scopes);
-    const who = await caller(c);
+    const who = await c.var.tenant.caller();
     const { key, hash, prefix } = await generateApiKey(body.mode);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .insert(apiKeys)
         .values({
@@ -169,9 +168,11 @@ export function registerApiKeys(app: OpenAPIHono<AppEnv>) {
     } catch (error) {
       // An unaudited key must not stay usable. Its plaintext was never shown, so nobody holds
       // it; revoking it as well (best effort) keeps listings honest.
-      await orgBatch(c, (db) => [
-        db.update(apiKeys).set({ revokedAt: sql`now()` }).where(eq(apiKeys.id, record.id)),
-      ]).catch(() => undefined);
+      await c.var.tenant
+        .batch((db) => [
+          db.update(apiKeys).set({ revokedAt: sql`now()` }).where(eq(apiKeys.id, record.id)),
+        ])
+        .catch(() => undefined);
       throw error;
     }
     return c.json({ ...record, key }, 201);
@@ -180,7 +181,7 @@ export function registerApiKeys(app: OpenAPIHono<AppEnv>) {
   app.openapi(list, async (c) => {
     const { limit, cursor } = c.req.valid("query");
     const after = decodeIdCursor(cursor);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(apiKeys)
@@ -201,7 +202,7 @@ export function registerApiKeys(app: OpenAPIHono<AppEnv>) {
     // repeated revoke answers the same record and records nothing new.
     // Two statements: the second reads the row as committed after the first, so a revoke that
     // lost a race still answers the revoked key.
-    const [, current] = await orgBatch(c, (db) => [
+    const [, current] = await c.var.tenant.batch((db) => [
       db
         .update(apiKeys)
         .set({ revokedAt: sql`now()` })
@@ -213,7 +214,7 @@ export function registerApiKeys(app: OpenAPIHono<AppEnv>) {
     if (!row) throw new ApiError("not_found");
     const record = toApiKey(row);
     // Recorded on every call, once per key: a retry after a failed append still records it.
-    await recordChange(c.env, await caller(c), {
+    await recordChange(c.env, await c.var.tenant.caller(), {
       type: "api_key.revoked",
       subject: { type: "api_key", id: record.id },
       payload: { id: record.id, revoked_at: record.revoked_at },

@@ -1,8 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, desc, eq, lt } from "drizzle-orm";
-import { livemodeOf } from "../assess/context";
 import { artifacts, auditEntries } from "../db/schema";
-import { orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import { checkReceipt } from "../evidence/artifact-receipt";
 import { anchorOf, registerArtifact, toArtifact } from "../evidence/artifact-registration";
@@ -67,20 +65,20 @@ const get = createRoute(
 
 export function registerArtifacts(app: OpenAPIHono<AppEnv>) {
   app.openapi(register, async (c) => {
-    const { row, created } = await registerArtifact(c, c.req.valid("json"));
+    const { row, created } = await registerArtifact(c.var.tenant, c.req.valid("json"));
     return created ? c.json(toArtifact(row), 201) : c.json(toArtifact(row), 200);
   });
 
   app.openapi(list, async (c) => {
     const { limit, cursor, digest } = c.req.valid("query");
     const after = decodeIdCursor(cursor);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(artifacts)
         .where(
           and(
-            eq(artifacts.livemode, livemodeOf(c)),
+            eq(artifacts.livemode, c.var.tenant.livemode),
             after ? lt(artifacts.id, after) : undefined,
             digest ? eq(artifacts.digest, digest) : undefined,
           ),
@@ -96,7 +94,7 @@ export function registerArtifacts(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select({ row: artifacts, leafHash: auditEntries.leafHash })
         .from(artifacts)
@@ -107,7 +105,7 @@ export function registerArtifacts(app: OpenAPIHono<AppEnv>) {
             eq(auditEntries.sequence, artifacts.auditSequence),
           ),
         )
-        .where(and(eq(artifacts.id, id), eq(artifacts.livemode, livemodeOf(c)))),
+        .where(and(eq(artifacts.id, id), eq(artifacts.livemode, c.var.tenant.livemode))),
     ]);
     const found = rows[0];
     if (!found) throw new ApiError("not_found");

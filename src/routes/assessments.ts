@@ -1,10 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, gte, lt, lte, max } from "drizzle-orm";
-import { livemodeOf } from "../assess/context";
 import { fromRow, Outcome, toOutcome } from "../assess/outcome";
 import { ACTION_KINDS } from "../assess/request";
 import { assessments, auditCheckpoints, mandates } from "../db/schema";
-import { orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
@@ -141,8 +139,8 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
     const q = c.req.valid("query");
     const after = decodeIdCursor(q.cursor);
     // Test and live data are apart, as at Stripe: a key sees the records of its own mode.
-    const livemode = livemodeOf(c);
-    const [rows] = await orgBatch(c, (db) => [
+    const livemode = c.var.tenant.livemode;
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(assessments)
@@ -181,11 +179,11 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(getAssessment, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows, anchored] = await orgBatch(c, (db) => [
+    const [rows, anchored] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(assessments)
-        .where(and(eq(assessments.id, id), eq(assessments.livemode, livemodeOf(c)))),
+        .where(and(eq(assessments.id, id), eq(assessments.livemode, c.var.tenant.livemode))),
       db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
     ]);
     const row = rows[0];
@@ -197,13 +195,13 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
   app.openapi(listMandates, async (c) => {
     const { limit, cursor, kind } = c.req.valid("query");
     const after = decodeIdCursor(cursor);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(mandates)
         .where(
           and(
-            eq(mandates.livemode, livemodeOf(c)),
+            eq(mandates.livemode, c.var.tenant.livemode),
             after ? lt(mandates.id, after) : undefined,
             kind ? eq(mandates.kind, kind) : undefined,
           ),
@@ -219,11 +217,11 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(getMandate, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(mandates)
-        .where(and(eq(mandates.id, id), eq(mandates.livemode, livemodeOf(c)))),
+        .where(and(eq(mandates.id, id), eq(mandates.livemode, c.var.tenant.livemode))),
     ]);
     const row = rows[0];
     if (!row) throw new ApiError("not_found");

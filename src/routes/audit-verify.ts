@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { events } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { guarded } from "../http/route";
@@ -18,7 +17,6 @@ import { ledgerRecords } from "../ledger/ledger-reader";
 import { AuditVerifier, type VerifyReport as Report } from "../ledger/verify";
 import { newId } from "../lib/ids";
 import { signer } from "../signing/signer";
-import { deliveriesMadeHere, sendLater } from "../webhooks/enqueue";
 import { VerifyReport } from "./audit-schemas";
 
 const tags = ["Audit"];
@@ -73,18 +71,19 @@ async function raiseAlert(c: AppContext, report: Report & { ledger: Witness }): 
     first_break: broken,
     first_invalid: invalid,
   };
-  const [, found, made] = await orgBatch(c, (db) => [
-    db
-      .insert(events)
-      .values({ id: newId(), type: "audit.integrity_alert", data, dedupeKey })
-      .onConflictDoNothing(),
-    db
-      .select({ id: events.id })
-      .from(events)
-      .where(and(eq(events.type, "audit.integrity_alert"), eq(events.dedupeKey, dedupeKey))),
-    deliveriesMadeHere(db),
-  ]);
-  sendLater(c, made);
+  const [, found] = await c.var.tenant.batch(
+    (db) => [
+      db
+        .insert(events)
+        .values({ id: newId(), type: "audit.integrity_alert", data, dedupeKey })
+        .onConflictDoNothing(),
+      db
+        .select({ id: events.id })
+        .from(events)
+        .where(and(eq(events.type, "audit.integrity_alert"), eq(events.dedupeKey, dedupeKey))),
+    ],
+    { webhooks: true },
+  );
   const event = found[0];
   if (!event) throw new ApiError("internal_error");
   return event.id;
@@ -93,13 +92,13 @@ async function raiseAlert(c: AppContext, report: Report & { ledger: Witness }): 
 export function registerAuditVerify(app: OpenAPIHono<AppEnv>) {
   app.openapi(verify, async (c) => {
     const keys = (await signer(c.env)).keys;
-    const who = await caller(c);
+    const who = await c.var.tenant.caller();
     // The ledger object is the witness Postgres cannot rewrite: it signs a checkpoint over its
     // own head first, and the stored rows must then reach that head and hold that checkpoint.
     const witness = await anchorNow(c.env, who.orgId);
     const verifier = new AuditVerifier(who.orgId, keys);
     let checkpointStored = witness === null;
-    for await (const record of ledgerRecords(c)) {
+    for await (const record of ledgerRecords(c.var.tenant)) {
       if (record.kind === "entry") {
         verifier.addEntry(record.entry);
       } else {
@@ -127,8 +126,8 @@ export function registerAuditVerify(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(exportRoute, async (c) => {
     const keys = (await signer(c.env)).keys;
-    const who = await caller(c);
-    const records = ledgerRecords(c);
+    const who = await c.var.tenant.caller();
+    const records = ledgerRecords(c.var.tenant);
     const encoder = new TextEncoder();
     const line = (text: string) => encoder.encode(`${text}\n`);
     let entries = 0;

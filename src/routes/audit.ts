@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, gte, lt, lte, sql } from "drizzle-orm";
 import { auditCheckpoints, auditEntries } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeSequenceCursor, page } from "../http/pagination";
@@ -67,7 +66,7 @@ export function registerAudit(app: OpenAPIHono<AppEnv>) {
   app.openapi(list, async (c) => {
     const query = c.req.valid("query");
     const before = decodeSequenceCursor(query.cursor);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select({ row: auditEntries, anchored })
         .from(auditEntries)
@@ -97,12 +96,12 @@ export function registerAudit(app: OpenAPIHono<AppEnv>) {
   app.openapi(proof, async (c) => {
     const { id } = c.req.valid("param");
     if (!isUuid(id)) throw new ApiError("not_found");
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db.select().from(auditEntries).where(eq(auditEntries.id, id)),
     ]);
     const row = rows[0];
     if (!row) throw new ApiError("not_found");
-    const who = await caller(c);
+    const who = await c.var.tenant.caller();
     const answer = await ledgerOf(c.env, who.orgId).inclusion(row.sequence);
     return c.json(
       {
@@ -123,7 +122,7 @@ export function registerAudit(app: OpenAPIHono<AppEnv>) {
   app.openapi(checkpoints, async (c) => {
     const query = c.req.valid("query");
     const before = decodeSequenceCursor(query.cursor);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(auditCheckpoints)

@@ -41,7 +41,7 @@ export function registerBillingWebhooks(app: OpenAPIHono<AppEnv>) {
     );
     if (event.type === "ignored") return c.json({ received: true as const, ignored: true }, 200);
     // Only a session this service created names an org; anything else is acknowledged, unused.
-    const [found] = await publicBatch(c, { "app.checkout_session": event.session_id }, (db) => [
+    const [found] = await publicBatch(c.env, { "app.checkout_session": event.session_id }, (db) => [
       db.execute<{ org_id: string; plan: string }>(
         sql`select org_id, plan from billing_checkouts where id = ${event.session_id}`,
       ),

@@ -1,11 +1,9 @@
 import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
-import { livemodeOf } from "../assess/context";
 import { type AccountState, billingView, readAccount } from "../billing/account";
 import { CURRENCY } from "../billing/plans";
 import { stripe } from "../billing/provider";
 import { auditEntries, billingAccounts, billingCheckouts } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { guarded } from "../http/route";
@@ -13,7 +11,6 @@ import { errorResponses, json, jsonBody } from "../http/schemas";
 import { recordDeferred } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import { newId } from "../lib/ids";
-import { deliveriesMadeHere, sendLater } from "../webhooks/enqueue";
 import {
   Billing,
   Checkout,
@@ -96,7 +93,7 @@ function billingAccount(orgId: string) {
  * and so stop, production traffic).
  */
 function liveOnly(c: AppContext) {
-  if (!livemodeOf(c)) {
+  if (!c.var.tenant.livemode) {
     throw new ApiError("live_key_required", [
       { path: "", message: "billing changes take a live key or a session" },
     ]);
@@ -105,7 +102,7 @@ function liveOnly(c: AppContext) {
 
 async function setSpendingCap(c: AppContext, amount: number): Promise<AccountState> {
   liveOnly(c);
-  const state = await readAccount(c);
+  const state = await readAccount(c.var.tenant);
   const previous = state.spending_cap;
   if (previous !== null && amount > previous) {
     throw new ApiError("spend_confirmation_required", {
@@ -114,7 +111,7 @@ async function setSpendingCap(c: AppContext, amount: number): Promise<AccountSta
         "raising the cap takes an owner's confirmation (POST /v1/billing/spend_confirmations)",
     });
   }
-  const who = await caller(c);
+  const who = await c.var.tenant.caller();
   const payload = { previous_spending_cap: previous, spending_cap: amount, currency: CURRENCY };
   const { entry } = await recordDeferred(
     c.env,
@@ -127,7 +124,7 @@ async function setSpendingCap(c: AppContext, amount: number): Promise<AccountSta
     },
     JSON.stringify(payload),
   );
-  const [, set] = await orgBatch(c, (db) => [
+  const [, set] = await c.var.tenant.batch((db) => [
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     db
       .insert(billingAccounts)
@@ -146,7 +143,7 @@ async function setSpendingCap(c: AppContext, amount: number): Promise<AccountSta
 
 /** An owner's confirmation: raises or lifts the cap, records `spend.confirmed`, and its event. */
 async function confirmSpend(c: AppContext, cap: number | null) {
-  const state = await readAccount(c);
+  const state = await readAccount(c.var.tenant);
   const previous = state.spending_cap;
   if (previous === null || (cap !== null && cap <= previous)) {
     throw new ApiError("invalid_request", [
@@ -159,7 +156,7 @@ async function confirmSpend(c: AppContext, cap: number | null) {
       },
     ]);
   }
-  const who = await caller(c);
+  const who = await c.var.tenant.caller();
   const now = new Date();
   const confirmation = {
     id: newId(now.getTime()),
@@ -182,10 +179,11 @@ async function confirmSpend(c: AppContext, cap: number | null) {
     },
     JSON.stringify(confirmation),
   );
-  const [, confirmed, made] = await orgBatch(c, (db) => [
-    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
-    // The event only with the change: a confirmation that lost a race to another leaves none.
-    db.execute(sql`
+  const [, confirmed] = await c.var.tenant.batch(
+    (db) => [
+      db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+      // The event only with the change: a confirmation that lost a race to another leaves none.
+      db.execute(sql`
       with account as (
         insert into billing_accounts (spending_cap) values (${cap}::bigint)
         on conflict (org_id) do update set spending_cap = excluded.spending_cap, updated_at = now()
@@ -197,9 +195,9 @@ async function confirmSpend(c: AppContext, cap: number | null) {
              true, ${`spend.confirmed:${confirmation.id}`}
       from account
       returning id`),
-    deliveriesMadeHere(db),
-  ]);
-  sendLater(c, made);
+    ],
+    { webhooks: true },
+  );
   if ((confirmed as unknown as { rows: unknown[] }).rows.length === 0) {
     throw new ApiError("spend_confirmation_required", {
       message: "the cap changed meanwhile; read it again and confirm",
@@ -210,7 +208,7 @@ async function confirmSpend(c: AppContext, cap: number | null) {
 
 async function startCheckout(c: AppContext, body: z.infer<typeof CreateCheckout>) {
   liveOnly(c);
-  const state = await readAccount(c);
+  const state = await readAccount(c.var.tenant);
   if (state.plan === body.plan) throw new ApiError("plan_already_active", { plan: body.plan });
   // One subscription per org: a second checkout would start a second, parallel subscription
   // (and could downgrade). Plan changes of a subscribed org are not in this release.
@@ -220,7 +218,7 @@ async function startCheckout(c: AppContext, body: z.infer<typeof CreateCheckout>
       message: "the organization already has a subscription; plan changes are not supported yet",
     });
   }
-  const who = await caller(c);
+  const who = await c.var.tenant.caller();
   const clientKey = c.req.header("idempotency-key");
   const session = await stripe(c.env).createCheckout({
     orgId: who.orgId,
@@ -242,7 +240,7 @@ async function startCheckout(c: AppContext, body: z.infer<typeof CreateCheckout>
     },
     JSON.stringify(payload),
   );
-  await orgBatch(c, (db) => [
+  await c.var.tenant.batch((db) => [
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     db
       .insert(billingCheckouts)
@@ -260,7 +258,7 @@ async function startCheckout(c: AppContext, body: z.infer<typeof CreateCheckout>
 }
 
 export function registerBilling(app: OpenAPIHono<AppEnv>) {
-  app.openapi(get, async (c) => c.json(billingView(await readAccount(c)), 200));
+  app.openapi(get, async (c) => c.json(billingView(await readAccount(c.var.tenant)), 200));
 
   app.openapi(setCap, async (c) => {
     const state = await setSpendingCap(c, c.req.valid("json").amount);

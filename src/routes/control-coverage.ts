@@ -1,6 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, desc, eq, isNotNull, isNull, lt } from "drizzle-orm";
-import { livemodeOf } from "../assess/context";
 import {
   coverageOf,
   effectFactsQuery,
@@ -12,7 +11,6 @@ import { reportEffect, toEffect } from "../control-coverage/effects";
 import { effectGaps } from "../control-coverage/gaps";
 import { issueReport } from "../control-coverage/report";
 import { controlEffects } from "../db/schema";
-import { orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
@@ -145,7 +143,7 @@ export function periodOf(query: { from?: string; to?: string }, now: Date): Peri
 
 export function registerControlCoverage(app: OpenAPIHono<AppEnv>) {
   app.openapi(report, async (c) => {
-    const { row, created } = await reportEffect(c, c.req.valid("json"));
+    const { row, created } = await reportEffect(c.var.tenant, c.req.valid("json"));
     return created ? c.json(toEffect(row), 201) : c.json(toEffect(row), 200);
   });
 
@@ -153,13 +151,13 @@ export function registerControlCoverage(app: OpenAPIHono<AppEnv>) {
     const query = c.req.valid("query");
     const after = decodeIdCursor(query.cursor);
     const hasGate = query.has_gate === undefined ? undefined : query.has_gate === "true";
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(controlEffects)
         .where(
           and(
-            eq(controlEffects.livemode, livemodeOf(c)),
+            eq(controlEffects.livemode, c.var.tenant.livemode),
             after ? lt(controlEffects.id, after) : undefined,
             query.effect ? eq(controlEffects.effect, query.effect) : undefined,
             query.observer ? eq(controlEffects.observer, query.observer) : undefined,
@@ -182,8 +180,8 @@ export function registerControlCoverage(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const mine = and(eq(controlEffects.id, id), eq(controlEffects.livemode, livemodeOf(c)));
-    const [rows, facts] = await orgBatch(c, (db) => [
+    const mine = and(eq(controlEffects.id, id), eq(controlEffects.livemode, c.var.tenant.livemode));
+    const [rows, facts] = await c.var.tenant.batch((db) => [
       db.select().from(controlEffects).where(mine),
       effectFactsQuery(db, mine, 1),
     ]);
@@ -198,11 +196,11 @@ export function registerControlCoverage(app: OpenAPIHono<AppEnv>) {
   app.openapi(coverage, async (c) => {
     const now = new Date();
     const period = periodOf(c.req.valid("query"), now);
-    return c.json(coverageOf(await readCoverage(c, period, now), period), 200);
+    return c.json(coverageOf(await readCoverage(c.var.tenant, period, now), period), 200);
   });
 
   app.openapi(signedReport, async (c) => {
     const period = periodOf(c.req.valid("query"), new Date());
-    return c.json(await issueReport(c, period), 200);
+    return c.json(await issueReport(c.var.tenant, period), 200);
   });
 }

@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { desc, eq, lt } from "drizzle-orm";
 import { evalSets } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
@@ -129,7 +128,7 @@ export function registerEvalSets(app: OpenAPIHono<AppEnv>) {
     const created = new Date();
     const cases = resolveCases(body.cases, parseCases(body.cases), created);
     const id = newId(created.getTime());
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .insert(evalSets)
         .values({
@@ -144,7 +143,7 @@ export function registerEvalSets(app: OpenAPIHono<AppEnv>) {
     ]);
     const row = rows[0];
     if (!row) throw new ApiError("internal_error");
-    await record(c.env, await caller(c), {
+    await record(c.env, await c.var.tenant.caller(), {
       type: "eval_set.created",
       subject: { type: "eval_set", id },
       payload: toEvalSet(row),
@@ -155,7 +154,7 @@ export function registerEvalSets(app: OpenAPIHono<AppEnv>) {
   app.openapi(list, async (c) => {
     const { limit, cursor } = c.req.valid("query");
     const after = decodeIdCursor(cursor);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select(summaryColumns)
         .from(evalSets)
@@ -171,7 +170,7 @@ export function registerEvalSets(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db.select().from(evalSets).where(eq(evalSets.id, id)),
     ]);
     const row = rows[0];
@@ -181,12 +180,12 @@ export function registerEvalSets(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(remove, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db.delete(evalSets).where(eq(evalSets.id, id)).returning(summaryColumns),
     ]);
     const row = rows[0];
     if (!row) throw new ApiError("not_found");
-    await record(c.env, await caller(c), {
+    await record(c.env, await c.var.tenant.caller(), {
       type: "eval_set.deleted",
       subject: { type: "eval_set", id },
       payload: summary(row),

@@ -2,7 +2,6 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt } from "drizzle-orm";
 import { normalizeRules, PolicyRules } from "../assess/policy-rules";
 import { EVAL_POSITIVES, evalSets, evals, policies } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
@@ -172,7 +171,7 @@ export function registerEvals(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const setId = body.eval_set_id.toLowerCase();
     const policyId = body.policy_id.toLowerCase();
-    const [sets, found] = await orgBatch(c, (db) => [
+    const [sets, found] = await c.var.tenant.batch((db) => [
       db.select().from(evalSets).where(eq(evalSets.id, setId)),
       db.select().from(policies).where(eq(policies.id, policyId)),
     ]);
@@ -191,7 +190,7 @@ export function registerEvals(app: OpenAPIHono<AppEnv>) {
     // set's creation time: every run of a set reads the same time.
     const score = scoreCases(cases, requests, rules, body.positive, set.createdAt.getTime());
     const id = newId();
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .insert(evals)
         .values({
@@ -208,7 +207,7 @@ export function registerEvals(app: OpenAPIHono<AppEnv>) {
     ]);
     const row = rows[0];
     if (!row) throw new ApiError("internal_error");
-    await record(c.env, await caller(c), {
+    await record(c.env, await c.var.tenant.caller(), {
       type: "eval.completed",
       subject: { type: "eval", id },
       payload: toEval(row),
@@ -226,7 +225,7 @@ export function registerEvals(app: OpenAPIHono<AppEnv>) {
         page([], limit, () => ""),
         200,
       );
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select(summaryColumns)
         .from(evals)
@@ -248,7 +247,9 @@ export function registerEvals(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await orgBatch(c, (db) => [db.select().from(evals).where(eq(evals.id, id))]);
+    const [rows] = await c.var.tenant.batch((db) => [
+      db.select().from(evals).where(eq(evals.id, id)),
+    ]);
     const row = rows[0];
     if (!row) throw new ApiError("not_found");
     return c.json(toEval(row), 200);

@@ -1,6 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { scopeSchema } from "../auth/scopes";
-import { caller } from "../db/tenant";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json } from "../http/schemas";
@@ -45,7 +44,7 @@ const route = createRoute(
 
 export function registerMe(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const who = await caller(c);
+    const who = await c.var.tenant.caller();
     return c.json(
       { orgId: who.orgId, actor: who.actor, scopes: who.scopes, livemode: who.livemode },
       200,

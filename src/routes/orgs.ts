@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
+import type { Caller } from "../auth/caller";
 import { scopesOfRole } from "../auth/scopes";
 import { database } from "../db/client";
 import { ApiError } from "../errors";
@@ -57,9 +58,9 @@ interface OrgRow {
 
 export function registerOrgs(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const auth = c.get("auth");
-    if (auth?.credential.kind !== "session") throw new ApiError("session_required");
-    const { subject, email } = auth.credential;
+    const tenant = c.var.tenant;
+    if (tenant.credential.kind !== "session") throw new ApiError("session_required");
+    const { subject, email } = tenant.credential;
     const name =
       c.req.valid("json").name ?? (email ? `${email}'s organization` : "My organization");
     const orgId = newId();
@@ -82,12 +83,13 @@ export function registerOrgs(app: OpenAPIHono<AppEnv>) {
     ]);
     const org = results[4].rows[0] as unknown as OrgRow | undefined;
     if (!org) throw new ApiError("internal_error");
-    auth.caller = {
+    const founder: Caller = {
       orgId: org.id,
       actor: { type: "user", id: org.user_id, subject, email, role: "owner" },
       scopes: scopesOfRole("owner"),
       livemode: true,
     };
+    tenant.adopt(founder);
     const created = org.id === orgId;
     const body = {
       object: "organization" as const,
@@ -97,7 +99,7 @@ export function registerOrgs(app: OpenAPIHono<AppEnv>) {
       role: "owner" as const,
     };
     // Recorded on every call, once: a retry after a failed append still gets it into the ledger.
-    await record(c.env, auth.caller, {
+    await record(c.env, founder, {
       type: "org.created",
       subject: { type: "organization", id: org.id },
       payload: body,

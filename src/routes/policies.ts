@@ -2,7 +2,6 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne, sql } from "drizzle-orm";
 import { normalizeRules, PolicyRules } from "../assess/policy-rules";
 import { policies } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
@@ -131,41 +130,43 @@ function toPolicy(row: PolicyRow): z.infer<typeof Policy> {
  * loser of a race answers 409 and can retry.
  */
 async function activateInBatch(c: AppContext, id: string): Promise<PolicyRow | undefined> {
-  const [, , rows] = await orgBatch(c, (db) => [
-    db
-      .update(policies)
-      .set({ status: "draft" })
-      .where(
-        and(
-          eq(policies.status, "active"),
-          ne(policies.id, id),
-          // Only when there is a draft to take its place: a bad id changes nothing.
-          sql`exists (select 1 from policies d where d.id = ${id} and d.status = 'draft')`,
+  const [, , rows] = await c.var.tenant
+    .batch((db) => [
+      db
+        .update(policies)
+        .set({ status: "draft" })
+        .where(
+          and(
+            eq(policies.status, "active"),
+            ne(policies.id, id),
+            // Only when there is a draft to take its place: a bad id changes nothing.
+            sql`exists (select 1 from policies d where d.id = ${id} and d.status = 'draft')`,
+          ),
         ),
-      ),
-    db
-      .update(policies)
-      .set({
-        status: "active",
-        version: sql`(select coalesce(max(p.version), 0) + 1 from policies p)`,
-        activatedAt: sql`now()`,
-      })
-      .where(and(eq(policies.id, id), eq(policies.status, "draft"))),
-    db.select().from(policies).where(eq(policies.id, id)),
-  ]).catch((error: unknown) => {
-    if (isUniqueViolation(error)) {
-      throw new ApiError("policy_activation_conflict", [
-        { path: "id", message: "another activation happened at the same time; retry" },
-      ]);
-    }
-    throw error;
-  });
+      db
+        .update(policies)
+        .set({
+          status: "active",
+          version: sql`(select coalesce(max(p.version), 0) + 1 from policies p)`,
+          activatedAt: sql`now()`,
+        })
+        .where(and(eq(policies.id, id), eq(policies.status, "draft"))),
+      db.select().from(policies).where(eq(policies.id, id)),
+    ])
+    .catch((error: unknown) => {
+      if (isUniqueViolation(error)) {
+        throw new ApiError("policy_activation_conflict", [
+          { path: "id", message: "another activation happened at the same time; retry" },
+        ]);
+      }
+      throw error;
+    });
   return rows[0];
 }
 
 /** Recorded once per version: a repeated activation of the active policy records nothing. */
 async function recordActivation(c: AppContext, row: PolicyRow) {
-  await record(c.env, await caller(c), {
+  await record(c.env, await c.var.tenant.caller(), {
     type: "policy.activated",
     subject: { type: "policy", id: row.id },
     payload: toPolicy(row),
@@ -182,7 +183,7 @@ export function registerPolicies(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const id = newId();
     const normalized = normalizeRules(body.rules);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .insert(policies)
         .values({
@@ -196,7 +197,7 @@ export function registerPolicies(app: OpenAPIHono<AppEnv>) {
     ]);
     let row = rows[0];
     if (!row) throw new ApiError("internal_error");
-    const who = await caller(c);
+    const who = await c.var.tenant.caller();
     await record(c.env, who, {
       type: "policy.created",
       subject: { type: "policy", id },
@@ -212,7 +213,7 @@ export function registerPolicies(app: OpenAPIHono<AppEnv>) {
   app.openapi(list, async (c) => {
     const { limit, cursor, status } = c.req.valid("query");
     const after = decodeIdCursor(cursor);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(policies)
@@ -233,7 +234,7 @@ export function registerPolicies(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db.select().from(policies).where(eq(policies.id, id)),
     ]);
     const row = rows[0];

@@ -1,9 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
-import { livemodeOf } from "../assess/context";
 import { normalizeRules, PolicyRules } from "../assess/policy-rules";
 import { policies } from "../db/schema";
-import { orgBatch } from "../db/tenant";
 import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
@@ -94,7 +92,9 @@ function readPage(
   q: Parameters<typeof historyPage>[1],
 ) {
   return async (cursor: string | null, size: number) => {
-    const [result] = await orgBatch(c, (db) => [db.execute(historyPage(rules, q, cursor, size))]);
+    const [result] = await c.var.tenant.batch((db) => [
+      db.execute(historyPage(rules, q, cursor, size)),
+    ]);
     return (result as unknown as { rows: HistoryRow[] }).rows;
   };
 }
@@ -119,7 +119,7 @@ export function registerPolicyBacktest(app: OpenAPIHono<AppEnv>) {
     ) {
       throw new ApiError("invalid_request", [{ path: "from", message: "must not be after to" }]);
     }
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db.select().from(policies).where(eq(policies.id, id)),
     ]);
     const policy = rows[0];
@@ -128,7 +128,7 @@ export function registerPolicyBacktest(app: OpenAPIHono<AppEnv>) {
     // Stored rules were validated at creation; a later grammar that refuses them is our fault.
     if (!parsed.success) throw new ApiError("internal_error");
     const rules = normalizeRules(parsed.data);
-    const livemode = livemodeOf(c);
+    const livemode = c.var.tenant.livemode;
     const q = { livemode, from: body.from ?? null, to: body.to ?? null };
     const result = await backtest(rules, readPage(c, rules, q), {
       limit: body.limit,

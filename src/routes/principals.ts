@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { principals } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
@@ -197,11 +196,11 @@ export function registerPrincipals(app: OpenAPIHono<AppEnv>) {
     const { type, metadata, ...personal } = c.req.valid("json");
     // Who is asking first (401/403 before anything else), then fail before writing anything
     // when the key is missing: never store unsealed data.
-    const who = await caller(c);
+    const who = await c.var.tenant.caller();
     const master = await masterKey(c.env);
     const id = newId();
     const sealed = await sealPersonalData(master, { orgId: who.orgId, principalId: id }, personal);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .insert(principals)
         .values({ id, type, metadata: metadata ?? {}, ...sealed })
@@ -220,7 +219,7 @@ export function registerPrincipals(app: OpenAPIHono<AppEnv>) {
   app.openapi(list, async (c) => {
     const { limit, cursor, status } = c.req.valid("query");
     const after = decodeIdCursor(cursor);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(principals)
@@ -243,7 +242,7 @@ export function registerPrincipals(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db.select().from(principals).where(eq(principals.id, id)),
     ]);
     const row = rows[0];
@@ -255,7 +254,7 @@ export function registerPrincipals(app: OpenAPIHono<AppEnv>) {
     const id = rowId(c.req.valid("param").id);
     // The data key is overwritten in place; the ciphertext stays, unreadable by anyone. A
     // repeated erase matches no active row and reads the erased one back unchanged.
-    const [, current] = await orgBatch(c, (db) => [
+    const [, current] = await c.var.tenant.batch((db) => [
       db
         .update(principals)
         .set({ status: "erased", wrappedKey: null, metadata: {}, erasedAt: sql`now()` })
@@ -264,7 +263,7 @@ export function registerPrincipals(app: OpenAPIHono<AppEnv>) {
     ]);
     const row = current[0];
     if (!row) throw new ApiError("not_found");
-    await record(c.env, await caller(c), {
+    await record(c.env, await c.var.tenant.caller(), {
       type: "principal.erased",
       subject: { type: "principal", id },
       payload: ledgerPayload(row),

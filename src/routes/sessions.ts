@@ -1,8 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, asc, desc, eq, gt, inArray, lt } from "drizzle-orm";
-import { livemodeOf } from "../assess/context";
 import { assessments, sessionEvents, sessions } from "../db/schema";
-import { orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, decodeSequenceCursor, page } from "../http/pagination";
@@ -139,7 +137,7 @@ const verify = createRoute(
 
 export function registerSessions(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => {
-    const { session, created } = await createSession(c, c.req.valid("json"));
+    const { session, created } = await createSession(c.var.tenant, c.req.valid("json"));
     return created ? c.json(toSession(session), 201) : c.json(toSession(session), 200);
   });
 
@@ -148,20 +146,20 @@ export function registerSessions(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const [first, ...rest] = body.events;
     if (!first) throw new ApiError("invalid_request");
-    const { session, created } = await appendEvents(c, id, { events: [first, ...rest] });
+    const { session, created } = await appendEvents(c.var.tenant, id, { events: [first, ...rest] });
     return created ? c.json(toSession(session), 201) : c.json(toSession(session), 200);
   });
 
   app.openapi(list, async (c) => {
     const { limit, cursor, agent_id, external_id } = c.req.valid("query");
     const after = decodeIdCursor(cursor);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(sessions)
         .where(
           and(
-            eq(sessions.livemode, livemodeOf(c)),
+            eq(sessions.livemode, c.var.tenant.livemode),
             after ? lt(sessions.id, after) : undefined,
             agent_id ? eq(sessions.agentId, agent_id) : undefined,
             external_id ? eq(sessions.externalId, external_id) : undefined,
@@ -178,8 +176,8 @@ export function registerSessions(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const livemode = livemodeOf(c);
-    const [found, linked] = await orgBatch(c, (db) => [
+    const livemode = c.var.tenant.livemode;
+    const [found, linked] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(sessions)
@@ -244,8 +242,8 @@ export function registerSessions(app: OpenAPIHono<AppEnv>) {
         { path: "cursor", message: "not a cursor from this API" },
       ]);
     }
-    const livemode = livemodeOf(c);
-    const [found, rows] = await orgBatch(c, (db) => [
+    const livemode = c.var.tenant.livemode;
+    const [found, rows] = await c.var.tenant.batch((db) => [
       db
         .select({ id: sessions.id })
         .from(sessions)
@@ -275,6 +273,6 @@ export function registerSessions(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(verify, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    return c.json(await verifyStored(c, id), 200);
+    return c.json(await verifyStored(c.var.tenant, id), 200);
   });
 }

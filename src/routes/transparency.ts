@@ -108,7 +108,7 @@ const proofRoute = createRoute({
 
 /** A log's newest signed checkpoint (with the org it belongs to, which is never returned). */
 async function newestCheckpoint(c: AppContext, logId: string) {
-  const [rows] = await publicBatch(c, { "app.log_id": logId }, (db) => [
+  const [rows] = await publicBatch(c.env, { "app.log_id": logId }, (db) => [
     db
       .select()
       .from(auditCheckpoints)
@@ -140,7 +140,7 @@ export function registerTransparency(app: OpenAPIHono<AppEnv>) {
     const { logId } = c.req.valid("param");
     const { limit, cursor } = c.req.valid("query");
     const before = decodeSequenceCursor(cursor);
-    const [rows] = await publicBatch(c, { "app.log_id": logId }, (db) => [
+    const [rows] = await publicBatch(c.env, { "app.log_id": logId }, (db) => [
       db
         .select()
         .from(auditCheckpoints)
@@ -181,7 +181,7 @@ export function registerTransparency(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(proofRoute, async (c) => {
     const { leafHash } = c.req.valid("param");
-    const [rows] = await publicBatch(c, { "app.leaf_hash": leafHash }, (db) => [
+    const [rows] = await publicBatch(c.env, { "app.leaf_hash": leafHash }, (db) => [
       db
         .select({ orgId: auditEntries.orgId, sequence: auditEntries.sequence })
         .from(auditEntries)

@@ -76,7 +76,7 @@ export function registerTrustList(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const key = await signer(c.env);
     // signing_keys has no org: the application role may read it, and only the sweep writes it.
-    const [noted] = await publicBatch(c, {}, (db) => [
+    const [noted] = await publicBatch(c.env, {}, (db) => [
       db
         .select({
           kid: signingKeys.kid,

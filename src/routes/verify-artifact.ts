@@ -28,8 +28,8 @@ const route = createRoute({
 export function registerVerifyArtifact(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const { receipt, digest } = c.req.valid("query");
-    if (receipt !== undefined) return c.json(await verifyReceipt(c, receipt, digest), 200);
-    if (digest !== undefined) return c.json(await verifyDigest(c, digest), 200);
+    if (receipt !== undefined) return c.json(await verifyReceipt(c.env, receipt, digest), 200);
+    if (digest !== undefined) return c.json(await verifyDigest(c.env, digest), 200);
     throw new ApiError("invalid_request", [
       { path: "receipt", message: "give a receipt, a digest, or both" },
     ]);

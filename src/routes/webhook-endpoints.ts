@@ -1,8 +1,6 @@
 import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
 import { and, desc, eq, isNull, lt, sql } from "drizzle-orm";
-import { livemodeOf } from "../assess/context";
 import { auditEntries, webhookEndpoints } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
@@ -130,7 +128,10 @@ function toEndpoint(row: EndpointRow): z.infer<typeof WebhookEndpoint> {
 
 /** The caller's live endpoints of its mode: another mode's, or a deleted one, is not found. */
 function visible(c: AppContext) {
-  return and(eq(webhookEndpoints.livemode, livemodeOf(c)), isNull(webhookEndpoints.deletedAt));
+  return and(
+    eq(webhookEndpoints.livemode, c.var.tenant.livemode),
+    isNull(webhookEndpoints.deletedAt),
+  );
 }
 
 async function createEndpoint(c: AppContext, body: CreateBody): Promise<EndpointRow> {
@@ -138,8 +139,8 @@ async function createEndpoint(c: AppContext, body: CreateBody): Promise<Endpoint
   if (!checked.ok) {
     throw new ApiError("url_not_allowed", [{ path: "url", message: `refused: ${checked.reason}` }]);
   }
-  const livemode = livemodeOf(c);
-  const [existing] = await orgBatch(c, (db) => [
+  const livemode = c.var.tenant.livemode;
+  const [existing] = await c.var.tenant.batch((db) => [
     db.select({ n: sql<number>`count(*)::int` }).from(webhookEndpoints).where(visible(c)),
   ]);
   if ((existing[0]?.n ?? 0) >= MAX_ENDPOINTS) {
@@ -150,7 +151,7 @@ async function createEndpoint(c: AppContext, body: CreateBody): Promise<Endpoint
   const now = new Date();
   const row: EndpointRow = {
     id: newId(now.getTime()),
-    orgId: (await caller(c)).orgId,
+    orgId: (await c.var.tenant.caller()).orgId,
     url: checked.url.href,
     eventTypes: body.eventTypes ?? body.event_types ?? [],
     description: body.description ?? null,
@@ -166,7 +167,7 @@ async function createEndpoint(c: AppContext, body: CreateBody): Promise<Endpoint
   const terms = toEndpoint(row);
   const { entry } = await recordDeferred(
     c.env,
-    await caller(c),
+    await c.var.tenant.caller(),
     {
       type: "webhook_endpoint.created",
       subject: { type: "webhook_endpoint", id: row.id },
@@ -175,7 +176,7 @@ async function createEndpoint(c: AppContext, body: CreateBody): Promise<Endpoint
     },
     JSON.stringify(terms),
   );
-  await orgBatch(c, (db) => [
+  await c.var.tenant.batch((db) => [
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     db.insert(webhookEndpoints).values(row),
   ]);
@@ -238,7 +239,7 @@ export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>) {
   app.openapi(list, async (c) => {
     const { limit, cursor } = c.req.valid("query");
     const after = decodeIdCursor(cursor);
-    const [rows] = await orgBatch(c, (db) => [
+    const [rows] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(webhookEndpoints)
@@ -254,7 +255,7 @@ export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(remove, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [found] = await orgBatch(c, (db) => [
+    const [found] = await c.var.tenant.batch((db) => [
       db
         .select({ id: webhookEndpoints.id })
         .from(webhookEndpoints)
@@ -263,13 +264,13 @@ export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>) {
     if (!found[0]) throw new ApiError("not_found");
     // Recorded before the change, once per endpoint: a retry after a failed write records
     // nothing new and still deletes.
-    await record(c.env, await caller(c), {
+    await record(c.env, await c.var.tenant.caller(), {
       type: "webhook_endpoint.deleted",
       subject: { type: "webhook_endpoint", id },
       payload: { id },
       once: `webhook_endpoint.deleted:${id}`,
     });
-    await orgBatch(c, (db) => [
+    await c.var.tenant.batch((db) => [
       db
         .update(webhookEndpoints)
         .set({ deletedAt: new Date() })
@@ -286,7 +287,7 @@ export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>) {
     const id = rowId(c.req.valid("param").id);
     const { limit, cursor, status } = c.req.valid("query");
     const after = decodeIdCursor(cursor);
-    const [found, rows] = await orgBatch(c, (db) => [
+    const [found, rows] = await c.var.tenant.batch((db) => [
       db
         .select({ id: webhookEndpoints.id })
         .from(webhookEndpoints)
@@ -319,14 +320,14 @@ export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(dispatch, async (c) => {
     if (!c.env.WEBHOOK_QUEUE) throw new ApiError("webhook_queue_unavailable");
-    const [leased] = await orgBatch(c, (db) => [
+    const [leased] = await c.var.tenant.batch((db) => [
       db.execute<DeliveryMessage>(sql`
         update webhook_deliveries d
         set next_attempt_at = now(), lease_until = now() + make_interval(secs => ${LEASE_SECONDS})
         where d.id in (
           select w.id from webhook_deliveries w
           join webhook_endpoints ep on ep.org_id = w.org_id and ep.id = w.endpoint_id
-          where w.status = 'pending' and ep.livemode = ${livemodeOf(c)}
+          where w.status = 'pending' and ep.livemode = ${c.var.tenant.livemode}
             and ep.status = 'enabled' and ep.deleted_at is null
             and (w.attempt_started_at is null or w.attempt_started_at < now() - interval '60 seconds')
             -- Already due with a message in flight: sending another would only race it.

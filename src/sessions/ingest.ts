@@ -1,11 +1,9 @@
 import { and, asc, between, eq, sql } from "drizzle-orm";
 import { columnJson } from "../action/records";
-import { livemodeOf } from "../assess/context";
 import type { Caller } from "../auth/caller";
 import { agents, auditEntries, sessionEvents, sessions } from "../db/schema";
-import { caller, orgBatch } from "../db/tenant";
+import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
-import type { AppContext } from "../http/context";
 import { recordDeferred } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { StoredEntry } from "../ledger/ledger-store";
@@ -80,15 +78,15 @@ function creationOnceKey(livemode: boolean, agentId: string, externalId: string)
  * exactly one creation per key is ever recorded, whatever the concurrency: a loser finishes
  * the winner's write and answers 200 when it sent the same session, else 409 `session_exists`.
  */
-export async function createSession(c: AppContext, body: CreateSessionBody): Promise<Ingested> {
+export async function createSession(tenant: Tenant, body: CreateSessionBody): Promise<Ingested> {
   const now = new Date();
-  const livemode = livemodeOf(c);
+  const livemode = tenant.livemode;
   const natural = and(
     eq(sessions.livemode, livemode),
     eq(sessions.agentId, body.agent_id),
     eq(sessions.externalId, body.external_id),
   );
-  const [agent, existing, storedEvents, keys, linked] = await orgBatch(c, (db) => [
+  const [agent, existing, storedEvents, keys, linked] = await tenant.batch((db) => [
     db.select({ id: agents.id }).from(agents).where(eq(agents.id, body.agent_id)),
     db.select().from(sessions).where(natural),
     // The events the creation recorded: those written under its ledger entry.
@@ -122,7 +120,7 @@ export async function createSession(c: AppContext, body: CreateSessionBody): Pro
   );
   if (found) throw chainBroken(found);
 
-  const who = await caller(c);
+  const who = await tenant.caller();
   const draft: CreationDraft = {
     facts: {
       id: newId(now.getTime()),
@@ -137,7 +135,7 @@ export async function createSession(c: AppContext, body: CreateSessionBody): Pro
   };
   const facts = { ...draft.facts, createdAt: now };
   const { entry, replayed, attachment } = await recordDeferred(
-    c.env,
+    tenant.env,
     who,
     {
       type: "session.created",
@@ -148,7 +146,7 @@ export async function createSession(c: AppContext, body: CreateSessionBody): Pro
     JSON.stringify(draft),
   );
   if (!replayed) {
-    const written = await writeCreation(c, who, draft, entry);
+    const written = await writeCreation(tenant, who, draft, entry);
     // A racing twin that finished this very creation first wrote it: then this is a replay.
     return { session: written.session, created: written.inserted };
   }
@@ -156,7 +154,7 @@ export async function createSession(c: AppContext, body: CreateSessionBody): Pro
   // its write, which may never have landed, then judge this request against it.
   if (attachment === null) throw new ApiError("session_exists", { id: entry.subject?.id });
   const winner = JSON.parse(attachment) as CreationDraft;
-  const written = await writeCreation(c, who, winner, entry);
+  const written = await writeCreation(tenant, who, winner, entry);
   const winnerHashes = winner.events.map((e) => ({ sequence: e.sequence, hash: e.hash }));
   // 201 only when this request's write is the one that stored the session.
   return { session: sameCreation(written.session, winnerHashes, body), created: written.inserted };
@@ -182,7 +180,7 @@ function sameCreation(
 
 /** Writes a creation (idempotently: a twin may be writing the same) and reads the session. */
 async function writeCreation(
-  c: AppContext,
+  tenant: Tenant,
   who: Caller,
   draft: CreationDraft,
   entry: StoredEntry,
@@ -206,7 +204,7 @@ async function writeCreation(
   };
   const rows = eventRows(who.orgId, facts.id, events, createdAt, audit);
   const json = `[${rows.map((row) => columnJson(sessionEvents, row)).join(",")}]`;
-  const [, inserted, , stored] = await orgBatch(c, (db) => [
+  const [, inserted, , stored] = await tenant.batch((db) => [
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     db.insert(sessions).values(row).onConflictDoNothing().returning({ id: sessions.id }),
     db.execute(sql`
@@ -251,15 +249,15 @@ interface AppendDraft {
  * is ever recorded (the `once` key), and the head moves only by a conditional UPDATE.
  */
 export async function appendEvents(
-  c: AppContext,
+  tenant: Tenant,
   sessionId: string,
   body: AppendBody,
 ): Promise<Ingested> {
   const now = new Date();
-  const livemode = livemodeOf(c);
+  const livemode = tenant.livemode;
   const first = body.events[0];
   const to = first.sequence + body.events.length - 1;
-  const [found, stored, keys, linked] = await orgBatch(c, (db) => [
+  const [found, stored, keys, linked] = await tenant.batch((db) => [
     db
       .select()
       .from(sessions)
@@ -295,11 +293,11 @@ export async function appendEvents(
   const broken = await firstBreak({ ...session, keys: keyMap(keys) }, headOf(session), body.events);
   if (broken) throw chainBroken(broken);
 
-  const who = await caller(c);
+  const who = await tenant.caller();
   const draft: AppendDraft = { receivedAt: now.toISOString(), events: body.events };
   const payload = appendedPayload(sessionId, body.events);
   const { entry, replayed, attachment } = await recordDeferred(
-    c.env,
+    tenant.env,
     who,
     {
       type: "session.events_appended",
@@ -310,7 +308,7 @@ export async function appendEvents(
     JSON.stringify(draft),
   );
   if (!replayed) {
-    const written = await writeAppend(c, who, sessionId, draft, entry);
+    const written = await writeAppend(tenant, who, sessionId, draft, entry);
     if (written.moved) return { session: written.session, created: true };
     // The head did not move: never a 201 for a write that did nothing. A racing twin of this
     // very batch may have finished it first (the `once` key lets no other batch take this
@@ -325,7 +323,7 @@ export async function appendEvents(
   let winner: AppendDraft | null = attachment ? (JSON.parse(attachment) as AppendDraft) : null;
   if (!winner && entry.digest === payloadDigest(payload)) winner = draft;
   if (!winner) throw conflict(headOf(session));
-  const written = await writeAppend(c, who, sessionId, winner, entry);
+  const written = await writeAppend(tenant, who, sessionId, winner, entry);
   const same =
     winner.events.length === body.events.length && sameHashes(winner.events, body.events);
   if (!same) throw conflict(headOf(written.session));
@@ -346,7 +344,7 @@ function conflict(head: Head): ApiError {
  * this write moved it.
  */
 async function writeAppend(
-  c: AppContext,
+  tenant: Tenant,
   who: Caller,
   sessionId: string,
   draft: AppendDraft,
@@ -360,7 +358,7 @@ async function writeAppend(
   const json = `[${rows.map((row) => columnJson(sessionEvents, row)).join(",")}]`;
   const signed = draft.events.filter((e) => e.signature).length;
   const prevHash = first.sequence === 1 ? null : first.prev_hash;
-  const [, moved, after, atTo] = await orgBatch(c, (db) => [
+  const [, moved, after, atTo] = await tenant.batch((db) => [
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     db.execute(sql`
       with moved as (

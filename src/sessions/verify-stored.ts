@@ -1,9 +1,7 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
-import { livemodeOf } from "../assess/context";
 import { auditEntries, sessionEvents, sessions } from "../db/schema";
-import { orgBatch } from "../db/tenant";
+import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
-import type { AppContext } from "../http/context";
 import { payloadDigest } from "../lib/digest";
 import { type ChainBreak, firstBreak, type SessionEventInput } from "./chain";
 import { keyMap, kidsOf, selectKeys } from "./lookups";
@@ -28,12 +26,12 @@ const APPENDED = "session.events_appended";
  * signature in the database, even with every hash recomputed and the head rolled back, is
  * found: the ledger is itself hash-chained and anchored. Answers the earliest break.
  */
-export async function verifyStored(c: AppContext, sessionId: string) {
-  const [found, rows, entries] = await orgBatch(c, (db) => [
+export async function verifyStored(tenant: Tenant, sessionId: string) {
+  const [found, rows, entries] = await tenant.batch((db) => [
     db
       .select()
       .from(sessions)
-      .where(and(eq(sessions.id, sessionId), eq(sessions.livemode, livemodeOf(c)))),
+      .where(and(eq(sessions.id, sessionId), eq(sessions.livemode, tenant.livemode))),
     db
       .select()
       .from(sessionEvents)
@@ -65,7 +63,7 @@ export async function verifyStored(c: AppContext, sessionId: string) {
     ]),
   ];
   const [keys] =
-    kids.length > 0 ? await orgBatch(c, (db) => [selectKeys(db, kids)]) : [[] as never[]];
+    kids.length > 0 ? await tenant.batch((db) => [selectKeys(db, kids)]) : [[] as never[]];
   const events = rows.map(eventInput);
   const chain = await firstBreak(
     { ...session, keys: keyMap(keys) },

@@ -1,7 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Database, database } from "../db/client";
 import type { Env } from "../env";
-import type { AppContext } from "../http/context";
 import { logError } from "../lib/log";
 
 /** A queue message names one delivery; everything else is read when it is attempted. */
@@ -22,9 +21,9 @@ const DUE_PER_SWEEP = 1_000;
 
 /**
  * The deliveries this transaction's events fanned out to: the fan-out trigger stamps them with
- * the transaction's time. Appended to the batch that writes, it costs no round trip, takes no
- * lock, and the writer enqueues what it answers after the response (the fan-out leased them
- * for a minute; past that the Cron sweep sends them instead).
+ * the transaction's time. Appended by `Tenant.batch` (option `webhooks`) to the batch that
+ * writes, it costs no round trip, takes no lock, and the batch enqueues what it answers after
+ * the response (the fan-out leased them for a minute; past that the Cron sweep sends them).
  */
 export function deliveriesMadeHere(db: Database) {
   return db.execute<DeliveryMessage>(sql`
@@ -44,23 +43,6 @@ export async function send(env: Env, messages: DeliveryMessage[]): Promise<void>
   // sendBatch takes at most 100 messages per call.
   for (let i = 0; i < messages.length; i += 100) {
     await queue.sendBatch(messages.slice(i, i + 100).map((body) => ({ body })));
-  }
-}
-
-/**
- * Sends after the response what deliveriesMadeHere found: delivery never sits on the request's
- * path.
- */
-export function sendLater(c: AppContext, made: { rows: unknown[] }): void {
-  const messages = made.rows as DeliveryMessage[];
-  if (messages.length === 0) return;
-  const sending = send(c.env, messages).catch((error) =>
-    logError("webhook enqueue failed", { error: String(error) }),
-  );
-  try {
-    c.executionCtx.waitUntil(sending);
-  } catch {
-    // No execution context (a direct call in a test): the promise still runs to completion.
   }
 }
 

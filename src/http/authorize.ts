@@ -1,0 +1,55 @@
+import type { MiddlewareHandler } from "hono";
+import { readCredential } from "../auth/credential";
+import type { ScopeRequirement } from "../auth/scopes";
+import { type Defer, Tenant } from "../db/tenant";
+import { ApiError } from "../errors";
+import { logError } from "../lib/log";
+import type { AppContext, AppEnv } from "./context";
+import { errorResponse } from "./errors";
+
+export interface AuthorizeOptions {
+  /** Console routes that only a signed-in person may call (key management, org creation). */
+  sessionOnly?: boolean;
+  /** The route acts for the person, not yet for an org (creating one): a valid session is all. */
+  orgless?: boolean;
+}
+
+/** The Worker's `waitUntil`; a direct `app.fetch` without an execution context just runs it. */
+function deferOf(c: AppContext): Defer {
+  return (work) => {
+    try {
+      c.executionCtx.waitUntil(work);
+    } catch {
+      // No execution context (a direct call in a test): the promise still runs to completion.
+    }
+  };
+}
+
+/**
+ * Route middleware, the request's init: reads the credential and builds the request's tenant
+ * with the scope the route needs. The database check happens in the route's first round trip
+ * (Tenant.batch), so it costs no extra one.
+ */
+export function authorize(
+  scope: ScopeRequirement | null,
+  options: AuthorizeOptions = {},
+): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const credential = await readCredential((name) => c.req.header(name), c.env);
+    if (options.sessionOnly && credential.kind !== "session") {
+      // A revoked or unknown key is a 401 everywhere; only a valid key learns it needs a session.
+      await new Tenant(c.env, credential, null, deferOf(c)).caller();
+      throw new ApiError("session_required");
+    }
+    const tenant = new Tenant(c.env, credential, scope, deferOf(c));
+    c.set("tenant", tenant);
+    c.set("orgless", options.orgless ?? false);
+    await next();
+    // Safety net: a route that answered success without ever establishing its caller skipped
+    // authentication; never let that answer out.
+    if (c.res.status < 400 && !tenant.established) {
+      logError("route answered without a caller", { path: c.req.path });
+      c.res = errorResponse(c, new ApiError("internal_error"));
+    }
+  };
+}
