@@ -1,33 +1,10 @@
+import type { Reason, ReasonCode } from "./reasons";
 import type { DecisionRow, MandateRow } from "./records";
 
 /**
  * The checks of a decision: pure, so every reason can be tested without a request. A decision
  * is an ALLOW when no check gives a reason (docs/action-authority.md lists them).
  */
-
-export const REASON_CODES = [
-  "mandate_revoked",
-  "mandate_not_yet_valid",
-  "mandate_expired",
-  "action_mismatch",
-  "resource_mismatch",
-  "currency_mismatch",
-  "amount_required",
-  "amount_exceeds_per_use",
-  "amount_exceeds_total",
-  "uses_exhausted",
-  "agent_suspended",
-  "agent_revoked",
-  "agent_risk_critical",
-  "limits_exhausted",
-] as const;
-
-export type ReasonCode = (typeof REASON_CODES)[number];
-
-export interface Reason {
-  code: ReasonCode;
-  message: string;
-}
 
 /** What a decision is asked about: one action on one resource, with an amount where it applies. */
 export interface ActionRequest {

@@ -9,14 +9,9 @@ import { recordDeferred } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
-import {
-  type ActionRequest,
-  type AgentSnapshot,
-  denyReasons,
-  LOST_RACE,
-  type Reason,
-} from "./checks";
+import { type ActionRequest, type AgentSnapshot, denyReasons, LOST_RACE } from "./checks";
 import { signGrant } from "./grant";
+import type { Reason } from "./reasons";
 import { columnJson, type DecisionRow, decisionPayload, type MandateRow } from "./records";
 
 /** The body of `POST /v1/action-mandates/{id}/decisions`, as validated. */

@@ -1,8 +1,8 @@
 import { getTableColumns } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import type { actionDecisions, actionMandates, actionRedemptions } from "../db/schema";
-import { isoOrNull } from "../http/schemas";
 import type { Party } from "../ledger/chain";
+import { isoOrNull } from "../schemas/common";
 
 /**
  * The action-authority records as the API shows them, and the ledger payloads they are

@@ -1,12 +1,12 @@
+import { AMOUNT_KINDS } from "./risk-input";
 import {
-  AMOUNT_KINDS,
   BEHAVIOR_LIMITS,
   type ComponentResult,
   confidenceOf,
   type Findings,
   type RiskInput,
-  signal,
 } from "./risk-model";
+import { signal } from "./signals";
 
 const E164 = /^\+[1-9]\d{6,14}$/;
 

@@ -2,9 +2,10 @@ import type { SpendState } from "../billing/plans";
 import { logError } from "../lib/log";
 import { aggregateValues } from "../rules/aggregates";
 import type { AssessmentRecord } from "./outcome";
-import { normalizeRules, PolicyRules } from "./policy-rules";
+import { normalizeRules, PolicyRules } from "./policy";
 import type { ParsedAssessRequest } from "./request";
-import type { Identity, RiskInput } from "./risk-model";
+import type { Identity } from "./risk-input";
+import type { RiskInput } from "./risk-model";
 
 export interface AgentRowView {
   id: string;

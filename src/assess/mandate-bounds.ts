@@ -1,5 +1,6 @@
 import type { OpenMandateLimits } from "./facts";
-import { type Findings, type RiskInput, rejection, signal } from "./risk-model";
+import type { Findings, RiskInput } from "./risk-model";
+import { rejection, signal } from "./signals";
 
 /** An execution date further ahead than this is unusual enough to flag. */
 export const FAR_FUTURE_MS = 365 * 86_400_000;

@@ -10,6 +10,7 @@ import { newId } from "../lib/ids";
 import { logError } from "../lib/log";
 import { recordInputs } from "../rules/inputs";
 import { signer } from "../signing/signer";
+import { scoreBehavior } from "./behavior";
 import { loadContext } from "./context";
 import { RISK_DATA_NAMESPACE, withoutServiceRiskData } from "./facts";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
@@ -17,7 +18,8 @@ import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
 import { type PersistPlan, persist, recordOf } from "./persist";
 import { evaluatePolicy } from "./policy-rules";
 import { mandateCanonicalHash, type ParsedAssessRequest, unstorableAt } from "./request";
-import { type ComponentResult, decide, scoreBehavior, scoreIdentity } from "./risk";
+import { decide, scoreIdentity } from "./risk";
+import type { ComponentResult } from "./risk-model";
 import { Stopwatch } from "./stopwatch";
 
 export interface Assessed {

@@ -3,44 +3,31 @@ import type { RuleAction } from "../rules/grammar";
 import { scoreBehavior } from "./behavior";
 import { evaluatePolicy } from "./policy-rules";
 import {
-  CATEGORIES,
   type ComponentResult,
   type Confidences,
   compareSignals,
   confidenceOf,
   IDENTITY_ASSURANCE,
-  type RejectionReason,
   type RiskInput,
-  rejection,
   round2,
-  ruleRejection,
   SEVERITY_WEIGHTS,
+  THRESHOLDS,
+} from "./risk-model";
+import {
+  CATEGORIES,
+  type RejectionReason,
+  rejection,
+  ruleRejection,
   SIGNAL_CATALOG,
   type Signal,
   signal,
-  THRESHOLDS,
-} from "./risk-model";
+} from "./signals";
 
 /**
  * The scoring core of `POST /v1/assess`: pure and deterministic (no clock but `input.now`, no
  * randomness, no I/O), so that a replay, a backtest and the audit all get the same answer.
  * The model and its numbers: docs/risk-model.md.
  */
-
-export type {
-  AgentView,
-  Category,
-  ComponentResult,
-  Confidences,
-  History,
-  Identity,
-  RejectionReason,
-  RiskInput,
-  Severity,
-  Signal,
-} from "./risk-model";
-export { SEVERITIES } from "./risk-model";
-export { scoreBehavior };
 
 export const COMPONENTS = ["kya", "policy", "risk"] as const;
 export type Component = (typeof COMPONENTS)[number];

@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import { billingAccounts } from "../db/schema";
 import type { Tenant } from "../db/tenant";
-import type { Billing } from "../routes/billing-schemas";
+import type { Billing } from "../schemas/billing";
 import { capReached, SPEND_STATE_SQL, type SpendState, spendStateOf } from "./guard";
 import {
   CURRENCY,

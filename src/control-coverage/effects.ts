@@ -9,7 +9,7 @@ import { canonicalize } from "../lib/canonical";
 import { sha256 } from "../lib/digest";
 import { toHex, utf8 } from "../lib/encoding";
 import { newId } from "../lib/ids";
-import type { CreateControlEffect } from "../routes/control-coverage-schemas";
+import type { CreateControlEffect } from "../schemas/control-coverage";
 
 export type EffectRow = typeof controlEffects.$inferSelect;
 type CreateBody = z.infer<typeof CreateControlEffect>;

@@ -2,7 +2,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { artifacts, auditEntries, signingKeys } from "../db/schema";
 import { publicBatch } from "../db/tenant";
 import type { Env } from "../env";
-import type { ArtifactVerification } from "../routes/artifact-schemas";
+import type { ArtifactVerification } from "../schemas/artifacts";
 import { signer } from "../signing/signer";
 import { checkReceipt, storedLeafHash } from "./artifact-receipt";
 import { anchorOf } from "./artifact-registration";

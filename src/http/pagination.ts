@@ -1,7 +1,7 @@
 import { ApiError } from "../errors";
 import { base64url, fromBase64url } from "../lib/encoding";
 import { isUuid } from "../lib/ids";
-import { LATEST_TIME_MS } from "./schemas";
+import { LATEST_TIME_MS } from "../schemas/common";
 
 // A cursor names the last key of a page (a UUIDv7 id, or a ledger sequence): `key < cursor` is
 // keyset pagination in creation order, stable under concurrent inserts. Opaque on the wire so

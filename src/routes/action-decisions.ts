@@ -13,7 +13,7 @@ import {
   DecisionRequest,
   IncidentPack,
   actionTags as tags,
-} from "./action-schemas";
+} from "../schemas/actions";
 
 const create = createRoute(
   guarded("assess:write", {

@@ -4,7 +4,7 @@ import { redeem } from "../action/redeem";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json, jsonBody } from "../http/schemas";
-import { ActionRedemption, RedeemRequest, actionTags as tags } from "./action-schemas";
+import { ActionRedemption, RedeemRequest, actionTags as tags } from "../schemas/actions";
 
 const redeemGrant = createRoute(
   guarded("assess:write", {

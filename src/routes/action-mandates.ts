@@ -6,12 +6,13 @@ import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import { errorResponses, IdParam, json, jsonBody, listOf, PageQuery, rowId } from "../http/schemas";
+import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record, recordDeferred } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import { newId } from "../lib/ids";
-import { ActionMandate, CreateActionMandate, actionTags as tags } from "./action-schemas";
-import { RowUuid } from "./agent-schemas";
+import { ActionMandate, CreateActionMandate, actionTags as tags } from "../schemas/actions";
+import { RowUuid } from "../schemas/agents";
+import { listOf, PageQuery } from "../schemas/common";
 
 const ListMandatesQuery = PageQuery.extend({
   status: z.enum(MANDATE_STATUSES).optional(),

@@ -4,19 +4,12 @@ import { agentKeys, agents } from "../db/schema";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
-import { errorResponses, IdParam, json, jsonBody } from "../http/schemas";
+import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { afterSignersRevoked, type CardCheck, verifyAgentCard } from "../identity/agent-card";
+import { assertNotRevoked, findAgent, lockAgent, toCardStatus } from "../identity/agents";
 import { record } from "../ledger/ledger";
 import { fetchJson, OutboundError, outboundPolicy } from "../net/outbound";
-import {
-  assertNotRevoked,
-  CardStatus,
-  findAgent,
-  lockAgent,
-  RowUuid,
-  agentTags as tags,
-  toCardStatus,
-} from "./agent-schemas";
+import { CardStatus, RowUuid, agentTags as tags } from "../schemas/agents";
 
 /** Agent Cards are small documents; a bigger answer is not a card. */
 const CARD_MAX_BYTES = 64 * 1024;
@@ -184,6 +177,6 @@ export function registerAgentCards(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(status, async (c) => {
-    return c.json(toCardStatus(await findAgent(c, c.req.valid("param").id)), 200);
+    return c.json(toCardStatus(await findAgent(c.var.tenant, rowId(c.req.valid("param").id))), 200);
   });
 }

@@ -6,10 +6,12 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeTimeCursor, encodeTimeCursor } from "../http/pagination";
 import { guarded } from "../http/route";
-import { errorResponses, json, jsonBody, listOf, PageQuery, rowId } from "../http/schemas";
+import { errorResponses, json, jsonBody, rowId } from "../http/schemas";
+import { assertNotRevoked, lockAgent } from "../identity/agents";
 import { parsePublicJwk } from "../identity/public-jwk";
 import { record } from "../ledger/ledger";
-import { assertNotRevoked, lockAgent, agentTags as tags } from "./agent-schemas";
+import { agentTags as tags } from "../schemas/agents";
+import { listOf, PageQuery } from "../schemas/common";
 
 const RegisterKey = z
   .object({

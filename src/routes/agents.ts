@@ -5,28 +5,12 @@ import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeIdCursor, decodeSequenceCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import {
-  errorResponses,
-  IdParam,
-  json,
-  jsonBody,
-  listOf,
-  Metadata,
-  PageQuery,
-  plainText,
-  rowId,
-} from "../http/schemas";
+import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
+import { type AgentRow, assertNotRevoked, findAgent, toAgent } from "../identity/agents";
 import { type Change, record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
-import {
-  Agent,
-  type AgentRow,
-  assertNotRevoked,
-  findAgent,
-  RowUuid,
-  agentTags as tags,
-  toAgent,
-} from "./agent-schemas";
+import { Agent, RowUuid, agentTags as tags } from "../schemas/agents";
+import { listOf, Metadata, PageQuery, plainText } from "../schemas/common";
 
 const CreateAgent = z
   .object({
@@ -246,7 +230,7 @@ async function refused(
   before: AgentRow,
   metadata: ReturnType<typeof metadataEdit>,
 ): Promise<never> {
-  const now = await findAgent(c, before.id);
+  const now = await findAgent(c.var.tenant, before.id);
   assertNotRevoked(now);
   if (metadata && Object.keys(metadata.mergeInto(now.metadata)).length > MAX_METADATA_KEYS) {
     throw tooManyKeys();
@@ -322,12 +306,12 @@ export function registerAgents(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(get, async (c) => {
-    return c.json(toAgent(await findAgent(c, c.req.valid("param").id)), 200);
+    return c.json(toAgent(await findAgent(c.var.tenant, rowId(c.req.valid("param").id))), 200);
   });
 
   app.openapi(update, async (c) => {
     const body = c.req.valid("json");
-    const current = await findAgent(c, c.req.valid("param").id);
+    const current = await findAgent(c.var.tenant, rowId(c.req.valid("param").id));
     if (body.status !== "revoked") assertNotRevoked(current);
     const edits = fieldEdits(current, body);
     // A revoked agent changes no more; asking for the revocation again is a harmless retry.

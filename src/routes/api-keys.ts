@@ -7,17 +7,10 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import {
-  errorResponses,
-  IdParam,
-  json,
-  jsonBody,
-  listOf,
-  PageQuery,
-  plainText,
-} from "../http/schemas";
+import { errorResponses, IdParam, json, jsonBody } from "../http/schemas";
 import { record as recordChange } from "../ledger/ledger";
 import { isUuid, newId } from "../lib/ids";
+import { listOf, PageQuery, plainText } from "../schemas/common";
 
 const CreateApiKey = z
   .object({

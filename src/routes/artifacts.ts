@@ -7,15 +7,16 @@ import { anchorOf, registerArtifact, toArtifact } from "../evidence/artifact-reg
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import { errorResponses, IdParam, json, jsonBody, listOf, rowId } from "../http/schemas";
-import { signer } from "../signing/signer";
+import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import {
   Artifact,
   ArtifactWithState,
   ListArtifactsQuery,
   RegisterArtifact,
   artifactTags as tags,
-} from "./artifact-schemas";
+} from "../schemas/artifacts";
+import { listOf } from "../schemas/common";
+import { signer } from "../signing/signer";
 
 const register = createRoute(
   guarded(["artifact:write", "assess:write"], {

@@ -7,7 +7,8 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import { DateTime, errorResponses, IdParam, json, listOf, PageQuery, rowId } from "../http/schemas";
+import { errorResponses, IdParam, json, rowId } from "../http/schemas";
+import { DateTime, listOf, PageQuery } from "../schemas/common";
 
 const AssessmentSummary = z
   .object({

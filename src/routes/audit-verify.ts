@@ -16,8 +16,8 @@ import { anchorNow } from "../ledger/ledger";
 import { ledgerRecords } from "../ledger/ledger-reader";
 import { AuditVerifier, type VerifyReport as Report } from "../ledger/verify";
 import { newId } from "../lib/ids";
+import { VerifyReport } from "../schemas/audit";
 import { signer } from "../signing/signer";
-import { VerifyReport } from "./audit-schemas";
 
 const tags = ["Audit"];
 

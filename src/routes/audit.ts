@@ -5,11 +5,12 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeSequenceCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import { errorResponses, IdParam, json, listOf, PageQuery, plainText } from "../http/schemas";
+import { errorResponses, IdParam, json } from "../http/schemas";
 import { ledgerOf } from "../ledger/ledger";
 import { checkpointRecord, entryRecord } from "../ledger/ledger-rows";
 import { isUuid } from "../lib/ids";
-import { AuditEntry, AuditProof, Checkpoint } from "./audit-schemas";
+import { AuditEntry, AuditProof, Checkpoint } from "../schemas/audit";
+import { listOf, PageQuery, plainText } from "../schemas/common";
 
 const tags = ["Audit"];
 

@@ -5,7 +5,7 @@ import { orgBatchOf, publicBatch } from "../db/tenant";
 import type { AppEnv } from "../http/context";
 import { errorResponses, json } from "../http/schemas";
 import { recordAs } from "../ledger/ledger";
-import { billingTags as tags } from "./billing-schemas";
+import { billingTags as tags } from "../schemas/billing";
 
 const Received = z
   .object({

@@ -19,7 +19,7 @@ import {
   SetSpendingCap,
   SpendConfirmation,
   billingTags as tags,
-} from "./billing-schemas";
+} from "../schemas/billing";
 
 const get = createRoute(
   guarded("assess:read", {

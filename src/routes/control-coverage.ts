@@ -15,16 +15,8 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import {
-  EARLIEST_TIME_MS,
-  errorResponses,
-  IdParam,
-  json,
-  jsonBody,
-  LATEST_TIME_MS,
-  listOf,
-  rowId,
-} from "../http/schemas";
+import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
+import { EARLIEST_TIME_MS, LATEST_TIME_MS, listOf } from "../schemas/common";
 import {
   ControlEffect,
   ControlEffectWithMatch,
@@ -34,7 +26,7 @@ import {
   PeriodQuery,
   SignedReport,
   coverageTags as tags,
-} from "./control-coverage-schemas";
+} from "../schemas/control-coverage";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** The longest period one computation covers. */

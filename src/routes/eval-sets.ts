@@ -5,19 +5,11 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import {
-  errorResponses,
-  IdParam,
-  json,
-  jsonBody,
-  listOf,
-  PageQuery,
-  plainText,
-  rowId,
-} from "../http/schemas";
+import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import { EvalCase, MAX_CASES, parseCases, resolveCases } from "../rules/eval-cases";
+import { listOf, PageQuery, plainText } from "../schemas/common";
 
 const CreateEvalSet = z
   .strictObject({

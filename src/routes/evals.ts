@@ -1,16 +1,17 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt } from "drizzle-orm";
-import { normalizeRules, PolicyRules } from "../assess/policy-rules";
+import { normalizeRules, PolicyRules } from "../assess/policy";
 import { EVAL_POSITIVES, evalSets, evals, policies } from "../db/schema";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import { errorResponses, IdParam, json, jsonBody, listOf, PageQuery, rowId } from "../http/schemas";
+import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record } from "../ledger/ledger";
 import { isUuid, newId } from "../lib/ids";
 import { checkCaseAggregates, DECISIONS, type EvalCase, parseCases } from "../rules/eval-cases";
 import { scoreCases } from "../rules/eval-score";
+import { listOf, PageQuery } from "../schemas/common";
 
 const RunEval = z
   .strictObject({

@@ -6,9 +6,10 @@ import { database } from "../db/client";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
-import { errorResponses, json, plainText } from "../http/schemas";
+import { errorResponses, json } from "../http/schemas";
 import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
+import { plainText } from "../schemas/common";
 
 const CreateOrg = z
   .object({ name: plainText(200).optional() })

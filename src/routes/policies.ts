@@ -1,23 +1,15 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne, sql } from "drizzle-orm";
-import { normalizeRules, PolicyRules } from "../assess/policy-rules";
+import { normalizeRules, PolicyRules } from "../assess/policy";
 import { policies } from "../db/schema";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import {
-  errorResponses,
-  IdParam,
-  json,
-  jsonBody,
-  listOf,
-  PageQuery,
-  plainText,
-  rowId,
-} from "../http/schemas";
+import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
+import { listOf, PageQuery, plainText } from "../schemas/common";
 
 const CreatePolicy = z
   .object({

@@ -1,13 +1,14 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
-import { normalizeRules, PolicyRules } from "../assess/policy-rules";
+import { normalizeRules, PolicyRules } from "../assess/policy";
 import { policies } from "../db/schema";
 import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { guarded } from "../http/route";
-import { DateTime, errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
+import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { backtest, DECISIONS, type HistoryRow, historyPage } from "../rules/backtest";
+import { DateTime } from "../schemas/common";
 
 export const MAX_BACKTEST_LIMIT = 100_000;
 

@@ -5,17 +5,7 @@ import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import {
-  errorResponses,
-  IdParam,
-  json,
-  jsonBody,
-  listOf,
-  Metadata,
-  PageQuery,
-  plainText,
-  rowId,
-} from "../http/schemas";
+import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import {
   type MasterKey,
   masterKey,
@@ -25,6 +15,7 @@ import {
 import { record } from "../ledger/ledger";
 import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
+import { listOf, Metadata, PageQuery, plainText } from "../schemas/common";
 
 const PRINCIPAL_TYPES = ["individual", "company"] as const;
 

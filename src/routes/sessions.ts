@@ -5,19 +5,8 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, decodeSequenceCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import {
-  ErrorSchema,
-  errorResponses,
-  IdParam,
-  json,
-  jsonBody,
-  listOf,
-  rowId,
-} from "../http/schemas";
-import { MAX_EVENTS_PER_SESSION } from "../sessions/chain";
-import { appendEvents, createSession } from "../sessions/ingest";
-import { headOf, toSession, toSessionEvent } from "../sessions/records";
-import { verifyStored } from "../sessions/verify-stored";
+import { ErrorSchema, errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
+import { listOf } from "../schemas/common";
 import {
   AppendSessionEvents,
   CreateSession,
@@ -28,7 +17,11 @@ import {
   SessionEvent,
   SessionVerification,
   sessionTags as tags,
-} from "./sessions-schemas";
+} from "../schemas/sessions";
+import { MAX_EVENTS_PER_SESSION } from "../sessions/chain";
+import { appendEvents, createSession } from "../sessions/ingest";
+import { headOf, toSession, toSessionEvent } from "../sessions/records";
+import { verifyStored } from "../sessions/verify-stored";
 
 // The spec lets any of the three evidence-writing scopes ingest sessions.
 const INGEST = ["session:write", "assess:write", "artifact:write"] as const;

@@ -5,11 +5,12 @@ import { publicBatch } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeSequenceCursor, page } from "../http/pagination";
-import { errorResponses, json, listOf, PageQuery } from "../http/schemas";
+import { errorResponses, json } from "../http/schemas";
 import { logIdFor } from "../ledger/checkpoint";
 import { ledgerOf } from "../ledger/ledger";
 import { checkpointRecord } from "../ledger/ledger-rows";
-import { Checkpoint } from "./audit-schemas";
+import { Checkpoint } from "../schemas/audit";
+import { listOf, PageQuery } from "../schemas/common";
 
 // Public, credential-free: signed checkpoints and proofs, found by a pseudonymous log id or a
 // leaf hash. Nothing here reveals an org id, an entry's content, or anything a holder of the

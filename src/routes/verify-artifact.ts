@@ -3,7 +3,7 @@ import { ApiError } from "../errors";
 import { verifyDigest, verifyReceipt } from "../evidence/artifact-verification";
 import type { AppEnv } from "../http/context";
 import { errorResponses, json } from "../http/schemas";
-import { ArtifactVerification, VerifyArtifactQuery } from "./artifact-schemas";
+import { ArtifactVerification, VerifyArtifactQuery } from "../schemas/artifacts";
 
 // Public, credential-free. Answers what a holder can check about what it already holds: a
 // receipt (and the digest it computed), or a digest alone (proof of existence). Never an org,

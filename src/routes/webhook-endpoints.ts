@@ -5,21 +5,12 @@ import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeIdCursor, page } from "../http/pagination";
 import { guarded } from "../http/route";
-import {
-  errorResponses,
-  IdParam,
-  isoOrNull,
-  json,
-  jsonBody,
-  listOf,
-  PageQuery,
-  rowId,
-} from "../http/schemas";
+import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record, recordDeferred } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import { newId } from "../lib/ids";
 import { checkOutboundUrl, outboundPolicy } from "../net/outbound";
-import { type DeliveryMessage, LEASE_SECONDS, send } from "../webhooks/enqueue";
+import { isoOrNull, listOf, PageQuery } from "../schemas/common";
 import {
   CreateWebhookEndpoint,
   DeletedWebhookEndpoint,
@@ -28,7 +19,8 @@ import {
   webhookTags as tags,
   WebhookDelivery,
   WebhookEndpoint,
-} from "./webhook-schemas";
+} from "../schemas/webhooks";
+import { type DeliveryMessage, LEASE_SECONDS, send } from "../webhooks/enqueue";
 
 /** Endpoints per org and mode, as at Stripe: every event fans out to each of them. */
 export const MAX_ENDPOINTS = 16;

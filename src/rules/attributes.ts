@@ -1,6 +1,8 @@
 import { MANDATE_TYPES } from "../assess/ap2";
 import { ACTION_KINDS } from "../assess/request";
-import { AMOUNT_KINDS, type RiskInput, SIGNAL_CATALOG } from "../assess/risk-model";
+import type { RuleInput } from "../assess/risk-input";
+import { AMOUNT_KINDS } from "../assess/risk-input";
+import { SIGNAL_CATALOG } from "../assess/signals";
 import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/tables/identity";
 import { parseDuration } from "./duration";
 
@@ -21,7 +23,7 @@ export type AttributeType =
 
 /** What a rule reads: the model's input, and what the model made of it before the rules ran. */
 export interface RuleSubject {
-  input: RiskInput;
+  input: RuleInput;
   /** The score before rules and overrides (the sum of the signals and the trust points). */
   score: number;
   /** The band of that score. */
@@ -56,7 +58,7 @@ const oneOf = (values: readonly string[], ordered = false): AttributeType => ({
 const flag: AttributeType = { type: "boolean" };
 
 /** `AMOUNT_KINDS` carry amounts; a message's stray `amount` is not one. */
-function amountOf(input: RiskInput) {
+function amountOf(input: RuleInput) {
   return AMOUNT_KINDS.includes(input.kind) ? input.facts.amount : null;
 }
 

@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { NormalizedRules } from "../assess/policy-rules";
+import type { NormalizedRules } from "../assess/policy";
 import type { ActionKind } from "../assess/request";
 import { scoreAction } from "../assess/risk";
 import { aggregatesObject, sinceColumn } from "./aggregates";

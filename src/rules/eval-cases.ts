@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { geoOf } from "../assess/input";
-import type { NormalizedRules } from "../assess/policy-rules";
+import type { NormalizedRules } from "../assess/policy";
 import { type ParsedAssessRequest, parseAssessRequest } from "../assess/request";
 import type { RiskInput } from "../assess/risk-model";
 import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/tables/identity";
 import { ApiError } from "../errors";
-import { DateTime, plainText } from "../http/schemas";
+import { DateTime, plainText } from "../schemas/common";
 import { aggregateValues } from "./aggregates";
 import { aggregateOf } from "./attributes";
 import { replaySpecs } from "./inputs";

@@ -1,4 +1,4 @@
-import type { NormalizedRules } from "../assess/policy-rules";
+import type { NormalizedRules } from "../assess/policy";
 import type { ParsedAssessRequest } from "../assess/request";
 import { scoreAction } from "../assess/risk";
 import { caseInput, type DECISIONS, type EvalCase } from "./eval-cases";

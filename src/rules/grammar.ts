@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { plainText, storableText } from "../http/schemas";
+import { plainText, storableText } from "../schemas/common";
 import {
   type AggregateSpec,
   type AttributeType,

@@ -1,7 +1,8 @@
 import type { OpenMandateLimits } from "../assess/facts";
-import type { NormalizedRules } from "../assess/policy-rules";
+import type { NormalizedRules } from "../assess/policy";
 import type { ActionKind, MandateFacts, MandateType } from "../assess/request";
-import type { History, Identity, RiskInput } from "../assess/risk-model";
+import type { History, Identity } from "../assess/risk-input";
+import type { RiskInput } from "../assess/risk-model";
 import { aggregateValues } from "./aggregates";
 import type { AggregateSpec } from "./attributes";
 

@@ -2,6 +2,7 @@ import type { SESSION_EVENT_TYPES } from "../db/schema";
 import { canonicalize } from "../lib/canonical";
 import { sha256 } from "../lib/digest";
 import { toHex, utf8 } from "../lib/encoding";
+import type { BreakReason } from "./breaks";
 import { checkSignature, type KeyCache, type SessionKey, signatureKid } from "./signature";
 
 /**
@@ -76,27 +77,6 @@ export function canonicalEvent(chained: ChainedEvent): string {
 export function hashOf(canonical: string): string {
   return toHex(sha256(utf8(canonical)));
 }
-
-export const BREAK_REASONS = [
-  "sequence_gap",
-  "link_mismatch",
-  "hash_mismatch",
-  "signature_required",
-  "signature_malformed",
-  "unknown_key",
-  "key_not_of_agent",
-  "agent_revoked",
-  "key_revoked",
-  "signature_invalid",
-  // Only a re-verification of stored rows finds these.
-  "missing_event",
-  "key_mismatch",
-  "head_mismatch",
-  "signed_events_mismatch",
-  "missing_batch",
-  "ledger_mismatch",
-] as const;
-export type BreakReason = (typeof BREAK_REASONS)[number];
 
 /** The first place a chain does not hold, and why. */
 export interface ChainBreak {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeRules, PolicyRules } from "../../src/assess/policy-rules";
+import { normalizeRules, PolicyRules } from "../../src/assess/policy";
 import { backtest as runBacktest } from "../../src/rules/backtest";
 import { call, type TestOrg } from "./support/api";
 import { agentOf, assessOk, createPolicy, type Json, orgWithKey, payment } from "./support/assess";

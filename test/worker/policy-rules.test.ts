@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { normalizeRules, PolicyRules, parseDuration } from "../../src/assess/policy-rules";
+import { normalizeRules, PolicyRules } from "../../src/assess/policy";
+import { parseDuration } from "../../src/rules/duration";
 
 /** The issues of a refused rules object, as `path: message`. */
 function issues(rules: unknown): string[] {

@@ -1,15 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { scoreBehavior } from "../../src/assess/behavior";
 import type { OpenMandateLimits } from "../../src/assess/facts";
-import { evaluatePolicy, normalizeRules } from "../../src/assess/policy-rules";
-import {
-  bandOf,
-  COMPONENTS,
-  decide,
-  type Signal,
-  scoreAction,
-  scoreBehavior,
-  scoreIdentity,
-} from "../../src/assess/risk";
+import { normalizeRules } from "../../src/assess/policy";
+import { evaluatePolicy } from "../../src/assess/policy-rules";
+import { bandOf, COMPONENTS, decide, scoreAction, scoreIdentity } from "../../src/assess/risk";
+import type { Signal } from "../../src/assess/signals";
 import {
   AGENT_ID,
   both,

@@ -1,14 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { evaluatePolicy, normalizeRules } from "../../src/assess/policy-rules";
+import { scoreBehavior } from "../../src/assess/behavior";
+import { normalizeRules } from "../../src/assess/policy";
+import { evaluatePolicy } from "../../src/assess/policy-rules";
 import { type MandateFacts, parseAssessRequest } from "../../src/assess/request";
-import {
-  COMPONENTS,
-  type RiskInput,
-  type Signal,
-  scoreAction,
-  scoreBehavior,
-} from "../../src/assess/risk";
-import { REJECTION_CATALOG, SIGNAL_CATALOG } from "../../src/assess/risk-model";
+import { COMPONENTS, scoreAction } from "../../src/assess/risk";
+import type { RiskInput } from "../../src/assess/risk-model";
+import { REJECTION_CATALOG, SIGNAL_CATALOG, type Signal } from "../../src/assess/signals";
 import openPaymentExample from "../fixtures/ap2/open_payment_mandate.json";
 import { AGENT_ID, both, type Change, given, limits, NOW_S, withRules } from "./support/risk";
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { normalizeRules, PolicyRules } from "../../src/assess/policy-rules";
-import { type RiskInput, scoreAction } from "../../src/assess/risk";
+import { normalizeRules, PolicyRules } from "../../src/assess/policy";
+import { scoreAction } from "../../src/assess/risk";
+import type { RiskInput } from "../../src/assess/risk-model";
 import { compileRules, firstMatch } from "../../src/rules/evaluate";
 import type { ConditionNode } from "../../src/rules/grammar";
 import { call } from "./support/api";

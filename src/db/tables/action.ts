@@ -14,7 +14,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import type { Reason } from "../../action/checks";
+import type { Reason } from "../../action/reasons";
 import { currentOrg } from "./columns";
 import { organizations } from "./foundation";
 import { agents, principals } from "./identity";

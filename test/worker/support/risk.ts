@@ -1,6 +1,7 @@
 import type { OpenMandateLimits } from "../../../src/assess/facts";
-import { normalizeRules, type PolicyRules } from "../../../src/assess/policy-rules";
-import type { ComponentResult, RiskInput, Signal } from "../../../src/assess/risk";
+import { normalizeRules, type PolicyRules } from "../../../src/assess/policy";
+import type { ComponentResult, RiskInput } from "../../../src/assess/risk-model";
+import type { Signal } from "../../../src/assess/signals";
 
 /** Fixtures of the risk model's tests: one clean input, and small changes to it. */
 

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { GAP_CODES } from "../control-coverage/gaps";
-import { DateTime, Metadata, PageQuery, plainText } from "../http/schemas";
-import { RowUuid } from "./agent-schemas";
+import { RowUuid } from "./agents";
+import { DateTime, Metadata, PageQuery, plainText } from "./common";
 
 export const coverageTags = ["Control coverage"];
 

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { COMPACT_JWS_PATTERN, DIGEST_PATTERN, ReceiptClaims } from "../evidence/artifact-receipt";
-import { Metadata, PageQuery, storableText } from "../http/schemas";
-import { Checkpoint } from "./audit-schemas";
+import { Checkpoint } from "./audit";
+import { Metadata, PageQuery, storableText } from "./common";
 
 export const artifactTags = ["Artifacts"];
 

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { REASON_CODES } from "../action/checks";
+import { REASON_CODES } from "../action/reasons";
 import { ACTION_DECISIONS, MANDATE_STATUSES } from "../db/schema";
-import { DateTime, Metadata, plainText } from "../http/schemas";
-import { RowUuid } from "./agent-schemas";
-import { Party } from "./audit-schemas";
+import { RowUuid } from "./agents";
+import { Party } from "./audit";
+import { DateTime, Metadata, plainText } from "./common";
 
 export const actionTags = ["Action authority"];
 

@@ -1,9 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { SESSION_EVENT_TYPES } from "../db/schema";
-import { Metadata, PageQuery } from "../http/schemas";
-import { BREAK_REASONS, MAX_EVENTS_PER_BATCH, MAX_EVENTS_PER_SESSION } from "../sessions/chain";
+import { BREAK_REASONS } from "../sessions/breaks";
+import { MAX_EVENTS_PER_BATCH, MAX_EVENTS_PER_SESSION } from "../sessions/chain";
 import { MAX_SIGNATURE_LENGTH } from "../sessions/signature";
-import { RowUuid } from "./agent-schemas";
+import { RowUuid } from "./agents";
+import { Metadata, PageQuery } from "./common";
 
 export const sessionTags = ["Sessions"];
 

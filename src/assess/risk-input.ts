@@ -1,0 +1,79 @@
+import type { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/schema";
+import type { MandateFacts } from "./facts";
+import type { ActionKind, MandateType } from "./request";
+
+/**
+ * What the risk model reads about an action, apart from the org's policy: the request's facts,
+ * who acts, and the history counted before it. The rule language reads exactly this (its
+ * attributes, src/rules/attributes.ts), so it depends on the input, never on the model.
+ */
+
+export interface AgentView {
+  id: string;
+  status: (typeof AGENT_STATUSES)[number];
+  trust_score: number;
+  risk_tier: (typeof RISK_TIERS)[number];
+  card_status: (typeof CARD_STATUSES)[number];
+}
+
+export interface Identity {
+  agent: AgentView | null;
+  /**
+   * How the agent was identified: by the open mandate's cnf key thumbprint, by a verified A2A
+   * card reference, or by an explicit agent id in the request.
+   */
+  method: "key" | "card" | "explicit" | null;
+  /**
+   * The presented holder key (cnf.jwk) as registered: active, revoked, or not registered at
+   * all; null when no key was presented.
+   */
+  key: "active" | "revoked" | "unregistered" | null;
+  /**
+   * The A2A agent_card_ref as found: a verified card of the agent, a card that is not (or no
+   * longer) verified, or none matching; null when no ref was given.
+   */
+  card: "verified" | "unverified" | "unknown" | null;
+  /** Two pieces of evidence name different agents. */
+  conflict: boolean;
+}
+
+/** What the route counted in the org's assessment history, before this assessment. */
+export interface History {
+  /**
+   * Assessments by the same agent within the policy's velocity window; null when not counted
+   * (no velocity rule, or no agent to count for).
+   */
+  windowCount: number | null;
+  /** Assessments by the agent in the last 60 s. */
+  burst: number;
+  /** Approved assessments of the agent. */
+  approvedCount: number;
+  /** Median approved amount of the agent, in this request's currency; null when none. */
+  medianApprovedAmount: number | null;
+  /** This agent paid this payee before; null when there is no agent or no payee. */
+  payeeSeen: boolean | null;
+  /** This agent contacted this recipient before (message_send, voice_call); null when unknown. */
+  recipientSeen: boolean | null;
+}
+
+/** The input without the policy: what a rule's attributes read. */
+export interface RuleInput {
+  kind: ActionKind;
+  mandateType: MandateType | null;
+  facts: MandateFacts;
+  identity: Identity;
+  history: History;
+  /** The assessment's time, epoch milliseconds: the only clock the model reads. */
+  now: number;
+  /** ISO 3166-1 alpha-2 country the request came from; null when unknown. */
+  geo: string | null;
+  /**
+   * The window aggregates the policy's rule list reads, by canonical key
+   * (`<measure>.<per>.<seconds>`, src/rules/attributes.ts); null when not countable (no agent,
+   * no payee, no currency). Absent when the policy reads none.
+   */
+  aggregates?: Record<string, number | null>;
+}
+
+/** Kinds whose amount the amount rules and the behaviour model read; others carry none. */
+export const AMOUNT_KINDS: readonly ActionKind[] = ["ap2_payment", "custom"];

@@ -1,0 +1,79 @@
+import { z } from "@hono/zod-openapi";
+import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/schema";
+
+export const agentTags = ["Agents"];
+
+/**
+ * A uuid in a request body that names a row, lowercased: the form Postgres answers with, so it
+ * compares with the ids read back and keys idempotency the same whatever case the caller wrote.
+ */
+export const RowUuid = z.uuid().toLowerCase();
+
+export const CardStatus = z
+  .object({
+    object: z.literal("agent_card_status"),
+    agent_id: z.string(),
+    status: z.enum(CARD_STATUSES).openapi({
+      description:
+        "`verified`: signed by one of the agent's active keys; `unverified`: no card, or no " +
+        "signature by a registered active key; `invalid`: malformed card or a failing signature",
+    }),
+    reasons: z.array(
+      z.object({ code: z.string(), message: z.string(), path: z.string().optional() }),
+    ),
+    protocol_version: z.string().nullable(),
+    digest: z.string().nullable().openapi({
+      description: "`sha256:<hex>` of the RFC 8785 canonical card without `signatures`",
+    }),
+    name: z.string().nullable(),
+    url: z.string().nullable().openapi({ description: "The agent's service URL from the card" }),
+    source_url: z.string().nullable().openapi({ description: "Where the card was fetched from" }),
+    signatures: z.array(
+      z.object({
+        index: z.number().int(),
+        kid: z.string().nullable(),
+        alg: z.string().nullable(),
+        status: z.string(),
+        message: z.string(),
+      }),
+    ),
+    checked_at: z.string().nullable(),
+    verified_at: z.string().nullable(),
+  })
+  .openapi("AgentCardStatus");
+
+export const Agent = z
+  .object({
+    object: z.literal("agent"),
+    id: z.string(),
+    principal_id: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    metadata: z.record(z.string(), z.string()),
+    status: z.enum(AGENT_STATUSES),
+    trust_score: z.number().int().min(0).max(100),
+    risk_tier: z.enum(RISK_TIERS),
+    evidence: z.object({
+      card_status: z.enum(CARD_STATUSES),
+      active_keys: z.number().int(),
+      approvals: z.number().int(),
+      reviews: z.number().int(),
+      denials: z.number().int(),
+      suspensions: z.number().int(),
+    }),
+    card: z
+      .object({
+        digest: z.string(),
+        protocol_version: z.string().nullable(),
+        name: z.string().nullable(),
+        url: z.string().nullable(),
+        verified_at: z.string(),
+      })
+      .nullable()
+      .openapi({ description: "The verified A2A Agent Card bound to this agent, if any" }),
+    created: z.string(),
+    updated: z.string(),
+    suspended_at: z.string().nullable(),
+    revoked_at: z.string().nullable(),
+  })
+  .openapi("Agent");
