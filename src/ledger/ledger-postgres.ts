@@ -1,7 +1,7 @@
 import { between } from "drizzle-orm";
-import { database, isDatabaseUnavailable } from "../db/client";
+import { type Database, isDatabaseUnavailable } from "../db/client";
 import { auditCheckpoints, auditEntries, events } from "../db/schema";
-import { setTenant } from "../db/tenant";
+import { type Batch, orgBatchOf } from "../db/tenant";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import type { CheckpointRecord } from "./checkpoint";
@@ -18,43 +18,51 @@ export async function writeToPostgres(
   entries: StoredEntry[],
   checkpoints: CheckpointRecord[],
 ): Promise<void> {
-  const db = database(env);
-  const writes = [];
-  if (entries.length > 0) {
-    writes.push(db.insert(auditEntries).values(entries.map(auditEntryRow)).onConflictDoNothing());
-  }
-  if (checkpoints.length > 0) {
-    writes.push(
-      db
-        .insert(auditCheckpoints)
-        .values(
-          checkpoints.map((c) => ({
-            logId: c.log_id,
-            treeSize: c.tree_size,
-            rootHash: c.root_hash,
-            time: new Date(c.time),
-            note: c.note,
-            jws: c.jws,
-            previousTreeSize: c.previous_tree_size,
-            consistencyProof: c.consistency_proof,
-          })),
-        )
-        .onConflictDoNothing(),
-    );
-  }
+  const writes = (db: Database) => {
+    const statements = [];
+    if (entries.length > 0) {
+      statements.push(
+        db.insert(auditEntries).values(entries.map(auditEntryRow)).onConflictDoNothing(),
+      );
+    }
+    if (checkpoints.length > 0) {
+      statements.push(
+        db
+          .insert(auditCheckpoints)
+          .values(
+            checkpoints.map((c) => ({
+              logId: c.log_id,
+              treeSize: c.tree_size,
+              rootHash: c.root_hash,
+              time: new Date(c.time),
+              note: c.note,
+              jws: c.jws,
+              previousTreeSize: c.previous_tree_size,
+              consistencyProof: c.consistency_proof,
+            })),
+          )
+          .onConflictDoNothing(),
+      );
+    }
+    return statements;
+  };
   const first = entries[0]?.sequence ?? 0;
   const last = entries.at(-1)?.sequence ?? 0;
   let stored: { sequence: number; hash: string }[];
   try {
-    const results = await db.batch([
-      db.execute(setTenant(orgId)),
-      ...writes,
-      // Read back in the same round trip: a row that was already there must be this very entry.
-      db
-        .select({ sequence: auditEntries.sequence, hash: auditEntries.hash })
-        .from(auditEntries)
-        .where(between(auditEntries.sequence, first, last)),
-    ]);
+    const results = await orgBatchOf(
+      env,
+      orgId,
+      (db) =>
+        [
+          ...writes(db),
+          // Read back in the same round trip: a row already there must be this very entry.
+          db
+            .select({ sequence: auditEntries.sequence, hash: auditEntries.hash })
+            .from(auditEntries)
+            .where(between(auditEntries.sequence, first, last)),
+        ] as unknown as Batch,
+    );
     stored = results.at(-1) as { sequence: number; hash: string }[];
   } catch (error) {
     if (isDatabaseUnavailable(error)) throw new Error(`${LEDGER_UNAVAILABLE}: ${String(error)}`);
@@ -65,8 +73,7 @@ export async function writeToPostgres(
   if (conflicting.length > 0) {
     // Someone wrote a row at a sequence only this ledger may assign. Never paper over it.
     const sequences = conflicting.map((r) => r.sequence);
-    await db.batch([
-      db.execute(setTenant(orgId)),
+    await orgBatchOf(env, orgId, (db) => [
       db
         .insert(events)
         .values({

@@ -1,7 +1,7 @@
 import { and, eq, ne, sql } from "drizzle-orm";
-import { database } from "../db/client";
+import type { Database } from "../db/client";
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from "../db/schema";
-import { setTenant } from "../db/tenant";
+import { orgBatchOf } from "../db/tenant";
 import type { Env } from "../env";
 import { logError } from "../lib/log";
 import { OutboundError, outboundPolicy, postBytes } from "../net/outbound";
@@ -121,10 +121,8 @@ async function claim(
   env: Env,
   message: DeliveryMessage,
 ): Promise<Claimed | { earlyBy: number } | null> {
-  const db = database(env);
   const id = message.delivery_id;
-  const [, , claimed, wait] = await db.batch([
-    db.execute(setTenant(message.org_id)),
+  const [, claimed, wait] = await orgBatchOf(env, message.org_id, (db) => [
     db.execute(sql`
       update webhook_deliveries d
       set status = 'cancelled', next_attempt_at = null, lease_until = null,
@@ -204,7 +202,6 @@ async function recordAttempt(
   durationMs: number,
   retryIn: number | null,
 ): Promise<void> {
-  const db = database(env);
   // The database's clock, the one the claim compares with.
   const nextAt = retryIn === null ? null : sql`now() + make_interval(secs => ${retryIn})`;
   const status = outcome.kind === "succeeded" ? "succeeded" : nextAt ? "pending" : "failed";
@@ -214,46 +211,48 @@ async function recordAttempt(
       : outcome.kind === "gone"
         ? "410 Gone: the endpoint is disabled"
         : null;
-  const statements = [
-    db.execute(setTenant(orgId)),
-    db
-      .insert(webhookAttempts)
-      .values({
-        deliveryId: delivery.id,
-        number: delivery.attempts,
-        startedAt: started,
-        durationMs,
-        statusCode: outcome.statusCode,
-        error,
-        nextRetryAt: nextAt,
-      })
-      .onConflictDoNothing(),
-    // Only the state this attempt claimed: a later attempt's (after this one's lock ran out)
-    // is never overwritten by a slow one.
-    db
-      .update(webhookDeliveries)
-      .set({
-        status,
-        nextAttemptAt: nextAt,
-        leaseUntil:
-          retryIn === null ? null : sql`now() + make_interval(secs => ${retryIn + LEASE_SECONDS})`,
-        attemptStartedAt: null,
-        completedAt: nextAt ? null : sql`now()`,
-      })
-      .where(
-        and(
-          eq(webhookDeliveries.id, delivery.id),
-          eq(webhookDeliveries.status, "pending"),
-          eq(webhookDeliveries.attempts, delivery.attempts),
+  const statements = (db: Database) =>
+    [
+      db
+        .insert(webhookAttempts)
+        .values({
+          deliveryId: delivery.id,
+          number: delivery.attempts,
+          startedAt: started,
+          durationMs,
+          statusCode: outcome.statusCode,
+          error,
+          nextRetryAt: nextAt,
+        })
+        .onConflictDoNothing(),
+      // Only the state this attempt claimed: a later attempt's (after this one's lock ran out)
+      // is never overwritten by a slow one.
+      db
+        .update(webhookDeliveries)
+        .set({
+          status,
+          nextAttemptAt: nextAt,
+          leaseUntil:
+            retryIn === null
+              ? null
+              : sql`now() + make_interval(secs => ${retryIn + LEASE_SECONDS})`,
+          attemptStartedAt: null,
+          completedAt: nextAt ? null : sql`now()`,
+        })
+        .where(
+          and(
+            eq(webhookDeliveries.id, delivery.id),
+            eq(webhookDeliveries.status, "pending"),
+            eq(webhookDeliveries.attempts, delivery.attempts),
+          ),
         ),
-      ),
-  ] as const;
+    ] as const;
   if (outcome.kind !== "gone") {
-    await db.batch(statements);
+    await orgBatchOf(env, orgId, statements);
     return;
   }
-  await db.batch([
-    ...statements,
+  await orgBatchOf(env, orgId, (db) => [
+    ...statements(db),
     db
       .update(webhookEndpoints)
       .set({ status: "disabled", disabledReason: "gone", disabledAt: sql`now()` })
@@ -288,9 +287,7 @@ export async function recordDeadLetters(batch: MessageBatch<unknown>, env: Env):
     }
     logError("webhook delivery dead-lettered", { delivery: body.delivery_id });
     try {
-      const db = database(env);
-      await db.batch([
-        db.execute(setTenant(body.org_id)),
+      await orgBatchOf(env, body.org_id, (db) => [
         db.execute(sql`
           update webhook_deliveries set status = 'failed', next_attempt_at = null,
             lease_until = null, attempt_started_at = null, completed_at = now(),
