@@ -1,6 +1,6 @@
 /**
  * Sorts every request the SQL endpoint receives into what sent it, by its statements (read
- * from Node's `http.server.request.start` diagnostics channel, as bench-wire.ts does):
+ * from Node's `http.server.request.start` diagnostics channel, as ledger-wire.ts does):
  *
  * - `persist`: the assess pipeline's write transaction (it inserts into `assessments`);
  * - `flush`: the ledger Durable Object writing entries (its alarm re-sends, idempotently,

@@ -4,9 +4,9 @@
  * Throughput, latency, database round trips and stage times of `POST /v1/assess` on the stack
  * `npm run dev` runs: the Worker under `wrangler dev` (the ledger Durable Object included)
  * against PostgreSQL behind the local SQL endpoint: PGlite in memory, or a fresh database on
- * the server named by DATABASE_URL (bench-assess-stack.ts). An org with an agent, its key and
- * an active policy is set up through the API (bench-assess-tenant.ts); the load is realistic
- * mandates, each distinct (bench-assess-mandates.ts). Phases, each after an unmeasured warm-up,
+ * the server named by DATABASE_URL (assess-stack.ts). An org with an agent, its key and
+ * an active policy is set up through the API (assess-tenant.ts); the load is realistic
+ * mandates, each distinct (assess-mandates.ts). Phases, each after an unmeasured warm-up,
  * all at the same concurrency:
  *
  *   1. `GET /health`: the stack's own ceiling, the denominator of the assess/health ratio;
@@ -24,24 +24,19 @@ import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type NeonQueryFunction, neon, neonConfig } from "@neondatabase/serverless";
-import { measureCompute } from "./bench-assess-compute.ts";
-import { cpuMsBetween, descendantCpuMs } from "./bench-assess-cpu.ts";
-import { Client, type Reply } from "./bench-assess-http.ts";
-import { type AssessBody, assessBodies } from "./bench-assess-mandates.ts";
-import {
-  type PhaseResult,
-  parseServerTiming,
-  printReport,
-  type Stage,
-} from "./bench-assess-report.ts";
-import { type Stack, startStack } from "./bench-assess-stack.ts";
-import { POLICY_RULES, setUpTenant, type Tenant } from "./bench-assess-tenant.ts";
-import { TrafficWatch } from "./bench-assess-wire.ts";
-import { cpuShare, sampleCpu } from "./bench-cpu.ts";
-import { runPool } from "./bench-pool.ts";
-import { redactDatabaseUrl } from "./database-url.ts";
-import { REPO_ROOT } from "./dev-state.ts";
-import { localDatabaseUrl } from "./local-keys.ts";
+import { redactDatabaseUrl } from "../database-url.ts";
+import { REPO_ROOT } from "../dev-state.ts";
+import { localDatabaseUrl } from "../local-keys.ts";
+import { measureCompute } from "./assess-compute.ts";
+import { cpuMsBetween, descendantCpuMs } from "./assess-cpu.ts";
+import { Client, type Reply } from "./assess-http.ts";
+import { type AssessBody, assessBodies } from "./assess-mandates.ts";
+import { type PhaseResult, parseServerTiming, printReport, type Stage } from "./assess-report.ts";
+import { type Stack, startStack } from "./assess-stack.ts";
+import { POLICY_RULES, setUpTenant, type Tenant } from "./assess-tenant.ts";
+import { TrafficWatch } from "./assess-wire.ts";
+import { cpuShare, sampleCpu } from "./cpu.ts";
+import { runPool } from "./pool.ts";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 

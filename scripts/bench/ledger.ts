@@ -6,7 +6,7 @@
  * workerd by Miniflare (SQLite-backed DO), Postgres behind the local Neon-compatible SQL
  * endpoint (scripts/sql-endpoint): PGlite in memory, or a fresh database on the PostgreSQL
  * server named by DATABASE_URL. Appends are issued inside workerd by a benchmark-only Worker
- * (bench-driver.ts) bound to the real DO class; `--driver proxy` issues them from Node through
+ * (ledger-driver.ts) bound to the real DO class; `--driver proxy` issues them from Node through
  * Miniflare's proxy instead, to show what that hop costs. See docs/performance.md.
  *
  * Scenarios, each run `--runs` times (default 3) on fresh orgs, medians reported:
@@ -17,20 +17,20 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { neon, neonConfig } from "@neondatabase/serverless";
 import { type BuildOptions, build, stop as stopEsbuild } from "esbuild";
 import { Log, LogLevel, Miniflare } from "miniflare";
-import { type CpuShare, cpuShare, sampleCpu } from "./bench-cpu.ts";
-import { startNullSqlEndpoint } from "./bench-null-db.ts";
-import { benchInput, interleavedJobs, type PoolOutcome, runPool } from "./bench-pool.ts";
-import { type WireCounts, WireWatch } from "./bench-wire.ts";
-import { redactDatabaseUrl } from "./database-url.ts";
-import { ed25519Jwk, localDatabaseUrl } from "./local-keys.ts";
-import { type SqlEndpoint, startSqlEndpoint } from "./sql-endpoint/index.ts";
+import { redactDatabaseUrl } from "../database-url.ts";
+import { REPO_ROOT } from "../dev-state.ts";
+import { ed25519Jwk, localDatabaseUrl } from "../local-keys.ts";
+import { type SqlEndpoint, startSqlEndpoint } from "../sql-endpoint/index.ts";
+import { type CpuShare, cpuShare, sampleCpu } from "./cpu.ts";
+import { startNullSqlEndpoint } from "./ledger-null-db.ts";
+import { type WireCounts, WireWatch } from "./ledger-wire.ts";
+import { benchInput, interleavedJobs, type PoolOutcome, runPool } from "./pool.ts";
 
-const ROOT = resolve(import.meta.dirname, "..");
 const COMPATIBILITY_DATE = "2026-04-26"; // as wrangler.toml
 /** Below undici's 300 s headers timeout on the Node -> workerd request that carries a run. */
 const MAX_RUN_BUDGET_MS = 240_000;
@@ -51,7 +51,7 @@ interface Options {
   orgsConcurrency: number;
   runs: number;
   driver: "worker" | "proxy";
-  /** A database that costs nothing (bench-null-db.ts): the Worker and DO alone. */
+  /** A database that costs nothing (ledger-null-db.ts): the Worker and DO alone. */
   nullDb: boolean;
   timeoutS: number;
 }
@@ -291,7 +291,7 @@ function resultCells(label: string, rows: RunResult[]): string[] {
 
 function version(pkg: string): string {
   try {
-    const require = createRequire(join(ROOT, "package.json"));
+    const require = createRequire(join(REPO_ROOT, "package.json"));
     return (
       JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), "utf8")) as {
         version: string;
@@ -331,10 +331,10 @@ async function bundle(outDir: string): Promise<{ main: string; driver: string }>
   const main = join(outDir, "main.js");
   const driver = join(outDir, "driver.js");
   try {
-    await build({ ...common, entryPoints: [join(ROOT, "workers/main.ts")], outfile: main });
+    await build({ ...common, entryPoints: [join(REPO_ROOT, "workers/main.ts")], outfile: main });
     await build({
       ...common,
-      entryPoints: [join(ROOT, "scripts/bench-driver.ts")],
+      entryPoints: [join(import.meta.dirname, "ledger-driver.ts")],
       outfile: driver,
     });
   } finally {
@@ -560,7 +560,7 @@ async function benchmark(options: Options, deadline: number, cleanups: (() => un
     endpoint = await startSqlEndpoint({
       databaseUrl,
       fresh: true,
-      migrationsFolder: join(ROOT, "drizzle"),
+      migrationsFolder: join(REPO_ROOT, "drizzle"),
     });
     cleanups.push(() => endpoint.close());
     const owner = neon(localDatabaseUrl(endpoint.url, "owner"));
@@ -572,7 +572,7 @@ async function benchmark(options: Options, deadline: number, cleanups: (() => un
     say(`database: ${name} — ${server?.v.split(" ").slice(0, 2).join(" ")}, via ${endpoint.url}`);
   }
 
-  const outDir = join(ROOT, ".bench", `ledger-${process.pid}`);
+  const outDir = join(REPO_ROOT, ".bench", `ledger-${process.pid}`);
   mkdirSync(outDir, { recursive: true });
   cleanups.push(() => rmSync(outDir, { recursive: true, force: true }));
   const scripts = await bundle(outDir);
