@@ -1,12 +1,10 @@
 /**
- * Classifies every request the local SQL endpoint receives, without a proxy hop: Node's
- * `http.server.request.start` diagnostics channel hands over each incoming request before the
- * endpoint's handler runs, and a second 'data' listener sees the same body. This is what shows
- * that a flushed group-commit batch is exactly one round trip (no request without ledger rows),
- * how many rows each carried, and which requests were checkpoint writes of the anchoring alarm.
+ * Classifies every request the local SQL endpoint receives (through sql-tap.ts, no proxy hop).
+ * This is what shows that a flushed group-commit batch is exactly one round trip (no request
+ * without ledger rows), how many rows each carried, and which requests were checkpoint writes
+ * of the anchoring alarm.
  */
-import { subscribe, unsubscribe } from "node:diagnostics_channel";
-import type { IncomingMessage } from "node:http";
+import { insertedRows, type Statement, statementsOf, tapSqlRequests } from "./sql-tap.ts";
 
 export interface WireCounts {
   /** POST /sql requests for the watched orgs. */
@@ -25,13 +23,6 @@ export interface WireCounts {
   foreign: number;
 }
 
-interface Statement {
-  query?: unknown;
-  params?: unknown;
-}
-
-const CHANNEL = "http.server.request.start";
-
 function emptyCounts(): WireCounts {
   return {
     requests: 0,
@@ -45,24 +36,13 @@ function emptyCounts(): WireCounts {
   };
 }
 
-/** Rows of a multi-row `insert ... values (...), (...)` as drizzle renders it. */
-function insertedRows(query: string): number {
-  const values = query.slice(query.toLowerCase().indexOf(" values "));
-  return (values.match(/\)\s*,\s*\(/g)?.length ?? 0) + 1;
-}
-
-function statementsOf(body: string): Statement[] {
-  const parsed = JSON.parse(body) as { queries?: Statement[] } & Statement;
-  return Array.isArray(parsed.queries) ? parsed.queries : [parsed];
-}
-
 export class WireWatch {
   #orgs = new Set<string>();
   #counts = emptyCounts();
-  readonly #listener = (message: unknown) => this.#onRequest(message);
+  readonly close: () => void;
 
-  constructor(private readonly port: number) {
-    subscribe(CHANNEL, this.#listener);
+  constructor(port: number) {
+    this.close = tapSqlRequests(port, (body) => this.#classify(body));
   }
 
   /** Starts counting afresh, for requests that carry one of these orgs' tenant setting. */
@@ -73,19 +53,6 @@ export class WireWatch {
 
   counts(): WireCounts {
     return { ...this.#counts };
-  }
-
-  close(): void {
-    unsubscribe(CHANNEL, this.#listener);
-  }
-
-  #onRequest(message: unknown): void {
-    const request = (message as { request?: IncomingMessage }).request;
-    if (request?.method !== "POST" || request.socket.localPort !== this.port) return;
-    if (!request.url?.startsWith("/sql")) return;
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => this.#classify(Buffer.concat(chunks).toString("utf8")));
   }
 
   #classify(body: string): void {

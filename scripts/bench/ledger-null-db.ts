@@ -4,9 +4,9 @@
  * alone (the ceiling the database cannot raise). Answers only what OrgLedger's writes need:
  * `set_config` returns its value, every other statement reports one row written.
  */
-import type { Backend, FieldDescription, StatementResult } from "./sql-endpoint/backend.ts";
-import { startHttpServer } from "./sql-endpoint/http-server.ts";
-import type { SqlEndpoint } from "./sql-endpoint/index.ts";
+import type { Backend, FieldDescription, StatementResult } from "../sql-endpoint/backend.ts";
+import { startHttpServer } from "../sql-endpoint/http-server.ts";
+import type { SqlEndpoint } from "../sql-endpoint/index.ts";
 
 const TEXT_FIELD: FieldDescription = {
   name: "set_config",

@@ -6,7 +6,7 @@
  * workerd by Miniflare (SQLite-backed DO), Postgres behind the local Neon-compatible SQL
  * endpoint (scripts/sql-endpoint): PGlite in memory, or a fresh database on the PostgreSQL
  * server named by DATABASE_URL. Appends are issued inside workerd by a benchmark-only Worker
- * (bench-driver.ts) bound to the real DO class; `--driver proxy` issues them from Node through
+ * (ledger-driver.ts) bound to the real DO class; `--driver proxy` issues them from Node through
  * Miniflare's proxy instead, to show what that hop costs. See docs/performance.md.
  *
  * Scenarios, each run `--runs` times (default 3) on fresh orgs, medians reported:
@@ -17,20 +17,21 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { neon, neonConfig } from "@neondatabase/serverless";
 import { type BuildOptions, build, stop as stopEsbuild } from "esbuild";
 import { Log, LogLevel, Miniflare } from "miniflare";
-import { type CpuShare, cpuShare, sampleCpu } from "./bench-cpu.ts";
-import { startNullSqlEndpoint } from "./bench-null-db.ts";
-import { benchInput, interleavedJobs, type PoolOutcome, runPool } from "./bench-pool.ts";
-import { type WireCounts, WireWatch } from "./bench-wire.ts";
-import { redactDatabaseUrl } from "./database-url.ts";
-import { ed25519Jwk, localDatabaseUrl } from "./local-keys.ts";
-import { type SqlEndpoint, startSqlEndpoint } from "./sql-endpoint/index.ts";
+import { redactDatabaseUrl } from "../database-url.ts";
+import { REPO_ROOT } from "../dev-state.ts";
+import { ed25519Jwk, localDatabaseUrl } from "../local-keys.ts";
+import { type SqlEndpoint, startSqlEndpoint } from "../sql-endpoint/index.ts";
+import { type CpuShare, cpuShare, sampleCpu } from "./cpu.ts";
+import { optionsOrExit, type Run, runBench, withoutSignalHooks } from "./harness.ts";
+import { startNullSqlEndpoint } from "./ledger-null-db.ts";
+import { type WireCounts, WireWatch } from "./ledger-wire.ts";
+import { benchInput, interleavedJobs, type PoolOutcome, runPool } from "./pool.ts";
 
-const ROOT = resolve(import.meta.dirname, "..");
 const COMPATIBILITY_DATE = "2026-04-26"; // as wrangler.toml
 /** Below undici's 300 s headers timeout on the Node -> workerd request that carries a run. */
 const MAX_RUN_BUDGET_MS = 240_000;
@@ -51,7 +52,7 @@ interface Options {
   orgsConcurrency: number;
   runs: number;
   driver: "worker" | "proxy";
-  /** A database that costs nothing (bench-null-db.ts): the Worker and DO alone. */
+  /** A database that costs nothing (ledger-null-db.ts): the Worker and DO alone. */
   nullDb: boolean;
   timeoutS: number;
 }
@@ -291,7 +292,7 @@ function resultCells(label: string, rows: RunResult[]): string[] {
 
 function version(pkg: string): string {
   try {
-    const require = createRequire(join(ROOT, "package.json"));
+    const require = createRequire(join(REPO_ROOT, "package.json"));
     return (
       JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), "utf8")) as {
         version: string;
@@ -331,10 +332,10 @@ async function bundle(outDir: string): Promise<{ main: string; driver: string }>
   const main = join(outDir, "main.js");
   const driver = join(outDir, "driver.js");
   try {
-    await build({ ...common, entryPoints: [join(ROOT, "workers/main.ts")], outfile: main });
+    await build({ ...common, entryPoints: [join(REPO_ROOT, "workers/main.ts")], outfile: main });
     await build({
       ...common,
-      entryPoints: [join(ROOT, "scripts/bench-driver.ts")],
+      entryPoints: [join(import.meta.dirname, "ledger-driver.ts")],
       outfile: driver,
     });
   } finally {
@@ -425,7 +426,7 @@ interface Bench {
   endpoint: SqlEndpoint;
   mf: Miniflare;
   wire: WireWatch;
-  deadline: number;
+  run: Run;
   cores: number;
 }
 
@@ -441,9 +442,7 @@ async function driverPost(bench: Bench, path: string, body: object): Promise<unk
 }
 
 function runBudget(bench: Bench): number {
-  const left = bench.deadline - Date.now() - 15_000; // leave time to clean up
-  if (left <= 0) throw new Error(`out of time (--timeout ${bench.options.timeoutS})`);
-  return Math.min(MAX_RUN_BUDGET_MS, left);
+  return Math.min(MAX_RUN_BUDGET_MS, bench.run.budgetMs());
 }
 
 async function appendAll(
@@ -529,7 +528,7 @@ async function runScenario(
   };
 }
 
-async function benchmark(options: Options, deadline: number, cleanups: (() => unknown)[]) {
+async function benchmark(options: Options, run: Run) {
   const cores = cpus().length;
   const databaseUrl = process.env.DATABASE_URL || undefined;
   const plan = scenarios(options);
@@ -553,16 +552,13 @@ async function benchmark(options: Options, deadline: number, cleanups: (() => un
   neonConfig.fetchEndpoint = (host, port) => `http://${host}:${port}/sql`;
   let endpoint: SqlEndpoint;
   if (options.nullDb) {
-    endpoint = await startNullSqlEndpoint();
-    cleanups.push(() => endpoint.close());
+    endpoint = await run.started(startNullSqlEndpoint(), (started) => started.close());
     say(`database: none — every request answered at once, nothing stored, via ${endpoint.url}`);
   } else {
-    endpoint = await startSqlEndpoint({
-      databaseUrl,
-      fresh: true,
-      migrationsFolder: join(ROOT, "drizzle"),
-    });
-    cleanups.push(() => endpoint.close());
+    endpoint = await run.started(
+      startSqlEndpoint({ databaseUrl, fresh: true, migrationsFolder: join(REPO_ROOT, "drizzle") }),
+      (started) => started.close(),
+    );
     const owner = neon(localDatabaseUrl(endpoint.url, "owner"));
     const [server] = (await owner.query("select version() as v")) as { v: string }[];
     const name =
@@ -572,42 +568,38 @@ async function benchmark(options: Options, deadline: number, cleanups: (() => un
     say(`database: ${name} — ${server?.v.split(" ").slice(0, 2).join(" ")}, via ${endpoint.url}`);
   }
 
-  const outDir = join(ROOT, ".bench", `ledger-${process.pid}`);
+  const outDir = join(REPO_ROOT, ".bench", `ledger-${process.pid}`);
   mkdirSync(outDir, { recursive: true });
-  cleanups.push(() => rmSync(outDir, { recursive: true, force: true }));
-  const scripts = await bundle(outDir);
+  const bundling = bundle(outDir);
+  // Once esbuild is done with it: removed during a build, it would be written again.
+  run.defer(async () => {
+    await bundling.catch(() => undefined);
+    rmSync(outDir, { recursive: true, force: true });
+  });
+  const scripts = await bundling;
 
   const wire = new WireWatch(endpoint.port);
-  cleanups.push(() => wire.close());
+  run.defer(() => wire.close());
 
   // Miniflare names its temp dir (the DOs' SQLite files) after os.tmpdir() when constructed and
   // removes it fire-and-forget on dispose(), which the exiting process cuts short: give it a
   // parent of ours on the same filesystem, and remove that ourselves.
   const mfTmp = mkdtempSync(join(tmpdir(), "bench-ledger-"));
-  cleanups.push(() => rmSync(mfTmp, { recursive: true, force: true }));
+  run.defer(() => rmSync(mfTmp, { recursive: true, force: true }));
   const previousTmp = process.env.TMPDIR;
   process.env.TMPDIR = mfTmp;
-  const signals = ["SIGINT", "SIGTERM"] as const;
-  const listenersBefore = signals.map((signal) => process.listeners(signal));
   let mf: Miniflare;
   try {
-    mf = newMiniflare(scripts, endpoint);
+    // Without its exit hook, which would skip our cleanups on Ctrl-C: the harness disposes of it.
+    mf = withoutSignalHooks(() => newMiniflare(scripts, endpoint));
   } finally {
     if (previousTmp === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previousTmp;
   }
-  // Miniflare's exit hook answers SIGINT/SIGTERM with an immediate process.exit(), which would
-  // skip the endpoint's close (and the drop of a fresh PostgreSQL database): on those signals
-  // main() disposes of Miniflare itself, with everything else.
-  signals.forEach((signal, i) => {
-    for (const listener of process.listeners(signal)) {
-      if (!listenersBefore[i]?.includes(listener)) process.off(signal, listener);
-    }
-  });
-  cleanups.push(() => mf.dispose());
+  run.defer(() => mf.dispose());
   await mf.ready;
 
-  const bench: Bench = { options, endpoint, mf, wire, deadline, cores };
+  const bench: Bench = { options, endpoint, mf, wire, run, cores };
   const orgsPerRun = plan.reduce((sum, s) => sum + s.orgCount, 0);
   const orgCount = orgsPerRun * options.runs;
   const allOrgs = options.nullDb
@@ -681,62 +673,7 @@ async function benchmark(options: Options, deadline: number, cleanups: (() => un
   }
 }
 
-class Interrupted extends Error {}
+// --- Running -------------------------------------------------------------------------------
 
-async function main(): Promise<number> {
-  let options: Options | null;
-  try {
-    options = parseOptions(process.argv.slice(2));
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
-    return 2;
-  }
-  if (!options) {
-    say(USAGE);
-    return 0;
-  }
-  const deadline = Date.now() + options.timeoutS * 1000;
-  const cleanups: (() => unknown)[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  let onSignal: (() => void) | undefined;
-  const stopped = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`timed out after ${options.timeoutS} s`)),
-      options.timeoutS * 1000,
-    );
-    onSignal = () => reject(new Interrupted("interrupted"));
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
-  });
-  let code = 0;
-  try {
-    await Promise.race([benchmark(options, deadline, cleanups), stopped]);
-  } catch (error) {
-    const detail =
-      error instanceof Interrupted || !(error instanceof Error)
-        ? String(error)
-        : (error.stack ?? error.message);
-    process.stderr.write(`bench:ledger failed: ${detail}\n`);
-    code = error instanceof Interrupted ? 130 : 1;
-  } finally {
-    clearTimeout(timer);
-    if (onSignal) {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-    }
-    // Newest first: Miniflare (workerd) before the endpoint it talks to.
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await Promise.race([cleanup(), new Promise((r) => setTimeout(r, 10_000).unref())]);
-      } catch (error) {
-        process.stderr.write(
-          `cleanup: ${error instanceof Error ? error.message : String(error)}\n`,
-        );
-      }
-    }
-  }
-  return code;
-}
-
-// Exit explicitly: a run cut short by the timeout may leave sockets or timers behind.
-process.exit(await main());
+const options = optionsOrExit(() => parseOptions(process.argv.slice(2)), USAGE);
+await runBench("bench:ledger", options.timeoutS, (run) => benchmark(options, run));

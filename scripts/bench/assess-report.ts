@@ -4,10 +4,10 @@
  * (a missed budget is printed, not fatal).
  */
 
-import type { Role } from "./bench-assess-cpu.ts";
-import type { Traffic } from "./bench-assess-wire.ts";
-import type { CpuShare } from "./bench-cpu.ts";
-import type { SqlEndpointStats } from "./sql-endpoint/index.ts";
+import type { SqlEndpointStats } from "../sql-endpoint/index.ts";
+import type { Role } from "./assess-cpu.ts";
+import type { Traffic } from "./assess-wire.ts";
+import type { CpuShare } from "./cpu.ts";
 
 export const STAGES = ["context", "kya", "policy", "risk", "sign", "persist"] as const;
 export type Stage = (typeof STAGES)[number];
@@ -44,7 +44,7 @@ export interface Phases {
   compute: ComputeFigures;
 }
 
-import type { ComputeFigures } from "./bench-assess-compute.ts";
+import type { ComputeFigures } from "./assess-compute.ts";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -212,7 +212,7 @@ function printBudgets(phases: Phases): void {
 }
 
 /**
- * The compute budget is judged on the pure stages timed in Node (bench-assess-compute.ts):
+ * The compute budget is judged on the pure stages timed in Node (assess-compute.ts):
  * inside workerd the clock moves only at I/O, so Server-Timing reads 0 for them. The Worker's
  * CPU time per request is printed beside it as an upper bound measured in the runtime itself.
  */

@@ -9,17 +9,19 @@
  * benchmark runs cannot reload the Worker in the middle of a measurement.
  */
 import { execFile } from "node:child_process";
+import { once } from "node:events";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import type { LocalIdp } from "./dev-idp.ts";
-import { waitForOk } from "./dev-net.ts";
-import { type GroupChild, spawnGroup } from "./dev-process.ts";
-import { REPO_ROOT } from "./dev-state.ts";
-import { ensureLocalDevVars } from "./dev-vars.ts";
-import { localDatabaseUrl, localIdentityProvider } from "./local-keys.ts";
-import { type SqlEndpoint, startSqlEndpoint } from "./sql-endpoint/index.ts";
+import type { LocalIdp } from "../dev-idp.ts";
+import { waitForOk } from "../dev-net.ts";
+import { type GroupChild, spawnGroup } from "../dev-process.ts";
+import { REPO_ROOT } from "../dev-state.ts";
+import { ensureLocalDevVars } from "../dev-vars.ts";
+import { localDatabaseUrl, localIdentityProvider } from "../local-keys.ts";
+import { type SqlEndpoint, startSqlEndpoint } from "../sql-endpoint/index.ts";
+import type { Run } from "./harness.ts";
 
 const HOST = "127.0.0.1";
 const START_TIMEOUT_MS = 120_000;
@@ -62,23 +64,34 @@ function wranglerEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** The deployable bundle of workers/main.ts, as `wrangler deploy` would upload it. */
-async function buildWorker(outDir: string): Promise<string> {
+/**
+ * The deployable bundle of workers/main.ts, as `wrangler deploy` would upload it. `signal`
+ * ends the build: a stop must not leave it writing into a directory being removed.
+ */
+async function buildWorker(outDir: string, signal: AbortSignal): Promise<string> {
+  const build = promisify(execFile)(
+    process.execPath,
+    [
+      wranglerBin(),
+      "deploy",
+      "--dry-run",
+      "--config",
+      join(REPO_ROOT, "wrangler.toml"),
+      "--outdir",
+      outDir,
+    ],
+    { cwd: REPO_ROOT, env: wranglerEnv(), maxBuffer: 16 * 1024 * 1024, signal },
+  );
   try {
-    await promisify(execFile)(
-      process.execPath,
-      [
-        wranglerBin(),
-        "deploy",
-        "--dry-run",
-        "--config",
-        join(REPO_ROOT, "wrangler.toml"),
-        "--outdir",
-        outDir,
-      ],
-      { cwd: REPO_ROOT, env: wranglerEnv(), maxBuffer: 16 * 1024 * 1024 },
-    );
+    await build;
   } catch (error) {
+    if (signal.aborted) {
+      // The abort rejects at once; wait until the killed build has stopped writing.
+      if (build.child.exitCode === null && build.child.signalCode === null) {
+        await once(build.child, "exit");
+      }
+      throw signal.reason;
+    }
     const output = error as { stdout?: string; stderr?: string };
     throw new Error(`wrangler could not build the Worker:\n${output.stderr || output.stdout}`);
   }
@@ -86,24 +99,28 @@ async function buildWorker(outDir: string): Promise<string> {
 }
 
 /**
- * Starts the stack; every part started is registered in `cleanups` at once (so a failure or
+ * Starts the stack; every part is registered with `run.defer` as it starts (so a failure or
  * Ctrl-C later still stops it). `workDir` holds the build, `.dev.vars` and the DOs' storage.
  */
 export async function startStack(options: {
   databaseUrl: string | undefined;
   workDir: string;
-  cleanups: (() => unknown)[];
+  run: Run;
   log: (line: string) => void;
 }): Promise<Stack> {
-  const { workDir, cleanups, log } = options;
-  const endpoint = await startSqlEndpoint({
-    databaseUrl: options.databaseUrl,
-    fresh: true,
-    migrationsFolder: join(REPO_ROOT, "drizzle"),
-  });
-  cleanups.push(() => endpoint.close());
+  const { workDir, run, log } = options;
+  const endpoint = await run.started(
+    startSqlEndpoint({
+      databaseUrl: options.databaseUrl,
+      fresh: true,
+      migrationsFolder: join(REPO_ROOT, "drizzle"),
+    }),
+    (started) => started.close(),
+  );
 
-  const script = await buildWorker(join(workDir, "worker"));
+  // Nothing to clean up but the wait: a stop kills the build, and the directories it writes
+  // into are removed only once it has exited.
+  const script = await run.started(buildWorker(join(workDir, "worker"), run.signal), () => {});
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const origin = `http://${HOST}:${port}`;
   const idp = localIdentityProvider(origin) as LocalIdp;
@@ -141,7 +158,7 @@ export async function startStack(options: {
     cwd: REPO_ROOT,
     env: wranglerEnv(),
   });
-  cleanups.push(() => wrangler.stop());
+  run.defer(() => wrangler.stop());
   process.on("exit", () => wrangler.killNow());
 
   const aborter = new AbortController();

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:backtest [-- --assessments 100000 --agents 200]`
+ * `npm run bench:backtest [-- --assessments 100000 --agents 200 --timeout 900]`
  *
  * Assessments replayed per second by `POST /v1/policies/{id}/backtest`'s engine
  * (src/rules/backtest.ts) over a generated history: the same page query (with the window
@@ -21,26 +21,47 @@ import { migrate as pgMigrate } from "drizzle-orm/node-postgres/migrator";
 import { drizzle as liteDrizzle } from "drizzle-orm/pglite";
 import { migrate as liteMigrate } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
-import { normalizeRules, PolicyRules } from "../src/assess/policy-rules.ts";
-import { backtest, type HistoryRow, historyPage } from "../src/rules/backtest.ts";
-import { redactDatabaseUrl } from "./database-url.ts";
-import { REPO_ROOT } from "./dev-state.ts";
-import { createFreshDatabase } from "./sql-endpoint/fresh-database.ts";
+import { normalizeRules, PolicyRules } from "../../src/assess/policy-rules.ts";
+import { backtest, type HistoryRow, historyPage } from "../../src/rules/backtest.ts";
+import { redactDatabaseUrl } from "../database-url.ts";
+import { REPO_ROOT } from "../dev-state.ts";
+import { createFreshDatabase } from "../sql-endpoint/fresh-database.ts";
+import { optionsOrExit, type Run, runBench } from "./harness.ts";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-const { values } = parseArgs({
-  options: {
-    assessments: { type: "string", default: "100000" },
-    agents: { type: "string", default: "200" },
-  },
-});
-const total = Number(values.assessments);
-const agentCount = Number(values.agents);
-if (!Number.isInteger(total) || total < 1 || !Number.isInteger(agentCount) || agentCount < 1) {
-  say("usage: npm run bench:backtest [-- --assessments N --agents N]");
-  process.exit(2);
+const USAGE = `usage: npm run bench:backtest [-- options]
+  --assessments N  assessments in the generated history (default 100000)
+  --agents N       agents they are spread over (default 200)
+  --timeout S      stop everything after S seconds (default 900)
+DATABASE_URL=postgres://... selects a fresh database on that PostgreSQL server instead of PGlite.`;
+
+function parseOptions(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      assessments: { type: "string", default: "100000" },
+      agents: { type: "string", default: "200" },
+      timeout: { type: "string", default: "900" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) return null;
+  const options = {
+    total: Number(values.assessments),
+    agentCount: Number(values.agents),
+    timeoutS: Number(values.timeout),
+  };
+  if (!Object.values(options).every((n) => Number.isInteger(n) && n >= 1)) {
+    throw new Error("--assessments, --agents and --timeout must be positive integers");
+  }
+  return options;
 }
+
+const { total, agentCount, timeoutS } = optionsOrExit(
+  () => parseOptions(process.argv.slice(2)),
+  USAGE,
+);
 
 const ORG = "0190f5a2-7c1e-7000-8000-00000000b001";
 const USER = "0190f5a2-7c1e-7000-8000-00000000b002";
@@ -52,26 +73,21 @@ interface Db {
   transaction<T>(run: (tx: Db) => Promise<T>): Promise<T>;
 }
 
-async function open(): Promise<{ db: Db; where: string; close: () => Promise<void> }> {
+/** The database, its every part registered with `run.defer` as it opens. */
+async function open(run: Run): Promise<{ db: Db; where: string }> {
   const url = process.env.DATABASE_URL;
   if (url) {
-    const fresh = await createFreshDatabase(url);
+    const fresh = await run.started(createFreshDatabase(url), (created) => created.drop());
     const pool = new pg.Pool({ connectionString: fresh.url, max: 2 });
+    run.defer(() => pool.end());
     const db = pgDrizzle(pool);
     await pgMigrate(db, { migrationsFolder });
-    return {
-      db: db as unknown as Db,
-      where: `PostgreSQL ${redactDatabaseUrl(fresh.url)}`,
-      close: async () => {
-        await pool.end();
-        await fresh.drop();
-      },
-    };
+    return { db: db as unknown as Db, where: `PostgreSQL ${redactDatabaseUrl(fresh.url)}` };
   }
-  const lite = await PGlite.create();
+  const lite = await run.started(PGlite.create(), (created) => created.close());
   const db = liteDrizzle(lite);
   await liteMigrate(db, { migrationsFolder });
-  return { db: db as unknown as Db, where: "PGlite in memory", close: () => lite.close() };
+  return { db: db as unknown as Db, where: "PGlite in memory" };
 }
 
 async function generate(db: Db) {
@@ -187,14 +203,14 @@ const POLICIES = {
   },
 };
 
-const handle = await open();
-say(`bench:backtest: ${handle.where}; generating ${total} assessments of ${agentCount} agents…`);
-const generated = Date.now();
-await generate(handle.db);
-say(`generated in ${((Date.now() - generated) / 1000).toFixed(1)} s`);
+async function benchmark(run: Run): Promise<void> {
+  const handle = await open(run);
+  say(`bench:backtest: ${handle.where}; generating ${total} assessments of ${agentCount} agents…`);
+  const generated = Date.now();
+  await generate(handle.db);
+  say(`generated in ${((Date.now() - generated) / 1000).toFixed(1)} s`);
 
-let peakRss = process.memoryUsage().rss;
-try {
+  let peakRss = process.memoryUsage().rss;
   for (const [name, raw] of Object.entries(POLICIES)) {
     const rules = normalizeRules(PolicyRules.parse(raw));
     const q = { livemode: true, from: null, to: null };
@@ -219,6 +235,6 @@ try {
     );
   }
   say(`peak RSS ${Math.round(peakRss / 1_048_576)} MiB`);
-} finally {
-  await handle.close();
 }
+
+await runBench("bench:backtest", timeoutS, benchmark);

@@ -1,6 +1,6 @@
 /**
  * Sorts every request the SQL endpoint receives into what sent it, by its statements (read
- * from Node's `http.server.request.start` diagnostics channel, as bench-wire.ts does):
+ * through sql-tap.ts, as ledger-wire.ts does):
  *
  * - `persist`: the assess pipeline's write transaction (it inserts into `assessments`);
  * - `flush`: the ledger Durable Object writing entries (its alarm re-sends, idempotently,
@@ -8,8 +8,7 @@
  * - `checkpoint`: the ledger Durable Object writing checkpoints only;
  * - `read`: everything else (the assess pipeline's context read, which also authenticates).
  */
-import { subscribe, unsubscribe } from "node:diagnostics_channel";
-import type { IncomingMessage } from "node:http";
+import { insertedRows, statementsOf, tapSqlRequests } from "./sql-tap.ts";
 
 export interface Traffic {
   read: number;
@@ -20,22 +19,14 @@ export interface Traffic {
   flushedRows: number;
 }
 
-const CHANNEL = "http.server.request.start";
-
 const none = (): Traffic => ({ read: 0, persist: 0, flush: 0, checkpoint: 0, flushedRows: 0 });
-
-/** Rows of a multi-row `insert ... values (...), (...)` as drizzle renders it. */
-function insertedRows(query: string): number {
-  const values = query.slice(query.toLowerCase().indexOf(" values "));
-  return (values.match(/\)\s*,\s*\(/g)?.length ?? 0) + 1;
-}
 
 export class TrafficWatch {
   #counts = none();
-  readonly #listener = (message: unknown) => this.#onRequest(message);
+  readonly close: () => void;
 
-  constructor(private readonly port: number) {
-    subscribe(CHANNEL, this.#listener);
+  constructor(port: number) {
+    this.close = tapSqlRequests(port, (body) => this.#classify(body));
   }
 
   /** The counts since the last call. */
@@ -45,25 +36,10 @@ export class TrafficWatch {
     return counts;
   }
 
-  close(): void {
-    unsubscribe(CHANNEL, this.#listener);
-  }
-
-  #onRequest(message: unknown): void {
-    const request = (message as { request?: IncomingMessage }).request;
-    if (request?.method !== "POST" || request.socket.localPort !== this.port) return;
-    if (!request.url?.startsWith("/sql")) return;
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => this.#classify(Buffer.concat(chunks).toString("utf8")));
-  }
-
   #classify(body: string): void {
     let queries: string[] = [];
     try {
-      const parsed = JSON.parse(body) as { queries?: { query?: unknown }[]; query?: unknown };
-      const statements = Array.isArray(parsed.queries) ? parsed.queries : [parsed];
-      queries = statements.map((s) => (typeof s.query === "string" ? s.query : ""));
+      queries = statementsOf(body).map((s) => (typeof s.query === "string" ? s.query : ""));
     } catch {
       // unparsable: the endpoint answers it with an error; counted as a read
     }

@@ -5,8 +5,8 @@
  */
 import { generateKeyPairSync } from "node:crypto";
 import { importJWK, SignJWT } from "jose";
-import type { Client } from "./bench-assess-http.ts";
-import type { LocalIdp } from "./dev-idp.ts";
+import type { LocalIdp } from "../dev-idp.ts";
+import type { Client } from "./assess-http.ts";
 
 export interface Agent {
   id: string;

@@ -1,6 +1,6 @@
 /**
  * The benchmark-only Worker of `npm run bench:ledger` (never deployed, never part of
- * workers/main.ts): bench-ledger.ts bundles it into `.bench/` and runs it in Miniflare next to
+ * workers/main.ts): ledger.ts bundles it into `.bench/` and runs it in Miniflare next to
  * the real Worker, with a Durable Object binding to the real OrgLedger class (`scriptName`).
  * It performs the appends inside workerd, as the API Worker does in production, so no
  * Node<->workerd proxy hop is in the measured path.
@@ -8,7 +8,7 @@
  *   POST /append {orgIds, perOrg, concurrency, budgetMs} -> PoolOutcome
  *   POST /anchor {orgIds}                                 -> {anchored}
  */
-import { benchInput, interleavedJobs, runPool } from "./bench-pool.ts";
+import { benchInput, interleavedJobs, runPool } from "./pool.ts";
 
 /** The two RPC methods used here (local types: scripts are typechecked without workers types). */
 interface LedgerStub {

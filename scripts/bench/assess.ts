@@ -4,9 +4,9 @@
  * Throughput, latency, database round trips and stage times of `POST /v1/assess` on the stack
  * `npm run dev` runs: the Worker under `wrangler dev` (the ledger Durable Object included)
  * against PostgreSQL behind the local SQL endpoint: PGlite in memory, or a fresh database on
- * the server named by DATABASE_URL (bench-assess-stack.ts). An org with an agent, its key and
- * an active policy is set up through the API (bench-assess-tenant.ts); the load is realistic
- * mandates, each distinct (bench-assess-mandates.ts). Phases, each after an unmeasured warm-up,
+ * the server named by DATABASE_URL (assess-stack.ts). An org with an agent, its key and
+ * an active policy is set up through the API (assess-tenant.ts); the load is realistic
+ * mandates, each distinct (assess-mandates.ts). Phases, each after an unmeasured warm-up,
  * all at the same concurrency:
  *
  *   1. `GET /health`: the stack's own ceiling, the denominator of the assess/health ratio;
@@ -24,24 +24,20 @@ import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type NeonQueryFunction, neon, neonConfig } from "@neondatabase/serverless";
-import { measureCompute } from "./bench-assess-compute.ts";
-import { cpuMsBetween, descendantCpuMs } from "./bench-assess-cpu.ts";
-import { Client, type Reply } from "./bench-assess-http.ts";
-import { type AssessBody, assessBodies } from "./bench-assess-mandates.ts";
-import {
-  type PhaseResult,
-  parseServerTiming,
-  printReport,
-  type Stage,
-} from "./bench-assess-report.ts";
-import { type Stack, startStack } from "./bench-assess-stack.ts";
-import { POLICY_RULES, setUpTenant, type Tenant } from "./bench-assess-tenant.ts";
-import { TrafficWatch } from "./bench-assess-wire.ts";
-import { cpuShare, sampleCpu } from "./bench-cpu.ts";
-import { runPool } from "./bench-pool.ts";
-import { redactDatabaseUrl } from "./database-url.ts";
-import { REPO_ROOT } from "./dev-state.ts";
-import { localDatabaseUrl } from "./local-keys.ts";
+import { redactDatabaseUrl } from "../database-url.ts";
+import { REPO_ROOT } from "../dev-state.ts";
+import { localDatabaseUrl } from "../local-keys.ts";
+import { measureCompute } from "./assess-compute.ts";
+import { cpuMsBetween, descendantCpuMs } from "./assess-cpu.ts";
+import { Client, type Reply } from "./assess-http.ts";
+import { type AssessBody, assessBodies } from "./assess-mandates.ts";
+import { type PhaseResult, parseServerTiming, printReport, type Stage } from "./assess-report.ts";
+import { type Stack, startStack } from "./assess-stack.ts";
+import { POLICY_RULES, setUpTenant, type Tenant } from "./assess-tenant.ts";
+import { TrafficWatch } from "./assess-wire.ts";
+import { cpuShare, sampleCpu } from "./cpu.ts";
+import { optionsOrExit, type Run, runBench } from "./harness.ts";
+import { runPool } from "./pool.ts";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -114,7 +110,7 @@ interface Bench {
   client: Client;
   tenant: Tenant;
   traffic: TrafficWatch;
-  deadline: number;
+  run: Run;
   /** The owner's connection: reads the ledger's row count between phases. */
   owner: NeonQueryFunction<false, false>;
 }
@@ -136,8 +132,7 @@ async function ledgerRows(bench: Bench): Promise<number> {
 
 async function runPhase(bench: Bench, label: string, jobs: Job[]): Promise<PhaseResult> {
   const { client, stack, options } = bench;
-  const budgetMs = bench.deadline - Date.now() - 15_000; // leave time to clean up
-  if (budgetMs <= 0) throw new Error(`out of time (--timeout ${options.timeoutS})`);
+  const budgetMs = bench.run.budgetMs();
   const timings: Map<Stage, number>[] = [];
   const latencies: number[] = [];
   const decisions = new Map<string, number>();
@@ -242,7 +237,7 @@ function replayJobs(bodies: AssessBody[], ids: string[], count: number): Job[] {
   });
 }
 
-async function benchmark(options: Options, deadline: number, cleanups: (() => unknown)[]) {
+async function benchmark(options: Options, run: Run) {
   const databaseUrl = process.env.DATABASE_URL || undefined;
   const load = () =>
     loadavg()
@@ -258,9 +253,9 @@ async function benchmark(options: Options, deadline: number, cleanups: (() => un
   );
 
   const workDir = mkdtempSync(join(tmpdir(), "bench-assess-"));
-  cleanups.push(() => rmSync(workDir, { recursive: true, force: true }));
+  run.defer(() => rmSync(workDir, { recursive: true, force: true }));
   neonConfig.fetchEndpoint = (host, port) => `http://${host}:${port}/sql`;
-  const stack = await startStack({ databaseUrl, workDir, cleanups, log: say });
+  const stack = await startStack({ databaseUrl, workDir, run, log: say });
   const owner = neon(localDatabaseUrl(stack.endpoint.url, "owner"));
   const [server] = (await owner.query("select version() as v")) as { v: string }[];
   say(
@@ -276,15 +271,15 @@ async function benchmark(options: Options, deadline: number, cleanups: (() => un
   );
 
   const client = new Client(stack.origin, options.concurrency);
-  cleanups.push(() => client.close());
+  run.defer(() => client.close());
   const tenant = await setUpTenant(client, stack.idp, options.agents);
   say(
     `tenant: org ${tenant.orgId}, ${tenant.agents.length} agent(s) with a P-256 key each, ` +
       `active policy ${JSON.stringify(POLICY_RULES)}`,
   );
   const traffic = new TrafficWatch(stack.endpoint.port);
-  cleanups.push(() => traffic.close());
-  const bench: Bench = { options, stack, client, tenant, traffic, deadline, owner };
+  run.defer(() => traffic.close());
+  const bench: Bench = { options, stack, client, tenant, traffic, run, owner };
 
   const { requests, replays, concurrency } = options;
   const warm = Math.min(200, Math.max(20, Math.ceil(requests / 10)));
@@ -323,60 +318,5 @@ async function benchmark(options: Options, deadline: number, cleanups: (() => un
 
 // --- Running -------------------------------------------------------------------------------
 
-class Interrupted extends Error {}
-
-async function main(): Promise<number> {
-  let options: Options | null;
-  try {
-    options = parseOptions(process.argv.slice(2));
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
-    return 2;
-  }
-  if (!options) {
-    say(USAGE);
-    return 0;
-  }
-  const { timeoutS } = options;
-  const deadline = Date.now() + timeoutS * 1000;
-  const cleanups: (() => unknown)[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  let onSignal: (() => void) | undefined;
-  const stopped = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutS} s`)), timeoutS * 1000);
-    onSignal = () => reject(new Interrupted("interrupted"));
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
-  });
-  let code = 0;
-  try {
-    await Promise.race([benchmark(options, deadline, cleanups), stopped]);
-  } catch (error) {
-    const detail =
-      error instanceof Interrupted || !(error instanceof Error)
-        ? String(error)
-        : (error.stack ?? error.message);
-    process.stderr.write(`bench:assess failed: ${detail}\n`);
-    code = error instanceof Interrupted ? 130 : 1;
-  } finally {
-    clearTimeout(timer);
-    if (onSignal) {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-    }
-    // Newest first: the client and wrangler before the endpoint (and its fresh database).
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await Promise.race([cleanup(), new Promise((r) => setTimeout(r, 10_000).unref())]);
-      } catch (error) {
-        process.stderr.write(
-          `cleanup: ${error instanceof Error ? error.message : String(error)}\n`,
-        );
-      }
-    }
-  }
-  return code;
-}
-
-// Exit explicitly: a run cut short by the timeout may leave sockets or timers behind.
-process.exit(await main());
+const options = optionsOrExit(() => parseOptions(process.argv.slice(2)), USAGE);
+await runBench("bench:assess", options.timeoutS, (run) => benchmark(options, run));

@@ -7,7 +7,7 @@
  * sends.
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import type { Agent } from "./bench-assess-tenant.ts";
+import type { Agent } from "./assess-tenant.ts";
 
 export const MANDATE_KINDS = ["payment", "open_payment", "message_send"] as const;
 export type MandateKind = (typeof MANDATE_KINDS)[number];

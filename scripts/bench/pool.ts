@@ -1,5 +1,5 @@
 /**
- * The append loop of `npm run bench:ledger`, shared by the in-workerd driver (bench-driver.ts,
+ * The append loop of `npm run bench:ledger`, shared by the in-workerd driver (ledger-driver.ts,
  * bundled into a second Worker) and the Node-side proxy mode: C lanes pull jobs from one queue
  * until it is empty, the first append fails, or the time budget is spent.
  */
