@@ -80,3 +80,9 @@ export class ApiError extends HTTPException {
       : { error: this.code, details: this.details };
   }
 }
+
+/** The 404 of every read by id: another org's row is, to this caller, one that does not exist. */
+export function orNotFound<T>(row: T | undefined): T {
+  if (row === undefined) throw new ApiError("not_found");
+  return row;
+}

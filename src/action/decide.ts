@@ -4,7 +4,7 @@ import { rolesWithScope } from "../auth/scopes";
 import type { Database } from "../db/client";
 import { actionDecisions, actionMandates, agents, auditEntries } from "../db/schema";
 import type { Tenant } from "../db/tenant";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import { recordDeferred } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { StoredEntry } from "../ledger/ledger-store";
@@ -39,8 +39,7 @@ export async function decide(
     selectMandate(db, mandateId),
     db.execute(audienceKnown(body.audience)),
   ]);
-  const current = found[0];
-  if (!current) throw new ApiError("not_found");
+  const current = orNotFound(found[0]);
   const known = (audience as unknown as { rows: { known: boolean }[] }).rows[0]?.known === true;
   if (body.audience !== null && !known) {
     throw new ApiError("invalid_request", [

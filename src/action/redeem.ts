@@ -9,7 +9,7 @@ import {
 } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
-import { recordDeferred } from "../ledger/ledger";
+import { recordOnce } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { ActionRequest } from "./checks";
 import { assertUnexpired, type GrantClaims, signReceipt, verifyGrant } from "./grant";
@@ -93,33 +93,31 @@ export async function redeem(
     ...facts,
     receipt_jws: await signReceipt(tenant.env, who.orgId, facts),
   };
-  const { entry, replayed, attachment } = await recordDeferred(
-    tenant.env,
-    who,
-    {
-      type: "action_grant.redeemed",
-      subject: { type: "action_grant", id: claims.jti },
-      payload,
-      once: [`grant:${claims.jti}`],
+  const change = {
+    type: "action_grant.redeemed",
+    subject: { type: "action_grant", id: claims.jti },
+    payload,
+    once: [`grant:${claims.jti}`],
+  };
+  return recordOnce(tenant.env, who, change, payload, {
+    // A loser of the race finishes the winner's write (it may have died after its append), so
+    // the redemption the 409 names is always stored.
+    finish: async ({ entry, terms: first, replayed }) => {
+      const row = redemptionRow(who.orgId, first, entry);
+      await tenant.batch((db) => [
+        db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+        db.insert(actionRedemptions).values(row).onConflictDoNothing(),
+      ]);
+      if (replayed) throw alreadyRedeemed(first, row);
+      return row;
     },
-    JSON.stringify(payload),
-  );
-  if (replayed && attachment === null) {
     // The winner's record has expired from the ledger object (a day after it): its entry says
     // enough to name it.
-    const first = { grant_id: claims.jti, redeemed_at: entry.time, executor: entry.actor };
-    throw alreadyRedeemed(first, { auditEntryId: entry.id, auditSequence: entry.sequence });
-  }
-  // A loser of the race finishes the winner's write (it may have died after its append), so
-  // the redemption the 409 names is always stored.
-  const first = replayed ? (JSON.parse(attachment as string) as RedemptionPayload) : payload;
-  const row = redemptionRow(who.orgId, first, entry);
-  await tenant.batch((db) => [
-    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
-    db.insert(actionRedemptions).values(row).onConflictDoNothing(),
-  ]);
-  if (replayed) throw alreadyRedeemed(first, row);
-  return row;
+    expired: async (entry) => {
+      const first = { grant_id: claims.jti, redeemed_at: entry.time, executor: entry.actor };
+      throw alreadyRedeemed(first, { auditEntryId: entry.id, auditSequence: entry.sequence });
+    },
+  });
 }
 
 type Mismatch = { path: string; message: string; expected: unknown; actual: unknown };

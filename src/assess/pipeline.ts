@@ -4,7 +4,7 @@ import { guardSpend } from "../billing/guard";
 import type { Tenant } from "../db/tenant";
 import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
-import { recordDeferred } from "../ledger/ledger";
+import { ORPHANED, recordOnce } from "../ledger/ledger";
 import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
 import { logError } from "../lib/log";
@@ -166,37 +166,32 @@ async function persistPlan(
   who: Caller,
   fresh: PersistPlan,
   faults: Set<string>,
-  suffix = "",
 ): Promise<AssessmentRecord> {
   const { content_hash: contentHash, idempotency_key: key, livemode } = fresh.record;
   // The ledger object arbitrates both idempotency keys at once: the content, and the caller's
   // key (per mode). Whichever was used first names the assessment every later request gets.
-  const once = [`assessment:${contentHash}${suffix}`];
-  if (key !== null) once.push(`assessment-key:${livemode ? "live" : "test"}:${key}${suffix}`);
-  const { entry, replayed, attachment } = await recordDeferred(
-    tenant.env,
-    who,
-    {
-      type: "assessment.completed",
-      subject: { type: "assessment", id: fresh.record.id },
-      payload: fresh.record,
-      once,
+  const once = [`assessment:${contentHash}`];
+  if (key !== null) once.push(`assessment-key:${livemode ? "live" : "test"}:${key}`);
+  const change = {
+    type: "assessment.completed",
+    subject: { type: "assessment", id: fresh.record.id },
+    payload: fresh.record,
+    once,
+  };
+  return recordOnce(tenant.env, who, change, fresh, {
+    // A racing duplicate or a retry finishes the first request's plan instead of its own.
+    finish: async ({ entry, terms: plan }) => {
+      if (faults.has("persist")) throw new Error("injected fault: persist");
+      // The key was first used for other content: nothing of this request is written.
+      if (plan.record.content_hash !== contentHash) throw keyReused();
+      const stored = await persist(tenant, who.orgId, plan, entry);
+      if (stored !== plan.record.id) throw new ApiError("internal_error");
+      return recordOf(plan, entry);
     },
-    JSON.stringify(fresh),
-  );
-  if (replayed && attachment === null) {
-    // The first attempt never reached Postgres and its plan has expired: record this one
-    // under keys of its own (the orphan entry stays as the trace of the lost attempt).
-    return persistPlan(tenant, who, fresh, faults, `${suffix}:after:${entry.id}`);
-  }
-  if (faults.has("persist")) throw new Error("injected fault: persist");
-  // A racing duplicate or a retry finishes the first request's plan instead of its own.
-  const plan = replayed && attachment ? (JSON.parse(attachment) as PersistPlan) : fresh;
-  // The key was first used for other content: nothing of this request is written.
-  if (plan.record.content_hash !== contentHash) throw keyReused();
-  const stored = await persist(tenant, who.orgId, plan, entry);
-  if (stored !== plan.record.id) throw new ApiError("internal_error");
-  return recordOf(plan, entry);
+    // The first attempt's plan expired: had it reached Postgres, the context read would have
+    // answered it as a replay, so its writer died. This one is recorded past the orphan.
+    expired: async () => ORPHANED,
+  });
 }
 
 function answer(

@@ -3,7 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { actionDecisions, auditEntries, controlEffects } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
-import { recordDeferred } from "../ledger/ledger";
+import { ORPHANED, recordOnce } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import { canonicalize } from "../lib/canonical";
 import { sha256 } from "../lib/digest";
@@ -110,9 +110,6 @@ function rowOf(
   };
 }
 
-/** After this many orphaned reports of one reference in a row, give up (503). */
-const MAX_ORPHANS = 5;
-
 /**
  * Records one observed effect, once per (mode, observer, reference): one read (which also
  * authenticates, finds an earlier report and resolves a decision's grant), the ledger
@@ -120,11 +117,8 @@ const MAX_ORPHANS = 5;
  * and the row. A repeat, or a concurrent duplicate, gets the first report back (`created`
  * false).
  *
- * An orphan: a first report's writer died after its append and before its row, and its
- * record expired from the ledger object (a day later), so nobody can finish it. The orphan
- * entry stays in the ledger; the report is made afresh under the derived key
- * `<once key>:after:<orphan sequence>`, which every racing caller derives alike, so they still
- * agree on one append (and, should that one be orphaned too, on the next).
+ * An orphan (a first report's writer died after its append and before its row, and its record
+ * expired a day later) is gone past as `recordOnce` describes.
  */
 export async function reportEffect(
   tenant: Tenant,
@@ -169,45 +163,31 @@ export async function reportEffect(
     createdAt: now,
   };
   const attachment: Attachment = { payload: effectPayload(draft), claim: draft.gateClaim };
-  let once = onceKey(livemode, body.observer, body.reference);
-  for (let orphans = 0; ; orphans++) {
-    const {
-      entry,
-      replayed,
-      attachment: firstAttachment,
-    } = await recordDeferred(
-      tenant.env,
-      who,
-      {
-        type: "control_effect.observed",
-        subject: { type: "control_effect", id: draft.id },
-        payload: attachment.payload,
-        once: [once],
-      },
-      JSON.stringify(attachment),
-    );
-    if (replayed && firstAttachment === null) {
-      // That report's record expired from the ledger object (a day after it); its row was
-      // written then, unless that writer died: then it is an orphan, and we go past it.
+  const change = {
+    type: "control_effect.observed",
+    subject: { type: "control_effect", id: draft.id },
+    payload: attachment.payload,
+    once: [onceKey(livemode, body.observer, body.reference)],
+  };
+  return recordOnce(tenant.env, who, change, attachment, {
+    // A loser of a race (or a retry after a failure) finishes the first report's write.
+    finish: async ({ entry, terms, replayed }) => {
+      const base = replayed ? rowOf(who.orgId, terms) : draft;
+      const row: EffectRow = { ...base, auditEntryId: entry.id, auditSequence: entry.sequence };
+      await tenant.batch((db) => [
+        db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+        db.insert(controlEffects).values(row).onConflictDoNothing(),
+      ]);
+      return { row, created: !replayed };
+    },
+    // The first report's row was written then, unless its writer died.
+    expired: async () => {
       const [again] = await tenant.batch((db) => [
         db.select().from(controlEffects).where(sameReport(livemode, body)),
       ]);
-      if (again[0]) return { row: again[0], created: false };
-      if (orphans + 1 >= MAX_ORPHANS) throw new ApiError("ledger_unavailable");
-      once = `${onceKey(livemode, body.observer, body.reference)}:after:${entry.sequence}`;
-      continue;
-    }
-    // A loser of a race (or a retry after a failure) finishes the first report's write.
-    const base = replayed
-      ? rowOf(who.orgId, JSON.parse(firstAttachment as string) as Attachment)
-      : draft;
-    const row: EffectRow = { ...base, auditEntryId: entry.id, auditSequence: entry.sequence };
-    await tenant.batch((db) => [
-      db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
-      db.insert(controlEffects).values(row).onConflictDoNothing(),
-    ]);
-    return { row, created: !replayed };
-  }
+      return again[0] ? { row: again[0], created: false } : ORPHANED;
+    },
+  });
 }
 
 /** The one report of an observer's reference in a mode. */

@@ -4,7 +4,7 @@ import type { Tenant } from "../db/tenant";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
 import { logIdFor } from "../ledger/checkpoint";
-import { ledgerOf, reachLedger, recordDeferred } from "../ledger/ledger";
+import { ledgerOf, ORPHANED, reachLedger, recordOnce } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
@@ -63,9 +63,6 @@ function byDigest(livemode: boolean, digest: string) {
   return and(eq(artifacts.livemode, livemode), eq(artifacts.digest, digest));
 }
 
-/** At the fifth orphaned registration in a row a request gives up (503), as effects do. */
-const MAX_ORPHANS = 5;
-
 /**
  * Registers a digest once per org and mode. A repeat (or a racing duplicate) gets the first
  * registration unchanged, with `created: false`. The ledger object's `once` key
@@ -73,11 +70,8 @@ const MAX_ORPHANS = 5;
  * caller that reaches it writes the first caller's terms (its attachment) and the receipt,
  * which is a pure function of them and the entry, so all writers store the same row.
  *
- * An orphan: the first writer died after its append and before its row, and its terms expired
- * from the ledger object (a day later), so nobody can finish it. The orphan entry stays in the
- * ledger; the registration is made afresh under the derived key
- * `artifact:<mode>:<digest>:after:<orphan sequence>`, which every racing caller derives alike,
- * so they still agree on one append (and, should that one be orphaned too, on the next).
+ * An orphan (the first writer died after its append and before its row, and its terms expired
+ * a day later) is gone past as `recordOnce` describes.
  */
 export async function registerArtifact(
   tenant: Tenant,
@@ -108,34 +102,23 @@ export async function registerArtifact(
   });
   // The key before the ledger: without one, nothing is appended that no receipt could name.
   const key = await signer(tenant.env);
-  let once = `artifact:${livemode ? "live" : "test"}:${input.digest}`;
-  for (let orphans = 0; ; orphans++) {
-    const { entry, replayed, attachment } = await recordDeferred(
-      tenant.env,
-      who,
-      {
-        type: "artifact.registered",
-        subject: { type: "artifact", id: draft.id },
-        payload: draft,
-        once: [once],
-      },
-      JSON.stringify(draft),
-    );
-    if (replayed && attachment === null) {
-      // That registration's terms expired from the ledger object (a day after it); its row
-      // was written then, unless that writer died: then it is an orphan, and we go past it.
-      const again = await stored();
-      if (again) return { row: again, created: false };
-      if (orphans + 1 >= MAX_ORPHANS) throw new ApiError("ledger_unavailable");
-      once = `artifact:${livemode ? "live" : "test"}:${input.digest}:after:${entry.sequence}`;
-      continue;
-    }
-    const terms = replayed ? (JSON.parse(attachment as string) as ArtifactTerms) : draft;
-    return {
+  const change = {
+    type: "artifact.registered",
+    subject: { type: "artifact", id: draft.id },
+    payload: draft,
+    once: [`artifact:${livemode ? "live" : "test"}:${input.digest}`],
+  };
+  return recordOnce(tenant.env, who, change, draft, {
+    finish: async ({ entry, terms, replayed }) => ({
       row: await finish(tenant, key, who.orgId, livemode, terms, entry),
       created: !replayed,
-    };
-  }
+    }),
+    // The first registration's row was written then, unless its writer died.
+    expired: async () => {
+      const again = await stored();
+      return again ? { row: again, created: false } : ORPHANED;
+    },
+  });
 }
 
 /**

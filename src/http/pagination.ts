@@ -1,4 +1,7 @@
-import { ApiError } from "../errors";
+import { and, desc, eq, lt, type SQL } from "drizzle-orm";
+import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
+import type { Tenant } from "../db/tenant";
+import { ApiError, orNotFound } from "../errors";
 import { base64url, fromBase64url } from "../lib/encoding";
 import { isUuid } from "../lib/ids";
 import { LATEST_TIME_MS } from "../schemas/common";
@@ -38,8 +41,16 @@ export function decodeSequenceCursor(cursor: string | undefined): number | null 
   return Number(text);
 }
 
+/** The list envelope (Stripe's): a page of items and the cursor of the next. */
+export interface Page<T> {
+  object: "list";
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
 /** Builds the list envelope from `limit + 1` rows fetched newest first. */
-export function page<T>(rows: T[], limit: number, keyOf: (row: T) => string | number) {
+export function page<T>(rows: T[], limit: number, keyOf: (row: T) => string | number): Page<T> {
   const data = rows.slice(0, limit);
   const hasMore = rows.length > limit;
   const last = data.at(-1);
@@ -63,4 +74,50 @@ export function decodeTimeCursor(cursor: string | undefined): { time: Date; key:
   const ms = Number(match[1]);
   if (ms > LATEST_TIME_MS) throw invalid();
   return { time: new Date(ms), key: match[2] };
+}
+
+/** A table keyed by a UUIDv7 `id`, which keyset lists page through newest first. */
+type IdTable = PgTable & { id: AnyPgColumn };
+
+/** One row of `table` by id in the caller's org (plus any filters), or 404. */
+export async function getById<T extends IdTable>(
+  tenant: Tenant,
+  table: T,
+  id: string,
+  ...filters: (SQL | undefined)[]
+): Promise<T["$inferSelect"]> {
+  const [rows] = await tenant.batch((db) => [
+    db
+      .select()
+      .from(table as PgTable)
+      .where(and(eq(table.id, id), ...filters)),
+  ]);
+  return orNotFound(rows[0] as T["$inferSelect"] | undefined);
+}
+
+/**
+ * A page of `table` newest first, after the cursor and under the filters, in the list
+ * envelope: one round trip (which also authenticates), `limit + 1` rows to know `has_more`.
+ */
+export async function listById<T extends IdTable>(
+  tenant: Tenant,
+  table: T,
+  query: { limit: number; cursor?: string | undefined },
+  ...filters: (SQL | undefined)[]
+): Promise<Page<T["$inferSelect"]>> {
+  const after = decodeIdCursor(query.cursor);
+  const [rows] = await tenant.batch((db) => [
+    db
+      .select()
+      .from(table as PgTable)
+      .where(and(after ? lt(table.id, after) : undefined, ...filters))
+      .orderBy(desc(table.id))
+      .limit(query.limit + 1),
+  ]);
+  return page(rows as T["$inferSelect"][], query.limit, (row) => row.id as string);
+}
+
+/** The same page with each item presented as the API shows it. */
+export function mapPage<T, U>(list: Page<T>, present: (item: T) => U): Page<U> {
+  return { ...list, data: list.data.map(present) };
 }

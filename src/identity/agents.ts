@@ -3,7 +3,7 @@ import { eq, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { agents } from "../db/schema";
 import type { Tenant } from "../db/tenant";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import type { Agent, CardStatus } from "../schemas/agents";
 import { isoOrNull } from "../schemas/common";
 
@@ -70,8 +70,7 @@ export function toCardStatus(row: AgentRow): z.infer<typeof CardStatus> {
 /** The agent with this id in the caller's org, or 404. */
 export async function findAgent(tenant: Tenant, id: string): Promise<AgentRow> {
   const [rows] = await tenant.batch((db) => [db.select().from(agents).where(eq(agents.id, id))]);
-  const row = rows[0];
-  if (!row) throw new ApiError("not_found");
+  const row = orNotFound(rows[0]);
   return row;
 }
 

@@ -4,6 +4,7 @@ import { ApiError } from "../errors";
 import { payloadDigest } from "../lib/digest";
 import type { Party } from "./chain";
 import { LEDGER_UNAVAILABLE } from "./ledger-postgres";
+import type { StoredEntry } from "./ledger-store";
 import type { Appended, DeferredAppend, OrgLedger } from "./org-ledger";
 
 /** A state change to record: what happened, to what, and the payload it is a digest of. */
@@ -72,6 +73,62 @@ export function recordDeferred(
     attachment,
   };
   return reachLedger(() => ledgerOf(env, caller.orgId).appendDeferred(caller.orgId, input));
+}
+
+/** What a deferred append settled on: its entry, and the terms that entry records. */
+export interface Sequenced<T> {
+  entry: StoredEntry;
+  /** This call's terms, or on a replay the first caller's, whose write this call finishes. */
+  terms: T;
+  /** An earlier append under one of the keys made the entry: no new entry was added. */
+  replayed: boolean;
+}
+
+/** `expired` answers this when the first writer died before writing: go past its entry. */
+export const ORPHANED = Symbol("orphaned");
+
+/** After this many orphaned entries in a row for one change, give up (503). */
+const MAX_ORPHANS = 5;
+
+/**
+ * Records a change exactly once per `once` key, deferred: the ledger object sequences it and
+ * keeps `terms` for a day, and `finish` writes the entry in the transaction that stores the
+ * change. A retry or a racing duplicate gets the first caller's terms (`replayed`), so every
+ * caller finishes the same write and answers the same result.
+ *
+ * When the first caller's terms have expired, `expired(entry)` decides: it answers the stored
+ * result (the first write landed), throws, or returns ORPHANED when the first writer died
+ * before writing. The change is then recorded afresh under `<key>:after:<orphan sequence>`,
+ * which every racing caller derives alike, so they still agree on one entry; the orphan stays
+ * in the ledger as the trace of the lost attempt.
+ */
+export async function recordOnce<T, R>(
+  env: Env,
+  caller: Caller,
+  change: Omit<Change, "once"> & { once: readonly string[] },
+  terms: T,
+  settle: {
+    finish: (sequenced: Sequenced<T>) => Promise<R>;
+    expired: (entry: StoredEntry) => Promise<R | typeof ORPHANED>;
+  },
+): Promise<R> {
+  let once = change.once;
+  for (let orphans = 0; ; orphans++) {
+    const { entry, replayed, attachment } = await recordDeferred(
+      env,
+      caller,
+      { ...change, once: [...once] },
+      JSON.stringify(terms),
+    );
+    if (!replayed) return settle.finish({ entry, terms, replayed });
+    // Our own JSON, written by the first caller of these keys.
+    if (attachment !== null)
+      return settle.finish({ entry, terms: JSON.parse(attachment) as T, replayed });
+    const settled = await settle.expired(entry);
+    if (settled !== ORPHANED) return settled;
+    if (orphans + 1 >= MAX_ORPHANS) throw new ApiError("ledger_unavailable");
+    once = change.once.map((key) => `${key}:after:${entry.sequence}`);
+  }
 }
 
 /** Has the org's ledger sign a checkpoint over everything appended so far (stored before it returns). */

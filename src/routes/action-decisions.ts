@@ -4,7 +4,7 @@ import { decide } from "../action/decide";
 import { incidentPack } from "../action/incident-pack";
 import { toDecision } from "../action/records";
 import { actionDecisions, actionRedemptions } from "../db/schema";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
@@ -83,8 +83,7 @@ export function registerActionDecisions(app: OpenAPIHono<AppEnv>) {
         .leftJoin(actionRedemptions, eq(actionRedemptions.decisionId, actionDecisions.id))
         .where(eq(actionDecisions.id, id)),
     ]);
-    const row = rows[0];
-    if (!row) throw new ApiError("not_found");
+    const row = orNotFound(rows[0]);
     return c.json(toDecision(row.decision, row.redeemed !== null, new Date()), 200);
   });
 

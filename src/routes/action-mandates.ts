@@ -2,9 +2,9 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { type MandateRow, mandateRevocation, mandateTerms, toMandate } from "../action/records";
 import { actionMandates, agents, auditEntries, MANDATE_STATUSES } from "../db/schema";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
-import { decodeIdCursor, page } from "../http/pagination";
+import { decodeIdCursor, getById, listById, mapPage, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record, recordDeferred } from "../ledger/ledger";
@@ -157,34 +157,19 @@ export function registerActionMandates(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(list, async (c) => {
     const { limit, cursor, status, agent_id } = c.req.valid("query");
-    const after = decodeIdCursor(cursor);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .select()
-        .from(actionMandates)
-        .where(
-          and(
-            after ? lt(actionMandates.id, after) : undefined,
-            status ? eq(actionMandates.status, status) : undefined,
-            agent_id ? eq(actionMandates.agentId, agent_id) : undefined,
-          ),
-        )
-        .orderBy(desc(actionMandates.id))
-        .limit(limit + 1),
-    ]);
-    return c.json(
-      page(rows.map(toMandate), limit, (m) => m.id),
-      200,
+    const list = await listById(
+      c.var.tenant,
+      actionMandates,
+      { limit, cursor },
+      status ? eq(actionMandates.status, status) : undefined,
+      agent_id ? eq(actionMandates.agentId, agent_id) : undefined,
     );
+    return c.json(mapPage(list, toMandate), 200);
   });
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db.select().from(actionMandates).where(eq(actionMandates.id, id)),
-    ]);
-    const row = rows[0];
-    if (!row) throw new ApiError("not_found");
+    const row = await getById(c.var.tenant, actionMandates, id);
     return c.json(toMandate(row), 200);
   });
 
@@ -199,8 +184,7 @@ export function registerActionMandates(app: OpenAPIHono<AppEnv>) {
         .where(and(eq(actionMandates.id, id), eq(actionMandates.status, "active"))),
       db.select().from(actionMandates).where(eq(actionMandates.id, id)),
     ]);
-    const row = rows[0];
-    if (!row) throw new ApiError("not_found");
+    const row = orNotFound(rows[0]);
     // Recorded on every call, once per mandate: a retry after a failed append still records it.
     await record(c.env, await c.var.tenant.caller(), {
       type: "action_mandate.revoked",

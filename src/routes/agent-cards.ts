@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, ne, type SQL, sql } from "drizzle-orm";
 import { agentKeys, agents } from "../db/schema";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
@@ -138,8 +138,7 @@ export function registerAgentCards(app: OpenAPIHono<AppEnv>) {
       db.select().from(agents).where(eq(agents.id, body.agent_id)),
       db.select().from(agentKeys).where(eq(agentKeys.agentId, body.agent_id)),
     ]);
-    const agent = found[0];
-    if (!agent) throw new ApiError("not_found");
+    const agent = orNotFound(found[0]);
     assertNotRevoked(agent);
     const card = body.card_url ? await fetchCard(body.card_url, c.env) : body.card;
     const check = await verifyAgentCard(

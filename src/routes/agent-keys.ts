@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { agentKeys, agents } from "../db/schema";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeTimeCursor, encodeTimeCursor } from "../http/pagination";
 import { guarded } from "../http/route";
@@ -168,8 +168,7 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
       ],
       { webhooks: true },
     );
-    const agentRow = agent[0];
-    if (!agentRow) throw new ApiError("not_found");
+    const agentRow = orNotFound(agent[0]);
     assertNotRevoked(agentRow);
     const row = stored[0];
     if (!row) throw new ApiError("internal_error");
@@ -219,7 +218,7 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
         .orderBy(desc(agentKeys.createdAt), desc(agentKeys.thumbprint))
         .limit(limit + 1),
     ]);
-    if (!found[0]) throw new ApiError("not_found");
+    orNotFound(found[0]);
     const data = rows.slice(0, limit);
     const last = rows.length > limit ? data.at(-1) : undefined;
     return c.json(
@@ -258,8 +257,7 @@ export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
       ],
       { webhooks: true },
     );
-    const row = rows[0];
-    if (!row) throw new ApiError("not_found");
+    const row = orNotFound(rows[0]);
     const result = toKey(row);
     await record(c.env, await c.var.tenant.caller(), {
       type: "agent_key.revoked",

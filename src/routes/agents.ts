@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { AGENT_STATUSES, agents, agentTrustHistory, principals, RISK_TIERS } from "../db/schema";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
-import { decodeIdCursor, decodeSequenceCursor, page } from "../http/pagination";
+import { decodeIdCursor, decodeSequenceCursor, listById, mapPage, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { type AgentRow, assertNotRevoked, findAgent, toAgent } from "../identity/agents";
@@ -283,26 +283,15 @@ export function registerAgents(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(list, async (c) => {
     const { limit, cursor, status, risk_tier, principal_id } = c.req.valid("query");
-    const after = decodeIdCursor(cursor);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .select()
-        .from(agents)
-        .where(
-          and(
-            after ? lt(agents.id, after) : undefined,
-            status ? eq(agents.status, status) : undefined,
-            risk_tier ? eq(agents.riskTier, risk_tier) : undefined,
-            principal_id ? eq(agents.principalId, principal_id) : undefined,
-          ),
-        )
-        .orderBy(desc(agents.id))
-        .limit(limit + 1),
-    ]);
-    return c.json(
-      page(rows.map(toAgent), limit, (a) => a.id),
-      200,
+    const list = await listById(
+      c.var.tenant,
+      agents,
+      { limit, cursor },
+      status ? eq(agents.status, status) : undefined,
+      risk_tier ? eq(agents.riskTier, risk_tier) : undefined,
+      principal_id ? eq(agents.principalId, principal_id) : undefined,
     );
+    return c.json(mapPage(list, toAgent), 200);
   });
 
   app.openapi(get, async (c) => {
@@ -364,7 +353,7 @@ export function registerAgents(app: OpenAPIHono<AppEnv>) {
         .orderBy(desc(agentTrustHistory.seq))
         .limit(limit + 1),
     ]);
-    if (!found[0]) throw new ApiError("not_found");
+    orNotFound(found[0]);
     const events = rows.map((row) => ({
       seq: row.seq,
       object: "trust_event" as const,

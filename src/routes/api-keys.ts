@@ -3,9 +3,9 @@ import { and, desc, eq, isNull, lt, sql } from "drizzle-orm";
 import { API_KEY_MODES, generateApiKey } from "../auth/api-key";
 import { SCOPES, type Scope, SESSION_ONLY_SCOPES, scopeSchema } from "../auth/scopes";
 import { apiKeys } from "../db/schema";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
-import { decodeIdCursor, page } from "../http/pagination";
+import { decodeIdCursor, listById, mapPage, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody } from "../http/schemas";
 import { record as recordChange } from "../ledger/ledger";
@@ -173,19 +173,8 @@ export function registerApiKeys(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(list, async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const after = decodeIdCursor(cursor);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .select()
-        .from(apiKeys)
-        .where(after ? lt(apiKeys.id, after) : undefined)
-        .orderBy(desc(apiKeys.id))
-        .limit(limit + 1),
-    ]);
-    return c.json(
-      page(rows.map(toApiKey), limit, (k) => k.id),
-      200,
-    );
+    const list = await listById(c.var.tenant, apiKeys, { limit, cursor });
+    return c.json(mapPage(list, toApiKey), 200);
   });
 
   app.openapi(revoke, async (c) => {
@@ -203,8 +192,7 @@ export function registerApiKeys(app: OpenAPIHono<AppEnv>) {
         .returning({ id: apiKeys.id }),
       db.select().from(apiKeys).where(eq(apiKeys.id, id)),
     ]);
-    const row = current[0];
-    if (!row) throw new ApiError("not_found");
+    const row = orNotFound(current[0]);
     const record = toApiKey(row);
     // Recorded on every call, once per key: a retry after a failed append still records it.
     await recordChange(c.env, await c.var.tenant.caller(), {

@@ -1,11 +1,11 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, desc, eq, lt } from "drizzle-orm";
 import { artifacts, auditEntries } from "../db/schema";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import { checkReceipt } from "../evidence/artifact-receipt";
 import { anchorOf, registerArtifact, toArtifact } from "../evidence/artifact-registration";
 import type { AppEnv } from "../http/context";
-import { decodeIdCursor, page } from "../http/pagination";
+import { decodeIdCursor, listById, mapPage, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import {
@@ -72,25 +72,14 @@ export function registerArtifacts(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(list, async (c) => {
     const { limit, cursor, digest } = c.req.valid("query");
-    const after = decodeIdCursor(cursor);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .select()
-        .from(artifacts)
-        .where(
-          and(
-            eq(artifacts.livemode, c.var.tenant.livemode),
-            after ? lt(artifacts.id, after) : undefined,
-            digest ? eq(artifacts.digest, digest) : undefined,
-          ),
-        )
-        .orderBy(desc(artifacts.id))
-        .limit(limit + 1),
-    ]);
-    return c.json(
-      page(rows.map(toArtifact), limit, (a) => a.id),
-      200,
+    const list = await listById(
+      c.var.tenant,
+      artifacts,
+      { limit, cursor },
+      eq(artifacts.livemode, c.var.tenant.livemode),
+      digest ? eq(artifacts.digest, digest) : undefined,
     );
+    return c.json(mapPage(list, toArtifact), 200);
   });
 
   app.openapi(get, async (c) => {
@@ -108,8 +97,7 @@ export function registerArtifacts(app: OpenAPIHono<AppEnv>) {
         )
         .where(and(eq(artifacts.id, id), eq(artifacts.livemode, c.var.tenant.livemode))),
     ]);
-    const found = rows[0];
-    if (!found) throw new ApiError("not_found");
+    const found = orNotFound(rows[0]);
     const { row, leafHash } = found;
     const [check, anchor] = await Promise.all([
       signer(c.env).then(({ keys }) => checkReceipt(keys, row.receipt)),

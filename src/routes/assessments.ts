@@ -3,9 +3,9 @@ import { and, desc, eq, gte, lt, lte, max } from "drizzle-orm";
 import { fromRow, Outcome, toOutcome } from "../assess/outcome";
 import { ACTION_KINDS } from "../assess/request";
 import { assessments, auditCheckpoints, mandates } from "../db/schema";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
-import { decodeIdCursor, page } from "../http/pagination";
+import { decodeIdCursor, getById, listById, mapPage, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, rowId } from "../http/schemas";
 import { DateTime, listOf, PageQuery } from "../schemas/common";
@@ -138,28 +138,20 @@ function toMandate(row: MandateRow): z.infer<typeof Mandate> {
 export function registerAssessments(app: OpenAPIHono<AppEnv>) {
   app.openapi(listAssessments, async (c) => {
     const q = c.req.valid("query");
-    const after = decodeIdCursor(q.cursor);
     // Test and live data are apart, as at Stripe: a key sees the records of its own mode.
     const livemode = c.var.tenant.livemode;
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .select()
-        .from(assessments)
-        .where(
-          and(
-            eq(assessments.livemode, livemode),
-            after ? lt(assessments.id, after) : undefined,
-            q.status ? eq(assessments.decision, STATUS_FILTER[q.status]) : undefined,
-            q.agent ? eq(assessments.agentId, q.agent.toLowerCase()) : undefined,
-            q.kind ? eq(assessments.kind, q.kind) : undefined,
-            q.from ? gte(assessments.createdAt, new Date(q.from)) : undefined,
-            q.to ? lte(assessments.createdAt, new Date(q.to)) : undefined,
-          ),
-        )
-        .orderBy(desc(assessments.id))
-        .limit(q.limit + 1),
-    ]);
-    const summaries = rows.map((row) => ({
+    const list = await listById(
+      c.var.tenant,
+      assessments,
+      { limit: q.limit, cursor: q.cursor },
+      eq(assessments.livemode, livemode),
+      q.status ? eq(assessments.decision, STATUS_FILTER[q.status]) : undefined,
+      q.agent ? eq(assessments.agentId, q.agent.toLowerCase()) : undefined,
+      q.kind ? eq(assessments.kind, q.kind) : undefined,
+      q.from ? gte(assessments.createdAt, new Date(q.from)) : undefined,
+      q.to ? lte(assessments.createdAt, new Date(q.to)) : undefined,
+    );
+    const summary = (row: (typeof list.data)[number]) => ({
       id: row.id,
       object: "assessment" as const,
       created: row.createdAt.toISOString(),
@@ -171,11 +163,8 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
       reason: row.reason,
       agent_id: row.agentId,
       a2a: row.a2a as Record<string, unknown> | null,
-    }));
-    return c.json(
-      page(summaries, q.limit, (s) => s.id),
-      200,
-    );
+    });
+    return c.json(mapPage(list, summary), 200);
   });
 
   app.openapi(getAssessment, async (c) => {
@@ -187,45 +176,31 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
         .where(and(eq(assessments.id, id), eq(assessments.livemode, c.var.tenant.livemode))),
       db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
     ]);
-    const row = rows[0];
-    if (!row) throw new ApiError("not_found");
+    const row = orNotFound(rows[0]);
     const through = Number(anchored[0]?.size ?? 0);
     return c.json(toOutcome(fromRow(row), row.auditSequence <= through), 200);
   });
 
   app.openapi(listMandates, async (c) => {
     const { limit, cursor, kind } = c.req.valid("query");
-    const after = decodeIdCursor(cursor);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .select()
-        .from(mandates)
-        .where(
-          and(
-            eq(mandates.livemode, c.var.tenant.livemode),
-            after ? lt(mandates.id, after) : undefined,
-            kind ? eq(mandates.kind, kind) : undefined,
-          ),
-        )
-        .orderBy(desc(mandates.id))
-        .limit(limit + 1),
-    ]);
-    return c.json(
-      page(rows.map(toMandate), limit, (m) => m.id),
-      200,
+    const list = await listById(
+      c.var.tenant,
+      mandates,
+      { limit, cursor },
+      eq(mandates.livemode, c.var.tenant.livemode),
+      kind ? eq(mandates.kind, kind) : undefined,
     );
+    return c.json(mapPage(list, toMandate), 200);
   });
 
   app.openapi(getMandate, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .select()
-        .from(mandates)
-        .where(and(eq(mandates.id, id), eq(mandates.livemode, c.var.tenant.livemode))),
-    ]);
-    const row = rows[0];
-    if (!row) throw new ApiError("not_found");
+    const row = await getById(
+      c.var.tenant,
+      mandates,
+      id,
+      eq(mandates.livemode, c.var.tenant.livemode),
+    );
     return c.json(toMandate(row), 200);
   });
 }

@@ -3,7 +3,7 @@ import { and, desc, eq, gte, lt, lte, sql } from "drizzle-orm";
 import { auditCheckpoints, auditEntries } from "../db/schema";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
-import { decodeSequenceCursor, page } from "../http/pagination";
+import { decodeSequenceCursor, getById, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json } from "../http/schemas";
 import { ledgerOf } from "../ledger/ledger";
@@ -97,11 +97,7 @@ export function registerAudit(app: OpenAPIHono<AppEnv>) {
   app.openapi(proof, async (c) => {
     const { id } = c.req.valid("param");
     if (!isUuid(id)) throw new ApiError("not_found");
-    const [rows] = await c.var.tenant.batch((db) => [
-      db.select().from(auditEntries).where(eq(auditEntries.id, id)),
-    ]);
-    const row = rows[0];
-    if (!row) throw new ApiError("not_found");
+    const row = await getById(c.var.tenant, auditEntries, id);
     const who = await c.var.tenant.caller();
     const answer = await ledgerOf(c.env, who.orgId).inclusion(row.sequence);
     return c.json(

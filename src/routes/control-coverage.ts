@@ -13,7 +13,7 @@ import { issueReport } from "../control-coverage/report";
 import { controlEffects } from "../db/schema";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
-import { decodeIdCursor, page } from "../http/pagination";
+import { decodeIdCursor, listById, mapPage, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { EARLIEST_TIME_MS, LATEST_TIME_MS, listOf } from "../schemas/common";
@@ -141,33 +141,22 @@ export function registerControlCoverage(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(list, async (c) => {
     const query = c.req.valid("query");
-    const after = decodeIdCursor(query.cursor);
     const hasGate = query.has_gate === undefined ? undefined : query.has_gate === "true";
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .select()
-        .from(controlEffects)
-        .where(
-          and(
-            eq(controlEffects.livemode, c.var.tenant.livemode),
-            after ? lt(controlEffects.id, after) : undefined,
-            query.effect ? eq(controlEffects.effect, query.effect) : undefined,
-            query.observer ? eq(controlEffects.observer, query.observer) : undefined,
-            query.reference ? eq(controlEffects.reference, query.reference) : undefined,
-            hasGate === undefined
-              ? undefined
-              : hasGate
-                ? isNotNull(controlEffects.gateType)
-                : isNull(controlEffects.gateType),
-          ),
-        )
-        .orderBy(desc(controlEffects.id))
-        .limit(query.limit + 1),
-    ]);
-    return c.json(
-      page(rows.map(toEffect), query.limit, (e) => e.id),
-      200,
+    const list = await listById(
+      c.var.tenant,
+      controlEffects,
+      { limit: query.limit, cursor: query.cursor },
+      eq(controlEffects.livemode, c.var.tenant.livemode),
+      query.effect ? eq(controlEffects.effect, query.effect) : undefined,
+      query.observer ? eq(controlEffects.observer, query.observer) : undefined,
+      query.reference ? eq(controlEffects.reference, query.reference) : undefined,
+      hasGate === undefined
+        ? undefined
+        : hasGate
+          ? isNotNull(controlEffects.gateType)
+          : isNull(controlEffects.gateType),
     );
+    return c.json(mapPage(list, toEffect), 200);
   });
 
   app.openapi(get, async (c) => {

@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { desc, eq, lt } from "drizzle-orm";
 import { evalSets } from "../db/schema";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
-import { decodeIdCursor, page } from "../http/pagination";
+import { decodeIdCursor, getById, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record } from "../ledger/ledger";
@@ -162,11 +162,7 @@ export function registerEvalSets(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db.select().from(evalSets).where(eq(evalSets.id, id)),
-    ]);
-    const row = rows[0];
-    if (!row) throw new ApiError("not_found");
+    const row = await getById(c.var.tenant, evalSets, id);
     return c.json(toEvalSet(row), 200);
   });
 
@@ -175,8 +171,7 @@ export function registerEvalSets(app: OpenAPIHono<AppEnv>) {
     const [rows] = await c.var.tenant.batch((db) => [
       db.delete(evalSets).where(eq(evalSets.id, id)).returning(summaryColumns),
     ]);
-    const row = rows[0];
-    if (!row) throw new ApiError("not_found");
+    const row = orNotFound(rows[0]);
     await record(c.env, await c.var.tenant.caller(), {
       type: "eval_set.deleted",
       subject: { type: "eval_set", id },

@@ -4,7 +4,7 @@ import { normalizeRules, PolicyRules } from "../assess/policy";
 import { EVAL_POSITIVES, evalSets, evals, policies } from "../db/schema";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
-import { decodeIdCursor, page } from "../http/pagination";
+import { decodeIdCursor, getById, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record } from "../ledger/ledger";
@@ -248,11 +248,7 @@ export function registerEvals(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db.select().from(evals).where(eq(evals.id, id)),
-    ]);
-    const row = rows[0];
-    if (!row) throw new ApiError("not_found");
+    const row = await getById(c.var.tenant, evals, id);
     return c.json(toEval(row), 200);
   });
 }

@@ -4,7 +4,7 @@ import { normalizeRules, PolicyRules } from "../assess/policy";
 import { policies } from "../db/schema";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
-import { decodeIdCursor, page } from "../http/pagination";
+import { decodeIdCursor, getById, listById, mapPage, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record } from "../ledger/ledger";
@@ -204,33 +204,18 @@ export function registerPolicies(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(list, async (c) => {
     const { limit, cursor, status } = c.req.valid("query");
-    const after = decodeIdCursor(cursor);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .select()
-        .from(policies)
-        .where(
-          and(
-            after ? lt(policies.id, after) : undefined,
-            status ? eq(policies.status, status) : undefined,
-          ),
-        )
-        .orderBy(desc(policies.id))
-        .limit(limit + 1),
-    ]);
-    return c.json(
-      page(rows.map(toPolicy), limit, (p) => p.id),
-      200,
+    const list = await listById(
+      c.var.tenant,
+      policies,
+      { limit, cursor },
+      status ? eq(policies.status, status) : undefined,
     );
+    return c.json(mapPage(list, toPolicy), 200);
   });
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db.select().from(policies).where(eq(policies.id, id)),
-    ]);
-    const row = rows[0];
-    if (!row) throw new ApiError("not_found");
+    const row = await getById(c.var.tenant, policies, id);
     return c.json(toPolicy(row), 200);
   });
 

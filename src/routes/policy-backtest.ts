@@ -5,6 +5,7 @@ import { policies } from "../db/schema";
 import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
+import { getById } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { backtest, DECISIONS, type HistoryRow, historyPage } from "../rules/backtest";
@@ -120,11 +121,7 @@ export function registerPolicyBacktest(app: OpenAPIHono<AppEnv>) {
     ) {
       throw new ApiError("invalid_request", [{ path: "from", message: "must not be after to" }]);
     }
-    const [rows] = await c.var.tenant.batch((db) => [
-      db.select().from(policies).where(eq(policies.id, id)),
-    ]);
-    const policy = rows[0];
-    if (!policy) throw new ApiError("not_found");
+    const policy = await getById(c.var.tenant, policies, id);
     const parsed = PolicyRules.safeParse(policy.rules);
     // Stored rules were validated at creation; a later grammar that refuses them is our fault.
     if (!parsed.success) throw new ApiError("internal_error");

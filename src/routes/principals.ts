@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { principals } from "../db/schema";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
-import { decodeIdCursor, page } from "../http/pagination";
+import { decodeIdCursor, getById, listById, mapPage, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import {
@@ -209,36 +209,21 @@ export function registerPrincipals(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(list, async (c) => {
     const { limit, cursor, status } = c.req.valid("query");
-    const after = decodeIdCursor(cursor);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .select()
-        .from(principals)
-        .where(
-          and(
-            after ? lt(principals.id, after) : undefined,
-            status ? eq(principals.status, status) : undefined,
-          ),
-        )
-        .orderBy(desc(principals.id))
-        .limit(limit + 1),
-    ]);
-    const master = await keyFor(c, rows);
-    const data = await Promise.all(rows.map((row) => toPrincipal(master, row)));
-    return c.json(
-      page(data, limit, (p) => p.id),
-      200,
+    const list = await listById(
+      c.var.tenant,
+      principals,
+      { limit, cursor },
+      status ? eq(principals.status, status) : undefined,
     );
+    const master = await keyFor(c, list.data);
+    const data = await Promise.all(list.data.map((row) => toPrincipal(master, row)));
+    return c.json({ ...list, data }, 200);
   });
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db.select().from(principals).where(eq(principals.id, id)),
-    ]);
-    const row = rows[0];
-    if (!row) throw new ApiError("not_found");
-    return c.json(await toPrincipal(await keyFor(c, rows), row), 200);
+    const row = await getById(c.var.tenant, principals, id);
+    return c.json(await toPrincipal(await keyFor(c, [row]), row), 200);
   });
 
   app.openapi(erase, async (c) => {
@@ -252,8 +237,7 @@ export function registerPrincipals(app: OpenAPIHono<AppEnv>) {
         .where(and(eq(principals.id, id), eq(principals.status, "active"))),
       db.select().from(principals).where(eq(principals.id, id)),
     ]);
-    const row = current[0];
-    if (!row) throw new ApiError("not_found");
+    const row = orNotFound(current[0]);
     await record(c.env, await c.var.tenant.caller(), {
       type: "principal.erased",
       subject: { type: "principal", id },

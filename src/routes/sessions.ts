@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, asc, desc, eq, gt, inArray, lt } from "drizzle-orm";
 import { assessments, sessionEvents, sessions } from "../db/schema";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
-import { decodeIdCursor, decodeSequenceCursor, page } from "../http/pagination";
+import { decodeIdCursor, decodeSequenceCursor, listById, mapPage, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { ErrorSchema, errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { listOf } from "../schemas/common";
@@ -145,26 +145,15 @@ export function registerSessions(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(list, async (c) => {
     const { limit, cursor, agent_id, external_id } = c.req.valid("query");
-    const after = decodeIdCursor(cursor);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .select()
-        .from(sessions)
-        .where(
-          and(
-            eq(sessions.livemode, c.var.tenant.livemode),
-            after ? lt(sessions.id, after) : undefined,
-            agent_id ? eq(sessions.agentId, agent_id) : undefined,
-            external_id ? eq(sessions.externalId, external_id) : undefined,
-          ),
-        )
-        .orderBy(desc(sessions.id))
-        .limit(limit + 1),
-    ]);
-    return c.json(
-      page(rows.map(toSession), limit, (s) => s.id),
-      200,
+    const list = await listById(
+      c.var.tenant,
+      sessions,
+      { limit, cursor },
+      eq(sessions.livemode, c.var.tenant.livemode),
+      agent_id ? eq(sessions.agentId, agent_id) : undefined,
+      external_id ? eq(sessions.externalId, external_id) : undefined,
     );
+    return c.json(mapPage(list, toSession), 200);
   });
 
   app.openapi(get, async (c) => {
@@ -198,8 +187,7 @@ export function registerSessions(app: OpenAPIHono<AppEnv>) {
         .orderBy(desc(assessments.id))
         .limit(100),
     ]);
-    const row = found[0];
-    if (!row) throw new ApiError("not_found");
+    const row = orNotFound(found[0]);
     const head = headOf(row);
     return c.json(
       {
@@ -253,7 +241,7 @@ export function registerSessions(app: OpenAPIHono<AppEnv>) {
         .orderBy(asc(sessionEvents.sequence))
         .limit(limit + 1),
     ]);
-    if (!found[0]) throw new ApiError("not_found");
+    orNotFound(found[0]);
     return c.json(
       page(
         rows.map((r) => toSessionEvent(r, livemode)),

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt } from "drizzle-orm";
 import { auditCheckpoints, auditEntries } from "../db/schema";
 import { publicBatch } from "../db/tenant";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeSequenceCursor, page } from "../http/pagination";
 import { errorResponses, json } from "../http/schemas";
@@ -117,8 +117,7 @@ async function newestCheckpoint(c: AppContext, logId: string) {
       .orderBy(desc(auditCheckpoints.treeSize))
       .limit(1),
   ]);
-  const row = rows[0];
-  if (!row) throw new ApiError("not_found");
+  const row = orNotFound(rows[0]);
   return row;
 }
 
@@ -188,8 +187,7 @@ export function registerTransparency(app: OpenAPIHono<AppEnv>) {
         .from(auditEntries)
         .where(eq(auditEntries.leafHash, leafHash)),
     ]);
-    const row = rows[0];
-    if (!row) throw new ApiError("not_found");
+    const row = orNotFound(rows[0]);
     const answer = await ledgerOf(c.env, row.orgId).inclusion(row.sequence);
     return c.json(
       {

@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
 import { and, desc, eq, isNull, lt, sql } from "drizzle-orm";
 import { auditEntries, webhookEndpoints } from "../db/schema";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
-import { decodeIdCursor, page } from "../http/pagination";
+import { decodeIdCursor, listById, mapPage, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record, recordDeferred } from "../ledger/ledger";
@@ -230,19 +230,8 @@ export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(list, async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const after = decodeIdCursor(cursor);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .select()
-        .from(webhookEndpoints)
-        .where(and(visible(c), after ? lt(webhookEndpoints.id, after) : undefined))
-        .orderBy(desc(webhookEndpoints.id))
-        .limit(limit + 1),
-    ]);
-    return c.json(
-      page(rows.map(toEndpoint), limit, (e) => e.id),
-      200,
-    );
+    const list = await listById(c.var.tenant, webhookEndpoints, { limit, cursor }, visible(c));
+    return c.json(mapPage(list, toEndpoint), 200);
   });
 
   app.openapi(remove, async (c) => {
@@ -253,7 +242,7 @@ export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>) {
         .from(webhookEndpoints)
         .where(and(eq(webhookEndpoints.id, id), visible(c))),
     ]);
-    if (!found[0]) throw new ApiError("not_found");
+    orNotFound(found[0]);
     // Recorded before the change, once per endpoint: a retry after a failed write records
     // nothing new and still deletes.
     await record(c.env, await c.var.tenant.caller(), {
@@ -302,7 +291,7 @@ export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>) {
         order by d.id desc
         limit ${limit + 1}`),
     ]);
-    if (!found[0]) throw new ApiError("not_found");
+    orNotFound(found[0]);
     const items = (rows.rows as unknown as DeliveryRow[]).map(toDelivery);
     return c.json(
       page(items, limit, (d) => d.id),

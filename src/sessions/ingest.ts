@@ -3,8 +3,8 @@ import { columnJson } from "../action/records";
 import type { Caller } from "../auth/caller";
 import { agents, auditEntries, sessionEvents, sessions } from "../db/schema";
 import type { Tenant } from "../db/tenant";
-import { ApiError } from "../errors";
-import { recordDeferred } from "../ledger/ledger";
+import { ApiError, orNotFound } from "../errors";
+import { recordOnce, type Sequenced } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { canonicalize } from "../lib/canonical";
@@ -134,30 +134,30 @@ export async function createSession(tenant: Tenant, body: CreateSessionBody): Pr
     events: body.events,
   };
   const facts = { ...draft.facts, createdAt: now };
-  const { entry, replayed, attachment } = await recordDeferred(
-    tenant.env,
-    who,
-    {
-      type: "session.created",
-      subject: { type: "session", id: facts.id },
-      payload: createdPayload(facts, body.events),
-      once: [creationOnceKey(livemode, body.agent_id, body.external_id)],
+  const change = {
+    type: "session.created",
+    subject: { type: "session", id: facts.id },
+    payload: createdPayload(facts, body.events),
+    once: [creationOnceKey(livemode, body.agent_id, body.external_id)],
+  };
+  return recordOnce(tenant.env, who, change, draft, {
+    finish: async ({ entry, terms: winner, replayed }) => {
+      const written = await writeCreation(tenant, who, winner, entry);
+      // A racing twin that finished this very creation first wrote it: then this is a replay.
+      if (!replayed) return { session: written.session, created: written.inserted };
+      // Another creation of this session was recorded first (a retry, or a racing twin): its
+      // write, which may never have landed, is finished; this request is judged against it.
+      const winnerHashes = winner.events.map((e) => ({ sequence: e.sequence, hash: e.hash }));
+      // 201 only when this request's write is the one that stored the session.
+      return {
+        session: sameCreation(written.session, winnerHashes, body),
+        created: written.inserted,
+      };
     },
-    JSON.stringify(draft),
-  );
-  if (!replayed) {
-    const written = await writeCreation(tenant, who, draft, entry);
-    // A racing twin that finished this very creation first wrote it: then this is a replay.
-    return { session: written.session, created: written.inserted };
-  }
-  // Another creation of this session was recorded first (a retry, or a racing twin): finish
-  // its write, which may never have landed, then judge this request against it.
-  if (attachment === null) throw new ApiError("session_exists", { id: entry.subject?.id });
-  const winner = JSON.parse(attachment) as CreationDraft;
-  const written = await writeCreation(tenant, who, winner, entry);
-  const winnerHashes = winner.events.map((e) => ({ sequence: e.sequence, hash: e.hash }));
-  // 201 only when this request's write is the one that stored the session.
-  return { session: sameCreation(written.session, winnerHashes, body), created: written.inserted };
+    expired: async (entry) => {
+      throw new ApiError("session_exists", { id: entry.subject?.id });
+    },
+  });
 }
 
 /**
@@ -275,8 +275,7 @@ export async function appendEvents(
     selectKeys(db, kidsOf(body.events)),
     selectLinkedAssessments(db, body.events, livemode),
   ]);
-  const session = found[0];
-  if (!session) throw new ApiError("not_found");
+  const session = orNotFound(found[0]);
   // Sequences run consecutively within a batch, before it is compared with anything stored.
   const gap = nonConsecutive(body.events);
   if (gap) throw chainBroken(gap);
@@ -296,39 +295,40 @@ export async function appendEvents(
   const who = await tenant.caller();
   const draft: AppendDraft = { receivedAt: now.toISOString(), events: body.events };
   const payload = appendedPayload(sessionId, body.events);
-  const { entry, replayed, attachment } = await recordDeferred(
-    tenant.env,
-    who,
-    {
-      type: "session.events_appended",
-      subject: { type: "session", id: sessionId },
-      payload,
-      once: [`session.events_appended:${sessionId}:${first.sequence}`],
-    },
-    JSON.stringify(draft),
-  );
-  if (!replayed) {
-    const written = await writeAppend(tenant, who, sessionId, draft, entry);
-    if (written.moved) return { session: written.session, created: true };
-    // The head did not move: never a 201 for a write that did nothing. A racing twin of this
-    // very batch may have finished it first (the `once` key lets no other batch take this
-    // position): then the batch is stored, a replay; otherwise the head is elsewhere.
-    if (written.hashAtTo === body.events.at(-1)?.hash) {
-      return { session: written.session, created: false };
+  const change = {
+    type: "session.events_appended",
+    subject: { type: "session", id: sessionId },
+    payload,
+    once: [`session.events_appended:${sessionId}:${first.sequence}`],
+  };
+  const finish = async ({ entry, terms: winner, replayed }: Sequenced<AppendDraft>) => {
+    const written = await writeAppend(tenant, who, sessionId, winner, entry);
+    if (!replayed) {
+      if (written.moved) return { session: written.session, created: true };
+      // The head did not move: never a 201 for a write that did nothing. A racing twin of this
+      // very batch may have finished it first (the `once` key lets no other batch take this
+      // position): then the batch is stored, a replay; otherwise the head is elsewhere.
+      if (written.hashAtTo === body.events.at(-1)?.hash) {
+        return { session: written.session, created: false };
+      }
+      throw conflict(headOf(written.session));
     }
-    throw conflict(headOf(written.session));
-  }
-  // A batch from this position was recorded first: finish its write (its caller may have died
-  // before it), then answer as a replay if it is this very batch.
-  let winner: AppendDraft | null = attachment ? (JSON.parse(attachment) as AppendDraft) : null;
-  if (!winner && entry.digest === payloadDigest(payload)) winner = draft;
-  if (!winner) throw conflict(headOf(session));
-  const written = await writeAppend(tenant, who, sessionId, winner, entry);
-  const same =
-    winner.events.length === body.events.length && sameHashes(winner.events, body.events);
-  if (!same) throw conflict(headOf(written.session));
-  // 201 only when this request's write is the one that moved the head (it finished the batch).
-  return { session: written.session, created: written.moved };
+    // A batch from this position was recorded first: its write is finished (its caller may have
+    // died before it), and this answers as a replay if it is this very batch.
+    const same =
+      winner.events.length === body.events.length && sameHashes(winner.events, body.events);
+    if (!same) throw conflict(headOf(written.session));
+    // 201 only when this request's write is the one that moved the head (it finished the batch).
+    return { session: written.session, created: written.moved };
+  };
+  return recordOnce(tenant.env, who, change, draft, {
+    finish,
+    // The first batch's terms expired: the entry's digest still tells whether it was this one.
+    expired: async (entry) => {
+      if (entry.digest !== payloadDigest(payload)) throw conflict(headOf(session));
+      return finish({ entry, terms: draft, replayed: true });
+    },
+  });
 }
 
 function conflict(head: Head): ApiError {
@@ -382,8 +382,7 @@ async function writeAppend(
         and(eq(sessionEvents.sessionId, sessionId), eq(sessionEvents.sequence, last.sequence)),
       ),
   ]);
-  const session = after[0];
-  if (!session) throw new ApiError("not_found");
+  const session = orNotFound(after[0]);
   const count = (moved as unknown as { rows: { moved: number }[] }).rows[0]?.moved ?? 0;
   return { session, moved: count > 0, hashAtTo: atTo[0]?.hash ?? null };
 }

@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { auditEntries, sessionEvents, sessions } from "../db/schema";
 import type { Tenant } from "../db/tenant";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import { payloadDigest } from "../lib/digest";
 import { type ChainBreak, firstBreak, type SessionEventInput } from "./chain";
 import { keyMap, kidsOf, selectKeys } from "./lookups";
@@ -53,8 +53,7 @@ export async function verifyStored(tenant: Tenant, sessionId: string) {
       )
       .orderBy(asc(auditEntries.sequence)),
   ]);
-  const session = found[0];
-  if (!session) throw new ApiError("not_found");
+  const session = orNotFound(found[0]);
   // The keys both the recorded key ids and the signatures' headers name.
   const kids = [
     ...new Set([
