@@ -4,7 +4,7 @@ import { decide } from "../action/decide";
 import { incidentPack } from "../action/incident-pack";
 import { toDecision } from "../action/records";
 import { actionDecisions, actionRedemptions } from "../db/schema";
-import { ApiError, orNotFound } from "../errors";
+import { orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";

@@ -1,10 +1,10 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { type MandateRow, mandateRevocation, mandateTerms, toMandate } from "../action/records";
 import { actionMandates, agents, auditEntries, MANDATE_STATUSES } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
-import { decodeIdCursor, getById, listById, mapPage, page } from "../http/pagination";
+import { getById, listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record, recordDeferred } from "../ledger/ledger";

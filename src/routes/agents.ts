@@ -3,7 +3,7 @@ import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { AGENT_STATUSES, agents, agentTrustHistory, principals, RISK_TIERS } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
-import { decodeIdCursor, decodeSequenceCursor, listById, mapPage, page } from "../http/pagination";
+import { decodeSequenceCursor, listById, mapPage, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { type AgentRow, assertNotRevoked, findAgent, toAgent } from "../identity/agents";

@@ -1,11 +1,11 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { artifacts, auditEntries } from "../db/schema";
-import { ApiError, orNotFound } from "../errors";
+import { orNotFound } from "../errors";
 import { checkReceipt } from "../evidence/artifact-receipt";
 import { anchorOf, registerArtifact, toArtifact } from "../evidence/artifact-registration";
 import type { AppEnv } from "../http/context";
-import { decodeIdCursor, listById, mapPage, page } from "../http/pagination";
+import { listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import {

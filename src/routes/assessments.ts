@@ -1,11 +1,11 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, desc, eq, gte, lt, lte, max } from "drizzle-orm";
+import { and, eq, gte, lte, max } from "drizzle-orm";
 import { fromRow, Outcome, toOutcome } from "../assess/outcome";
 import { ACTION_KINDS } from "../assess/request";
 import { assessments, auditCheckpoints, mandates } from "../db/schema";
-import { ApiError, orNotFound } from "../errors";
+import { orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
-import { decodeIdCursor, getById, listById, mapPage, page } from "../http/pagination";
+import { getById, listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, rowId } from "../http/schemas";
 import { DateTime, listOf, PageQuery } from "../schemas/common";

@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { and, desc, eq, isNotNull, isNull, lt } from "drizzle-orm";
+import { and, eq, isNotNull, isNull } from "drizzle-orm";
 import {
   coverageOf,
   effectFactsQuery,
@@ -13,7 +13,7 @@ import { issueReport } from "../control-coverage/report";
 import { controlEffects } from "../db/schema";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
-import { decodeIdCursor, listById, mapPage, page } from "../http/pagination";
+import { listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { EARLIEST_TIME_MS, LATEST_TIME_MS, listOf } from "../schemas/common";

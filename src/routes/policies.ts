@@ -1,10 +1,10 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, desc, eq, lt, ne, sql } from "drizzle-orm";
+import { and, eq, ne, sql } from "drizzle-orm";
 import { normalizeRules, PolicyRules } from "../assess/policy";
 import { policies } from "../db/schema";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
-import { decodeIdCursor, getById, listById, mapPage, page } from "../http/pagination";
+import { getById, listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record } from "../ledger/ledger";

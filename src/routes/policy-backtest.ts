@@ -1,5 +1,4 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
 import { normalizeRules, PolicyRules } from "../assess/policy";
 import { policies } from "../db/schema";
 import { type Env, modeOf } from "../env";

@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { and, asc, desc, eq, gt, inArray, lt } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray } from "drizzle-orm";
 import { assessments, sessionEvents, sessions } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
-import { decodeIdCursor, decodeSequenceCursor, listById, mapPage, page } from "../http/pagination";
+import { decodeSequenceCursor, listById, mapPage, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { ErrorSchema, errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { listOf } from "../schemas/common";

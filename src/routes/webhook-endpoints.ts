@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
-import { and, desc, eq, isNull, lt, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { auditEntries, webhookEndpoints } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";

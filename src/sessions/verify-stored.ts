@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { auditEntries, sessionEvents, sessions } from "../db/schema";
 import type { Tenant } from "../db/tenant";
-import { ApiError, orNotFound } from "../errors";
+import { orNotFound } from "../errors";
 import { payloadDigest } from "../lib/digest";
 import { type ChainBreak, firstBreak, type SessionEventInput } from "./chain";
 import { keyMap, kidsOf, selectKeys } from "./lookups";
