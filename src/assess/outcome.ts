@@ -2,45 +2,8 @@ import { z } from "@hono/zod-openapi";
 import type { assessments } from "../db/schema";
 import { ACTION_KINDS } from "./request";
 
-/**
- * An assessment as it is stored and as it is answered. The Outcome is a pure function of the
- * record (plus whether a checkpoint anchors its ledger entry yet), so `POST /v1/assess`, its
- * replays and `GET /v1/assessments/{id}` answer the same object.
- */
-export interface AssessmentRecord {
-  id: string;
-  created: string;
-  livemode: boolean;
-  kind: (typeof ACTION_KINDS)[number];
-  mandate_type: string | null;
-  mandate_id: string;
-  content_hash: string;
-  idempotency_key: string | null;
-  agent: AgentSnapshot | null;
-  decision: Decision;
-  risk_level: RiskLevel;
-  risk_score: number;
-  reason: string;
-  policy_version: number;
-  confidences: Confidences;
-  signals: Signal[];
-  rejection_reasons: RejectionReason[];
-  jws: string;
-  kid: string;
-  verify_url: string;
-  audit_entry_id: string;
-  audit_sequence: number;
-  a2a: Record<string, unknown> | null;
-  latency_ms: number;
-  amount: number | null;
-  currency: string | null;
-  counterparty: string | null;
-}
-
 const DECISIONS = ["approve", "review", "deny"] as const;
 const RISK_LEVELS = ["normal", "elevated", "highest"] as const;
-type Decision = (typeof DECISIONS)[number];
-type RiskLevel = (typeof RISK_LEVELS)[number];
 
 const SignalSchema = z.object({ category: z.string(), type: z.string(), severity: z.string() });
 const RejectionReasonSchema = z.object({
@@ -65,6 +28,43 @@ type Signal = z.infer<typeof SignalSchema>;
 type RejectionReason = z.infer<typeof RejectionReasonSchema>;
 type Confidences = z.infer<typeof ConfidencesSchema>;
 export type AgentSnapshot = z.infer<typeof AgentSnapshotSchema>;
+
+/**
+ * An assessment as it is stored and as it is answered. The Outcome is a pure function of the
+ * record (plus whether a checkpoint anchors its ledger entry yet), so `POST /v1/assess`, its
+ * replays and `GET /v1/assessments/{id}` answer the same object. Built from the Outcome's own
+ * parts, so the two cannot drift; a plan read back from the ledger object is parsed with it.
+ */
+export const AssessmentRecord = z.object({
+  id: z.string(),
+  created: z.string(),
+  livemode: z.boolean(),
+  kind: z.enum(ACTION_KINDS),
+  mandate_type: z.string().nullable(),
+  mandate_id: z.string(),
+  content_hash: z.string(),
+  idempotency_key: z.string().nullable(),
+  agent: AgentSnapshotSchema.nullable(),
+  decision: z.enum(DECISIONS),
+  risk_level: z.enum(RISK_LEVELS),
+  risk_score: z.number().int(),
+  reason: z.string(),
+  policy_version: z.number().int(),
+  confidences: ConfidencesSchema,
+  signals: z.array(SignalSchema),
+  rejection_reasons: z.array(RejectionReasonSchema),
+  jws: z.string(),
+  kid: z.string(),
+  verify_url: z.string(),
+  audit_entry_id: z.string(),
+  audit_sequence: z.number().int(),
+  a2a: z.record(z.string(), z.unknown()).nullable(),
+  latency_ms: z.number().int(),
+  amount: z.number().nullable(),
+  currency: z.string().nullable(),
+  counterparty: z.string().nullable(),
+});
+export type AssessmentRecord = z.infer<typeof AssessmentRecord>;
 
 export const Outcome = z
   .object({

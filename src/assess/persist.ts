@@ -1,3 +1,4 @@
+import { z } from "@hono/zod-openapi";
 import { eq, type SQL, sql } from "drizzle-orm";
 import {
   CURRENCY,
@@ -13,29 +14,34 @@ import { ApiError } from "../errors";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
-import type { RecordedInputs } from "../rules/inputs";
-import type { AssessmentRecord } from "./outcome";
+import { isRecordedInputs, type RecordedInputs } from "../rules/inputs";
+import { AssessmentRecord } from "./outcome";
 
 /**
  * Everything one assessment writes, decided before anything is written. It travels with the
  * ledger append (as its attachment), so a retry or a racing duplicate writes exactly this and
- * answers exactly this: same ids, same signature.
+ * answers exactly this: same ids, same signature. The first caller's plan, read back from the
+ * ledger object, is parsed with this schema before anything is written from it.
  */
-export interface PersistPlan {
-  record: Omit<AssessmentRecord, "audit_entry_id" | "audit_sequence">;
-  mandate: {
-    id: string;
-    kind: string;
-    mandate_type: string | null;
-    vct: string | null;
-    content_hash: string;
-    mandate_hash: string;
-    mandate: Record<string, unknown>;
-  };
-  events: { id: string; type: string; data: Record<string, unknown> }[];
+export const PersistPlan = z.object({
+  record: AssessmentRecord.omit({ audit_entry_id: true, audit_sequence: true }),
+  /** The `mandates` row, as its columns name it. */
+  mandate: z.object({
+    id: z.string(),
+    kind: z.string(),
+    mandate_type: z.string().nullable(),
+    vct: z.string().nullable(),
+    content_hash: z.string(),
+    mandate_hash: z.string(),
+    mandate: z.record(z.string(), z.unknown()),
+  }),
+  events: z.array(
+    z.object({ id: z.string(), type: z.string(), data: z.record(z.string(), z.unknown()) }),
+  ),
   /** What the model read, for backtests; absent from plans made before it was recorded. */
-  inputs?: RecordedInputs;
-}
+  inputs: z.custom<RecordedInputs>(isRecordedInputs).optional(),
+});
+export type PersistPlan = z.infer<typeof PersistPlan>;
 
 export function recordOf(plan: PersistPlan, entry: StoredEntry): AssessmentRecord {
   return { ...plan.record, audit_entry_id: entry.id, audit_sequence: entry.sequence };

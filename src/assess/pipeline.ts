@@ -15,7 +15,7 @@ import { loadContext } from "./context";
 import { RISK_DATA_NAMESPACE, withoutServiceRiskData } from "./facts";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
-import { type PersistPlan, persist, recordOf } from "./persist";
+import { PersistPlan, persist, recordOf } from "./persist";
 import { evaluatePolicy } from "./policy-rules";
 import { mandateCanonicalHash, type ParsedAssessRequest, unstorableAt } from "./request";
 import { decide, scoreIdentity } from "./risk";
@@ -191,6 +191,7 @@ async function persistPlan(
     // The first attempt's plan expired: had it reached Postgres, the context read would have
     // answered it as a replay, so its writer died. This one is recorded past the orphan.
     expired: async () => ORPHANED,
+    schema: PersistPlan,
   });
 }
 

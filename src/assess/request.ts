@@ -63,28 +63,45 @@ const a2aBlockSchema = z.strictObject({
   task_id: foreignId(256).optional(),
   context_id: foreignId(256).optional(),
   agent_card_ref: foreignId(2048).optional(),
-  a2a_version: z.string().max(16).optional(),
+  a2a_version: z.string().max(16).optional().openapi({ description: "`0.3` or `1.0`" }),
 });
 type A2ABlock = z.infer<typeof a2aBlockSchema>;
 
-/** Strict: a misspelt optional field (`mandate_type`, `idempotencyKey`) must not pass silently. */
-const assessRequestSchema = z.strictObject({
-  mandate: z.record(z.string(), z.unknown(), {
-    error: (issue) => (issue.input === undefined ? "required" : "must be a JSON object"),
-  }),
-  kind: z.enum(ACTION_KINDS).default("ap2_payment"),
-  // Any string here: an unknown value is `unknown_mandate_type`, not a malformed request.
-  mandateType: z.string().optional(),
-  a2a: a2aBlockSchema.optional(),
-  agent_id: z.uuid().optional(),
-  // Visible ASCII only: keys are compared byte for byte, so no lookalikes or stray whitespace.
-  idempotency_key: z
-    .string()
-    .min(1)
-    .max(255)
-    .regex(/^[\x21-\x7e]*$/, "must be printable ASCII without spaces")
-    .optional(),
-});
+/**
+ * The body of `POST /v1/assess`, the schema parseAssessRequest validates with (and the OpenAPI
+ * document shows). Strict: a misspelt optional field (`mandate_type`, `idempotencyKey`) must
+ * not pass silently.
+ */
+export const AssessRequest = z
+  .strictObject({
+    mandate: z
+      .record(z.string(), z.unknown(), {
+        error: (issue) => (issue.input === undefined ? "required" : "must be a JSON object"),
+      })
+      .openapi({
+        description: "For `ap2_payment` an AP2 v0.2 mandate; for other kinds any object",
+      }),
+    kind: z
+      .enum(ACTION_KINDS)
+      .default("ap2_payment")
+      .openapi({ description: "Default `ap2_payment`" }),
+    // Any string here: an unknown value is `unknown_mandate_type`, not a malformed request.
+    mandateType: z.string().optional().openapi({
+      description: "`checkout`, `payment`, `open_checkout` or `open_payment`; else from `vct`",
+    }),
+    a2a: a2aBlockSchema.optional(),
+    agent_id: z.uuid().optional().openapi({
+      description: "The acting agent, when the mandate carries no key and no card names it",
+    }),
+    // Visible ASCII only: keys are compared byte for byte, so no lookalikes or stray whitespace.
+    idempotency_key: z
+      .string()
+      .min(1)
+      .max(255)
+      .regex(/^[\x21-\x7e]*$/, "must be printable ASCII without spaces")
+      .optional(),
+  })
+  .openapi("AssessRequest");
 
 /** Deeper than any real mandate; bounds the recursion of every walk over it. */
 const MAX_DEPTH = 32;
@@ -130,7 +147,7 @@ export function parseAssessRequest(body: unknown, a2aHeader: string | null): Par
   if (!isObject(body)) {
     throw new ApiError("invalid_request", [{ path: "", message: "must be a JSON object" }]);
   }
-  const parsed = assessRequestSchema.safeParse(body);
+  const parsed = AssessRequest.safeParse(body);
   if (!parsed.success) throw new ApiError("invalid_request", detailsOf(parsed.error.issues));
   const request = parsed.data;
   // The submitted object itself, not zod's copy: "as submitted" down to an own `__proto__` key.

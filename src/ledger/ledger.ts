@@ -110,6 +110,11 @@ export async function recordOnce<T, R>(
   settle: {
     finish: (sequenced: Sequenced<T>) => Promise<R>;
     expired: (entry: StoredEntry) => Promise<R | typeof ORPHANED>;
+    /**
+     * Checks the first caller's terms as read back. They are used as parsed, never as the
+     * schema's copy, so nothing of them (an own `__proto__` key) is rewritten.
+     */
+    schema?: { parse: (value: unknown) => unknown };
   },
 ): Promise<R> {
   let once = change.once;
@@ -121,9 +126,12 @@ export async function recordOnce<T, R>(
       JSON.stringify(terms),
     );
     if (!replayed) return settle.finish({ entry, terms, replayed });
-    // Our own JSON, written by the first caller of these keys.
-    if (attachment !== null)
-      return settle.finish({ entry, terms: JSON.parse(attachment) as T, replayed });
+    if (attachment !== null) {
+      // Our own JSON, written by the first caller of these keys.
+      const first: unknown = JSON.parse(attachment);
+      settle.schema?.parse(first);
+      return settle.finish({ entry, terms: first as T, replayed });
+    }
     const settled = await settle.expired(entry);
     if (settled !== ORPHANED) return settled;
     if (orphans + 1 >= MAX_ORPHANS) throw new ApiError("ledger_unavailable");

@@ -1,36 +1,11 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { Outcome } from "../assess/outcome";
 import { runAssessment } from "../assess/pipeline";
-import { ACTION_KINDS, parseAssessRequest } from "../assess/request";
+import { AssessRequest, parseAssessRequest } from "../assess/request";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json, jsonBody } from "../http/schemas";
-
-// The documented shape. The route validates only that the body is an object: the request's
-// own rules (strict fields, mandate types, A2A versions, 400 before 422) live in
-// parseAssessRequest, so no second, looser check can disagree with them.
-const AssessRequest = z
-  .object({
-    mandate: z.record(z.string(), z.unknown()).openapi({
-      description: "For `ap2_payment` an AP2 v0.2 mandate; for other kinds any object",
-    }),
-    kind: z.enum(ACTION_KINDS).optional().openapi({ description: "Default `ap2_payment`" }),
-    mandateType: z.enum(["checkout", "payment", "open_checkout", "open_payment"]).optional(),
-    a2a: z
-      .object({
-        task_id: z.string().optional(),
-        context_id: z.string().optional(),
-        agent_card_ref: z.string().optional(),
-        a2a_version: z.string().optional(),
-      })
-      .optional(),
-    idempotency_key: z.string().optional(),
-    agent_id: z.string().optional().openapi({
-      description: "The acting agent, when the mandate carries no key and no card names it",
-    }),
-  })
-  .openapi("AssessRequest");
 
 const AssessResponse = z
   .object({
@@ -75,6 +50,8 @@ const assess = createRoute(
 );
 
 export function registerAssess(app: OpenAPIHono<AppEnv>) {
+  // Documented apart from the route's own validator: parseAssessRequest applies it, so its
+  // rules (400 before 422, the body as submitted) have one home.
   app.openAPIRegistry.register("AssessRequest", AssessRequest);
   app.openapi(assess, async (c) => {
     const receivedAt = Date.now();
