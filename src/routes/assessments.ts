@@ -2,10 +2,10 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, gte, lte, max } from "drizzle-orm";
 import { fromRow, Outcome, toOutcome } from "../assess/outcome";
 import { ACTION_KINDS } from "../assess/request";
-import { assessments, auditCheckpoints, mandates } from "../db/schema";
+import { assessments, auditCheckpoints } from "../db/schema";
 import { orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
-import { getById, listById, mapPage } from "../http/pagination";
+import { listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, rowId } from "../http/schemas";
 import { DateTime, listOf, PageQuery } from "../schemas/common";
@@ -45,26 +45,6 @@ const ListAssessmentsQuery = PageQuery.extend({
   to: DateTime.optional().openapi({ description: "created at or before (ISO 8601)" }),
 });
 
-const Mandate = z
-  .object({
-    object: z.literal("mandate"),
-    id: z.string(),
-    assessment_id: z.string(),
-    kind: z.enum(ACTION_KINDS),
-    mandate_type: z.string().nullable(),
-    vct: z.string().nullable(),
-    content_hash: z.string().openapi({ description: "The idempotency hash of the request" }),
-    mandate_hash: z.string().openapi({
-      description: "`sha256:<hex>` of the RFC 8785 mandate, as bound by the Risk Payload",
-    }),
-    mandate: z.record(z.string(), z.unknown()).openapi({ description: "As submitted" }),
-    livemode: z.boolean(),
-    created: z.string(),
-  })
-  .openapi("Mandate");
-
-const ListMandatesQuery = PageQuery.extend({ kind: z.enum(ACTION_KINDS).optional() });
-
 const tags = ["Assessments"];
 
 const listAssessments = createRoute(
@@ -91,49 +71,6 @@ const getAssessment = createRoute(
     responses: { 200: json(Outcome, "The outcome"), ...errorResponses(401, 403, 404, 503) },
   }),
 );
-
-const listMandates = createRoute(
-  guarded("assess:read", {
-    method: "get",
-    path: "/v1/mandates",
-    tags,
-    summary: "List assessed mandates, newest first",
-    request: { query: ListMandatesQuery },
-    responses: {
-      200: json(listOf(Mandate, "MandateList"), "A page of mandates"),
-      ...errorResponses(400, 401, 403, 503),
-    },
-  }),
-);
-
-const getMandate = createRoute(
-  guarded("assess:read", {
-    method: "get",
-    path: "/v1/mandates/{id}",
-    tags,
-    summary: "Retrieve an assessed mandate",
-    request: { params: IdParam },
-    responses: { 200: json(Mandate, "The mandate"), ...errorResponses(401, 403, 404, 503) },
-  }),
-);
-
-type MandateRow = typeof mandates.$inferSelect;
-
-function toMandate(row: MandateRow): z.infer<typeof Mandate> {
-  return {
-    object: "mandate",
-    id: row.id,
-    assessment_id: row.assessmentId,
-    kind: row.kind as z.infer<typeof Mandate>["kind"],
-    mandate_type: row.mandateType,
-    vct: row.vct,
-    content_hash: row.contentHash,
-    mandate_hash: row.mandateHash,
-    mandate: row.mandate as Record<string, unknown>,
-    livemode: row.livemode,
-    created: row.createdAt.toISOString(),
-  };
-}
 
 export function registerAssessments(app: OpenAPIHono<AppEnv>) {
   app.openapi(listAssessments, async (c) => {
@@ -179,28 +116,5 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
     const row = orNotFound(rows[0]);
     const through = Number(anchored[0]?.size ?? 0);
     return c.json(toOutcome(fromRow(row), row.auditSequence <= through), 200);
-  });
-
-  app.openapi(listMandates, async (c) => {
-    const { limit, cursor, kind } = c.req.valid("query");
-    const list = await listById(
-      c.var.tenant,
-      mandates,
-      { limit, cursor },
-      eq(mandates.livemode, c.var.tenant.livemode),
-      kind ? eq(mandates.kind, kind) : undefined,
-    );
-    return c.json(mapPage(list, toMandate), 200);
-  });
-
-  app.openapi(getMandate, async (c) => {
-    const id = rowId(c.req.valid("param").id);
-    const row = await getById(
-      c.var.tenant,
-      mandates,
-      id,
-      eq(mandates.livemode, c.var.tenant.livemode),
-    );
-    return c.json(toMandate(row), 200);
   });
 }

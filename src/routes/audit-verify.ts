@@ -1,17 +1,10 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { events } from "../db/schema";
 import { ApiError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json } from "../http/schemas";
-import { logIdFor } from "../ledger/checkpoint";
-import {
-  formatCheckpointLine,
-  formatEndLine,
-  formatEntryLine,
-  formatHeaderLine,
-} from "../ledger/export-format";
 import { anchorNow } from "../ledger/ledger";
 import { ledgerRecords } from "../ledger/ledger-reader";
 import { AuditVerifier, type VerifyReport as Report } from "../ledger/verify";
@@ -31,22 +24,6 @@ const verify = createRoute(
       "Deterministic: the same stored rows give the same report. The algorithm is in " +
       "docs/ledger.md; `npm run verify-audit` runs it offline on an export.",
     responses: { 200: json(VerifyReport, "The report"), ...errorResponses(401, 403, 503) },
-  }),
-);
-
-const exportRoute = createRoute(
-  guarded("audit:read", {
-    method: "get",
-    path: "/v1/audit/export",
-    tags,
-    summary: "All entries and checkpoints as JSON Lines, with the keys to check them",
-    responses: {
-      200: {
-        description: "agent-risk-audit-export/1 (see docs/ledger.md), streamed",
-        content: { "application/x-ndjson": { schema: z.string() } },
-      },
-      ...errorResponses(401, 403, 503),
-    },
   }),
 );
 
@@ -122,45 +99,5 @@ export function registerAuditVerify(app: OpenAPIHono<AppEnv>) {
       ? null
       : { type: "audit.integrity_alert" as const, event_id: await raiseAlert(c, report) };
     return c.json({ ...report, alert }, 200);
-  });
-
-  app.openapi(exportRoute, async (c) => {
-    const keys = (await signer(c.env)).keys;
-    const who = await c.var.tenant.caller();
-    const records = ledgerRecords(c.var.tenant);
-    const encoder = new TextEncoder();
-    const line = (text: string) => encoder.encode(`${text}\n`);
-    let entries = 0;
-    let checkpoints = 0;
-    // Pull-based: the next page is read only when the client has taken the last one, so memory
-    // stays constant and a slow reader slows the export, not the service.
-    const stream = new ReadableStream<Uint8Array>({
-      start(controller) {
-        const header = { org_id: who.orgId, log_id: logIdFor(who.orgId), keys };
-        controller.enqueue(
-          line(formatHeaderLine({ ...header, exported_at: new Date().toISOString() })),
-        );
-      },
-      async pull(controller) {
-        const next = await records.next();
-        if (next.done) {
-          controller.enqueue(line(formatEndLine(entries, checkpoints)));
-          controller.close();
-        } else if (next.value.kind === "entry") {
-          entries++;
-          controller.enqueue(line(formatEntryLine(next.value.entry)));
-        } else {
-          checkpoints++;
-          controller.enqueue(line(formatCheckpointLine(next.value.checkpoint)));
-        }
-      },
-      async cancel() {
-        await records.return(undefined);
-      },
-    });
-    return c.body(stream, 200, {
-      "content-type": "application/x-ndjson",
-      "content-disposition": `attachment; filename="audit-${who.orgId}.jsonl"`,
-    }) as never;
   });
 }

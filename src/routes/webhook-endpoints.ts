@@ -14,19 +14,14 @@ import { isoOrNull, listOf, PageQuery } from "../schemas/common";
 import {
   CreateWebhookEndpoint,
   DeletedWebhookEndpoint,
-  Dispatch,
   ListDeliveriesQuery,
   webhookTags as tags,
   WebhookDelivery,
   WebhookEndpoint,
 } from "../schemas/webhooks";
-import { type DeliveryMessage, LEASE_SECONDS, send } from "../webhooks/enqueue";
 
 /** Endpoints per org and mode, as at Stripe: every event fans out to each of them. */
 export const MAX_ENDPOINTS = 16;
-/** Deliveries one dispatch call enqueues; `has_more` says to call again. */
-const DISPATCH_LIMIT = 500;
-
 const create = createRoute(
   guarded("webhooks:write", {
     method: "post",
@@ -83,19 +78,6 @@ const deliveries = createRoute(
       200: json(listOf(WebhookDelivery, "WebhookDeliveryList"), "A page of deliveries"),
       ...errorResponses(400, 401, 403, 404, 503),
     },
-  }),
-);
-
-const dispatch = createRoute(
-  guarded("webhooks:write", {
-    method: "post",
-    path: "/v1/webhooks/dispatch",
-    tags,
-    summary: "Deliver every pending event of the caller's mode now",
-    description:
-      "Pending deliveries waiting for a retry are attempted now instead of at their scheduled " +
-      "time. Delivery itself stays asynchronous: read the outcome from the delivery records.",
-    responses: { 200: json(Dispatch, "What was enqueued"), ...errorResponses(401, 403, 503) },
   }),
 );
 
@@ -295,37 +277,6 @@ export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>) {
     const items = (rows.rows as unknown as DeliveryRow[]).map(toDelivery);
     return c.json(
       page(items, limit, (d) => d.id),
-      200,
-    );
-  });
-
-  app.openapi(dispatch, async (c) => {
-    if (!c.env.WEBHOOK_QUEUE) throw new ApiError("webhook_queue_unavailable");
-    const [leased] = await c.var.tenant.batch((db) => [
-      db.execute<DeliveryMessage>(sql`
-        update webhook_deliveries d
-        set next_attempt_at = now(), lease_until = now() + make_interval(secs => ${LEASE_SECONDS})
-        where d.id in (
-          select w.id from webhook_deliveries w
-          join webhook_endpoints ep on ep.org_id = w.org_id and ep.id = w.endpoint_id
-          where w.status = 'pending' and ep.livemode = ${c.var.tenant.livemode}
-            and ep.status = 'enabled' and ep.deleted_at is null
-            and (w.attempt_started_at is null or w.attempt_started_at < now() - interval '60 seconds')
-            -- Already due with a message in flight: sending another would only race it.
-            and not (w.next_attempt_at <= now() and w.lease_until > now())
-          order by w.next_attempt_at
-          limit ${DISPATCH_LIMIT}
-          for update of w skip locked)
-        returning d.id as delivery_id, d.org_id`),
-    ]);
-    const messages = leased.rows as unknown as DeliveryMessage[];
-    await send(c.env, messages);
-    return c.json(
-      {
-        object: "webhook_dispatch" as const,
-        enqueued: messages.length,
-        has_more: messages.length === DISPATCH_LIMIT,
-      },
       200,
     );
   });

@@ -109,7 +109,7 @@ function testPageSize(env: Env): { pageSize?: number } {
   return modeOf(env) === "test" && Number.isInteger(size) && size >= 1 ? { pageSize: size } : {};
 }
 
-export function registerPolicyBacktest(app: OpenAPIHono<AppEnv>) {
+export function registerPoliciesBacktest(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const id = rowId(c.req.valid("param").id);
     const body = c.req.valid("json");

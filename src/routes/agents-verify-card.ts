@@ -4,9 +4,9 @@ import { agentKeys, agents } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
-import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
+import { errorResponses, json, jsonBody } from "../http/schemas";
 import { afterSignersRevoked, type CardCheck, verifyAgentCard } from "../identity/agent-card";
-import { assertNotRevoked, findAgent, lockAgent, toCardStatus } from "../identity/agents";
+import { assertNotRevoked, lockAgent, toCardStatus } from "../identity/agents";
 import { record } from "../ledger/ledger";
 import { fetchJson, OutboundError, outboundPolicy } from "../net/outbound";
 import { CardStatus, RowUuid, agentTags as tags } from "../schemas/agents";
@@ -53,20 +53,6 @@ const verify = createRoute(
     responses: {
       200: json(CardStatus, "The verification result, now the agent's card status"),
       ...errorResponses(400, 401, 403, 404, 409, 503),
-    },
-  }),
-);
-
-const status = createRoute(
-  guarded("agents:read", {
-    method: "get",
-    path: "/v1/agents/{id}/card-status",
-    tags,
-    summary: "The agent's A2A Agent Card verification status",
-    request: { params: IdParam },
-    responses: {
-      200: json(CardStatus, "`verified`, `unverified` or `invalid`, with reasons"),
-      ...errorResponses(401, 403, 404, 503),
     },
   }),
 );
@@ -131,7 +117,7 @@ function checkWrite(agentId: string, check: CardCheck, sourceUrl: string | null)
   };
 }
 
-export function registerAgentCards(app: OpenAPIHono<AppEnv>) {
+export function registerAgentsVerifyCard(app: OpenAPIHono<AppEnv>) {
   app.openapi(verify, async (c) => {
     const body = c.req.valid("json");
     const [found, keys] = await c.var.tenant.batch((db) => [
@@ -173,9 +159,5 @@ export function registerAgentCards(app: OpenAPIHono<AppEnv>) {
       once: `agent.card_checked:${agent.id}:${checked[0]?.at}`,
     });
     return c.json(result, 200);
-  });
-
-  app.openapi(status, async (c) => {
-    return c.json(toCardStatus(await findAgent(c.var.tenant, rowId(c.req.valid("param").id))), 200);
   });
 }

@@ -146,7 +146,7 @@ function settleKeyEvidence(db: Database, agentId: string, reason: string) {
     where a.id = ${agentId} and (a.active_keys <> ${active} or ${orphaned})`);
 }
 
-export function registerAgentKeys(app: OpenAPIHono<AppEnv>) {
+export function registerAgentsKeys(app: OpenAPIHono<AppEnv>) {
   app.openapi(register, async (c) => {
     const agentId = rowId(c.req.valid("param").id);
     const key = await parsePublicJwk(c.req.valid("json").jwk);

@@ -1,0 +1,100 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import { ACTION_KINDS } from "../assess/request";
+import { mandates } from "../db/schema";
+import type { AppEnv } from "../http/context";
+import { getById, listById, mapPage } from "../http/pagination";
+import { guarded } from "../http/route";
+import { errorResponses, IdParam, json, rowId } from "../http/schemas";
+import { listOf, PageQuery } from "../schemas/common";
+
+const Mandate = z
+  .object({
+    object: z.literal("mandate"),
+    id: z.string(),
+    assessment_id: z.string(),
+    kind: z.enum(ACTION_KINDS),
+    mandate_type: z.string().nullable(),
+    vct: z.string().nullable(),
+    content_hash: z.string().openapi({ description: "The idempotency hash of the request" }),
+    mandate_hash: z.string().openapi({
+      description: "`sha256:<hex>` of the RFC 8785 mandate, as bound by the Risk Payload",
+    }),
+    mandate: z.record(z.string(), z.unknown()).openapi({ description: "As submitted" }),
+    livemode: z.boolean(),
+    created: z.string(),
+  })
+  .openapi("Mandate");
+
+type MandateRow = typeof mandates.$inferSelect;
+
+/** Mandates are read beside the assessments that judged them. */
+const tags = ["Assessments"];
+
+const ListMandatesQuery = PageQuery.extend({ kind: z.enum(ACTION_KINDS).optional() });
+
+const listMandates = createRoute(
+  guarded("assess:read", {
+    method: "get",
+    path: "/v1/mandates",
+    tags,
+    summary: "List assessed mandates, newest first",
+    request: { query: ListMandatesQuery },
+    responses: {
+      200: json(listOf(Mandate, "MandateList"), "A page of mandates"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+const getMandate = createRoute(
+  guarded("assess:read", {
+    method: "get",
+    path: "/v1/mandates/{id}",
+    tags,
+    summary: "Retrieve an assessed mandate",
+    request: { params: IdParam },
+    responses: { 200: json(Mandate, "The mandate"), ...errorResponses(401, 403, 404, 503) },
+  }),
+);
+
+function toMandate(row: MandateRow): z.infer<typeof Mandate> {
+  return {
+    object: "mandate",
+    id: row.id,
+    assessment_id: row.assessmentId,
+    kind: row.kind as z.infer<typeof Mandate>["kind"],
+    mandate_type: row.mandateType,
+    vct: row.vct,
+    content_hash: row.contentHash,
+    mandate_hash: row.mandateHash,
+    mandate: row.mandate as Record<string, unknown>,
+    livemode: row.livemode,
+    created: row.createdAt.toISOString(),
+  };
+}
+
+export function registerMandates(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listMandates, async (c) => {
+    const { limit, cursor, kind } = c.req.valid("query");
+    const list = await listById(
+      c.var.tenant,
+      mandates,
+      { limit, cursor },
+      eq(mandates.livemode, c.var.tenant.livemode),
+      kind ? eq(mandates.kind, kind) : undefined,
+    );
+    return c.json(mapPage(list, toMandate), 200);
+  });
+
+  app.openapi(getMandate, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const row = await getById(
+      c.var.tenant,
+      mandates,
+      id,
+      eq(mandates.livemode, c.var.tenant.livemode),
+    );
+    return c.json(toMandate(row), 200);
+  });
+}
