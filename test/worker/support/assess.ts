@@ -90,7 +90,7 @@ export async function agentOf(org: TestOrg) {
 
 export { keyPair };
 
-// --- RFC 8785 (JCS) and SHA-256, independent of src/ledger/canonical.ts ---
+// --- RFC 8785 (JCS) and SHA-256, independent of src/lib/canonical.ts ---
 
 /** RFC 8785: keys sorted by UTF-16 code units, ECMAScript number and string serialization. */
 export function jcs(value: unknown): string {
