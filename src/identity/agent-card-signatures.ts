@@ -238,13 +238,18 @@ async function verifies(
   }
 }
 
-/** Shown paths of fields an SDK-form signature does not cover; the rest are counted. */
+/**
+ * Paths of what an SDK-form signature does not cover: a few are shown, the rest counted, and
+ * each is cut short, since the card chooses its keys and the message is stored.
+ */
 const SHOWN_PATHS = 5;
+const PATH_CHARS = 80;
 
 function validMessage(form: CardForm, uncovered: string[]): string {
   if (form === "spec") return "the signature verifies";
   if (form === "received") return "the signature verifies over the card as received";
-  const shown = uncovered.slice(0, SHOWN_PATHS).join(", ");
+  const cut = (path: string) => (path.length > PATH_CHARS ? `${path.slice(0, PATH_CHARS)}…` : path);
+  const shown = uncovered.slice(0, SHOWN_PATHS).map(cut).join(", ");
   const more = uncovered.length > SHOWN_PATHS ? ` and ${uncovered.length - SHOWN_PATHS} more` : "";
   return (
     "the signature verifies over the card as the official A2A SDKs canonicalize it, " +

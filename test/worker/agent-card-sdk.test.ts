@@ -323,6 +323,16 @@ describe("fields outside the A2A 1.0 card", () => {
     }
   });
 
+  it("are named five at most, each cut at 80 characters, the rest counted", async () => {
+    const pair = await keyPair("ES256");
+    const long = `x-${"a".repeat(500)}`;
+    const extra = Object.fromEntries([long, "x-1", "x-2", "x-3", "x-4", "x-5"].map((k) => [k, 1]));
+    const check = await verifyAgentCard(await sdkSignCard(with_(extra), pair), keysOf(pair));
+    expect(check.signatures[0]?.message).toBe(
+      SDK_FORM(`${long.slice(0, 80)}…, x-1, x-2, x-3, x-4 and 1 more`),
+    );
+  });
+
   it("are covered by a §8.4.1 signature, which keeps them", async () => {
     const pair = await keyPair("ES256");
     const spec = { ...card, capabilities: { streaming: true, pushNotifications: true } };
