@@ -27,21 +27,14 @@
  * registered with (one key, one algorithm: no RS256/PS256 or EdDSA/Ed25519 switching); any other
  * alg makes it `invalid`, an alg no key could have (none, HMAC) `unsupported_alg`. The card is
  * bounded before anything else reads it (depth, array lengths, signature count), and at most
- * 50 reasons are reported. The payload is the card exactly as received
- * minus `signatures`: §8.4 also asks verifiers to drop fields holding protobuf defaults, which
- * needs the full proto field table; a card published with such fields but signed without them
- * reports `invalid` rather than being guessed at.
+ * 50 reasons are reported. The payload of a 0.3 card is the card exactly as received minus
+ * `signatures`; a 1.0 signature verifies over the §8.4.1 form or over the official SDKs' form
+ * (agent-card-canonical.ts says where they differ and why both are accepted). The `digest` stays
+ * the RFC 8785 form of the card as received minus `signatures`, whatever the version: agents are
+ * matched and checks keyed by it.
  */
-import {
-  decodeProtectedHeader,
-  errors,
-  flattenedVerify,
-  type JWK,
-  type ProtectedHeaderParameters,
-} from "jose";
-import { canonicalize } from "../lib/canonical";
 import { payloadDigest } from "../lib/digest";
-import { base64url } from "../lib/encoding";
+import { signingPayloads } from "./agent-card-canonical";
 import {
   type CardReason,
   type CardVersion,
@@ -51,26 +44,11 @@ import {
   type Json,
   sizeProblem,
 } from "./agent-card-shape";
-import { SIGNATURE_ALGS, verificationKey } from "./public-jwk";
+import { type CardKey, checkSignatures, type SignatureCheck } from "./agent-card-signatures";
 
+export type { CardForm } from "./agent-card-canonical";
 export type { CardReason, CardVersion } from "./agent-card-shape";
-
-export interface CardKey {
-  /** RFC 7638 thumbprint of the public JWK. */
-  kid: string;
-  jwk: JWK;
-  /** The one JWS alg the key was registered for; a signature under any other is invalid. */
-  alg: string;
-  status: "active" | "revoked";
-}
-
-export interface SignatureCheck {
-  index: number;
-  kid: string | null;
-  alg: string | null;
-  status: "valid" | "invalid" | "unknown_key" | "revoked_key" | "malformed" | "unsupported_alg";
-  message: string;
-}
+export type { CardKey, SignatureCheck, SignatureDiagnosis } from "./agent-card-signatures";
 
 export interface CardCheck {
   status: "verified" | "unverified" | "invalid";
@@ -107,15 +85,15 @@ export async function verifyAgentCard(
   if (version) reasons.push(...checkCardShape(card, version));
 
   const { signatures: rawSignatures, ...unsigned } = card;
-  const payload = canonicalPayload(unsigned);
-  if (payload === null) {
+  const payloads = signingPayloads(card, version);
+  if (payloads.forms.length === 0) {
     reasons.push({ code: "not_json", message: "the card cannot be canonicalised as JSON" });
   }
-  const signatures = await checkSignatures(rawSignatures, payload, keys, reasons);
+  const signatures = await checkSignatures(rawSignatures, payloads, keys, reasons);
   return storable({
     status: cardStatus(reasons, signatures),
     protocol_version: version,
-    digest: payload === null ? null : payloadDigest(unsigned),
+    digest: payloads.forms.length === 0 ? null : payloadDigest(unsigned),
     name: typeof card.name === "string" ? card.name : null,
     url: serviceUrl(card, version),
     reasons: capped(reasons),
@@ -195,14 +173,6 @@ function storable(check: CardCheck): CardCheck {
   };
 }
 
-function canonicalPayload(unsigned: Json): string | null {
-  try {
-    return base64url(new TextEncoder().encode(canonicalize(unsigned)));
-  } catch {
-    return null;
-  }
-}
-
 function serviceUrl(card: Json, version: CardVersion | null): string | null {
   if (version === "0.3") return typeof card.url === "string" ? card.url : null;
   if (version === "1.0" && Array.isArray(card.supportedInterfaces)) {
@@ -221,157 +191,4 @@ function cardStatus(reasons: CardReason[], signatures: SignatureCheck[]): CardCh
   }
   if (signatures.some((s) => FAILING.has(s.status))) return "invalid";
   return signatures.some((s) => s.status === "valid") ? "verified" : "unverified";
-}
-
-// ---- Signatures ----------------------------------------------------------------------------
-
-async function checkSignatures(
-  raw: unknown,
-  payload: string | null,
-  keys: CardKey[],
-  reasons: CardReason[],
-): Promise<SignatureCheck[]> {
-  if (raw !== undefined && !Array.isArray(raw)) {
-    reasons.push({
-      code: "wrong_type",
-      message: "signatures must be an array",
-      path: "signatures",
-    });
-    return [];
-  }
-  if (raw === undefined || raw.length === 0) {
-    reasons.push({ code: "no_signature", message: "the card carries no signature" });
-    return [];
-  }
-  if (raw.length > MAX_SIGNATURES) {
-    reasons.push({
-      code: "too_many_signatures",
-      message: `a card may carry at most ${MAX_SIGNATURES} signatures; this one has ${raw.length}`,
-      path: "signatures",
-    });
-    return [];
-  }
-  const byKid = new Map<string, CardKey>();
-  // Should the registry list a kid twice, revocation wins.
-  for (const key of keys) {
-    if (!byKid.has(key.kid) || key.status === "revoked") byKid.set(key.kid, key);
-  }
-  const checks = await Promise.all(
-    raw.map((item, index) => checkSignature(item, index, payload, byKid)),
-  );
-  for (const check of checks) {
-    if (check.status === "valid") continue;
-    reasons.push({
-      code: `signature_${check.status}`,
-      message: check.message,
-      path: `signatures[${check.index}]`,
-    });
-  }
-  return checks;
-}
-
-/** Key rotation needs two or three; each one costs a signature verification. */
-export const MAX_SIGNATURES = 10;
-
-type Outcome = Pick<SignatureCheck, "status" | "message">;
-type Jws = { protected: string; signature: string; header?: Json };
-type Parsed = { jws: Jws; header: ProtectedHeaderParameters };
-
-async function checkSignature(
-  item: unknown,
-  index: number,
-  payload: string | null,
-  keys: Map<string, CardKey>,
-): Promise<SignatureCheck> {
-  const parsed = parseSignature(item);
-  if (!("jws" in parsed)) return { index, kid: null, alg: null, ...parsed };
-  const { kid, alg } = parsed.header;
-  const outcome = await judge(parsed, payload, keys);
-  return {
-    index,
-    kid: typeof kid === "string" ? kid : null,
-    alg: typeof alg === "string" ? alg : null,
-    ...outcome,
-  };
-}
-
-function parseSignature(item: unknown): Parsed | Outcome {
-  if (!isObject(item) || typeof item.protected !== "string" || typeof item.signature !== "string") {
-    return { status: "malformed", message: "a signature needs string `protected` and `signature`" };
-  }
-  const { protected: encoded, signature, header } = item;
-  if (header !== undefined && !isObject(header)) {
-    return { status: "malformed", message: "the unprotected `header` must be an object" };
-  }
-  try {
-    const jws = { protected: encoded, signature, ...(header ? { header } : {}) };
-    return { jws, header: decodeProtectedHeader(jws) };
-  } catch {
-    return { status: "malformed", message: "the protected header is not base64url JSON" };
-  }
-}
-
-async function judge(
-  { jws, header }: Parsed,
-  payload: string | null,
-  keys: Map<string, CardKey>,
-): Promise<Outcome> {
-  const problem = headerProblem(header);
-  if (problem) return problem;
-  const alg = header.alg as string;
-  const key = keys.get(header.kid as string);
-  if (!key) {
-    return { status: "unknown_key", message: "no registered key of the agent has this kid" };
-  }
-  if (key.status === "revoked") return { status: "revoked_key", message: "the key is revoked" };
-  if (alg !== key.alg) {
-    return { status: "invalid", message: `the key is registered for ${key.alg}, not ${alg}` };
-  }
-  if (payload === null) return { status: "invalid", message: "the card has no canonical form" };
-  return verifyDetached(jws, payload, key);
-}
-
-/** The protected header must name a key and an accepted algorithm, and nothing else exotic. */
-function headerProblem(header: ProtectedHeaderParameters): Outcome | null {
-  if (typeof header.alg !== "string") {
-    return { status: "malformed", message: "the protected header has no alg" };
-  }
-  if (!SIGNATURE_ALGS.has(header.alg)) {
-    return { status: "unsupported_alg", message: `alg ${header.alg} is not accepted` };
-  }
-  if (typeof header.kid !== "string") {
-    return { status: "malformed", message: "the protected header has no kid" };
-  }
-  if (!isJoseType(header.typ)) {
-    return { status: "malformed", message: 'the protected header needs typ "JOSE"' };
-  }
-  // The payload is the base64url of the canonical card; no extension may change that.
-  if (header.crit !== undefined || header.b64 !== undefined) {
-    return { status: "malformed", message: "crit and b64 are not allowed in card signatures" };
-  }
-  return null;
-}
-
-function isJoseType(typ: unknown): boolean {
-  // Media type names compare case-insensitively; RFC 7515 §4.1.9 lets "application/" be omitted.
-  return typeof typ === "string" && ["jose", "application/jose"].includes(typ.toLowerCase());
-}
-
-async function verifyDetached(jws: Jws, payload: string, key: CardKey): Promise<Outcome> {
-  let cryptoKey: CryptoKey;
-  try {
-    cryptoKey = await verificationKey(key.jwk, key.alg);
-  } catch {
-    return { status: "invalid", message: "the registered key cannot be imported" };
-  }
-  try {
-    // Detached payload (RFC 7515 Appendix F): the verifier supplies it, base64url-encoded.
-    await flattenedVerify({ ...jws, payload }, cryptoKey, { algorithms: [key.alg] });
-    return { status: "valid", message: "the signature verifies" };
-  } catch (error) {
-    if (error instanceof errors.JWSSignatureVerificationFailed) {
-      return { status: "invalid", message: "the signature does not match the canonical card" };
-    }
-    return { status: "malformed", message: error instanceof Error ? error.message : "bad JWS" };
-  }
 }

@@ -47,6 +47,8 @@ export function toAgent(row: AgentRow): z.infer<typeof Agent> {
   };
 }
 
+type Signature = z.infer<typeof CardStatus>["signatures"][number];
+
 export function toCardStatus(row: AgentRow): z.infer<typeof CardStatus> {
   const checked = row.cardCheckedAt !== null;
   return {
@@ -61,7 +63,12 @@ export function toCardStatus(row: AgentRow): z.infer<typeof CardStatus> {
     name: row.cardName,
     url: row.cardUrl,
     source_url: row.cardSourceUrl,
-    signatures: row.cardSignatures as z.infer<typeof CardStatus>["signatures"],
+    // Checks stored before signatures said their form and diagnosis read null for both.
+    signatures: (row.cardSignatures as Partial<Signature>[]).map((s) => ({
+      ...(s as Signature),
+      form: s.form ?? null,
+      diagnosis: s.diagnosis ?? null,
+    })),
     checked_at: isoOrNull(row.cardCheckedAt),
     verified_at: isoOrNull(row.cardVerifiedAt),
   };

@@ -35,6 +35,30 @@ export const CardStatus = z
         alg: z.string().nullable(),
         status: z.string(),
         message: z.string(),
+        form: z
+          .enum(["spec", "sdk", "received"])
+          .nullable()
+          .openapi({
+            description:
+              "What a valid signature verified over (kept if its key is revoked later): `spec` " +
+              "the form the card's version specifies (0.3: the card as received; 1.0: A2A " +
+              "§8.4.1, fields at their default value omitted unless REQUIRED or `optional`), " +
+              "`sdk` (1.0) the form the official A2A SDKs sign, which also drops empty REQUIRED " +
+              "and `optional` fields and empty values at any depth, and covers no field outside " +
+              "the 1.0 card (the message names what it leaves out), `received` a card of no " +
+              "known version as received; `null` for a signature that did not verify",
+          }),
+        diagnosis: z
+          .enum(["signed_as_received", "matches_no_form"])
+          .nullable()
+          .openapi({
+            description:
+              "Why a signature failed the cryptographic check: `signed_as_received`, it " +
+              "verifies over the card exactly as received but over no canonical form, so the " +
+              "signer skipped the 1.0 default-value rules and the card is as it was signed; " +
+              "`matches_no_form`, it verifies over nothing, so the card changed after signing " +
+              "or other bytes or another key were signed. `null` otherwise",
+          }),
       }),
     ),
     checked_at: z.string().nullable(),

@@ -168,7 +168,16 @@ describe("a valid signed card", () => {
       url: "http://localhost:8001/a2a/merchant_agent",
       reasons: [],
       signatures: [
-        { index: 0, kid: key.kid, alg: "EdDSA", status: "valid", message: expect.any(String) },
+        {
+          index: 0,
+          kid: key.kid,
+          alg: "EdDSA",
+          status: "valid",
+          message: "the signature verifies",
+          // 0.3 specifies the card as received: no default-value rules, no second form.
+          form: "spec",
+          diagnosis: null,
+        },
       ],
     });
   });
@@ -237,12 +246,22 @@ describe("a valid signed card", () => {
 });
 
 describe("a broken signature", () => {
-  it("is invalid when a field changed after signing", async () => {
+  it("is invalid when a field changed after signing, and matches no form", async () => {
     const key = await newKey("EdDSA");
     const card = { ...(await signed(MERCHANT_CARD, key)), url: "https://attacker.example/a2a" };
     const check = await verifyAgentCard(card, [registered(key)]);
     expect(check.status).toBe("invalid");
-    expect(check.signatures[0]?.status).toBe("invalid");
+    expect(check.signatures[0]).toEqual({
+      index: 0,
+      kid: key.kid,
+      alg: "EdDSA",
+      status: "invalid",
+      message:
+        "the signature does not match the canonical card: the card changed after it was " +
+        "signed, or other bytes or another key were signed",
+      form: null,
+      diagnosis: "matches_no_form",
+    });
     expect(codes(check)).toEqual(["signature_invalid@signatures[0]"]);
   });
 
@@ -401,7 +420,15 @@ describe("a broken signature", () => {
       ]);
       expect(check.status).toBe("invalid");
       expect(check.signatures).toEqual([
-        { index: 0, kid: null, alg: null, status: "malformed", message: expect.any(String) },
+        {
+          index: 0,
+          kid: null,
+          alg: null,
+          status: "malformed",
+          message: expect.any(String),
+          form: null,
+          diagnosis: null,
+        },
       ]);
     }
   });
@@ -640,6 +667,8 @@ describe("a check raced by a revocation", () => {
     const after = afterSignersRevoked(check);
     expect(after.status).toBe("unverified");
     expect(after.signatures.map((s) => s.status)).toEqual(["unknown_key", "revoked_key"]);
+    // What it verified over stays on record: it did verify, before the key went.
+    expect(after.signatures.map((s) => s.form)).toEqual([null, "spec"]);
     expect(codes(after)).toEqual([
       "signature_unknown_key@signatures[0]",
       "signature_revoked_key@signatures[1]",

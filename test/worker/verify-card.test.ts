@@ -3,7 +3,14 @@ import { describe, expect, it } from "vitest";
 import { canonicalize } from "../../src/lib/canonical";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
-import { keyPair, merchantCard, newAgent, registerKey, signCard } from "./support/identity";
+import {
+  keyPair,
+  merchantCard,
+  newAgent,
+  registerKey,
+  sdkSignCard,
+  signCard,
+} from "./support/identity";
 
 type Pair = Awaited<ReturnType<typeof keyPair>>;
 
@@ -321,7 +328,125 @@ describe("POST /v1/agents/verify-card", () => {
   });
 });
 
+/** A 1.0 card as real ones are written: several fields at their default value. */
+function v1Card(): Record<string, unknown> {
+  const { protocolVersion: _, url, preferredTransport: __, ...rest } = merchantCard();
+  return {
+    ...rest,
+    supportedInterfaces: [{ url, protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
+    documentationUrl: "",
+    capabilities: { streaming: false, extensions: [] },
+    securitySchemes: {},
+    securityRequirements: [],
+    skills: [{ id: "search", name: "Search", description: "", tags: ["search"], examples: [] }],
+  };
+}
+
+describe("POST /v1/agents/verify-card with a 1.0 card signed by the official A2A SDK", () => {
+  it.each(["ES256", "EdDSA"] as const)(
+    "verifies it (%s) and says it matched the SDK form",
+    async (alg) => {
+      const { org, key, agent } = await setup();
+      const pair = await registerKey(org, agent.id, alg);
+      const res = await verify(key, {
+        agent_id: agent.id,
+        card: await sdkSignCard(v1Card(), pair),
+      });
+      expect(res.status).toBe(200);
+      expect(res.json).toMatchObject({ status: "verified", protocol_version: "1.0", reasons: [] });
+      expect(res.json.signatures).toEqual([
+        {
+          index: 0,
+          kid: pair.kid,
+          alg,
+          status: "valid",
+          message:
+            "the signature verifies over the card as the official A2A SDKs canonicalize it, " +
+            "not over its A2A 1.0 §8.4.1 form",
+          form: "sdk",
+          diagnosis: null,
+        },
+      ]);
+      expect((await call(`/v1/agents/${agent.id}/card-status`, { key })).json).toEqual(res.json);
+      expect((await call(`/v1/agents/${agent.id}`, { key })).json.trust_score).toBe(75);
+    },
+  );
+
+  it("answers invalid for it once a field changed, matching no form", async () => {
+    const { key, agent, pair } = await setup();
+    const card = {
+      ...(await sdkSignCard(v1Card(), pair)),
+      documentationUrl: "https://evil.example",
+    };
+    const res = await verify(key, { agent_id: agent.id, card });
+    expect(res.status).toBe(200);
+    const message =
+      "the signature does not match the card's canonical form (A2A 1.0 §8.4.1), the official " +
+      "SDKs' form or the card as received: the card changed after it was signed, or other " +
+      "bytes or another key were signed";
+    expect(res.json).toMatchObject({
+      status: "invalid",
+      verified_at: null,
+      reasons: [{ code: "signature_invalid", message, path: "signatures[0]" }],
+      signatures: [
+        {
+          index: 0,
+          kid: pair.kid,
+          status: "invalid",
+          message,
+          form: null,
+          diagnosis: "matches_no_form",
+        },
+      ],
+    });
+  });
+
+  it("tells a signer that skipped the default-value rules from a changed card", async () => {
+    const { key, agent, pair } = await setup();
+    // Signed over the card exactly as published: what a signer unaware of §8.4.1 does.
+    const res = await verify(key, { agent_id: agent.id, card: await signCard(v1Card(), pair) });
+    expect(res.status).toBe(200);
+    const message =
+      "the signature verifies over the card as received but not over its canonical form: the " +
+      "signer kept fields at their default value, which A2A 1.0 §8.4.1 omits (the card is as " +
+      "it was signed; its signer needs fixing)";
+    expect(res.json).toMatchObject({
+      status: "invalid",
+      reasons: [{ code: "signature_invalid", message, path: "signatures[0]" }],
+      signatures: [
+        {
+          index: 0,
+          kid: pair.kid,
+          status: "invalid",
+          message,
+          form: null,
+          diagnosis: "signed_as_received",
+        },
+      ],
+    });
+  });
+});
+
 describe("GET /v1/agents/{id}/card-status", () => {
+  it("reads form and diagnosis as null on a check stored before signatures had them", async () => {
+    const { key, agent, pair } = await setup();
+    await verify(key, { agent_id: agent.id, card: await signCard(merchantCard(), pair) });
+    await ownerSql`update agents set card_signatures = (select jsonb_agg(s - 'form' - 'diagnosis')
+      from jsonb_array_elements(card_signatures) s) where id = ${agent.id}`;
+    const res = await call(`/v1/agents/${agent.id}/card-status`, { key });
+    expect(res.json.signatures).toEqual([
+      {
+        index: 0,
+        kid: pair.kid,
+        alg: "EdDSA",
+        status: "valid",
+        message: "the signature verifies",
+        form: null,
+        diagnosis: null,
+      },
+    ]);
+  });
+
   it("reports unverified with reason no_card before any card", async () => {
     const { key, agent } = await setup();
     const res = await call(`/v1/agents/${agent.id}/card-status`, { key });

@@ -1,3 +1,4 @@
+import { type AgentCard, generateAgentCardSignature } from "@a2a-js/sdk";
 import { CompactSign, calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from "jose";
 import { canonicalize } from "../../../src/lib/canonical";
 import { call, type TestOrg } from "./api";
@@ -98,4 +99,20 @@ export async function signCard(
   const [protectedHeader, , signature] = jws.split(".");
   const existing = (card.signatures as unknown[] | undefined) ?? [];
   return { ...card, signatures: [...existing, { protected: protectedHeader, signature }] };
+}
+
+/**
+ * Signs a card with the official A2A JS SDK, as an agent using it would: `kid` the RFC 7638
+ * thumbprint of its key. What the agent publishes is JSON, so that is what this returns.
+ */
+export async function sdkSignCard(
+  card: Record<string, unknown>,
+  pair: AgentKeyPair,
+): Promise<Record<string, unknown>> {
+  const sign = generateAgentCardSignature(pair.privateKey, {
+    alg: pair.alg,
+    kid: pair.kid,
+    typ: "JOSE",
+  });
+  return JSON.parse(JSON.stringify(await sign(card as unknown as AgentCard)));
 }
