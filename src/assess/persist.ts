@@ -181,5 +181,5 @@ async function meteredBatch<T extends Parameters<typeof orgBatch>[1]>(c: AppCont
   }
 }
 
-/** Raised by billing_refuse_if() (drizzle/0018_billing_rls.sql). */
+/** Raised by billing_refuse_if() (drizzle/0000_baseline.sql, section "Billing"). */
 const CAP_REFUSED = "AR402";
