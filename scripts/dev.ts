@@ -30,6 +30,7 @@ import { type GroupChild, spawnGroup } from "./dev-process.ts";
 import { type DevPaths, devPaths, REPO_ROOT } from "./dev-state.ts";
 import { ensureLocalDevVars } from "./dev-vars.ts";
 import { localDatabaseUrl } from "./local-keys.ts";
+import { MigrationHistoryError } from "./migration-history.ts";
 import { startSqlEndpoint } from "./sql-endpoint/index.ts";
 
 const HOST = "127.0.0.1";
@@ -128,6 +129,38 @@ function printReady(origin: string, paths: DevPaths, database: string, seconds: 
     "Ctrl-C stops everything.",
   ];
   for (const line of lines) say(line);
+}
+
+/**
+ * What to do about a database that the migrations in drizzle/ cannot bring up to date (above
+ * all, one made before they were squashed into a baseline): recreate it, with the exact paths.
+ * `.data/` goes as a whole, because wrangler's Durable Object state there (the ledger's sequence
+ * numbers and hashes) belongs with the database it was written beside.
+ */
+function staleDatabaseAdvice(error: MigrationHistoryError, paths: DevPaths): string[] {
+  const databaseUrl = process.env.DATABASE_URL;
+  const where = databaseUrl
+    ? `the PostgreSQL database ${redactDatabaseUrl(databaseUrl)}`
+    : `the local database in ${paths.pglite}`;
+  const lines = [
+    `cannot start: ${where} was migrated by another history than drizzle/ holds:`,
+    `  ${error.reason}.`,
+  ];
+  if (error.unknownMigration) {
+    lines.push(
+      "The migrations were squashed into one baseline (drizzle/0000_baseline.sql) before the",
+      `first release: a ${shown(paths.data)}/ from before that cannot be upgraded.`,
+    );
+  }
+  lines.push(
+    "Recreate the local state (this deletes the local data, wrangler's Durable Object state and",
+    `the local identity provider; ${shown(paths.devVars)} and its signing key stay):`,
+  );
+  if (databaseUrl) {
+    lines.push("  drop and recreate that database (or point DATABASE_URL at an empty one), and");
+  }
+  lines.push(`  rm -rf ${paths.data}`, "  npm run dev");
+  return lines;
 }
 
 interface StopRequest {
@@ -238,6 +271,10 @@ async function main(): Promise<number> {
     return (await stopRequested).code;
   } catch (error) {
     if (stopping) return (await stopRequested).code; // e.g. the health wait, aborted by the stop
+    if (error instanceof MigrationHistoryError) {
+      for (const line of staleDatabaseAdvice(error, paths)) warn(line);
+      return 1;
+    }
     warn(error instanceof Error ? error.message : String(error));
     return 1;
   } finally {

@@ -21,7 +21,12 @@ export interface SqlEndpointOptions {
   port?: number;
   /** Default "127.0.0.1". */
   host?: string;
-  /** Drizzle migrations folder, applied at start with the owner's connection. */
+  /**
+   * Drizzle migrations folder, applied at start with the owner's connection. An existing
+   * database whose recorded migrations are not the journal's first entries (one migrated before
+   * the squash into a baseline) is refused with a MigrationHistoryError, before anything is
+   * applied.
+   */
   migrationsFolder: string;
   log?: (line: string) => void;
 }

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { PGlite, type QueryOptions, type Results } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import { migrate } from "drizzle-orm/pglite/migrator";
+import { assertMigrationHistory } from "../migration-history";
 import {
   type Backend,
   BackendUnavailableError,
@@ -90,6 +91,11 @@ export async function openPgliteBackend(options: {
   if (options.dataDir !== undefined) mkdirSync(options.dataDir, { recursive: true });
   const db = await PGlite.create(options.dataDir);
   try {
+    // An existing data directory made by another migration history is refused, not migrated.
+    await assertMigrationHistory(
+      async (sql) => (await db.query<Record<string, unknown>>(sql)).rows,
+      options.migrationsFolder,
+    );
     await migrate(drizzle(db), { migrationsFolder: options.migrationsFolder });
   } catch (error) {
     await db.close();

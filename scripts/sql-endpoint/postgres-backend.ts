@@ -1,6 +1,7 @@
 import { drizzle } from "drizzle-orm/node-postgres";
 import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
+import { assertMigrationHistory } from "../migration-history";
 import {
   type Backend,
   BackendUnavailableError,
@@ -108,6 +109,11 @@ export async function openPostgresBackend(options: {
   // An idle client dropped by the server (restart, DROP DATABASE) must not crash the process.
   pool.on("error", (error) => options.log(`sql-endpoint: idle client error: ${error.message}`));
   try {
+    // A database used as is, made by another migration history, is refused, not migrated.
+    await assertMigrationHistory(
+      async (sql) => (await pool.query<Record<string, unknown>>(sql)).rows,
+      options.migrationsFolder,
+    );
     await migrate(drizzle(pool), { migrationsFolder: options.migrationsFolder });
   } catch (error) {
     await pool.end();

@@ -184,5 +184,5 @@ async function meteredBatch<T extends Batch>(tenant: Tenant, build: (db: Databas
   }
 }
 
-/** Raised by billing_refuse_if() (drizzle/0018_billing_rls.sql). */
+/** Raised by billing_refuse_if() (drizzle/0000_baseline.sql, section "Billing"). */
 const CAP_REFUSED = "AR402";

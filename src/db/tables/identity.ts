@@ -56,8 +56,8 @@ export const CARD_STATUSES = ["unverified", "verified", "invalid"] as const;
 
 /**
  * Agents and the evidence their trust is computed from. `trust_score` and `risk_tier` are
- * derived by the database (trigger `agents_trust`, migration 0005) from the evidence columns,
- * so every path that changes evidence gets the same, atomic answer.
+ * derived by the database (trigger `agents_trust` in drizzle/0000_baseline.sql) from the
+ * evidence columns, so every path that changes evidence gets the same, atomic answer.
  */
 export const agents = pgTable(
   "agents",
