@@ -5,10 +5,11 @@
  * the clock moves only at I/O and in whole milliseconds, so `Server-Timing` cannot show it.
  */
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT } from "jose";
+import { scoreBehavior } from "../../src/assess/behavior.ts";
 import { type AssessContext, riskInput } from "../../src/assess/input.ts";
 import { evaluatePolicy } from "../../src/assess/policy-rules.ts";
 import { mandateCanonicalHash, parseAssessRequest } from "../../src/assess/request.ts";
-import { decide, scoreBehavior, scoreIdentity } from "../../src/assess/risk.ts";
+import { decide, scoreIdentity } from "../../src/assess/risk.ts";
 import { ed25519Jwk } from "../local-keys.ts";
 
 export interface ComputeFigures {

@@ -21,7 +21,7 @@ import { migrate as pgMigrate } from "drizzle-orm/node-postgres/migrator";
 import { drizzle as liteDrizzle } from "drizzle-orm/pglite";
 import { migrate as liteMigrate } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
-import { normalizeRules, PolicyRules } from "../../src/assess/policy-rules.ts";
+import { normalizeRules, PolicyRules } from "../../src/assess/policy.ts";
 import { backtest, type HistoryRow, historyPage } from "../../src/rules/backtest.ts";
 import { redactDatabaseUrl } from "../database-url.ts";
 import { REPO_ROOT } from "../dev-state.ts";
