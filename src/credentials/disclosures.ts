@@ -67,10 +67,14 @@ function decode(text: string, index: number): Disclosure {
 }
 
 /**
- * The payload with every referenced disclosure in place, `_sd` digests and `_sd_alg` removed.
- * Never mutates `payload`. Throws a `disclosure_invalid` Refusal.
+ * The payload with every referenced disclosure in place, `_sd` digests and `_sd_alg` removed,
+ * and the indexes of the disclosures nothing referenced (which the caller must refuse, once it
+ * has read what it can). Never mutates `payload`. Throws a `disclosure_invalid` Refusal.
  */
-export function resolveDisclosures(payload: Claims, texts: readonly string[]): Claims {
+export function resolveDisclosures(
+  payload: Claims,
+  texts: readonly string[],
+): { claims: Claims; unreferenced: number[] } {
   const alg = own(payload, "_sd_alg");
   if (alg !== undefined && alg !== "sha-256") invalid("_sd_alg must be sha-256");
 
@@ -127,9 +131,8 @@ export function resolveDisclosures(payload: Claims, texts: readonly string[]): C
     return out;
   };
 
-  const resolved = walk(payload, 0) as Claims;
-  delete resolved._sd_alg;
-  const unused = [...byDigest.values()].find((d) => !d.used);
-  if (unused) invalid(`disclosure ${unused.index} is referenced by no digest`);
-  return resolved;
+  const claims = walk(payload, 0) as Claims;
+  delete claims._sd_alg;
+  const unreferenced = [...byDigest.values()].filter((d) => !d.used).map((d) => d.index);
+  return { claims, unreferenced };
 }

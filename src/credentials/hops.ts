@@ -35,13 +35,29 @@ export interface HopReading {
   claims: Claims;
   /** The one disclosed item of `delegate_payload`: the hop's effective payload. */
   mandate: Claims;
+  /** A disclosure rule broken although the mandate could be read (an unreferenced one). */
+  refusal: Refusal | null;
 }
 
-/** Resolves a hop's disclosures and finds its delegate item; a Refusal when it cannot. */
+/**
+ * Resolves a hop's disclosures and finds its delegate item; a Refusal when it cannot. An
+ * unreferenced disclosure is the reported cause whenever there is one: an edited disclosure no
+ * longer matches its digest, which is why the item it carried is missing.
+ */
 export function readHop(hop: ParsedHop): HopReading | Refusal {
   try {
-    const claims = resolveDisclosures(hop.payload, hop.disclosures);
-    return { claims, mandate: delegateItem(hop, claims) };
+    const { claims, unreferenced } = resolveDisclosures(hop.payload, hop.disclosures);
+    const refusal =
+      unreferenced.length === 0
+        ? null
+        : new Refusal("disclosure_invalid", {
+            message: `hop ${hop.index}: disclosure ${unreferenced[0]} is referenced by no digest`,
+          });
+    try {
+      return { claims, mandate: delegateItem(hop, claims), refusal };
+    } catch (error) {
+      throw refusal ?? error;
+    }
   } catch (error) {
     if (error instanceof Refusal) return error;
     throw error;

@@ -129,6 +129,7 @@ function reading(readings: (HopReading | Refusal)[], i: number): HopReading {
   const found = readings[i];
   if (found === undefined) return refuse("delegation_broken", `hop ${i} is missing`);
   if (found instanceof Refusal) throw found;
+  if (found.refusal) throw found.refusal;
   return found;
 }
 

@@ -71,6 +71,10 @@ export interface HopSpec {
   /** JWT claims over the defaults (iat, aud, nonce, and the binding). */
   claims?: Claims;
   binding?: "sd_hash" | "issuer_jwt_hash" | "both" | "none";
+  /** The signed `delegate_payload` from the mandate's reference (decoys, a second item, …). */
+  delegatePayload?: (itemRef: Claims) => unknown[];
+  /** Leaves the mandate's own disclosure out of the hop (it is still referenced). */
+  withholdItem?: boolean;
   /** Sent after the hop's own disclosures: an unreferenced one, a duplicate, … */
   extraDisclosures?: string[];
   /** Signs with this instead of the signer's key (a raw signature over `header.payload`). */
@@ -103,7 +107,8 @@ export async function buildHops(specs: HopSpec[]): Promise<BuiltHop[]> {
     const item = element(spec.mandate);
     const previous = built[i - 1];
     const last = i === specs.length - 1;
-    const claims: Claims = { delegate_payload: [item.ref], _sd_alg: "sha-256" };
+    const items = spec.delegatePayload ? spec.delegatePayload(item.ref) : [item.ref];
+    const claims: Claims = { delegate_payload: items, _sd_alg: "sha-256" };
     if (previous) {
       Object.assign(claims, { iat: NOW - 60, aud: AUD, nonce: NONCE });
       const binding = spec.binding ?? "sd_hash";
@@ -117,7 +122,11 @@ export async function buildHops(specs: HopSpec[]): Promise<BuiltHop[]> {
     const header: Claims = { alg: spec.signer.alg, typ, ...spec.header };
     if (spec.signer.jwk.kid && !("kid" in header)) header.kid = spec.signer.jwk.kid;
     const jws = await signHop(header, claims, spec);
-    const disclosures = [item.disclosure, ...(spec.nested ?? []), ...(spec.extraDisclosures ?? [])];
+    const disclosures = [
+      ...(spec.withholdItem ? [] : [item.disclosure]),
+      ...(spec.nested ?? []),
+      ...(spec.extraDisclosures ?? []),
+    ];
     built.push({ jws, segment: `${jws}~${disclosures.join("~")}~` });
   }
   return built;
