@@ -58,12 +58,13 @@ describe("credential disclosures", () => {
   });
 
   it("refuses a digest that appears twice in the payload", async () => {
-    const risk = property("risk_data", { score: 1 });
-    const root = {
-      mandate: { ...openPayment(agent, [RANGE]), _sd: [risk.digest, risk.digest] },
-      nested: [risk.disclosure],
-    };
-    expect((await verdictOf(twoHops(root))).failure).toBe("disclosure_invalid");
+    // Twice in one array: no name collides, so only the digest rule can refuse it.
+    const payee = element(MERCHANT);
+    const payees = { type: "payment.allowed_payees", allowed: [payee.ref, payee.ref] };
+    const root = { mandate: openPayment(agent, [payees]), nested: [payee.disclosure] };
+    const verdict = await verdictOf(twoHops(root));
+    expect(verdict.failure).toBe("disclosure_invalid");
+    expect(verdict.detail?.message).toMatch(/digest appears twice/);
   });
 
   it("refuses a disclosed name that collides with a plain claim", async () => {

@@ -102,15 +102,24 @@ describe("parseChain", () => {
 
   it("refuses what exceeds the limits: length, hops, disclosures per hop", () => {
     const hop = basic.credential.split("~~")[1] as string;
-    const oversize = `${"A".repeat(CHAIN_LIMITS.maxChars)}~`;
-    const manyHops = `${Array.from({ length: CHAIN_LIMITS.maxHops + 1 }, () => hop.slice(0, -1)).join("~~")}~`;
     const [jws] = hop.split("~") as [string];
+    // Each is well formed but for its size: only the limit refuses it.
+    const huge = b64url(JSON.stringify(["salt", "x".repeat(CHAIN_LIMITS.maxChars)]));
+    const oversize = `${basic.credential}${huge}~`;
+    const manyHops = `${Array.from({ length: CHAIN_LIMITS.maxHops + 1 }, () => hop.slice(0, -1)).join("~~")}~`;
     const manyDisclosures = `${jws}~${"ZA~".repeat(CHAIN_LIMITS.maxDisclosuresPerHop + 1)}`;
-    for (const credential of [oversize, manyHops, manyDisclosures]) {
-      expect(() => parseChain(credential)).toThrow(ChainMalformed);
+    const cases: [string, RegExp][] = [
+      [oversize, /at most 65536 characters/],
+      [manyHops, /at most 8 hops/],
+      [manyDisclosures, /at most 256 disclosures/],
+    ];
+    for (const [credential, message] of cases) {
+      expect(() => parseChain(credential)).toThrow(message);
     }
     const atLimit = `${jws}~${"ZA~".repeat(CHAIN_LIMITS.maxDisclosuresPerHop)}`;
     expect(parseChain(atLimit).hops[0]?.disclosures).toHaveLength(256);
+    const eightHops = `${Array.from({ length: CHAIN_LIMITS.maxHops }, () => hop.slice(0, -1)).join("~~")}~`;
+    expect(parseChain(eightHops).hops).toHaveLength(8);
   });
 
   it("refuses a bare JWS, a trailing key-binding JWT, an empty JWS and non-JSON parts", () => {
