@@ -109,7 +109,7 @@ export async function verifyRoot(
       const named =
         kid === undefined ||
         anchor.jwk.kid === kid ||
-        (anchor.jwk.kid === undefined && (await thumbprint(key)) === kid);
+        (anchor.jwk.kid === undefined && thumbprint(key) === kid);
       if (named && (await verifiesUnder(root.jws, root.header, key))) {
         return { issuerId: anchor.issuerId, key };
       }

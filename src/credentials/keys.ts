@@ -6,8 +6,9 @@
  * implies (and the JWK's own `alg`, when it has one, must agree), never under the header's
  * choice alone. JWS work is jose's (WebCrypto underneath, so it runs in workerd and Node alike).
  */
-import { calculateJwkThumbprint, compactVerify, importJWK, type JWK } from "jose";
-import { base64UrlToBytes } from "../lib/encoding";
+import { type CryptoKey, compactVerify, importJWK, type JWK } from "jose";
+import { sha256 } from "../lib/digest";
+import { base64UrlToBytes, base64url, utf8 } from "../lib/encoding";
 import { type Claims, isClaims, own, text } from "./claims";
 
 export type SignatureAlg = "ES256" | "EdDSA";
@@ -66,9 +67,34 @@ export function isPinned(key: PinnedKey | { problem: string }): key is PinnedKey
   return !("problem" in key);
 }
 
-/** RFC 7638 thumbprint (SHA-256, base64url) of a pinned key. */
-export async function thumbprint(key: PinnedKey): Promise<string> {
-  return await calculateJwkThumbprint(key.jwk, "sha256");
+/**
+ * RFC 7638 thumbprint (SHA-256, base64url) of a pinned key: the required members in
+ * lexicographic order, no whitespace. Computed synchronously here rather than with jose's
+ * `calculateJwkThumbprint`, whose WebCrypto digest costs more than the rest of a hop; the
+ * tests check both agree.
+ */
+export function thumbprint(key: PinnedKey): string {
+  const { crv, kty, x, y } = key.jwk;
+  const members = y === undefined ? { crv, kty, x } : { crv, kty, x, y };
+  return base64url(sha256(utf8(JSON.stringify(members))));
+}
+
+// Imported keys per isolate, by algorithm and key material: issuers and agents sign many
+// times with one key, and importing costs as much as verifying. Bounded, oldest out first.
+const MAX_CACHED_KEYS = 1000;
+const imported = new Map<string, Promise<CryptoKey>>();
+
+function cryptoKeyOf(key: PinnedKey): Promise<CryptoKey> {
+  const id = `${key.alg}.${key.jwk.x}.${key.jwk.y ?? ""}`;
+  let pending = imported.get(id);
+  if (!pending) {
+    pending = importJWK(key.jwk, key.alg) as Promise<CryptoKey>;
+    imported.set(id, pending);
+    pending.catch(() => imported.delete(id));
+    const oldest = imported.keys().next().value;
+    if (imported.size > MAX_CACHED_KEYS && oldest !== undefined) imported.delete(oldest);
+  }
+  return pending;
 }
 
 /**
@@ -78,8 +104,7 @@ export async function thumbprint(key: PinnedKey): Promise<string> {
 export async function verifiesUnder(jws: string, header: Claims, key: PinnedKey): Promise<boolean> {
   if (own(header, "alg") !== key.alg) return false;
   try {
-    const cryptoKey = await importJWK(key.jwk, key.alg);
-    await compactVerify(jws, cryptoKey, { algorithms: [key.alg] });
+    await compactVerify(jws, await cryptoKeyOf(key), { algorithms: [key.alg] });
     return true;
   } catch {
     return false;

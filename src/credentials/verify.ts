@@ -160,7 +160,7 @@ async function verifyHops(
       delegated = delegatedKey(hop, mandate);
     } else {
       checkClosed(hop, mandate);
-      verdict.holderThumbprint = await thumbprint(signer);
+      verdict.holderThumbprint = thumbprint(signer);
     }
   }
   if (last === 0) refuse("delegation_broken", "a lone root SD-JWT holds no closed mandate");
