@@ -111,8 +111,8 @@ function describe(chain: ParsedChain, readings: (HopReading | Refusal)[]): Chain
     detail: null,
     vctKnown: mandates.every((m) => mandateType(own(m, "vct")) !== null),
     hops: chain.hops.length,
-    reference: last > 0 ? textDigest((chain.hops[last] as { jws: string }).jws) : null,
-    rootReference: textDigest((chain.hops[0] as { jws: string }).jws),
+    reference: last > 0 ? textDigest(chain.hops[last]?.jws ?? "") : null,
+    rootReference: textDigest(chain.hops[0]?.jws ?? ""),
     issuerId: null,
     holderThumbprint: null,
     vct: typeof vct === "string" ? vct : null,
@@ -191,7 +191,9 @@ async function verify(
   const hops = chain.hops.map((hop) => reading(readings, hop.index));
   const kind = mandateKind(hops.map((h) => h.mandate));
   if (kind === null) {
-    const message = "a mandate's vct is not one of the four AP2 v0.2 types (exact, with version)";
+    const i = hops.findIndex((h) => mandateType(own(h.mandate, "vct")) === null);
+    const vct = JSON.stringify(own(hops[i]?.mandate ?? {}, "vct") ?? null);
+    const message = `hop ${i}'s vct ${vct} is not an AP2 v0.2 mandate type (exact, with version)`;
     return { ...verdict, detail: { message } };
   }
   const leaf = hops[hops.length - 1] as HopReading;
