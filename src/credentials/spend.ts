@@ -1,0 +1,107 @@
+/**
+ * What an approved payment spends, and the rules across payments that only the org's Durable
+ * Object can decide, because only it knows what was approved before under the same consent.
+ *
+ * "One consent pays once": a root (keyed by `rootReference`, base64url SHA-256 of the root JWS)
+ * pays a `transaction_id` once. A new presentation of the same transaction has a new nonce, so
+ * a new leaf and a new receipt reference: keying on those would miss it.
+ * "A budget spans the closed mandates": every open hop's `payment.budget` caps the sum of the
+ * amounts approved under that root, any payee; `agent_recurrence.max_occurrences` caps their
+ * number. The verifier checks a single payment against each of these; `judgeSpend` is the
+ * cumulative rule, for the Durable Object to apply in its critical section.
+ */
+import { type Claims, finiteNumber, isClaims, own, safeInteger, text } from "./claims";
+import type { ClosedPayment } from "./mandates";
+
+export interface Spend {
+  rootReference: string;
+  transactionId: string;
+  /** Minor units of `currency`. */
+  amount: number;
+  currency: string;
+  /** Every open hop's `payment.budget`, its `max` read in major units, so ×100. */
+  budgets: { maxMinor: number; currency: string }[];
+  /** The smallest `payment.agent_recurrence.max_occurrences` of the open hops, if any. */
+  maxOccurrences: number | null;
+}
+
+/**
+ * `payment.budget.max` in minor units. The SDK reads `max` in major units (`int(max * 100)`);
+ * so does this, but to the exact cent: `int(19.99 * 100)` is 1998 in binary floating point,
+ * here it is 1999. Undefined for a negative, non-finite or unsafe value.
+ */
+export function budgetMaxMinor(max: unknown): number | undefined {
+  const major = finiteNumber(max);
+  if (major === undefined || major < 0) return undefined;
+  const minor = Math.floor(major * 100 + 1e-6);
+  return Number.isSafeInteger(minor) ? minor : undefined;
+}
+
+function constraintsOf(open: Claims, type: string): Claims[] {
+  const list = own(open, "constraints");
+  return Array.isArray(list) ? list.filter((c) => isClaims(c) && own(c, "type") === type) : [];
+}
+
+/** The spend of a closed payment whose chain verified (so every constraint read is well formed). */
+export function spendOf(rootReference: string, opens: Claims[], closed: ClosedPayment): Spend {
+  const budgets = opens.flatMap((open) =>
+    constraintsOf(open, "payment.budget").map((budget) => ({
+      maxMinor: budgetMaxMinor(own(budget, "max")) ?? 0,
+      currency: text(own(budget, "currency")) ?? "",
+    })),
+  );
+  const occurrences = opens
+    .flatMap((open) => constraintsOf(open, "payment.agent_recurrence"))
+    .map((recurrence) => safeInteger(own(recurrence, "max_occurrences")))
+    .filter((n): n is number => n !== undefined);
+  return {
+    rootReference,
+    transactionId: closed.transactionId,
+    amount: closed.amount,
+    currency: closed.currency,
+    budgets,
+    maxOccurrences: occurrences.length > 0 ? Math.min(...occurrences) : null,
+  };
+}
+
+/** What the Durable Object has recorded as approved under one `rootReference`. */
+export interface RecordedSpend {
+  transactionIds: ReadonlySet<string>;
+  /** Sum of the approved amounts, minor units. */
+  total: number;
+  count: number;
+}
+
+export type SpendRefusal = "already_consumed" | "budget_exceeded";
+
+/**
+ * Whether a payment may be approved after what `recorded` holds: `already_consumed` for a
+ * transaction already paid under this root, `budget_exceeded` when the amount would take the
+ * total past a budget or the count past `maxOccurrences`; null when it fits. Refused payments
+ * are never recorded, so they spend nothing.
+ */
+export function judgeSpend(
+  spend: Spend,
+  recorded: RecordedSpend,
+): { refusal: SpendRefusal; message: string } | null {
+  if (recorded.transactionIds.has(spend.transactionId)) {
+    return {
+      refusal: "already_consumed",
+      message: `transaction ${spend.transactionId} was already paid under this consent`,
+    };
+  }
+  const over = spend.budgets.find((b) => recorded.total + spend.amount > b.maxMinor);
+  if (over) {
+    return {
+      refusal: "budget_exceeded",
+      message: `${recorded.total} + ${spend.amount} exceeds the budget of ${over.maxMinor} ${over.currency}`,
+    };
+  }
+  if (spend.maxOccurrences !== null && recorded.count >= spend.maxOccurrences) {
+    return {
+      refusal: "budget_exceeded",
+      message: `the mandate allows ${spend.maxOccurrences} payments; ${recorded.count} were made`,
+    };
+  }
+  return null;
+}

@@ -1,0 +1,260 @@
+import { createHmac } from "node:crypto";
+import { calculateJwkThumbprint } from "jose";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parseChain } from "../../src/credentials/chain";
+import { verifyChain } from "../../src/credentials/verify";
+import {
+  AUD,
+  b64url,
+  buildChain,
+  closedPayment,
+  type HopSpec,
+  NONCE,
+  NOW,
+  newSigner,
+  openPayment,
+  RANGE,
+  type Signer,
+  verifyBuilt,
+} from "../support/ap2-chains";
+
+// Who may sign which hop, with which algorithm, and how hops are tied together: chains made
+// with jose at run time (test/support/ap2-chains.ts), each breaking one rule.
+
+let issuer: Signer;
+let agent: Signer;
+let agent2: Signer;
+let edIssuer: Signer;
+let edAgent: Signer;
+let edAgent2: Signer;
+
+beforeAll(async () => {
+  [issuer, agent, agent2] = await Promise.all([
+    newSigner("ES256", "issuer-1"),
+    newSigner("ES256", "agent-1"),
+    newSigner("ES256", "agent-2"),
+  ]);
+  [edIssuer, edAgent, edAgent2] = await Promise.all([
+    newSigner("EdDSA", "ed-issuer"),
+    newSigner("EdDSA", "ed-agent"),
+    newSigner("EdDSA", "ed-agent-2"),
+  ]);
+});
+
+/** root (issuer) -> leaf (agent), each hop adjustable. */
+function twoHops(root: Partial<HopSpec> = {}, leaf: Partial<HopSpec> = {}): HopSpec[] {
+  return [
+    { signer: issuer, mandate: openPayment(agent, [RANGE]), ...root },
+    { signer: agent, mandate: closedPayment(), ...leaf },
+  ];
+}
+
+async function failureOf(specs: HopSpec[], anchors = [issuer]) {
+  const verdict = await verifyBuilt(await buildChain(specs), anchors);
+  return verdict.failure;
+}
+
+/** `header.payload.` with the given header: what `alg: none` and forged HMACs look like. */
+const unsigned = async () => "";
+const hmacWith = (secret: string) => async (input: string) =>
+  b64url(new Uint8Array(createHmac("sha256", secret).update(input).digest()));
+
+describe("credential chains: algorithms and keys", () => {
+  it("verifies an EdDSA chain of three hops (Ed25519 root, intermediate and leaf)", async () => {
+    const credential = await buildChain([
+      { signer: edIssuer, mandate: openPayment(edAgent, [RANGE]) },
+      { signer: edAgent, mandate: openPayment(edAgent2, [RANGE]) },
+      { signer: edAgent2, mandate: closedPayment() },
+    ]);
+    const verdict = await verifyBuilt(credential, [edIssuer]);
+    expect(verdict).toMatchObject({ verified: true, failure: null, hops: 3, issuerId: "issuer" });
+    expect(verdict.holderThumbprint).toBe(await calculateJwkThumbprint(edAgent2.jwk, "sha256"));
+    expect(verdict.openMandates).toHaveLength(2);
+  });
+
+  it("verifies a chain that mixes an ES256 root with an EdDSA agent", async () => {
+    const specs = twoHops({ mandate: openPayment(edAgent, [RANGE]) }, { signer: edAgent });
+    expect(await failureOf(specs)).toBeNull();
+  });
+
+  it("refuses alg none on the root and on a key-binding hop: signature_invalid", async () => {
+    const none = { header: { alg: "none" }, rawSignature: unsigned };
+    expect(await failureOf(twoHops(none))).toBe("signature_invalid");
+    expect(await failureOf(twoHops({}, none))).toBe("signature_invalid");
+  });
+
+  it("refuses an HS256 hop keyed with the delegated public key: signature_invalid", async () => {
+    // The classic confusion: an HMAC whose secret is the public key the verifier holds.
+    const hs = { header: { alg: "HS256" }, rawSignature: hmacWith(JSON.stringify(agent.jwk)) };
+    expect(await failureOf(twoHops({}, hs))).toBe("signature_invalid");
+  });
+
+  it("refuses RS256, ES384 and a missing alg: signature_invalid", async () => {
+    for (const alg of ["RS256", "ES384", undefined]) {
+      const header = { alg, typ: "kb+sd-jwt" };
+      expect(await failureOf(twoHops({}, { header, rawSignature: unsigned }))).toBe(
+        "signature_invalid",
+      );
+    }
+  });
+
+  it("refuses an ES256 hop when the delegated key is Ed25519: signature_invalid", async () => {
+    // Signed with a real P-256 key; the key hop 0 delegated says EdDSA.
+    const specs = twoHops({ mandate: openPayment(edAgent, [RANGE]) }, { signer: agent });
+    expect(await failureOf(specs)).toBe("signature_invalid");
+  });
+
+  it("refuses a hop whose header carries crit: signature_invalid", async () => {
+    const crit = { header: { crit: ["b64"], b64: true } };
+    expect(await failureOf(twoHops({}, crit))).toBe("signature_invalid");
+  });
+
+  it("refuses a cnf.jwk that carries its private part d: delegation_broken", async () => {
+    const exported = { ...agent.jwk, d: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" };
+    const root = { mandate: { ...openPayment(agent, [RANGE]), cnf: { jwk: exported } } };
+    expect(await failureOf(twoHops(root))).toBe("delegation_broken");
+  });
+
+  it("refuses a cnf.jwk of another key type, or whose alg contradicts its type", async () => {
+    for (const jwk of [
+      { kty: "RSA", n: "AQAB", e: "AQAB" },
+      { ...agent.jwk, alg: "EdDSA" },
+      { ...agent.jwk, x: "short" },
+    ]) {
+      const root = { mandate: { ...openPayment(agent, [RANGE]), cnf: { jwk } } };
+      expect(await failureOf(twoHops(root))).toBe("delegation_broken");
+    }
+  });
+
+  it("refuses a hop signed by a key other than the delegated one: delegation_broken", async () => {
+    expect(await failureOf(twoHops({}, { signer: agent2 }))).toBe("delegation_broken");
+  });
+
+  it("takes the next key from the disclosed mandate only, never a top-level cnf", async () => {
+    const root = { claims: { cnf: { jwk: agent2.jwk } } };
+    expect(await failureOf(twoHops(root, { signer: agent2 }))).toBe("delegation_broken");
+  });
+});
+
+describe("credential chains: trust anchors", () => {
+  it("refuses a root whose kid names no anchor, or whose anchor does not verify it", async () => {
+    expect(await failureOf(twoHops({ header: { kid: "unknown" } }))).toBe("untrusted_issuer");
+    const impostor = await newSigner("ES256", "issuer-1");
+    expect(await failureOf(twoHops({ signer: impostor }))).toBe("untrusted_issuer");
+  });
+
+  it("tries every anchor for a root without kid, and names the one that verifies", async () => {
+    const credential = await buildChain(twoHops({ header: { kid: undefined } }));
+    const other = await newSigner("EdDSA", "other");
+    const verdict = await verifyChainWith(credential, [
+      { issuerId: "other", signer: other },
+      { issuerId: "bank", signer: issuer },
+    ]);
+    expect(verdict).toMatchObject({ verified: true, issuerId: "bank" });
+  });
+
+  it("matches an anchor without kid by its RFC 7638 thumbprint", async () => {
+    const { kid: _, ...bare } = issuer.jwk;
+    const thumbprint = await calculateJwkThumbprint(bare, "sha256");
+    const credential = await buildChain(twoHops({ header: { kid: thumbprint } }));
+    const verdict = await verifyChainWith(credential, [
+      { issuerId: "bank", signer: { ...issuer, jwk: bare } },
+    ]);
+    expect(verdict).toMatchObject({ verified: true, issuerId: "bank" });
+  });
+
+  it("never trusts a key a root carries in its own header", async () => {
+    const impostor = await newSigner("ES256");
+    const root = { signer: impostor, header: { kid: undefined, jwk: impostor.jwk } };
+    expect(await failureOf(twoHops(root))).toBe("untrusted_issuer");
+  });
+});
+
+describe("credential chains: hop types and bindings", () => {
+  it("refuses both sd_hash and issuer_jwt_hash, and neither: delegation_broken", async () => {
+    expect(await failureOf(twoHops({}, { binding: "both" }))).toBe("delegation_broken");
+    expect(await failureOf(twoHops({}, { binding: "none" }))).toBe("delegation_broken");
+  });
+
+  it("accepts issuer_jwt_hash, and refuses one over another JWS", async () => {
+    expect(await failureOf(twoHops({}, { binding: "issuer_jwt_hash" }))).toBeNull();
+    const wrong = { binding: "none" as const, claims: { issuer_jwt_hash: "x".repeat(43) } };
+    expect(await failureOf(twoHops({}, wrong))).toBe("delegation_broken");
+  });
+
+  it("refuses a last hop typed kb+sd-jwt+kb, and an intermediate typed kb+sd-jwt", async () => {
+    expect(await failureOf(twoHops({}, { header: { typ: "kb+sd-jwt+kb" } }))).toBe(
+      "delegation_broken",
+    );
+    const three: HopSpec[] = [
+      { signer: issuer, mandate: openPayment(agent, [RANGE]) },
+      { signer: agent, mandate: openPayment(agent2, [RANGE]), header: { typ: "kb+sd-jwt" } },
+      { signer: agent2, mandate: closedPayment() },
+    ];
+    expect(await failureOf(three)).toBe("delegation_broken");
+  });
+
+  it("refuses the SDK's unemitted kb-sd-jwt spelling", async () => {
+    expect(await failureOf(twoHops({}, { header: { typ: "kb-sd-jwt" } }))).toBe(
+      "delegation_broken",
+    );
+  });
+
+  it("refuses a closed mandate that still names a key, and a key-binding hop without iat", async () => {
+    const withCnf = { mandate: { ...closedPayment(), cnf: { jwk: agent2.jwk } } };
+    expect(await failureOf(twoHops({}, withCnf))).toBe("delegation_broken");
+    expect(await failureOf(twoHops({}, { claims: { iat: undefined } }))).toBe("delegation_broken");
+  });
+
+  it("refuses a closed mandate on the root, an open one last, and mixed kinds", async () => {
+    const closedRoot = { mandate: { ...closedPayment(), cnf: { jwk: agent.jwk } } };
+    expect(await failureOf(twoHops(closedRoot))).toBe("delegation_broken");
+    const openLeaf = { mandate: { vct: "mandate.payment.open.1", constraints: [] } };
+    expect(await failureOf(twoHops({}, openLeaf))).toBe("delegation_broken");
+    const checkoutLeaf = { mandate: { vct: "mandate.checkout.1", checkout_hash: "h" } };
+    expect(await failureOf(twoHops({}, checkoutLeaf))).toBe("delegation_broken");
+  });
+});
+
+describe("credential chains: audience, nonce and time", () => {
+  it("checks the last hop's aud and nonce only when the caller gives them", async () => {
+    const credential = await buildChain(twoHops({}, { claims: { aud: "other", nonce: "old" } }));
+    expect((await verifyBuilt(credential, [issuer])).failure).toBe("audience_mismatch");
+    const noAud = await verifyBuilt(credential, [issuer], { nonce: NONCE });
+    expect(noAud.failure).toBe("nonce_mismatch");
+    expect((await verifyBuilt(credential, [issuer], {})).verified).toBe(true);
+  });
+
+  it("allows 300 s of skew on exp and iat, and no more", async () => {
+    const credential = await buildChain(
+      twoHops({}, { mandate: closedPayment(5000, { exp: NOW, iat: NOW }) }),
+    );
+    const at = async (now: number) => (await verifyBuilt(credential, [issuer], {}, now)).failure;
+    expect(await at(NOW + 300)).toBeNull();
+    expect(await at(NOW + 301)).toBe("expired");
+    expect(await at(NOW - 300)).toBeNull();
+    expect(await at(NOW - 301)).toBe("not_yet_valid");
+  });
+
+  it("refuses a future nbf on a hop: not_yet_valid", async () => {
+    expect(await failureOf(twoHops({}, { claims: { nbf: NOW + 301 } }))).toBe("not_yet_valid");
+    expect(await failureOf(twoHops({}, { claims: { nbf: NOW + 300 } }))).toBeNull();
+  });
+
+  it("refuses a time claim that is not a number: delegation_broken", async () => {
+    const stringExp = { mandate: { ...openPayment(agent, [RANGE]), exp: "2100-01-01" } };
+    expect(await failureOf(twoHops(stringExp))).toBe("delegation_broken");
+    expect(await failureOf(twoHops({}, { claims: { iat: "now" } }))).toBe("delegation_broken");
+  });
+});
+
+async function verifyChainWith(
+  credential: string,
+  anchors: { issuerId: string; signer: Signer }[],
+) {
+  return await verifyChain(parseChain(credential), {
+    anchors: { keys: anchors.map((a) => ({ issuerId: a.issuerId, jwk: a.signer.jwk })) },
+    presentation: { aud: AUD, nonce: NONCE },
+    now: NOW,
+  });
+}
