@@ -129,7 +129,10 @@ describe("one consent pays once", () => {
     );
     expect(
       decided(
-        await commit(org, commitOf({ root: crypto.randomUUID(), transaction: "tx-1", amount: 100 })),
+        await commit(
+          org,
+          commitOf({ root: crypto.randomUUID(), transaction: "tx-1", amount: 100 }),
+        ),
       ),
     ).toBe("approve");
   });
