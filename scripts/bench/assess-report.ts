@@ -205,7 +205,7 @@ function printBudgets(phases: Phases): void {
       `fresh assess, ${fixed(ledgerReplay, 3)} per replay — ` +
       `${verdict(ledgerFresh <= BUDGETS.ledgerCalls && ledgerReplay === 0)}\n` +
       "    (appends are what shows from outside; by the code a fresh assess makes one DO call, " +
-      "recordDeferred,\n    and a replay none)",
+      "commitAssessment,\n    and a replay none)",
   );
 
   printCompute(phases);

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { eq, type SQL, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import {
   CURRENCY,
   PERIOD_START_SQL,
@@ -7,11 +7,6 @@ import {
   usageChargeSql,
 } from "../billing/plans";
 import type { Database } from "../db/client";
-import { sqlState } from "../db/client";
-import { assessments, auditEntries } from "../db/schema";
-import type { Batch, Tenant } from "../db/tenant";
-import { ApiError } from "../errors";
-import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
 import { isRecordedInputs, type RecordedInputs } from "../rules/inputs";
@@ -48,19 +43,23 @@ export function recordOf(plan: PersistPlan, entry: StoredEntry): AssessmentRecor
 }
 
 /**
- * One transaction, one round trip: the ledger entry, the mandate, the outbox events (and the
- * webhook deliveries they fan out to), the assessment, the agent's evidence counters and the
- * billing meter (only when this transaction inserted the assessment, so a replayed plan never
- * counts or bills twice), and the spend guard's review event. Every insert is idempotent.
- * Answers the id stored for this content, which differs from the plan's only when a concurrent
- * request with the same idempotency key and other content won.
+ * The statement that stores one assessment, run by its org's ledger object in the transaction
+ * that writes the assessment's ledger entry (its group commit, shared with the other
+ * assessments sequenced meanwhile): the assessment, the mandate, the outbox events (the trigger
+ * fans them out to webhook deliveries), the agent's evidence counters and the billing meter
+ * (only when this statement inserted the assessment, so a replayed plan never counts or bills
+ * twice), and the spend guard's review event. Every insert is idempotent.
+ *
+ * The spending cap is checked under the same transaction, and a live assessment past it is
+ * simply not inserted: the statement never raises, so one refusal cannot fail the other
+ * assessments of the group. Its result row says what happened (see `persistedOf`).
  */
-export async function persist(
-  tenant: Tenant,
+export function persistStatement(
+  db: Database,
   orgId: string,
   plan: PersistPlan,
   entry: StoredEntry,
-): Promise<string | null> {
+) {
   const record = recordOf(plan, entry);
   const { mandate } = plan;
   const row = {
@@ -89,100 +88,86 @@ export async function persist(
     created_at: record.created,
     livemode: record.livemode,
   }));
-  const [, , stored] = await meteredBatch(tenant, (db) => [
-    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
-    // Everything else only with the assessment itself: a plan that loses to another request
-    // (a reused idempotency key) leaves no mandate, no event and no count behind.
-    db.execute(sql`
-      with ins as (
-        insert into assessments
-        select * from json_populate_record(null::assessments, ${JSON.stringify(row)}::json)
-        on conflict do nothing
-        returning agent_id, decision, livemode
-      ),
-      m as (
-        insert into mandates
-        select * from json_populate_record(null::mandates, ${JSON.stringify(mandateRow)}::json)
-        where exists (select 1 from ins)
-        on conflict do nothing
-      ),
-      ev as (
-        insert into events
-        select * from json_populate_recordset(null::events, ${JSON.stringify(eventRows)}::json)
-        where exists (select 1 from ins)
-        on conflict do nothing
-      ),
-      -- The meter: one billable (live) assessment, counted only by the transaction that
-      -- inserted it, so a replayed plan or a racing duplicate is never billed twice.
-      -- The cap holds under concurrency: the check runs under the meter row's lock, and one
-      -- assessment past it fails this whole transaction (nothing stored, answered 402).
-      meter as (
-        insert into billing_usage (period_start, assessments)
-        select ${PERIOD_START_SQL}, 1 + billing_refuse_if(${overCap(sql`1`)})
-        from ins where ins.livemode
-        on conflict (org_id, period_start) do update
-          set assessments = billing_usage.assessments + 1
-                + billing_refuse_if(${overCap(sql`billing_usage.assessments + 1`)}),
-            updated_at = now()
-        returning period_start, assessments
-      ),
-      -- The spend guard's warning: usage past the review threshold of the cap, once per period
-      -- and cap (the dedupe key), delivered as a webhook like every event.
-      spend as (
-        select m.period_start, m.assessments, b.plan, b.spending_cap,
-               ${usageChargeSql(sql`b.plan`, sql`m.assessments`)} as amount_due
-        from meter m join billing_accounts b on b.spending_cap is not null
-      ),
-      review as (
-        insert into events (id, type, data, livemode, dedupe_key)
-        select ${newId()}::uuid, 'spend.review_required',
-          jsonb_build_object('period_start', s.period_start, 'spending_cap', s.spending_cap,
-            'amount_due', s.amount_due, 'currency', ${CURRENCY}::text,
-            'assessments', s.assessments, 'plan', s.plan,
-            'threshold_percent', ${REVIEW_THRESHOLD_PERCENT}::int),
-          true,
-          'spend.review_required:' || s.period_start || ':' || s.spending_cap || ':'
-            || ${REVIEW_THRESHOLD_PERCENT}::int
-        from spend s
-        where s.amount_due > 0 and s.amount_due * 100 >= s.spending_cap * ${REVIEW_THRESHOLD_PERCENT}::int
-        on conflict do nothing
-      )
-      -- Test-mode assessments are no evidence about an agent's live trust.
+  return db.execute<{ inserted: string | null; stored: string | null }>(sql`
+    with refused as (
+      -- A live assessment past the cap; the meter row is this org's, written only here.
+      select ${record.livemode}::boolean and coalesce((
+        select ${usageChargeSql(sql`b.plan`, sql`coalesce(u.assessments, 0) + 1`)} > b.spending_cap
+        from billing_accounts b
+        left join billing_usage u on u.period_start = ${PERIOD_START_SQL}
+        where b.spending_cap is not null), false) as over
+    ),
+    ins as (
+      insert into assessments
+      select * from json_populate_record(null::assessments, ${JSON.stringify(row)}::json)
+      where not (select over from refused)
+      on conflict do nothing
+      returning id, agent_id, decision, livemode
+    ),
+    -- Everything else only with the assessment itself: a plan that loses to another request
+    -- (a reused idempotency key) or to the cap leaves no mandate, no event and no count behind.
+    m as (
+      insert into mandates
+      select * from json_populate_record(null::mandates, ${JSON.stringify(mandateRow)}::json)
+      where exists (select 1 from ins)
+      on conflict do nothing
+    ),
+    ev as (
+      insert into events
+      select * from json_populate_recordset(null::events, ${JSON.stringify(eventRows)}::json)
+      where exists (select 1 from ins)
+      on conflict do nothing
+    ),
+    -- The meter: one billable (live) assessment, counted only by the statement that inserted it.
+    meter as (
+      insert into billing_usage (period_start, assessments)
+      select ${PERIOD_START_SQL}, 1 from ins where ins.livemode
+      on conflict (org_id, period_start) do update
+        set assessments = billing_usage.assessments + 1, updated_at = now()
+      returning period_start, assessments
+    ),
+    -- The spend guard's warning: usage past the review threshold of the cap, once per period
+    -- and cap (the dedupe key), delivered as a webhook like every event.
+    spend as (
+      select m.period_start, m.assessments, b.plan, b.spending_cap,
+             ${usageChargeSql(sql`b.plan`, sql`m.assessments`)} as amount_due
+      from meter m join billing_accounts b on b.spending_cap is not null
+    ),
+    review as (
+      insert into events (id, type, data, livemode, dedupe_key)
+      select ${newId()}::uuid, 'spend.review_required',
+        jsonb_build_object('period_start', s.period_start, 'spending_cap', s.spending_cap,
+          'amount_due', s.amount_due, 'currency', ${CURRENCY}::text,
+          'assessments', s.assessments, 'plan', s.plan,
+          'threshold_percent', ${REVIEW_THRESHOLD_PERCENT}::int),
+        true,
+        'spend.review_required:' || s.period_start || ':' || s.spending_cap || ':'
+          || ${REVIEW_THRESHOLD_PERCENT}::int
+      from spend s
+      where s.amount_due > 0 and s.amount_due * 100 >= s.spending_cap * ${REVIEW_THRESHOLD_PERCENT}::int
+      on conflict do nothing
+    ),
+    -- Test-mode assessments are no evidence about an agent's live trust.
+    counted as (
       update agents a set
         approvals = a.approvals + (ins.decision = 'approve')::int,
         reviews = a.reviews + (ins.decision = 'review')::int,
         denials = a.denials + (ins.decision = 'deny')::int,
         trust_reason = 'assessment'
-      from ins where a.id = ins.agent_id and ins.livemode`),
-    db
-      .select({ id: assessments.id })
-      .from(assessments)
-      .where(eq(assessments.contentHash, record.content_hash)),
-  ]);
-  return stored[0]?.id ?? null;
+      from ins where a.id = ins.agent_id and ins.livemode
+    )
+    select (select id from ins) as inserted,
+      coalesce((select id from ins),
+        (select id from assessments where content_hash = ${record.content_hash})) as stored`);
 }
 
-/** Whether `assessments` billable assessments this period would take the charge past the cap. */
-function overCap(assessments: SQL): SQL {
-  return sql`coalesce((select ${usageChargeSql(sql`b.plan`, assessments)} > b.spending_cap
-    from billing_accounts b where b.spending_cap is not null), false)`;
+/**
+ * What the statement did: `stored` (this plan's assessment is in the database, inserted now or
+ * by an earlier write of the same plan), `other` (another assessment holds its content or key:
+ * a lost race), or `refused` (the spending cap).
+ */
+export function persistedOf(result: unknown, plan: PersistPlan): "stored" | "other" | "refused" {
+  const row = (result as { rows: { inserted: string | null; stored: string | null }[] }).rows[0];
+  if (row?.stored === plan.record.id) return "stored";
+  return row?.stored ? "other" : "refused";
 }
-
-/** The persist batch, its refusal by the meter (SQLSTATE AR402) answered as the guard's 402. */
-async function meteredBatch<T extends Batch>(tenant: Tenant, build: (db: Database) => T) {
-  try {
-    // The events' webhook deliveries are read in the same round trip and enqueued after the
-    // response, so a receiver never sits on the verdict's path.
-    return await tenant.batch(build, { webhooks: true });
-  } catch (error) {
-    if (sqlState(error) === CAP_REFUSED) {
-      throw new ApiError("spending_cap_reached", {
-        message: "the spending cap was reached while this request was in flight",
-      });
-    }
-    throw error;
-  }
-}
-
-/** Raised by billing_refuse_if() (drizzle/0000_baseline.sql, section "Billing"). */
-const CAP_REFUSED = "AR402";

@@ -4,21 +4,22 @@ import { guardSpend } from "../billing/guard";
 import type { Tenant } from "../db/tenant";
 import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
-import { ORPHANED, recordOnce } from "../ledger/ledger";
+import { commitAssessment } from "../ledger/ledger";
 import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
 import { logError } from "../lib/log";
 import { recordInputs } from "../rules/inputs";
 import { signer } from "../signing/signer";
 import { scoreBehavior } from "./behavior";
+import type { AssessmentCommit, RecordDraft, Verdict, VerdictFields } from "./commit";
 import { loadContext } from "./context";
 import { RISK_DATA_NAMESPACE, withoutServiceRiskData } from "./facts";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
-import { PersistPlan, persist, recordOf } from "./persist";
+
 import { evaluatePolicy } from "./policy-rules";
 import { mandateCanonicalHash, type ParsedAssessRequest, unstorableAt } from "./request";
-import { decide, scoreIdentity } from "./risk";
+import { type Decision, decide, scoreIdentity } from "./risk";
 import type { ComponentResult } from "./risk-model";
 import { Stopwatch } from "./stopwatch";
 
@@ -80,61 +81,44 @@ export async function runAssessment(
   const mandateId = newId(receivedAt);
   const submitted = withoutServiceRiskData(request.mandate);
   const mandateHash = payloadDigest(submitted);
-  const created = new Date(receivedAt).toISOString();
   const agent = input.identity.agent;
-  const snapshot = agent
-    ? { id: agent.id, trust_score: agent.trust_score, risk_tier: agent.risk_tier }
-    : null;
-  const signed = await timing.time("sign", async () => {
-    const key = await signer(tenant.env);
-    const jws = await key.signClaims(
-      {
-        iss: "agent-risk",
-        sub: id,
-        iat: Math.floor(receivedAt / 1000),
-        assessment_id: id,
-        mandate_id: mandateId,
-        mandate_hash: mandateHash,
-        kind: request.kind,
-        decision: decision.decision,
-        risk_score: decision.risk_score,
-        risk_level: decision.risk_level,
-        policy_version: context.policy?.version ?? 0,
-        agent_id: agent?.id ?? null,
-      },
-      "risk-payload+jwt",
-    );
-    return { jws, kid: key.kid };
-  });
-
-  const plan: PersistPlan = {
-    record: {
-      id,
-      created,
-      livemode: who.livemode,
-      kind: request.kind,
-      mandate_type: request.mandateType,
-      mandate_id: mandateId,
-      content_hash: contentHash,
-      idempotency_key: request.idempotencyKey,
-      agent: snapshot,
-      decision: decision.decision,
-      risk_level: decision.risk_level,
-      risk_score: decision.risk_score,
-      reason: decision.reason,
-      policy_version: context.policy?.version ?? 0,
-      confidences: decision.confidences,
-      signals: decision.signals,
-      rejection_reasons: decision.rejection_reasons,
-      jws: signed.jws,
-      kid: signed.kid,
-      verify_url: verifyUrl,
-      a2a: request.a2a ? { ...request.a2a } : null,
-      latency_ms: Math.max(0, Math.round(Date.now() - receivedAt)),
-      amount: request.facts.amount?.amount ?? null,
-      currency: request.facts.amount?.currency ?? null,
-      counterparty: counterpartyKey(request),
-    },
+  const policyVersion = context.policy?.version ?? 0;
+  const draft: RecordDraft = {
+    id,
+    created: new Date(receivedAt).toISOString(),
+    livemode: who.livemode,
+    kind: request.kind,
+    mandate_type: request.mandateType,
+    mandate_id: mandateId,
+    content_hash: contentHash,
+    idempotency_key: request.idempotencyKey,
+    agent: agent
+      ? { id: agent.id, trust_score: agent.trust_score, risk_tier: agent.risk_tier }
+      : null,
+    policy_version: policyVersion,
+    verify_url: verifyUrl,
+    a2a: request.a2a ? { ...request.a2a } : null,
+    amount: request.facts.amount?.amount ?? null,
+    currency: request.facts.amount?.currency ?? null,
+    counterparty: counterpartyKey(request),
+  };
+  // What every verdict of this assessment signs besides the decision itself.
+  const bound = {
+    iss: "agent-risk",
+    sub: id,
+    iat: Math.floor(receivedAt / 1000),
+    assessment_id: id,
+    mandate_id: mandateId,
+    mandate_hash: mandateHash,
+    kind: request.kind,
+    policy_version: policyVersion,
+    agent_id: agent?.id ?? null,
+  };
+  const commit: AssessmentCommit = {
+    once: onceKeys(draft),
+    actor: { type: who.actor.type, id: who.actor.id },
+    receivedAt,
+    record: draft,
     mandate: {
       id: mandateId,
       kind: request.kind,
@@ -144,55 +128,84 @@ export async function runAssessment(
       mandate_hash: mandateHash,
       mandate: submitted,
     },
-    events: eventsOf(
-      id,
-      decision.decision,
-      decision.risk_level,
-      decision.risk_score,
-      request,
-      agent?.id ?? null,
-    ),
     inputs: recordInputs(input),
+    verdict: verdictOf(decision, bound, request.kind),
+    spend: null,
+    faults: [...faults],
   };
   // Nothing the ledger would record may be refused by the database afterwards.
-  const unstorable = unstorableAt(plan, "request", 0);
+  const unstorable = unstorableAt(commit, "request", 0);
   if (unstorable) throw new ApiError("invalid_request", [unstorable]);
-  const record = await timing.time("persist", () => persistPlan(tenant, who, plan, faults));
+  // Signing happens in the ledger object, so `persist` times the whole second hop.
+  const record = await timing.time("persist", () => commitTo(tenant, who, commit));
   return answer(record, context.anchoredThrough, request, timing);
 }
 
-async function persistPlan(
+/**
+ * The idempotency keys the ledger object arbitrates at once: the content, and the caller's key
+ * (per mode). Whichever was used first names the assessment every later request gets.
+ */
+function onceKeys(draft: RecordDraft): string[] {
+  const once = [`assessment:${draft.content_hash}`];
+  if (draft.idempotency_key !== null) {
+    once.push(`assessment-key:${draft.livemode ? "live" : "test"}:${draft.idempotency_key}`);
+  }
+  return once;
+}
+
+/** A decision as a verdict the ledger object may sign: its record fields, claims and events. */
+function verdictOf(
+  decision: Decision,
+  bound: Record<string, unknown> & { assessment_id: string; agent_id: string | null },
+  kind: ParsedAssessRequest["kind"],
+): Verdict {
+  const fields: VerdictFields = {
+    decision: decision.decision,
+    risk_level: decision.risk_level,
+    risk_score: decision.risk_score,
+    reason: decision.reason,
+    confidences: decision.confidences,
+    signals: decision.signals,
+    rejection_reasons: decision.rejection_reasons,
+  };
+  return {
+    fields,
+    claims: {
+      ...bound,
+      decision: fields.decision,
+      risk_score: fields.risk_score,
+      risk_level: fields.risk_level,
+    },
+    events: eventsOf(bound.assessment_id, fields, kind, bound.agent_id),
+  };
+}
+
+/**
+ * The second hop: the org's ledger object signs, sequences and stores the assessment (or
+ * answers the first commit under the same keys). Its answer is the stored record.
+ */
+async function commitTo(
   tenant: Tenant,
   who: Caller,
-  fresh: PersistPlan,
-  faults: Set<string>,
+  commit: AssessmentCommit,
 ): Promise<AssessmentRecord> {
-  const { content_hash: contentHash, idempotency_key: key, livemode } = fresh.record;
-  // The ledger object arbitrates both idempotency keys at once: the content, and the caller's
-  // key (per mode). Whichever was used first names the assessment every later request gets.
-  const once = [`assessment:${contentHash}`];
-  if (key !== null) once.push(`assessment-key:${livemode ? "live" : "test"}:${key}`);
-  const change = {
-    type: "assessment.completed",
-    subject: { type: "assessment", id: fresh.record.id },
-    payload: fresh.record,
-    once,
-  };
-  return recordOnce(tenant.env, who, change, fresh, {
-    // A racing duplicate or a retry finishes the first request's plan instead of its own.
-    finish: async ({ entry, terms: plan }) => {
-      if (faults.has("persist")) throw new Error("injected fault: persist");
-      // The key was first used for other content: nothing of this request is written.
-      if (plan.record.content_hash !== contentHash) throw keyReused();
-      const stored = await persist(tenant, who.orgId, plan, entry);
-      if (stored !== plan.record.id) throw new ApiError("internal_error");
-      return recordOf(plan, entry);
-    },
-    // The first attempt's plan expired: had it reached Postgres, the context read would have
-    // answered it as a replay, so its writer died. This one is recorded past the orphan.
-    expired: async () => ORPHANED,
-    schema: PersistPlan,
-  });
+  // The ledger object signs with the same key; without one nothing is sequenced (503).
+  await signer(tenant.env);
+  const answered = await commitAssessment(tenant.env, who, commit);
+  if (answered.kind === "refused") {
+    throw new ApiError("spending_cap_reached", {
+      message: "the spending cap was reached while this request was in flight",
+    });
+  }
+  if (answered.kind === "expired") {
+    // An earlier commit under these keys, whose answer the ledger object no longer keeps (a
+    // day later): had it been stored under this content, the context read would have answered
+    // it, so the key names other content.
+    throw keyReused();
+  }
+  // The key was first used for other content: nothing of this request was written.
+  if (answered.record.content_hash !== commit.record.content_hash) throw keyReused();
+  return answered.record;
 }
 
 function answer(
@@ -268,23 +281,21 @@ function keyReused(): ApiError {
 
 function eventsOf(
   assessmentId: string,
-  decision: string,
-  riskLevel: string,
-  riskScore: number,
-  request: ParsedAssessRequest,
+  fields: VerdictFields,
+  kind: ParsedAssessRequest["kind"],
   agentId: string | null,
-): PersistPlan["events"] {
+): Verdict["events"] {
   const data = {
     assessment_id: assessmentId,
-    decision,
-    risk_level: riskLevel,
-    risk_score: riskScore,
+    decision: fields.decision,
+    risk_level: fields.risk_level,
+    risk_score: fields.risk_score,
     agent_id: agentId,
-    kind: request.kind,
+    kind,
   };
   const types = ["assessment.completed"];
-  if (decision === "deny") types.push("assessment.denied");
-  if (decision === "review") types.push("assessment.flagged");
+  if (fields.decision === "deny") types.push("assessment.denied");
+  if (fields.decision === "review") types.push("assessment.flagged");
   return types.map((type) => ({ id: newId(), type, data }));
 }
 

@@ -1,4 +1,5 @@
 import { between } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { type Database, isDatabaseUnavailable } from "../db/client";
 import { auditCheckpoints, auditEntries, events } from "../db/schema";
 import { type Batch, orgBatchOf } from "../db/tenant";
@@ -9,15 +10,17 @@ import type { StoredEntry } from "./ledger-store";
 
 /**
  * Writes a batch of the ledger's entries and checkpoints to Postgres in one round trip (one
- * transaction, under the org's RLS). Idempotent: a retried batch after a crash or a timeout
- * finds its rows already there and changes nothing.
+ * transaction, under the org's RLS), with `work`: the statements the ledger object writes with
+ * its entries (assessments), whose results it answers in order. Idempotent: a retried batch
+ * after a crash or a timeout finds its rows already there and changes nothing.
  */
 export async function writeToPostgres(
   env: Env,
   orgId: string,
   entries: StoredEntry[],
   checkpoints: CheckpointRecord[],
-): Promise<void> {
+  work: (db: Database) => BatchItem<"pg">[] = () => [],
+): Promise<unknown[]> {
   const writes = (db: Database) => {
     const statements = [];
     if (entries.length > 0) {
@@ -49,21 +52,24 @@ export async function writeToPostgres(
   const first = entries[0]?.sequence ?? 0;
   const last = entries.at(-1)?.sequence ?? 0;
   let stored: { sequence: number; hash: string }[];
+  let done: unknown[];
   try {
-    const results = await orgBatchOf(
-      env,
-      orgId,
-      (db) =>
-        [
-          ...writes(db),
-          // Read back in the same round trip: a row already there must be this very entry.
-          db
-            .select({ sequence: auditEntries.sequence, hash: auditEntries.hash })
-            .from(auditEntries)
-            .where(between(auditEntries.sequence, first, last)),
-        ] as unknown as Batch,
-    );
-    stored = results.at(-1) as { sequence: number; hash: string }[];
+    let count = 0;
+    const results = await orgBatchOf(env, orgId, (db) => {
+      const statements = writes(db);
+      count = statements.length;
+      return [
+        ...statements,
+        // Read back in the same round trip: a row already there must be this very entry.
+        db
+          .select({ sequence: auditEntries.sequence, hash: auditEntries.hash })
+          .from(auditEntries)
+          .where(between(auditEntries.sequence, first, last)),
+        ...work(db),
+      ] as unknown as Batch;
+    });
+    stored = results[count] as { sequence: number; hash: string }[];
+    done = results.slice(count + 1);
   } catch (error) {
     if (isDatabaseUnavailable(error)) throw new Error(`${LEDGER_UNAVAILABLE}: ${String(error)}`);
     throw error;
@@ -88,6 +94,7 @@ export async function writeToPostgres(
       `${LEDGER_CONFLICT}: sequences ${conflicting.map((r) => r.sequence).join(",")}`,
     );
   }
+  return done;
 }
 
 /** The Postgres row of a ledger entry: the one mapping, for the ledger and deferred writers. */

@@ -13,12 +13,25 @@ export interface Head {
 
 type Row = Record<string, SqlStorageValue>;
 
+/** A write's fate: not yet in Postgres, stored, refused at the spending cap, or lost to another. */
+export type WriteStatus = "pending" | "stored" | "refused" | "other";
+
 const SCHEMA = [
   "create table if not exists meta (key text primary key, value text not null)",
   "create table if not exists once_keys (key text primary key, sequence integer not null)",
   // What a deferred append's caller must still write; kept for a retry or a racing duplicate.
   `create table if not exists attachments (
      sequence integer primary key, body text not null, created_at integer not null)`,
+  // What the ledger object writes to Postgres itself, with the entry (an assessment's rows),
+  // kept past the write for a retry or a racing duplicate that asks for the answer again.
+  `create table if not exists writes (
+     sequence integer primary key, body text not null, created_at integer not null,
+     status text not null default 'pending')`,
+  // Payments approved under an AP2 open mandate (its root), one per transaction: what "one
+  // consent pays once" and the open mandate's budget are decided from.
+  `create table if not exists spends (
+     root text not null, tx text not null, amount integer not null, currency text not null,
+     sequence integer not null, primary key (root, tx))`,
   `create table if not exists entries (
      sequence integer primary key, id text not null, type text not null,
      actor_type text not null, actor_id text not null, subject_type text, subject_id text,
@@ -149,6 +162,89 @@ export class LedgerStore {
 
   pruneAttachments(before: number): void {
     this.sql.exec("delete from attachments where created_at < ?", before);
+    this.sql.exec(
+      "delete from writes where created_at < ? and sequence <= ?",
+      before,
+      this.flushed(),
+    );
+  }
+
+  write(sequence: number): { body: string; status: WriteStatus } | null {
+    const rows = this.sql.exec<{ body: string; status: WriteStatus }>(
+      "select body, status from writes where sequence = ?",
+      sequence,
+    );
+    return rows.toArray()[0] ?? null;
+  }
+
+  /** The pending writes of entries in (after, through], in sequence order, at most `limit`. */
+  writesBetween(
+    after: number,
+    through: number,
+    limit: number,
+  ): { sequence: number; body: string }[] {
+    return this.sql
+      .exec<{ sequence: number; body: string }>(
+        `select sequence, body from writes
+         where sequence > ? and sequence <= ? and status = 'pending' order by sequence limit ?`,
+        after,
+        through,
+        limit,
+      )
+      .toArray();
+  }
+
+  setWriteStatus(sequence: number, status: WriteStatus): void {
+    this.sql.exec("update writes set status = ? where sequence = ?", status, sequence);
+  }
+
+  setWrite(sequence: number, body: string, now: number): void {
+    this.sql.exec(
+      "insert into writes (sequence, body, created_at) values (?, ?, ?)",
+      sequence,
+      body,
+      now,
+    );
+  }
+
+  /** What was approved under an open mandate: the transactions, and the total per currency. */
+  spent(root: string, tx: string, currency: string) {
+    const seen = this.sql
+      .exec<{ sequence: number }>("select sequence from spends where root = ? and tx = ?", root, tx)
+      .toArray()[0];
+    const totals = this.sql
+      .exec<{ total: number; uses: number }>(
+        `select coalesce(sum(case when currency = ? then amount else 0 end), 0) as total,
+           count(*) as uses from spends where root = ?`,
+        currency,
+        root,
+      )
+      .toArray()[0];
+    return {
+      consumedBy: seen?.sequence ?? null,
+      total: Number(totals?.total ?? 0),
+      uses: Number(totals?.uses ?? 0),
+    };
+  }
+
+  addSpend(root: string, tx: string, amount: number, currency: string, sequence: number): void {
+    this.sql.exec(
+      "insert into spends (root, tx, amount, currency, sequence) values (?, ?, ?, ?, ?)",
+      root,
+      tx,
+      amount,
+      currency,
+      sequence,
+    );
+  }
+
+  /** A spend whose assessment the database refused (the spending cap): it never happened. */
+  removeSpend(sequence: number): void {
+    this.sql.exec("delete from spends where sequence = ?", sequence);
+  }
+
+  private flushed(): number {
+    return Number(this.meta("flushed") ?? 0);
   }
 
   insertCheckpoint(c: CheckpointRecord): void {

@@ -1,6 +1,7 @@
+import type { AssessmentCommit, CommitAnswer } from "../assess/commit";
 import type { Actor, Caller } from "../auth/caller";
 import type { Env } from "../env";
-import { ApiError } from "../errors";
+import { ApiError, type ErrorCode, errorStatus } from "../errors";
 import { payloadDigest } from "../lib/digest";
 import type { Party } from "./chain";
 import { LEDGER_UNAVAILABLE } from "./ledger-postgres";
@@ -110,11 +111,6 @@ export async function recordOnce<T, R>(
   settle: {
     finish: (sequenced: Sequenced<T>) => Promise<R>;
     expired: (entry: StoredEntry) => Promise<R | typeof ORPHANED>;
-    /**
-     * Checks the first caller's terms as read back. They are used as parsed, never as the
-     * schema's copy, so nothing of them (an own `__proto__` key) is rewritten.
-     */
-    schema?: { parse: (value: unknown) => unknown };
   },
 ): Promise<R> {
   let once = change.once;
@@ -128,15 +124,32 @@ export async function recordOnce<T, R>(
     if (!replayed) return settle.finish({ entry, terms, replayed });
     if (attachment !== null) {
       // Our own JSON, written by the first caller of these keys.
-      const first: unknown = JSON.parse(attachment);
-      settle.schema?.parse(first);
-      return settle.finish({ entry, terms: first as T, replayed });
+      return settle.finish({ entry, terms: JSON.parse(attachment) as T, replayed });
     }
     const settled = await settle.expired(entry);
     if (settled !== ORPHANED) return settled;
     if (orphans + 1 >= MAX_ORPHANS) throw new ApiError("ledger_unavailable");
     once = change.once.map((key) => `${key}:after:${entry.sequence}`);
   }
+}
+
+/**
+ * The second and last hop of a fresh assessment: the org's ledger object signs the verdict it
+ * chooses, sequences it and writes the assessment with its entry (OrgLedger.commitAssessment).
+ */
+export function commitAssessment(
+  env: Env,
+  caller: Caller,
+  commit: AssessmentCommit,
+): Promise<CommitAnswer> {
+  // The RPC stub's type of a union answer is not the union itself.
+  return reachLedger(
+    () =>
+      ledgerOf(env, caller.orgId).commitAssessment(
+        caller.orgId,
+        commit,
+      ) as unknown as Promise<CommitAnswer>,
+  );
 }
 
 /** Has the org's ledger sign a checkpoint over everything appended so far (stored before it returns). */
@@ -154,6 +167,10 @@ export async function reachLedger<T>(call: () => Promise<T>): Promise<T> {
     // Errors lose their class across RPC; the ledger names a database outage in the message.
     if (error instanceof Error && error.message.startsWith(LEDGER_UNAVAILABLE)) {
       throw new ApiError("database_unavailable", undefined, { cause: error });
+    }
+    // The ledger object's own ApiErrors (its signing key unusable) arrive as their code.
+    if (error instanceof Error && Object.hasOwn(errorStatus, error.message)) {
+      throw new ApiError(error.message as ErrorCode, undefined, { cause: error });
     }
     throw error;
   }

@@ -1,7 +1,17 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../env";
+import {
+  type AssessmentCommit,
+  type CommitAnswer,
+  signedRecord,
+  type Verdict,
+} from "../assess/commit";
+import { type PersistPlan, persistedOf, persistStatement, recordOf } from "../assess/persist";
+import { type Env, modeOf } from "../env";
+import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
+import { logError } from "../lib/log";
 import { signer } from "../signing/signer";
+import { type DeliveryMessage, deliveriesMadeHere, send } from "../webhooks/enqueue";
 import { entryHash, GENESIS_HASH, type LedgerEntry, leafHash, type Party } from "./chain";
 import { type CheckpointRecord, checkpointNote, logIdFor } from "./checkpoint";
 import { writeToPostgres } from "./ledger-postgres";
@@ -59,6 +69,8 @@ export function anchorDelay(env: Env): number {
 }
 /** Rows per Postgres write; a backlog flushes in several batches. */
 const FLUSH_BATCH = 500;
+/** Assessments per Postgres write: each is a statement of a few kilobytes. */
+const FLUSH_WRITES = 100;
 
 /**
  * The sequencer of one organization's audit ledger (one instance per org, by name). It alone
@@ -155,6 +167,129 @@ export class OrgLedger extends DurableObject<Env> {
     const entry = this.store.entry(answer.sequence);
     if (!entry) throw new Error(`ledger ${orgId}: entry ${answer.sequence} vanished`);
     return { entry, replayed: false, attachment: null };
+  }
+
+  /**
+   * Commits a fresh assessment (docs/architecture.md, "The assess path"): the second and last
+   * hop of `POST /v1/assess`. Under its keys, once: a retry or a racing duplicate gets the first
+   * commit's answer. The candidate verdicts are signed first; then, in one synchronous critical
+   * section, a credential-backed approval is checked against what this org approved before
+   * under the same open mandate (one consent pays once, budgets and recurrence across closed
+   * mandates), the chosen verdict is sequenced with its write, and the spend recorded. The
+   * answer waits for the group commit that writes the entry and the assessment together.
+   */
+  async commitAssessment(orgId: string, commit: AssessmentCommit): Promise<CommitAnswer> {
+    this.bind(orgId);
+    const earlier = this.earlierOf(commit.once);
+    if (earlier) return this.answerFor(earlier, true);
+    const candidates: Verdict[] = commit.spend
+      ? [
+          commit.verdict,
+          commit.spend.instead.already_consumed,
+          commit.spend.instead.budget_exceeded,
+        ]
+      : [commit.verdict];
+    // Signed before the critical section, which must not await: every verdict it may choose.
+    const key = await signer(this.env);
+    const signatures = await Promise.all(
+      candidates.map((verdict) => key.signClaims(verdict.claims, "risk-payload+jwt")),
+    );
+    // A duplicate may have committed while this one signed.
+    const raced = this.earlierOf(commit.once);
+    if (raced) return this.answerFor(raced, true);
+    const choice = this.spendChoice(commit);
+    const verdict = candidates[choice] as Verdict;
+    const jws = signatures[choice] as string;
+    const record = signedRecord(
+      commit.record,
+      verdict,
+      { jws, kid: key.kid },
+      Math.max(0, Math.round(Date.now() - commit.receivedAt)),
+    );
+    const plan: PersistPlan = {
+      record,
+      mandate: commit.mandate,
+      events: verdict.events,
+      ...(commit.inputs ? { inputs: commit.inputs } : {}),
+    };
+    const [primary, ...others] = commit.once;
+    if (primary === undefined) throw new Error("commitAssessment needs a once key");
+    const head = this.head;
+    const [answer, next] = this.ctx.storage.transactionSync(() => {
+      const sequenced = this.sequence(
+        orgId,
+        {
+          type: "assessment.completed",
+          actor: commit.actor,
+          subject: { type: "assessment", id: record.id },
+          digest: payloadDigest(record),
+          once: primary,
+        },
+        head,
+      );
+      const sequence = sequenced[0].sequence;
+      for (const other of others) this.store.setOnce(other, sequence);
+      this.store.setWrite(sequence, JSON.stringify(plan), Date.now());
+      const spend = commit.spend;
+      if (spend && choice === 0 && record.decision === "approve") {
+        this.store.addSpend(spend.root, spend.transaction, spend.amount, spend.currency, sequence);
+      }
+      return sequenced;
+    });
+    this.head = next;
+    await this.scheduleAnchor();
+    if (modeOf(this.env) === "test" && commit.faults.includes("persist")) {
+      // The request dies here: the entry and its write are the object's, and a retry (or the
+      // alarm) writes them.
+      throw new Error("injected fault: persist");
+    }
+    const entry = this.store.entry(answer.sequence);
+    if (!entry) throw new Error(`ledger ${orgId}: entry ${answer.sequence} vanished`);
+    return this.answerFor(entry, false);
+  }
+
+  /** The entry an earlier commit under one of these keys made. */
+  private earlierOf(once: readonly string[]): StoredEntry | undefined {
+    for (const key of once) {
+      const earlier = this.store.onceEntry(key);
+      if (earlier) return earlier;
+    }
+    return undefined;
+  }
+
+  /** A commit's answer, once its write has reached Postgres (written now if it had not). */
+  private async answerFor(entry: StoredEntry, replayed: boolean): Promise<CommitAnswer> {
+    const write = this.store.write(entry.sequence);
+    if (!write) return { kind: "expired", assessmentId: entry.subject?.id ?? null };
+    await this.flushThrough(entry.sequence);
+    const status = this.store.write(entry.sequence)?.status;
+    if (status === "refused") return { kind: "refused" };
+    if (status !== "stored") {
+      throw new Error(`ledger ${this.orgId}: assessment write ${entry.sequence} is ${status}`);
+    }
+    return {
+      kind: "stored",
+      record: recordOf(JSON.parse(write.body) as PersistPlan, entry),
+      replayed,
+    };
+  }
+
+  /**
+   * Which verdict to answer: the model's (0), or for a credential-backed approval the ledger
+   * refuses, `already_consumed` (1: this root's transaction was approved before) or
+   * `budget_exceeded` (2: the approved total would pass an open mandate's budget, or its
+   * recurrence allows no more uses). Synchronous: part of the critical section.
+   */
+  private spendChoice(commit: AssessmentCommit): 0 | 1 | 2 {
+    const spend = commit.spend;
+    if (!spend || commit.verdict.fields.decision !== "approve") return 0;
+    const spent = this.store.spent(spend.root, spend.transaction, spend.currency);
+    if (spent.consumedBy !== null) return 1;
+    const overBudget = spend.budgets.some(
+      (budget) => budget.currency === spend.currency && spent.total + spend.amount > budget.max,
+    );
+    const exhausted = spend.maxOccurrences !== null && spent.uses >= spend.maxOccurrences;
+    return overBudget || exhausted ? 2 : 0;
   }
 
   /** Builds, proves consistent, signs and stores a checkpoint over everything appended so far. */
@@ -271,17 +406,50 @@ export class OrgLedger extends DurableObject<Env> {
   private async flushOnce(): Promise<void> {
     const orgId = this.orgId;
     if (!orgId) return;
-    const entries = this.store.entriesAfter(this.flushed, FLUSH_BATCH);
-    const through = entries.at(-1)?.sequence ?? this.flushed;
+    let entries = this.store.entriesAfter(this.flushed, FLUSH_BATCH);
+    let through = entries.at(-1)?.sequence ?? this.flushed;
+    // The assessments sequenced meanwhile go in the same transaction as their entries.
+    const writes = this.store
+      .writesBetween(this.flushed, through, FLUSH_WRITES)
+      .map((w) => ({ sequence: w.sequence, plan: JSON.parse(w.body) as PersistPlan }));
+    if (writes.length === FLUSH_WRITES) {
+      through = (writes.at(-1) as { sequence: number }).sequence;
+      entries = entries.filter((e) => e.sequence <= through);
+    }
     const checkpoints = this.store.unflushedCheckpoints(through);
     if (entries.length === 0 && checkpoints.length === 0) return;
-    await writeToPostgres(this.env, orgId, entries, checkpoints);
+    const entryAt = new Map(entries.map((e) => [e.sequence, e]));
+    const results = await writeToPostgres(this.env, orgId, entries, checkpoints, (db) =>
+      writes.length === 0
+        ? []
+        : [
+            ...writes.map((w) =>
+              persistStatement(db, orgId, w.plan, entryAt.get(w.sequence) as StoredEntry),
+            ),
+            // The deliveries the assessments' events fanned out to, sent after the commit.
+            deliveriesMadeHere(db),
+          ],
+    );
     this.flushed = Math.max(this.flushed, through);
     this.ctx.storage.transactionSync(() => {
       this.store.setMeta("flushed", String(this.flushed));
       this.store.markCheckpointsFlushed(checkpoints.map((c) => c.tree_size));
+      writes.forEach((w, i) => {
+        const status = persistedOf(results[i], w.plan);
+        this.store.setWriteStatus(w.sequence, status);
+        // A spend whose assessment the cap refused never happened.
+        if (status !== "stored") this.store.removeSpend(w.sequence);
+      });
     });
     this.checkpointsPending = this.store.hasUnflushedCheckpoints();
+    const made = results[writes.length] as { rows: DeliveryMessage[] } | undefined;
+    if (made && made.rows.length > 0) {
+      this.ctx.waitUntil(
+        send(this.env, made.rows).catch((error) =>
+          logError("webhook enqueue failed", { error: String(error) }),
+        ),
+      );
+    }
   }
 
   private async scheduleAnchor(): Promise<void> {
