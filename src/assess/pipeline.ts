@@ -2,7 +2,7 @@ import { calculateJwkThumbprint } from "jose";
 import type { Caller } from "../auth/caller";
 import { guardSpend } from "../billing/guard";
 import type { Tenant } from "../db/tenant";
-import { type Env, modeOf } from "../env";
+import { type Env, modeOf, publicBaseUrl } from "../env";
 import { ApiError } from "../errors";
 import { ORPHANED, recordOnce } from "../ledger/ledger";
 import { payloadDigest } from "../lib/digest";
@@ -38,9 +38,8 @@ export interface Assessed {
 export async function runAssessment(
   tenant: Tenant,
   request: ParsedAssessRequest,
-  arrival: { receivedAt: number; verifyUrl: string },
+  receivedAt: number,
 ): Promise<Assessed> {
-  const { receivedAt, verifyUrl } = arrival;
   const timing = new Stopwatch();
   const livemode = tenant.livemode;
   const contentHash = contentHashOf(request, livemode);
@@ -61,6 +60,8 @@ export async function runAssessment(
   if (context.replay) {
     return answer(context.replay, context.anchoredThrough, request, timing);
   }
+  // Only a fresh payload needs it: a replay answers the stored one, as it was signed.
+  const issuer = publicBaseUrl(tenant.env);
   // A replay is never billed, so never refused; a fresh billable call past the cap is.
   await guardSpend(tenant, context.spend ?? null, livemode);
 
@@ -89,7 +90,7 @@ export async function runAssessment(
     const key = await signer(tenant.env);
     const jws = await key.signClaims(
       {
-        iss: "agent-risk",
+        iss: issuer,
         sub: id,
         iat: Math.floor(receivedAt / 1000),
         assessment_id: id,
@@ -128,7 +129,7 @@ export async function runAssessment(
       rejection_reasons: decision.rejection_reasons,
       jws: signed.jws,
       kid: signed.kid,
-      verify_url: verifyUrl,
+      verify_url: `${issuer}/.well-known/jwks.json`,
       a2a: request.a2a ? { ...request.a2a } : null,
       latency_ms: Math.max(0, Math.round(Date.now() - receivedAt)),
       amount: request.facts.amount?.amount ?? null,
