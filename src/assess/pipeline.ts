@@ -231,9 +231,9 @@ function withRiskPayload(mandate: Record<string, unknown>, outcome: Outcome) {
 }
 
 /**
- * The idempotency key of the assessment: the mandate's canonical hash, kept apart per mode, so
- * a test key never gets a live assessment back (the mode is known from the key's prefix, before
- * the database is asked).
+ * The idempotency key of the assessment (`content_hash`): the request's canonical hash, as is
+ * in live mode and prefixed `test:` in test mode, so a test key never gets a live assessment
+ * back (the mode is known from the key's prefix, before the database is asked).
  */
 function contentHashOf(request: ParsedAssessRequest, livemode: boolean): string {
   const hash = mandateCanonicalHash(request);

@@ -275,27 +275,35 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * The idempotency hash: lowercase hex SHA-256 of the RFC 8785 form of
- * `{kind, mandateType, mandate, agent_id?, agent_card_ref?}`, where the mandate is taken without
- * the service's own `risk_data["agent-risk"]` (and without a `risk_data` left empty). A client
- * that forwards back the mandate it received, payload injected, therefore gets the assessment
- * it already has, rather than a second one scored on the service's own output. The identity
- * evidence is hashed (another agent is another request); the idempotency key and the rest of
- * the A2A binding are not: they describe the call, not the action.
+ * `{kind, mandateType, mandate, agent_id?, agent_card_ref?}` (docs/assess.md,
+ * "Idempotency", spells it out), where the mandate is taken without the service's own
+ * `risk_data["agent-risk"]` (and without a `risk_data` left empty), and an optional member is
+ * present only when the request has it. A client that forwards back the mandate it received,
+ * payload injected, therefore gets the assessment it already has, rather than a second one
+ * scored on the service's own output. What changes the verdict is hashed: the identity
+ * evidence (another agent is another request). The idempotency key and the
+ * rest of the A2A binding are not: they describe the call, not the action. The mode is not in
+ * the hash: the caller keeps it apart (pipeline.ts, `contentHashOf`).
  */
 export function mandateCanonicalHash(
   request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate"> &
     Partial<Pick<ParsedAssessRequest, "agentId" | "a2a">>,
 ): string {
-  // The identity evidence outside the mandate is part of the request too: the same mandate
-  // presented for another agent is another assessment, never the first one's verdict.
+  return toHex(sha256(utf8(canonicalize(idempotencyIdentity(request)))));
+}
+
+/** The object mandateCanonicalHash hashes. */
+function idempotencyIdentity(
+  request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate"> &
+    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a">>,
+): Record<string, unknown> {
   const agentId = request.agentId ?? null;
   const cardRef = request.a2a?.agent_card_ref ?? null;
-  const hashed = {
+  return {
     kind: request.kind,
     mandateType: request.mandateType,
     mandate: withoutServiceRiskData(request.mandate),
     ...(agentId === null ? {} : { agent_id: agentId }),
     ...(cardRef === null ? {} : { agent_card_ref: cardRef }),
   };
-  return toHex(sha256(utf8(canonicalize(hashed))));
 }
