@@ -59,6 +59,8 @@ export interface Env {
    * read it through `publicBaseUrl`. `npm run dev` sets it to its own address.
    */
   PUBLIC_BASE_URL?: string;
+  /** How long a Risk Payload is valid, in seconds (default 300, at most 3600). */
+  RISK_PAYLOAD_TTL_SECONDS?: string;
   /** `production`, `development` or `test`; read it through `modeOf`. */
   ENVIRONMENT?: string;
 }

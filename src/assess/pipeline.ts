@@ -20,6 +20,7 @@ import { evaluatePolicy } from "./policy-rules";
 import { mandateCanonicalHash, type ParsedAssessRequest, unstorableAt } from "./request";
 import { decide, scoreIdentity } from "./risk";
 import type { ComponentResult } from "./risk-model";
+import { RISK_PAYLOAD_TYP, riskPayloadClaims, riskPayloadTtlSeconds } from "./risk-payload";
 import { Stopwatch } from "./stopwatch";
 
 export interface Assessed {
@@ -60,8 +61,9 @@ export async function runAssessment(
   if (context.replay) {
     return answer(context.replay, context.anchoredThrough, request, timing);
   }
-  // Only a fresh payload needs it: a replay answers the stored one, as it was signed.
+  // Only a fresh payload needs them: a replay answers the stored one, as it was signed.
   const issuer = publicBaseUrl(tenant.env);
+  const ttlSeconds = riskPayloadTtlSeconds(tenant.env);
   // A replay is never billed, so never refused; a fresh billable call past the cap is.
   await guardSpend(tenant, context.spend ?? null, livemode);
 
@@ -88,24 +90,25 @@ export async function runAssessment(
     : null;
   const signed = await timing.time("sign", async () => {
     const key = await signer(tenant.env);
-    const jws = await key.signClaims(
-      {
-        iss: issuer,
-        sub: id,
-        iat: Math.floor(receivedAt / 1000),
-        assessment_id: id,
-        mandate_id: mandateId,
-        mandate_hash: mandateHash,
-        kind: request.kind,
-        decision: decision.decision,
-        risk_score: decision.risk_score,
-        risk_level: decision.risk_level,
-        policy_version: context.policy?.version ?? 0,
-        agent_id: agent?.id ?? null,
-      },
-      "risk-payload+jwt",
-    );
-    return { jws, kid: key.kid };
+    const claims = riskPayloadClaims({
+      issuer,
+      audience: request.audience,
+      orgId: who.orgId,
+      livemode: who.livemode,
+      assessmentId: id,
+      mandateId,
+      mandateHash,
+      kind: request.kind,
+      decision: decision.decision,
+      riskScore: decision.risk_score,
+      riskLevel: decision.risk_level,
+      policyVersion: context.policy?.version ?? 0,
+      agentId: agent?.id ?? null,
+      payloadId: newId(receivedAt),
+      issuedAt: receivedAt,
+      ttlSeconds,
+    });
+    return { jws: await key.signClaims(claims, RISK_PAYLOAD_TYP), kid: key.kid };
   });
 
   const plan: PersistPlan = {

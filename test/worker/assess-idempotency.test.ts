@@ -15,7 +15,7 @@ import {
 import { ownerSql } from "./support/db";
 
 // docs/assess.md, Idempotency: the key of an assessment is the SHA-256 of the canonical
-// {kind, mandateType, mandate, agent_id?, agent_card_ref?}, our namespace removed,
+// {kind, mandateType, mandate, agent_id?, agent_card_ref?, audience?}, our namespace removed,
 // prefixed `test:` in test mode; the same content answers the stored one.
 
 /** The stored idempotency key (content_hash) of an assessment, read as the owner. */
@@ -41,6 +41,7 @@ describe("the hashed object, exactly as docs/assess.md writes it", () => {
     const request = {
       mandate,
       agent_id: agent.id,
+      audience: "https://psp.example",
       a2a: { agent_card_ref: "https://agent.example/card.json", task_id: "t-1", context_id: "c" },
       idempotency_key: `k-${crypto.randomUUID()}`,
     };
@@ -51,6 +52,7 @@ describe("the hashed object, exactly as docs/assess.md writes it", () => {
       mandate,
       agent_id: agent.id,
       agent_card_ref: "https://agent.example/card.json",
+      audience: "https://psp.example",
     };
     const hash = await sha256Hex(jcs(hashed));
     expect(await storedContentHash(body.assessmentId)).toBe(`test:${hash}`);
