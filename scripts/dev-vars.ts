@@ -27,7 +27,8 @@ const ASSIGNMENT = /^\s*(?:export\s+)?([\w.-]+)\s*=\s*(.*)$/;
 const HEADER = [
   "# Local development only: created by `npm run dev` (scripts/dev-vars.ts). Git-ignored; never",
   "# commit it. Entries are generated once and kept; delete one to have it regenerated.",
-  "# DATABASE_URL is not here: `npm run dev` passes it on each start (the SQL endpoint's port).",
+  "# DATABASE_URL is not here: `npm run dev` passes it on each start (the SQL endpoint's port),",
+  "# and PUBLIC_BASE_URL too (its own address), unless you set PUBLIC_BASE_URL here yourself.",
 ];
 
 /** A dotenv value: quotes removed; for an unquoted value, a ` #` comment removed. */

@@ -28,7 +28,7 @@ import { acquireDevLock } from "./dev-lock.ts";
 import { assertPortFree, waitForOk } from "./dev-net.ts";
 import { type GroupChild, spawnGroup } from "./dev-process.ts";
 import { type DevPaths, devPaths, REPO_ROOT } from "./dev-state.ts";
-import { ensureLocalDevVars } from "./dev-vars.ts";
+import { ensureLocalDevVars, readDevVars } from "./dev-vars.ts";
 import { localDatabaseUrl } from "./local-keys.ts";
 import { MigrationHistoryError } from "./migration-history.ts";
 import { startSqlEndpoint } from "./sql-endpoint/index.ts";
@@ -67,7 +67,23 @@ function prepareState(paths: DevPaths, origin: string): void {
   }
 }
 
-function wranglerArgs(paths: DevPaths, port: number, databaseUrl: string): string[] {
+/**
+ * The Worker's PUBLIC_BASE_URL: the developer's own (the environment, then .dev.vars: a tunnel's
+ * address, say), else this server's address. Passed per start like DATABASE_URL, because the
+ * port can change between runs; `--var` outranks .dev.vars, so it is resolved here, once.
+ */
+function publicBaseUrlOf(paths: DevPaths, origin: string): string {
+  return (
+    process.env.PUBLIC_BASE_URL || readDevVars(paths.devVars)?.get("PUBLIC_BASE_URL") || origin
+  );
+}
+
+function wranglerArgs(
+  paths: DevPaths,
+  port: number,
+  databaseUrl: string,
+  publicBaseUrl: string,
+): string[] {
   const bin = join(
     dirname(createRequire(import.meta.url).resolve("wrangler/package.json")),
     "bin/wrangler.js",
@@ -88,6 +104,8 @@ function wranglerArgs(paths: DevPaths, port: number, databaseUrl: string): strin
     // Per start, not in .dev.vars: the endpoint's port can change between runs.
     "--var",
     `DATABASE_URL:${databaseUrl}`,
+    "--var",
+    `PUBLIC_BASE_URL:${publicBaseUrl}`,
   ];
   // Wrangler reads .dev.vars beside wrangler.toml by itself; a relocated one must be named.
   // (--env-file disables that lookup, and its values go through dotenv-expand: `$` expands.)
@@ -97,8 +115,9 @@ function wranglerArgs(paths: DevPaths, port: number, databaseUrl: string): strin
 
 function wranglerEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  // The Worker's DATABASE_URL comes from --var; these are ours, not wrangler's.
+  // The Worker's DATABASE_URL and PUBLIC_BASE_URL come from --var; these are ours, not wrangler's.
   delete env.DATABASE_URL;
+  delete env.PUBLIC_BASE_URL;
   delete env.PORT;
   delete env.DEV_STATE_DIR;
   // Offline-friendly and quiet: no telemetry, no update check, no fetch of Request.cf data
@@ -247,7 +266,7 @@ async function main(): Promise<number> {
     const child = spawnGroup(
       "wrangler",
       process.execPath,
-      wranglerArgs(paths, port, localDatabaseUrl(endpoint.url)),
+      wranglerArgs(paths, port, localDatabaseUrl(endpoint.url), publicBaseUrlOf(paths, origin)),
       { cwd: REPO_ROOT, env: wranglerEnv() },
     );
     wrangler = child;

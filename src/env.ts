@@ -1,4 +1,6 @@
+import { ApiError } from "./errors";
 import type { OrgLedger } from "./ledger/org-ledger";
+import { logError } from "./lib/log";
 import type { DeliveryMessage } from "./webhooks/enqueue";
 
 /**
@@ -51,6 +53,14 @@ export interface Env {
    * (tests, development) any http(s) URL, such as the local fake; in production https only.
    */
   STRIPE_API_BASE?: string;
+  /**
+   * The service's public origin (`https://risk.example.com`): the `iss` of Risk Payloads, the
+   * trust list's `issuer`, and the base of every absolute URL the service publishes. Required;
+   * read it through `publicBaseUrl`. `npm run dev` sets it to its own address.
+   */
+  PUBLIC_BASE_URL?: string;
+  /** How long a Risk Payload is valid, in seconds (default 300, at most 3600). */
+  RISK_PAYLOAD_TTL_SECONDS?: string;
   /** `production`, `development` or `test`; read it through `modeOf`. */
   ENVIRONMENT?: string;
 }
@@ -66,6 +76,46 @@ export function modeOf(env: { ENVIRONMENT?: string }): EnvironmentMode {
   return env.ENVIRONMENT === "development" || env.ENVIRONMENT === "test"
     ? env.ENVIRONMENT
     : "production";
+}
+
+/**
+ * The service's public origin, from PUBLIC_BASE_URL: never from the request, whose `Host` (and
+ * any `X-Forwarded-Host`) the caller chooses, so a signed `iss` or a published URL can only
+ * name the service as its operator configured it. An origin only (scheme, host, optional port;
+ * one trailing `/` is accepted), https in production, http also in development and tests.
+ * Missing or invalid: 503 `service_misconfigured`, never a URL guessed from the request.
+ */
+export function publicBaseUrl(env: Env): string {
+  const origin = originOf(env.PUBLIC_BASE_URL, modeOf(env) !== "production");
+  if (origin === null) throw misconfigured("PUBLIC_BASE_URL");
+  return origin;
+}
+
+function originOf(raw: string | undefined, allowHttp: boolean): string | null {
+  let url: URL;
+  try {
+    if (raw === undefined) return null;
+    url = new URL(raw);
+  } catch {
+    return null;
+  }
+  const schemeAllowed = url.protocol === "https:" || (allowHttp && url.protocol === "http:");
+  const originOnly =
+    url.username === "" &&
+    url.password === "" &&
+    url.pathname === "/" &&
+    !raw.includes("?") &&
+    !raw.includes("#");
+  return schemeAllowed && originOnly && url.host !== "" ? url.origin : null;
+}
+
+/**
+ * A setting the request needs is missing or invalid: the operator's to fix, so it is logged by
+ * name, and the answer names it too (a setting's name is no secret; its value is never shown).
+ */
+export function misconfigured(setting: string): ApiError {
+  logError("service misconfigured", { setting });
+  return new ApiError("service_misconfigured", { setting });
 }
 
 export const SERVICE_NAME = "agent-risk";

@@ -54,6 +54,7 @@ export const errorStatus = {
   encryption_key_unavailable: 503,
   webhook_queue_unavailable: 503,
   billing_provider_unavailable: 503,
+  service_misconfigured: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof errorStatus;

@@ -149,6 +149,8 @@ export async function startStack(options: {
     devVars,
     "--var",
     `DATABASE_URL:${localDatabaseUrl(endpoint.url)}`,
+    "--var",
+    `PUBLIC_BASE_URL:${origin}`,
     "--show-interactive-dev-session=false",
     // No line per request: printing thousands of them would cost CPU the Worker competes for.
     "--log-level",

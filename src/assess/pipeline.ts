@@ -2,7 +2,7 @@ import { calculateJwkThumbprint } from "jose";
 import type { Caller } from "../auth/caller";
 import { guardSpend } from "../billing/guard";
 import type { Tenant } from "../db/tenant";
-import { type Env, modeOf } from "../env";
+import { type Env, modeOf, publicBaseUrl } from "../env";
 import { ApiError } from "../errors";
 import { commitAssessment } from "../ledger/ledger";
 import { payloadDigest } from "../lib/digest";
@@ -21,6 +21,7 @@ import { evaluatePolicy } from "./policy-rules";
 import { mandateCanonicalHash, type ParsedAssessRequest, unstorableAt } from "./request";
 import { type Decision, decide, scoreIdentity } from "./risk";
 import type { ComponentResult } from "./risk-model";
+import { type RiskPayloadFacts, riskPayloadClaims, riskPayloadTtlSeconds } from "./risk-payload";
 import { Stopwatch } from "./stopwatch";
 
 export interface Assessed {
@@ -32,16 +33,16 @@ export interface Assessed {
 }
 
 /**
- * POST /v1/assess after parsing: know-your-agent, policy, risk, sign, persist. Two database
- * round trips for a fresh assessment (the context read, which also authenticates, and the
- * persist transaction), one for a replay, and one call to the org's ledger object.
+ * POST /v1/assess after parsing: know-your-agent, policy, risk, then the org's ledger object
+ * signs, sequences and stores. Two sequential hops for a fresh assessment (the context read,
+ * which also authenticates, and the ledger call), one for a replay (docs/architecture.md, "The
+ * assess path").
  */
 export async function runAssessment(
   tenant: Tenant,
   request: ParsedAssessRequest,
-  arrival: { receivedAt: number; verifyUrl: string },
+  receivedAt: number,
 ): Promise<Assessed> {
-  const { receivedAt, verifyUrl } = arrival;
   const timing = new Stopwatch();
   const livemode = tenant.livemode;
   const contentHash = contentHashOf(request, livemode);
@@ -62,6 +63,9 @@ export async function runAssessment(
   if (context.replay) {
     return answer(context.replay, context.anchoredThrough, request, timing);
   }
+  // Only a fresh payload needs them: a replay answers the stored one, as it was signed.
+  const issuer = publicBaseUrl(tenant.env);
+  const ttlSeconds = riskPayloadTtlSeconds(tenant.env);
   // A replay is never billed, so never refused; a fresh billable call past the cap is.
   await guardSpend(tenant, context.spend ?? null, livemode);
 
@@ -96,23 +100,26 @@ export async function runAssessment(
       ? { id: agent.id, trust_score: agent.trust_score, risk_tier: agent.risk_tier }
       : null,
     policy_version: policyVersion,
-    verify_url: verifyUrl,
+    verify_url: `${issuer}/.well-known/jwks.json`,
     a2a: request.a2a ? { ...request.a2a } : null,
     amount: request.facts.amount?.amount ?? null,
     currency: request.facts.amount?.currency ?? null,
     counterparty: counterpartyKey(request),
   };
-  // What every verdict of this assessment signs besides the decision itself.
-  const bound = {
-    iss: "agent-risk",
-    sub: id,
-    iat: Math.floor(receivedAt / 1000),
-    assessment_id: id,
-    mandate_id: mandateId,
-    mandate_hash: mandateHash,
+  // What every verdict of this assessment states besides the decision itself.
+  const facts: PayloadFacts = {
+    issuer,
+    audience: request.audience,
+    orgId: who.orgId,
+    livemode: who.livemode,
+    assessmentId: id,
+    mandateId,
+    mandateHash,
     kind: request.kind,
-    policy_version: policyVersion,
-    agent_id: agent?.id ?? null,
+    policyVersion,
+    agentId: agent?.id ?? null,
+    issuedAt: receivedAt,
+    ttlSeconds,
   };
   const commit: AssessmentCommit = {
     once: onceKeys(draft),
@@ -129,7 +136,7 @@ export async function runAssessment(
       mandate: submitted,
     },
     inputs: recordInputs(input),
-    verdict: verdictOf(decision, bound, request.kind),
+    verdict: verdictOf(decision, facts),
     spend: null,
     faults: [...faults],
   };
@@ -153,12 +160,11 @@ function onceKeys(draft: RecordDraft): string[] {
   return once;
 }
 
+/** What a Risk Payload states besides its verdict and its own id. */
+type PayloadFacts = Omit<RiskPayloadFacts, "decision" | "riskScore" | "riskLevel" | "payloadId">;
+
 /** A decision as a verdict the ledger object may sign: its record fields, claims and events. */
-function verdictOf(
-  decision: Decision,
-  bound: Record<string, unknown> & { assessment_id: string; agent_id: string | null },
-  kind: ParsedAssessRequest["kind"],
-): Verdict {
+function verdictOf(decision: Decision, facts: PayloadFacts): Verdict {
   const fields: VerdictFields = {
     decision: decision.decision,
     risk_level: decision.risk_level,
@@ -170,13 +176,16 @@ function verdictOf(
   };
   return {
     fields,
-    claims: {
-      ...bound,
+    claims: riskPayloadClaims({
+      ...facts,
       decision: fields.decision,
-      risk_score: fields.risk_score,
-      risk_level: fields.risk_level,
-    },
-    events: eventsOf(bound.assessment_id, fields, kind, bound.agent_id),
+      riskScore: fields.risk_score,
+      riskLevel: fields.risk_level,
+      // Each verdict its own payload id: only the one the ledger object chooses is ever signed
+      // into the record, and no two signed payloads share one.
+      payloadId: newId(facts.issuedAt),
+    }),
+    events: eventsOf(facts.assessmentId, fields, facts.kind, facts.agentId),
   };
 }
 
@@ -243,9 +252,9 @@ function withRiskPayload(mandate: Record<string, unknown>, outcome: Outcome) {
 }
 
 /**
- * The idempotency key of the assessment: the mandate's canonical hash, kept apart per mode, so
- * a test key never gets a live assessment back (the mode is known from the key's prefix, before
- * the database is asked).
+ * The idempotency key of the assessment (`content_hash`): the request's canonical hash, as is
+ * in live mode and prefixed `test:` in test mode, so a test key never gets a live assessment
+ * back (the mode is known from the key's prefix, before the database is asked).
  */
 function contentHashOf(request: ParsedAssessRequest, livemode: boolean): string {
   const hash = mandateCanonicalHash(request);
@@ -282,7 +291,7 @@ function keyReused(): ApiError {
 function eventsOf(
   assessmentId: string,
   fields: VerdictFields,
-  kind: ParsedAssessRequest["kind"],
+  kind: string,
   agentId: string | null,
 ): Verdict["events"] {
   const data = {

@@ -41,6 +41,8 @@ export interface ParsedAssessRequest {
   idempotencyKey: string | null;
   /** An explicit reference to the acting agent (the weakest identity evidence). */
   agentId: string | null;
+  /** Who will check the Risk Payload: its `aud` claim; null for none. */
+  audience: string | null;
   facts: MandateFacts;
 }
 
@@ -66,6 +68,9 @@ const a2aBlockSchema = z.strictObject({
   a2a_version: z.string().max(16).optional().openapi({ description: "`0.3` or `1.0`" }),
 });
 type A2ABlock = z.infer<typeof a2aBlockSchema>;
+
+/** RFC 3986 scheme and colon: RFC 7519 wants an `aud` holding a `:` to be a URI. */
+const URI_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 
 /**
  * The body of `POST /v1/assess`, the schema parseAssessRequest validates with (and the OpenAPI
@@ -93,6 +98,22 @@ export const AssessRequest = z
     agent_id: z.uuid().optional().openapi({
       description: "The acting agent, when the mandate carries no key and no card names it",
     }),
+    audience: z
+      .string()
+      .min(1)
+      .max(255)
+      .regex(/^[\x21-\x7e]*$/, "must be printable ASCII without spaces")
+      .refine(
+        (text) => !text.includes(":") || URI_SCHEME.test(text),
+        "contains ':', so must be a URI: a scheme first (https://psp.example, urn:psp:acme)",
+      )
+      .optional()
+      .openapi({
+        description:
+          "Who will check the Risk Payload (the merchant or PSP): its `aud` claim. Part of the " +
+          "request's idempotency identity",
+        example: "https://psp.example",
+      }),
     // Visible ASCII only: keys are compared byte for byte, so no lookalikes or stray whitespace.
     idempotency_key: z
       .string()
@@ -161,6 +182,7 @@ export function parseAssessRequest(body: unknown, a2aHeader: string | null): Par
     a2a,
     idempotencyKey: request.idempotency_key ?? null,
     agentId: request.agent_id ?? null,
+    audience: request.audience ?? null,
   };
 
   if (request.kind !== "ap2_payment") {
@@ -275,27 +297,38 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * The idempotency hash: lowercase hex SHA-256 of the RFC 8785 form of
- * `{kind, mandateType, mandate, agent_id?, agent_card_ref?}`, where the mandate is taken without
- * the service's own `risk_data["agent-risk"]` (and without a `risk_data` left empty). A client
- * that forwards back the mandate it received, payload injected, therefore gets the assessment
- * it already has, rather than a second one scored on the service's own output. The identity
- * evidence is hashed (another agent is another request); the idempotency key and the rest of
- * the A2A binding are not: they describe the call, not the action.
+ * `{kind, mandateType, mandate, agent_id?, agent_card_ref?, audience?}` (docs/assess.md,
+ * "Idempotency", spells it out), where the mandate is taken without the service's own
+ * `risk_data["agent-risk"]` (and without a `risk_data` left empty), and an optional member is
+ * present only when the request has it. A client that forwards back the mandate it received,
+ * payload injected, therefore gets the assessment it already has, rather than a second one
+ * scored on the service's own output. What changes the verdict or who may rely on it is hashed:
+ * the identity evidence (another agent is another request) and the audience (a payload signed
+ * for one verifier is not answered to a request naming another). The idempotency key and the
+ * rest of the A2A binding are not: they describe the call, not the action. The mode is not in
+ * the hash: the caller keeps it apart (pipeline.ts, `contentHashOf`).
  */
 export function mandateCanonicalHash(
   request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate"> &
-    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a">>,
+    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a" | "audience">>,
 ): string {
-  // The identity evidence outside the mandate is part of the request too: the same mandate
-  // presented for another agent is another assessment, never the first one's verdict.
+  return toHex(sha256(utf8(canonicalize(idempotencyIdentity(request)))));
+}
+
+/** The object mandateCanonicalHash hashes. */
+function idempotencyIdentity(
+  request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate"> &
+    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a" | "audience">>,
+): Record<string, unknown> {
   const agentId = request.agentId ?? null;
   const cardRef = request.a2a?.agent_card_ref ?? null;
-  const hashed = {
+  const audience = request.audience ?? null;
+  return {
     kind: request.kind,
     mandateType: request.mandateType,
     mandate: withoutServiceRiskData(request.mandate),
     ...(agentId === null ? {} : { agent_id: agentId }),
     ...(cardRef === null ? {} : { agent_card_ref: cardRef }),
+    ...(audience === null ? {} : { audience }),
   };
-  return toHex(sha256(utf8(canonicalize(hashed))));
 }

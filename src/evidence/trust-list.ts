@@ -1,4 +1,5 @@
 import { GRANT_TYP, PACK_TYP, RECEIPT_TYP } from "../action/grant";
+import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
 import { REPORT_TYP } from "../control-coverage/report";
 import { CHECKPOINT_TYP } from "../ledger/checkpoint";
 import type { PublicSigningKey } from "../signing/signer";
@@ -12,14 +13,8 @@ export const TRUST_LIST_TYP = "trust-list+jwt";
 export const TRUST_LIST_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
 /**
- * The `typ` of the assessment's signed risk payload: src/assess/pipeline.ts passes it as a
- * literal (no exported constant), so it is named here; test/node checks this list against
- * every `typ` the service's key signs in src/.
- */
-const RISK_PAYLOAD_TYP = "risk-payload+jwt";
-
-/**
- * What the service's key signs, by JWS `typ`, from the constants the signing modules use:
+ * What the service's key signs, by JWS `typ`, from the constants the signing modules use
+ * (test/node checks this list against every `typ` the service's key signs in src/):
  * every key signed all of them while current, so a retired key verifies the same kinds of
  * payload it signed then.
  */

@@ -6,6 +6,7 @@ import {
   type Verdict,
 } from "../assess/commit";
 import { type PersistPlan, persistedOf, persistStatement, recordOf } from "../assess/persist";
+import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
 import { type Env, modeOf } from "../env";
 import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
@@ -192,7 +193,7 @@ export class OrgLedger extends DurableObject<Env> {
     // Signed before the critical section, which must not await: every verdict it may choose.
     const key = await signer(this.env);
     const signatures = await Promise.all(
-      candidates.map((verdict) => key.signClaims(verdict.claims, "risk-payload+jwt")),
+      candidates.map((verdict) => key.signClaims(verdict.claims, RISK_PAYLOAD_TYP)),
     );
     // A duplicate may have committed while this one signed.
     const raced = this.earlierOf(commit.once);

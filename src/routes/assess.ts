@@ -60,11 +60,11 @@ export function registerAssess(app: OpenAPIHono<AppEnv>) {
       throw new ApiError("invalid_json");
     });
     const request = parseAssessRequest(body, c.req.header("a2a-version") ?? null);
-    const verifyUrl = new URL("/.well-known/jwks.json", c.req.url).toString();
-    const { outcome, record, mandate, timing } = await runAssessment(c.var.tenant, request, {
+    const { outcome, record, mandate, timing } = await runAssessment(
+      c.var.tenant,
+      request,
       receivedAt,
-      verifyUrl,
-    });
+    );
     const serverTiming = timing.header();
     c.header("Server-Timing", serverTiming);
     c.header("x-service-server-timing", serverTiming);

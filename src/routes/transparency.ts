@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt } from "drizzle-orm";
 import { auditCheckpoints, auditEntries } from "../db/schema";
 import { publicBatch } from "../db/tenant";
+import { publicBaseUrl } from "../env";
 import { ApiError, orNotFound } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeSequenceCursor, page } from "../http/pagination";
@@ -130,7 +131,7 @@ export function registerTransparency(app: OpenAPIHono<AppEnv>) {
         object: "transparency_log" as const,
         log_id: logId,
         latest_checkpoint: { object: "checkpoint" as const, ...checkpointRecord(row) },
-        key_set: new URL("/.well-known/jwks.json", c.req.url).toString(),
+        key_set: `${publicBaseUrl(c.env)}/.well-known/jwks.json`,
       },
       200,
     );

@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { signingKeys } from "../db/schema";
 import { publicBatch } from "../db/tenant";
+import { publicBaseUrl } from "../env";
 import {
   TRANSPARENCY_LINKS,
   TRUST_LIST_LIFETIME_MS,
@@ -15,7 +16,9 @@ const TrustList = z
   .object({
     object: z.literal("trust_list"),
     issuer: z.string().openapi({
-      description: "The service's origin (scheme and host): the base of every path below",
+      description:
+        "The service's configured public origin (PUBLIC_BASE_URL, never the request's host): " +
+        "the base of every path below",
       example: "https://api.example.com",
     }),
     issued_at: z.string(),
@@ -74,6 +77,7 @@ const route = createRoute({
 
 export function registerTrustList(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
+    const issuer = publicBaseUrl(c.env);
     const key = await signer(c.env);
     // signing_keys has no org: the application role may read it, and only the sweep writes it.
     const [noted] = await publicBatch(c.env, {}, (db) => [
@@ -88,7 +92,7 @@ export function registerTrustList(app: OpenAPIHono<AppEnv>) {
     const issued = new Date();
     const list = {
       object: "trust_list" as const,
-      issuer: new URL(c.req.url).origin,
+      issuer,
       issued_at: issued.toISOString(),
       expires_at: new Date(issued.getTime() + TRUST_LIST_LIFETIME_MS).toISOString(),
       keys: trustedKeys(key.keys, noted),

@@ -73,6 +73,7 @@ describe.skipIf(skip)("npm run dev", () => {
     for (const key of Object.keys(env)) {
       if (key.startsWith("VITEST") || key === "NODE_ENV") delete env[key];
     }
+    delete env.PUBLIC_BASE_URL; // the default (the server's own address) is what is tested
     if (fresh) env.DATABASE_URL = fresh.url;
     else delete env.DATABASE_URL;
     return env;
@@ -207,6 +208,10 @@ describe.skipIf(skip)("npm run dev", () => {
     const jwks = await call("/.well-known/jwks.json");
     expect(jwks.status).toBe(200);
     const kid: string = jwks.json.keys[0].kid;
+    // PUBLIC_BASE_URL defaults to the dev server's own address: the service names itself.
+    const trustList = await call("/v1/trust-list");
+    expect(trustList.status, trustList.text).toBe(200);
+    expect(trustList.json.issuer).toBe(origin);
 
     // No secret reaches the terminal.
     const signingKey = JSON.parse(vars.match(/^SIGNING_KEY='(.*)'$/m)?.[1] ?? "{}");

@@ -1,17 +1,89 @@
 import { describe, expect, it } from "vitest";
 import { call } from "./support/api";
 import {
+  agentOf,
   assess,
   assessOk,
   countRows,
   examples,
   type Json,
+  jcs,
   orgWithKey,
   payment,
+  sha256Hex,
 } from "./support/assess";
+import { ownerSql } from "./support/db";
 
 // docs/assess.md, Idempotency: the key of an assessment is the SHA-256 of the canonical
-// {kind, mandateType, mandate}, our namespace removed; the same content answers the stored one.
+// {kind, mandateType, mandate, agent_id?, agent_card_ref?, audience?}, our namespace removed,
+// prefixed `test:` in test mode; the same content answers the stored one.
+
+/** The stored idempotency key (content_hash) of an assessment, read as the owner. */
+async function storedContentHash(assessmentId: string): Promise<string> {
+  const [row] = await ownerSql`select content_hash from assessments where id = ${assessmentId}`;
+  return row?.content_hash as string;
+}
+
+describe("the hashed object, exactly as docs/assess.md writes it", () => {
+  it("a live AP2 request with nothing optional: {kind, mandateType, mandate}", async () => {
+    const { key } = await orgWithKey();
+    const mandate = payment({ risk_data: { device: "d-1" } });
+    const body = await assessOk(key, { mandate, idempotency_key: `k-${crypto.randomUUID()}` });
+    const hashed = { kind: "ap2_payment", mandateType: "payment", mandate };
+    expect(await storedContentHash(body.assessmentId)).toBe(await sha256Hex(jcs(hashed)));
+  });
+
+  it("with every optional member, in test mode: the members named, and the prefix test:", async () => {
+    const { org, key: live } = await orgWithKey();
+    const { key: test } = await org.key(undefined, "test");
+    const agent = await agentOf(org);
+    const mandate = payment();
+    const request = {
+      mandate,
+      agent_id: agent.id,
+      audience: "https://psp.example",
+      a2a: { agent_card_ref: "https://agent.example/card.json", task_id: "t-1", context_id: "c" },
+      idempotency_key: `k-${crypto.randomUUID()}`,
+    };
+    const body = await assessOk(test, request, { "A2A-Version": "1.0" });
+    const hashed = {
+      kind: "ap2_payment",
+      mandateType: "payment",
+      mandate,
+      agent_id: agent.id,
+      agent_card_ref: "https://agent.example/card.json",
+      audience: "https://psp.example",
+    };
+    const hash = await sha256Hex(jcs(hashed));
+    expect(await storedContentHash(body.assessmentId)).toBe(`test:${hash}`);
+    // The same request in live mode: the same hash, without the prefix.
+    const fromLive = await assessOk(live, { ...request, idempotency_key: undefined });
+    expect(await storedContentHash(fromLive.assessmentId)).toBe(hash);
+  });
+
+  it("another kind: mandateType is null, and the mandate any object", async () => {
+    const { key } = await orgWithKey();
+    const mandate = { to: "+15550100", text: `hello ${crypto.randomUUID()}` };
+    const body = await assessOk(key, { kind: "message_send", mandate });
+    const hashed = { kind: "message_send", mandateType: null, mandate };
+    expect(await storedContentHash(body.assessmentId)).toBe(await sha256Hex(jcs(hashed)));
+  });
+
+  it("our namespace is not hashed, nor a risk_data it was all of", async () => {
+    const { key } = await orgWithKey();
+    const ours = { "agent-risk": { decision: "approve" } };
+    const mandate = payment({ risk_data: { device: "d-1", ...ours } });
+    const { risk_data: _, ...bare } = mandate;
+    const withTheirs = await assessOk(key, { mandate });
+    const onlyOurs = await assessOk(key, { mandate: { ...bare, risk_data: ours } });
+    const hash = (m: Json) =>
+      sha256Hex(jcs({ kind: "ap2_payment", mandateType: "payment", mandate: m }));
+    expect(await storedContentHash(withTheirs.assessmentId)).toBe(
+      await hash({ ...bare, risk_data: { device: "d-1" } }),
+    );
+    expect(await storedContentHash(onlyOurs.assessmentId)).toBe(await hash(bare));
+  });
+});
 
 describe("the same request twice", () => {
   it("answers deep-equal responses, with one row each and one ledger entry", async () => {

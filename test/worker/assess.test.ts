@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call } from "./support/api";
 import {
@@ -149,7 +150,7 @@ describe("the Risk Payload", () => {
     const claims = JSON.parse((await verifyJws(body.riskPayloadJws, await jwks())).payload);
     const o = body.outcome;
     expect(claims).toMatchObject({
-      iss: "agent-risk",
+      iss: env.PUBLIC_BASE_URL,
       sub: o.id,
       assessment_id: o.id,
       mandate_id: body.mandateId,

@@ -47,7 +47,8 @@ describe("GET /v1/trust-list", () => {
     const { jws, ...list } = res.json;
     expect(list).toEqual({
       object: "trust_list",
-      issuer: new URL(BASE).origin,
+      // The configured public origin, not the host the request was sent to.
+      issuer: env.PUBLIC_BASE_URL,
       issued_at: expect.stringMatching(ISO_MS),
       expires_at: expect.stringMatching(ISO_MS),
       keys: [
