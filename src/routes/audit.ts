@@ -1,4 +1,4 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, desc, eq, gte, lt, lte, sql } from "drizzle-orm";
 import { auditCheckpoints, auditEntries } from "../db/schema";
 import { ApiError } from "../errors";
@@ -10,14 +10,14 @@ import { ledgerOf } from "../ledger/ledger";
 import { checkpointRecord, entryRecord } from "../ledger/ledger-rows";
 import { isUuid } from "../lib/ids";
 import { AuditEntry, AuditProof, Checkpoint } from "../schemas/audit";
-import { listOf, PageQuery, plainText } from "../schemas/common";
+import { DateTime, listOf, PageQuery, plainText } from "../schemas/common";
 
 const tags = ["Audit"];
 
 const ListQuery = PageQuery.extend({
   type: plainText(100).optional().openapi({ example: "api_key.created" }),
-  from: z.iso.datetime({ offset: true }).optional().openapi({ description: "time >= from" }),
-  to: z.iso.datetime({ offset: true }).optional().openapi({ description: "time <= to" }),
+  from: DateTime.optional().openapi({ description: "time >= from" }),
+  to: DateTime.optional().openapi({ description: "time <= to" }),
 });
 
 const list = createRoute(

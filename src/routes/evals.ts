@@ -8,9 +8,10 @@ import { decodeIdCursor, getById, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record } from "../ledger/ledger";
-import { isUuid, newId } from "../lib/ids";
+import { newId } from "../lib/ids";
 import { checkCaseAggregates, DECISIONS, type EvalCase, parseCases } from "../rules/eval-cases";
 import { scoreCases } from "../rules/eval-score";
+import { RowUuid } from "../schemas/agents";
 import { listOf, PageQuery } from "../schemas/common";
 
 const RunEval = z
@@ -79,9 +80,10 @@ const Eval = z
   })
   .openapi("Eval");
 
+// A filter that is no uuid is the caller's mistake (400, after authentication), not an empty page.
 const ListEvalsQuery = PageQuery.extend({
-  eval_set_id: z.string().optional(),
-  policy_id: z.string().optional(),
+  eval_set_id: RowUuid.optional(),
+  policy_id: RowUuid.optional(),
 });
 
 const tags = ["Evaluations"];
@@ -161,12 +163,6 @@ function toEval(row: Row): z.infer<typeof Eval> {
   };
 }
 
-/** A filter on an id: a value that is no uuid can match nothing. */
-function idFilter(value: string | undefined): string | null | undefined {
-  if (value === undefined) return undefined;
-  return isUuid(value) ? value.toLowerCase() : null;
-}
-
 export function registerEvals(app: OpenAPIHono<AppEnv>) {
   app.openapi(run, async (c) => {
     const body = c.req.valid("json");
@@ -219,13 +215,6 @@ export function registerEvals(app: OpenAPIHono<AppEnv>) {
   app.openapi(list, async (c) => {
     const { limit, cursor, eval_set_id, policy_id } = c.req.valid("query");
     const after = decodeIdCursor(cursor);
-    const setId = idFilter(eval_set_id);
-    const policyId = idFilter(policy_id);
-    if (setId === null || policyId === null)
-      return c.json(
-        page([], limit, () => ""),
-        200,
-      );
     const [rows] = await c.var.tenant.batch((db) => [
       db
         .select(summaryColumns)
@@ -233,8 +222,8 @@ export function registerEvals(app: OpenAPIHono<AppEnv>) {
         .where(
           and(
             after ? lt(evals.id, after) : undefined,
-            setId ? eq(evals.evalSetId, setId) : undefined,
-            policyId ? eq(evals.policyId, policyId) : undefined,
+            eval_set_id ? eq(evals.evalSetId, eval_set_id) : undefined,
+            policy_id ? eq(evals.policyId, policy_id) : undefined,
           ),
         )
         .orderBy(desc(evals.id))

@@ -104,6 +104,34 @@ export function commonRouteTests(shard: number, shards: number) {
       });
     }
 
+    if (route.filters) {
+      const filters = Object.entries(route.filters);
+      it("answers 400 to a bad filter, only after the credential and scope are checked", async () => {
+        const org = await newOrg();
+        const ids = route.resource ? await route.resource(org) : SOME_ID;
+        const { key } = await org.key(ALL_KEY_SCOPES);
+        const accepted = route.scope ? acceptedScopes(route.scope) : [];
+        const { key: unscoped } = await org.key(
+          ALL_KEY_SCOPES.filter((s) => !accepted.includes(s)),
+        );
+        for (const [name, value] of filters) {
+          const path = `${pathFor(route, ids)}?${new URLSearchParams({ [name]: value })}`;
+          const anonymous = await call(path, { method: route.method });
+          expect(anonymous.status, `${name} without a credential`).toBe(401);
+          expect(anonymous.json).toEqual({ error: "unauthenticated" });
+          if (accepted.length > 0) {
+            const refused = await call(path, { method: route.method, key: unscoped });
+            expect(refused.status, `${name} without the scope`).toBe(403);
+            expect(refused.json.error).toBe("insufficient_scope");
+          }
+          const res = await call(path, { method: route.method, key });
+          expect(res.status, `${name}=${value}`).toBe(400);
+          expect(res.json.error).toBe("invalid_request");
+          expect(res.json.details.map((d: { path: string }) => d.path)).toContain(name);
+        }
+      });
+    }
+
     if (route.resource) {
       const make = route.resource;
       it("answers 404 for another org's resource", async () => {

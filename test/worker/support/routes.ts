@@ -16,7 +16,17 @@ export interface RouteCase {
   body?: unknown;
   /** Creates the resource named by the path in the given org: `{id}`, or every parameter. */
   resource?: (org: TestOrg) => Promise<string | Record<string, string>>;
+  /**
+   * Bad query filters (a bad uuid, a bad date, an unknown status or enum): each answers 400
+   * `invalid_request` naming the parameter, and only after the credential is checked.
+   */
+  filters?: Record<string, string>;
 }
+
+/** The filter cases of a list route: each bad value of each named parameter. */
+const BAD_UUID = "not-a-uuid";
+const BAD_DATE = "2026-13-45";
+const UNKNOWN = "no-such-value";
 
 /** A one-case evaluation set, as the eval-set routes take it. */
 const EVAL_SET = {
@@ -55,7 +65,12 @@ export const ROUTES: RouteCase[] = [
     sessionOnly: true,
     resource: async (org) => (await org.key(["assess:read"])).id,
   },
-  { method: "GET", path: "/v1/audit", scope: "audit:read" },
+  {
+    method: "GET",
+    path: "/v1/audit",
+    scope: "audit:read",
+    filters: { from: BAD_DATE, to: "0000-01-01T00:00:00Z" },
+  },
   { method: "GET", path: "/v1/audit/verify", scope: "audit:read" },
   { method: "GET", path: "/v1/audit/export", scope: "audit:read" },
   { method: "GET", path: "/v1/audit/checkpoints", scope: "audit:read" },
@@ -67,7 +82,7 @@ export const ROUTES: RouteCase[] = [
   },
 
   { method: "POST", path: "/v1/principals", scope: "agents:write", body: { name: "Ada" } },
-  { method: "GET", path: "/v1/principals", scope: "agents:read" },
+  { method: "GET", path: "/v1/principals", scope: "agents:read", filters: { status: UNKNOWN } },
   { method: "GET", path: "/v1/principals/{id}", scope: "agents:read", resource: newPrincipal },
   {
     method: "POST",
@@ -81,7 +96,12 @@ export const ROUTES: RouteCase[] = [
     scope: "agents:write",
     body: { principal_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e", name: "a" },
   },
-  { method: "GET", path: "/v1/agents", scope: "agents:read" },
+  {
+    method: "GET",
+    path: "/v1/agents",
+    scope: "agents:read",
+    filters: { status: UNKNOWN, risk_tier: UNKNOWN, principal_id: BAD_UUID },
+  },
   {
     method: "GET",
     path: "/v1/agents/{id}",
@@ -142,14 +162,19 @@ export const ROUTES: RouteCase[] = [
     scope: "assess:write",
     body: { mandate: { vct: "mandate.payment.1" } },
   },
-  { method: "GET", path: "/v1/assessments", scope: "assess:read" },
+  {
+    method: "GET",
+    path: "/v1/assessments",
+    scope: "assess:read",
+    filters: { status: UNKNOWN, agent: BAD_UUID, kind: UNKNOWN, from: BAD_DATE, to: BAD_DATE },
+  },
   {
     method: "GET",
     path: "/v1/assessments/{id}",
     scope: "assess:read",
     resource: async (org) => (await assessOnce(org)).assessmentId,
   },
-  { method: "GET", path: "/v1/mandates", scope: "assess:read" },
+  { method: "GET", path: "/v1/mandates", scope: "assess:read", filters: { kind: UNKNOWN } },
   {
     method: "GET",
     path: "/v1/mandates/{id}",
@@ -162,7 +187,7 @@ export const ROUTES: RouteCase[] = [
     scope: "policy:write",
     body: { name: "p", rules: { max_amount: 1000 } },
   },
-  { method: "GET", path: "/v1/policies", scope: "policy:read" },
+  { method: "GET", path: "/v1/policies", scope: "policy:read", filters: { status: UNKNOWN } },
   {
     method: "GET",
     path: "/v1/policies/{id}",
@@ -200,7 +225,12 @@ export const ROUTES: RouteCase[] = [
       policy_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e",
     },
   },
-  { method: "GET", path: "/v1/evals", scope: "policy:read" },
+  {
+    method: "GET",
+    path: "/v1/evals",
+    scope: "policy:read",
+    filters: { eval_set_id: BAD_UUID, policy_id: BAD_UUID },
+  },
   { method: "GET", path: "/v1/evals/{id}", scope: "policy:read", resource: newEval },
 
   {
@@ -214,7 +244,12 @@ export const ROUTES: RouteCase[] = [
       expires_at: "2099-01-01T00:00:00Z",
     },
   },
-  { method: "GET", path: "/v1/action-mandates", scope: "assess:read" },
+  {
+    method: "GET",
+    path: "/v1/action-mandates",
+    scope: "assess:read",
+    filters: { status: UNKNOWN, agent_id: BAD_UUID },
+  },
   {
     method: "GET",
     path: "/v1/action-mandates/{id}",
@@ -270,6 +305,7 @@ export const ROUTES: RouteCase[] = [
     path: "/v1/webhook-endpoints/{id}/deliveries",
     scope: "webhooks:read",
     resource: newEndpoint,
+    filters: { status: UNKNOWN },
   },
   { method: "POST", path: "/v1/webhooks/dispatch", scope: "webhooks:write" },
   { method: "GET", path: "/v1/billing", scope: "assess:read" },
@@ -303,7 +339,7 @@ export const ROUTES: RouteCase[] = [
     scope: ["artifact:write", "assess:write"],
     body: { digest: `sha256:${"a1".repeat(32)}`, name: "routes.pdf" },
   },
-  { method: "GET", path: "/v1/artifacts", scope: "audit:read" },
+  { method: "GET", path: "/v1/artifacts", scope: "audit:read", filters: { digest: UNKNOWN } },
   { method: "GET", path: "/v1/artifacts/{id}", scope: "audit:read", resource: newArtifact },
   // evidence: sessions
   {
@@ -330,7 +366,7 @@ export const ROUTES: RouteCase[] = [
     },
     resource: newSession,
   },
-  { method: "GET", path: "/v1/sessions", scope: "audit:read" },
+  { method: "GET", path: "/v1/sessions", scope: "audit:read", filters: { agent_id: BAD_UUID } },
   { method: "GET", path: "/v1/sessions/{id}", scope: "audit:read", resource: newSession },
   { method: "GET", path: "/v1/sessions/{id}/events", scope: "audit:read", resource: newSession },
   { method: "GET", path: "/v1/sessions/{id}/verify", scope: "audit:read", resource: newSession },
@@ -346,15 +382,30 @@ export const ROUTES: RouteCase[] = [
       occurred_at: "2026-01-01T00:00:00Z",
     },
   },
-  { method: "GET", path: "/v1/control-coverage/effects", scope: "audit:read" },
+  {
+    method: "GET",
+    path: "/v1/control-coverage/effects",
+    scope: "audit:read",
+    filters: { has_gate: UNKNOWN },
+  },
   {
     method: "GET",
     path: "/v1/control-coverage/effects/{id}",
     scope: "audit:read",
     resource: newEffect,
   },
-  { method: "GET", path: "/v1/control-coverage", scope: "audit:read" },
-  { method: "GET", path: "/v1/control-coverage/report", scope: "audit:read" },
+  {
+    method: "GET",
+    path: "/v1/control-coverage",
+    scope: "audit:read",
+    filters: { from: BAD_DATE, to: BAD_DATE },
+  },
+  {
+    method: "GET",
+    path: "/v1/control-coverage/report",
+    scope: "audit:read",
+    filters: { from: BAD_DATE, to: BAD_DATE },
+  },
 ];
 
 /** An effect the org's owner reported (live mode). */
