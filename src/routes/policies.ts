@@ -145,15 +145,41 @@ async function activateInBatch(c: AppContext, id: string): Promise<PolicyRow | u
         .where(and(eq(policies.id, id), eq(policies.status, "draft"))),
       db.select().from(policies).where(eq(policies.id, id)),
     ])
-    .catch((error: unknown) => {
-      if (isUniqueViolation(error)) {
-        throw new ApiError("policy_activation_conflict", [
-          { path: "id", message: "another activation happened at the same time; retry" },
-        ]);
-      }
-      throw error;
-    });
+    .catch(activationConflict);
   return rows[0];
+}
+
+/** The loser of an activation race (the partial unique index said no): 409, retry. */
+function activationConflict(error: unknown, path = "id"): never {
+  if (isUniqueViolation(error)) {
+    throw new ApiError("policy_activation_conflict", [
+      { path, message: "another activation happened at the same time; retry" },
+    ]);
+  }
+  throw error;
+}
+
+/**
+ * Creates a policy as the org's active one in one transaction: the active policy (if any)
+ * returns to draft and the new one is inserted active with the next version. The partial
+ * unique index decides a race; the loser's whole transaction rolls back (409).
+ */
+async function createActive(c: AppContext, values: typeof policies.$inferInsert) {
+  const [, rows] = await c.var.tenant
+    .batch((db) => [
+      db.update(policies).set({ status: "draft" }).where(eq(policies.status, "active")),
+      db
+        .insert(policies)
+        .values({
+          ...values,
+          status: "active",
+          version: sql`(select coalesce(max(p.version), 0) + 1 from policies p)`,
+          activatedAt: sql`now()`,
+        })
+        .returning(),
+    ])
+    .catch((error: unknown) => activationConflict(error, "activate"));
+  return [rows] as const;
 }
 
 /** Recorded once per version: a repeated activation of the active policy records nothing. */
@@ -175,19 +201,19 @@ export function registerPolicies(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const id = newId();
     const normalized = normalizeRules(body.rules);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .insert(policies)
-        .values({
-          id,
-          name: body.name,
-          rules: body.rules,
-          velocityWindowSeconds: normalized.velocity?.window_seconds ?? null,
-          aggregates: normalized.program?.aggregates ?? [],
-        })
-        .returning(),
-    ]);
-    let row = rows[0];
+    const values = {
+      id,
+      name: body.name,
+      rules: body.rules,
+      velocityWindowSeconds: normalized.velocity?.window_seconds ?? null,
+      aggregates: normalized.program?.aggregates ?? [],
+    };
+    // With `activate`, the insert and the activation are one transaction: a lost activation
+    // race rolls the new policy back with it, so a 409 leaves no stray draft behind.
+    const [rows] = body.activate
+      ? await createActive(c, values)
+      : await c.var.tenant.batch((db) => [db.insert(policies).values(values).returning()]);
+    const row = rows[0];
     if (!row) throw new ApiError("internal_error");
     const who = await c.var.tenant.caller();
     await record(c.env, who, {
@@ -195,10 +221,7 @@ export function registerPolicies(app: OpenAPIHono<AppEnv>) {
       subject: { type: "policy", id },
       payload: toPolicy(row),
     });
-    if (body.activate) {
-      row = (await activateInBatch(c, id)) ?? row;
-      await recordActivation(c, row);
-    }
+    if (body.activate) await recordActivation(c, row);
     return c.json(toPolicy(row), 201);
   });
 

@@ -214,6 +214,56 @@ describe("activation and versions", () => {
     expect(row.n).toBe(1);
   });
 
+  it("concurrent creations with activate true leave one active policy and no stray draft", async () => {
+    const org = await newOrg();
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        create(org, { name: `p${i}`, rules: {}, activate: true }),
+      ),
+    );
+    for (const a of answers) {
+      expect([201, 409]).toContain(a.status);
+      if (a.status === 201) expect(a.json.status).toBe("active");
+      else expect(a.json.error).toBe("policy_activation_conflict");
+    }
+    const created = answers.filter((a) => a.status === 201).map((a) => a.json.id as string);
+    const rows =
+      (await ownerSql`select id, status from policies where org_id = ${org.id}`) as Json[];
+    // Every stored policy is one a 201 answered: a lost race stored nothing.
+    expect(rows.map((r) => r.id).sort()).toEqual(created.sort());
+    expect(rows.filter((r) => r.status === "active")).toHaveLength(1);
+  });
+
+  it("a create with activate true that loses its activation stores nothing and records nothing", async () => {
+    const org = await newOrg();
+    // The partial unique index's answer to a concurrent activation, made deterministic: this
+    // org's policies cannot become active while the trigger stands.
+    const trigger = `lose_activation_${org.id.replaceAll("-", "")}`;
+    await ownerSql.query(`create function ${trigger}() returns trigger language plpgsql as $$
+      begin
+        if new.org_id = '${org.id}' and new.status = 'active' then
+          raise unique_violation using message = 'simulated concurrent activation';
+        end if;
+        return new;
+      end $$`);
+    await ownerSql.query(`create trigger ${trigger} before insert or update on policies
+      for each row execute function ${trigger}()`);
+    try {
+      const res = await create(org, { name: "loser", rules: {}, activate: true });
+      expect(res.status).toBe(409);
+      expect(res.json.error).toBe("policy_activation_conflict");
+    } finally {
+      await ownerSql.query(`drop trigger ${trigger} on policies`);
+      await ownerSql.query(`drop function ${trigger}()`);
+    }
+    const [row] = (await ownerSql`select count(*)::int as n from policies
+      where org_id = ${org.id}`) as [Json];
+    expect(row.n).toBe(0);
+    const entries = (await ownerSql`select type from audit_entries
+      where org_id = ${org.id} and type like 'policy.%'`) as Json[];
+    expect(entries).toEqual([]);
+  });
+
   it("records policy.created and policy.activated in the ledger", async () => {
     const org = await newOrg();
     const a = await draft(org);
