@@ -58,14 +58,8 @@ export async function redeem(
   if (decision?.grantId !== claims.jti || decision.mandateId !== claims.mandate || !mandate) {
     throw new ApiError("not_found");
   }
-  if (mandate.status === "revoked") {
-    throw new ApiError("mandate_revoked", [
-      {
-        path: "grant",
-        message: `the mandate ${mandate.id} was revoked at ${mandate.revokedAt?.toISOString()}`,
-      },
-    ]);
-  }
+  if (mandate.status === "revoked")
+    throw mandateRevoked(mandate.id, mandate.revokedAt?.toISOString());
   // A grant carries its agent's authority: a suspended or revoked agent's grants stop too.
   const subject = subjects[0];
   if (subject && subject.status !== "active") {
@@ -98,6 +92,9 @@ export async function redeem(
     subject: { type: "action_grant", id: claims.jti },
     payload,
     once: [`grant:${claims.jti}`],
+    // The mandate may be revoked after the read above: the ledger object, which sequences
+    // both, refuses this redemption if the revocation came first (docs/action-authority.md).
+    voidedBy: [`action_mandate:${mandate.id}`],
   };
   return recordOnce(tenant.env, who, change, payload, {
     // A loser of the race finishes the winner's write (it may have died after its append), so
@@ -110,6 +107,9 @@ export async function redeem(
       ]);
       if (replayed) throw alreadyRedeemed(first, row);
       return row;
+    },
+    voided: async (revocation) => {
+      throw mandateRevoked(mandate.id, revocation.at);
     },
     // The winner's record has expired from the ledger object (a day after it): its entry says
     // enough to name it.
@@ -147,6 +147,12 @@ function mismatchesOf(claims: GrantClaims, request: ActionRequest, who: Caller):
     });
   }
   return mismatches;
+}
+
+function mandateRevoked(mandateId: string, revokedAt: string | undefined): ApiError {
+  return new ApiError("mandate_revoked", [
+    { path: "grant", message: `the mandate ${mandateId} was revoked at ${revokedAt}` },
+  ]);
 }
 
 function alreadyRedeemed(

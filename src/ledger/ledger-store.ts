@@ -11,6 +11,14 @@ export interface Head {
   time: string;
 }
 
+/** A revocation as the ledger object keeps it: what it voids, its entry, and when it took effect. */
+export interface Voiding {
+  key: string;
+  sequence: number;
+  /** The revocation's time as the record shows it (`revoked_at`). */
+  at: string;
+}
+
 type Row = Record<string, SqlStorageValue>;
 
 /** A write's fate: not yet in Postgres, stored, refused at the spending cap, or lost to another. */
@@ -32,6 +40,10 @@ const SCHEMA = [
   `create table if not exists spends (
      root text not null, tx text not null, amount integer not null, currency text not null,
      sequence integer not null, primary key (root, tx))`,
+  // What voids grants, by key (`action_mandate:<id>`): set by the revocation's own append, in
+  // its transaction, and read by a redemption's, so the two are ordered by sequence.
+  `create table if not exists voids (
+     key text primary key, sequence integer not null, at text not null)`,
   `create table if not exists entries (
      sequence integer primary key, id text not null, type text not null,
      actor_type text not null, actor_id text not null, subject_type text, subject_id text,
@@ -141,6 +153,26 @@ export class LedgerStore {
 
   setOnce(key: string, sequence: number): void {
     this.sql.exec("insert into once_keys (key, sequence) values (?, ?)", key, sequence);
+  }
+
+  /** The revocation that voided this key, if any. */
+  voiding(key: string): Voiding | undefined {
+    const rows = this.sql.exec<{ sequence: number; at: string }>(
+      "select sequence, at from voids where key = ?",
+      key,
+    );
+    const row = rows.toArray()[0];
+    return row ? { key, sequence: row.sequence, at: row.at } : undefined;
+  }
+
+  /** Records a revocation once: a retry keeps the first one's sequence and time. */
+  setVoiding(voiding: Voiding): void {
+    this.sql.exec(
+      "insert into voids (key, sequence, at) values (?, ?, ?) on conflict (key) do nothing",
+      voiding.key,
+      voiding.sequence,
+      voiding.at,
+    );
   }
 
   attachment(sequence: number): string | null {

@@ -5,7 +5,7 @@ import { ApiError, type ErrorCode, errorStatus } from "../errors";
 import { payloadDigest } from "../lib/digest";
 import type { Party } from "./chain";
 import { LEDGER_UNAVAILABLE } from "./ledger-postgres";
-import type { StoredEntry } from "./ledger-store";
+import type { StoredEntry, Voiding } from "./ledger-store";
 import type { Appended, DeferredAppend, OrgLedger } from "./org-ledger";
 
 /** A state change to record: what happened, to what, and the payload it is a digest of. */
@@ -53,6 +53,27 @@ export async function recordAs(
     ...(change.once === undefined ? {} : { once: change.once }),
   }));
   return reachLedger(() => ledgerOf(env, orgId).append(orgId, inputs));
+}
+
+/**
+ * `record` for a revocation that voids grants: the org's ledger object appends it and voids
+ * `voids.key` in one step, so every redemption it sequences later is refused and every one it
+ * sequenced before has a lower sequence (OrgLedger.revoke). Recorded once per `once` key.
+ */
+export async function recordRevocation(
+  env: Env,
+  caller: Caller,
+  change: Change & { once: string },
+  voids: { key: string; at: string },
+): Promise<Appended> {
+  const input = {
+    type: change.type,
+    actor: actorParty(caller.actor),
+    subject: change.subject,
+    digest: payloadDigest(change.payload),
+    once: change.once,
+  };
+  return reachLedger(() => ledgerOf(env, caller.orgId).revoke(caller.orgId, input, voids));
 }
 
 /**
@@ -106,21 +127,43 @@ const MAX_ORPHANS = 5;
 export async function recordOnce<T, R>(
   env: Env,
   caller: Caller,
-  change: Omit<Change, "once"> & { once: readonly string[] },
+  change: Omit<Change, "once"> & { once: readonly string[]; voidedBy?: readonly string[] },
   terms: T,
   settle: {
     finish: (sequenced: Sequenced<T>) => Promise<R>;
     expired: (entry: StoredEntry) => Promise<R | typeof ORPHANED>;
+    /** A `voidedBy` key was revoked before this change could be sequenced: nothing was. */
+    voided?: (revocation: Voiding) => Promise<R>;
   },
 ): Promise<R> {
   let once = change.once;
+  const voidedBy = change.voidedBy ?? [];
   for (let orphans = 0; ; orphans++) {
-    const { entry, replayed, attachment } = await recordDeferred(
-      env,
-      caller,
-      { ...change, once: [...once] },
-      JSON.stringify(terms),
-    );
+    const input = {
+      type: change.type,
+      actor: actorParty(caller.actor),
+      subject: change.subject,
+      digest: payloadDigest(change.payload),
+      once: [...once],
+      attachment: JSON.stringify(terms),
+    };
+    const ledger = ledgerOf(env, caller.orgId);
+    const answer =
+      voidedBy.length === 0
+        ? await reachLedger(() => ledger.appendDeferred(caller.orgId, input))
+        : // The RPC stub's type of a union answer is not the union itself.
+          await reachLedger(
+            () =>
+              ledger.appendUnlessVoided(caller.orgId, {
+                ...input,
+                voidedBy: [...voidedBy],
+              }) as unknown as Promise<DeferredAppend | { voided: Voiding }>,
+          );
+    if ("voided" in answer) {
+      if (!settle.voided) throw new Error("a voided change needs settle.voided");
+      return settle.voided(answer.voided);
+    }
+    const { entry, replayed, attachment } = answer;
     if (!replayed) return settle.finish({ entry, terms, replayed });
     if (attachment !== null) {
       // Our own JSON, written by the first caller of these keys.

@@ -16,7 +16,7 @@ import { type DeliveryMessage, deliveriesMadeHere, send } from "../webhooks/enqu
 import { entryHash, GENESIS_HASH, type LedgerEntry, leafHash, type Party } from "./chain";
 import { type CheckpointRecord, checkpointNote, logIdFor } from "./checkpoint";
 import { writeToPostgres } from "./ledger-postgres";
-import { type Head, LedgerStore, type StoredEntry } from "./ledger-store";
+import { type Head, LedgerStore, type StoredEntry, type Voiding } from "./ledger-store";
 import { appendLeaf, consistencyProof, inclusionProof, rootAt, verifyConsistency } from "./merkle";
 
 /** One thing that happened, as a caller hands it to the ledger. */
@@ -109,15 +109,46 @@ export class OrgLedger extends DurableObject<Env> {
 
   /** Appends entries in order and returns once Postgres has them. */
   async append(orgId: string, inputs: AppendInput[]): Promise<Appended[]> {
+    return this.appendThen(orgId, inputs, () => {});
+  }
+
+  /**
+   * Appends a revocation and, in the same synchronous transaction, voids what it revokes
+   * (`voids.key`, e.g. `action_mandate:<id>`): a redemption the ledger object sequences after
+   * it is refused (`appendUnlessVoided`), one sequenced before it has a lower sequence. So a
+   * revocation and a redemption are ordered by the ledger, whatever their requests read
+   * before. Returns once Postgres has the entry; a retry (same `once`) keeps the first
+   * revocation's sequence and time.
+   */
+  async revoke(
+    orgId: string,
+    input: AppendInput & { once: string },
+    voids: { key: string; at: string },
+  ): Promise<Appended> {
+    const [appended] = await this.appendThen(orgId, [input], ([revocation]) => {
+      if (revocation) this.store.setVoiding({ ...voids, sequence: revocation.sequence });
+    });
+    if (!appended) throw new Error(`ledger ${orgId}: revocation not appended`);
+    return appended;
+  }
+
+  /** `append`, with `also` run inside the sequencing transaction on what was appended. */
+  private async appendThen(
+    orgId: string,
+    inputs: AppendInput[],
+    also: (appended: Appended[]) => void,
+  ): Promise<Appended[]> {
     this.bind(orgId);
     let head = this.head;
-    const appended = this.ctx.storage.transactionSync(() =>
-      inputs.map((input) => {
+    const appended = this.ctx.storage.transactionSync(() => {
+      const answers = inputs.map((input) => {
         const [answer, next] = this.sequence(orgId, input, head);
         head = next;
         return answer;
-      }),
-    );
+      });
+      also(answers);
+      return answers;
+    });
     // Only now, with the transaction committed, does the in-memory head move.
     this.head = head;
     const last = Math.max(0, ...appended.map((a) => a.sequence));
@@ -142,6 +173,31 @@ export class OrgLedger extends DurableObject<Env> {
     orgId: string,
     input: Omit<AppendInput, "once"> & { once: string[]; attachment: string },
   ): Promise<DeferredAppend> {
+    const answer = await this.deferred(orgId, input, []);
+    if ("voided" in answer) throw new Error(`ledger ${orgId}: voided without a void key`);
+    return answer;
+  }
+
+  /**
+   * `appendDeferred` for what a revocation can void (a grant's redemption): after a replay by
+   * the `once` keys (the first redemption is still the first), refused if any `voidedBy` key
+   * was revoked, checked in the same synchronous step that sequences the entry. The answer is
+   * then the revocation, and nothing is appended.
+   */
+  async appendUnlessVoided(
+    orgId: string,
+    input: Omit<AppendInput, "once"> & { once: string[]; attachment: string; voidedBy: string[] },
+  ): Promise<DeferredAppend | { voided: Voiding }> {
+    const { voidedBy, ...append } = input;
+    return this.deferred(orgId, append, voidedBy);
+  }
+
+  // No await before the transaction: the once keys, the voids and the sequencing are one step.
+  private async deferred(
+    orgId: string,
+    input: Omit<AppendInput, "once"> & { once: string[]; attachment: string },
+    voidedBy: readonly string[],
+  ): Promise<DeferredAppend | { voided: Voiding }> {
     this.bind(orgId);
     // Several keys, one entry: the first key already used names the earlier append.
     for (const key of input.once) {
@@ -153,6 +209,10 @@ export class OrgLedger extends DurableObject<Env> {
           attachment: this.store.attachment(earlier.sequence),
         };
       }
+    }
+    for (const key of voidedBy) {
+      const voided = this.store.voiding(key);
+      if (voided) return { voided };
     }
     const [primary, ...others] = input.once;
     if (primary === undefined) throw new Error("appendDeferred needs a once key");

@@ -7,7 +7,7 @@ import type { AppContext, AppEnv } from "../http/context";
 import { getById, listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
-import { record, recordDeferred } from "../ledger/ledger";
+import { recordDeferred, recordRevocation } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
 import { newId } from "../lib/ids";
 import { ActionMandate, CreateActionMandate, actionTags as tags } from "../schemas/actions";
@@ -186,12 +186,21 @@ export function registerActionMandates(app: OpenAPIHono<AppEnv>) {
     ]);
     const row = orNotFound(rows[0]);
     // Recorded on every call, once per mandate: a retry after a failed append still records it.
-    await record(c.env, await c.var.tenant.caller(), {
-      type: "action_mandate.revoked",
-      subject: { type: "action_mandate", id },
-      payload: mandateRevocation(row),
-      once: `action_mandate.revoked:${id}`,
-    });
+    // The ledger object voids the mandate's grants in the same step, so a redemption that read
+    // the mandate as active before this update is still refused if it comes after: once this
+    // answers 200, no grant under the mandate redeems (docs/action-authority.md).
+    const revocation = mandateRevocation(row);
+    await recordRevocation(
+      c.env,
+      await c.var.tenant.caller(),
+      {
+        type: "action_mandate.revoked",
+        subject: { type: "action_mandate", id },
+        payload: revocation,
+        once: `action_mandate.revoked:${id}`,
+      },
+      { key: `action_mandate:${id}`, at: revocation.revoked_at ?? new Date().toISOString() },
+    );
     return c.json(toMandate(row), 200);
   });
 }
