@@ -12,6 +12,11 @@ export interface AuthorizeOptions {
   sessionOnly?: boolean;
   /** The route acts for the person, not yet for an org (creating one): a valid session is all. */
   orgless?: boolean;
+  /**
+   * The route changes configuration or authority that live and test mode share: a test key is
+   * refused with 403 `live_key_required` (after its 401 and scope checks, as every 4xx).
+   */
+  liveOnly?: boolean;
 }
 
 /** The Worker's `waitUntil`; a direct `app.fetch` without an execution context just runs it. */
@@ -44,6 +49,14 @@ export function authorize(
     const tenant = new Tenant(c.env, credential, scope, deferOf(c));
     c.set("tenant", tenant);
     c.set("orgless", options.orgless ?? false);
+    if (options.liveOnly && !tenant.livemode) {
+      throw new ApiError("live_key_required", [
+        {
+          path: "",
+          message: "this changes what live and test mode share: use a live key or a session",
+        },
+      ]);
+    }
     await next();
     // Safety net: a route that answered success without ever establishing its caller skipped
     // authentication; never let that answer out.

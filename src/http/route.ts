@@ -19,7 +19,11 @@ export function guarded<R extends Omit<RouteConfig, "middleware" | "security">>(
     accepted.length === 0
       ? "Requires any valid credential."
       : `Requires scope ${accepted.map((s) => `\`${s}\``).join(" or ")}.`;
-  const who = options.sessionOnly ? " Session only." : "";
+  const who = options.sessionOnly
+    ? " Session only."
+    : options.liveOnly
+      ? " Live keys and sessions only (a test key: 403 `live_key_required`)."
+      : "";
   return {
     ...route,
     description: [route.description, `${needs}${who}`].filter(Boolean).join("\n\n"),
@@ -28,5 +32,6 @@ export function guarded<R extends Omit<RouteConfig, "middleware" | "security">>(
       ? [{ session: [] }]
       : [{ apiKey: [] }, { bearer: [] }]) as Security,
     "x-required-scope": scope,
+    ...(options.liveOnly ? { "x-live-only": true } : {}),
   };
 }

@@ -20,17 +20,21 @@ const ListMandatesQuery = PageQuery.extend({
 });
 
 const create = createRoute(
-  guarded("assess:write", {
-    method: "post",
-    path: "/v1/action-mandates",
-    tags,
-    summary: "Create bounded authority for an agent: an action, a resource, a window, limits",
-    request: { body: jsonBody(CreateActionMandate) },
-    responses: {
-      201: json(ActionMandate, "The mandate"),
-      ...errorResponses(400, 401, 403, 409, 503),
+  guarded(
+    "assess:write",
+    {
+      method: "post",
+      path: "/v1/action-mandates",
+      tags,
+      summary: "Create bounded authority for an agent: an action, a resource, a window, limits",
+      request: { body: jsonBody(CreateActionMandate) },
+      responses: {
+        201: json(ActionMandate, "The mandate"),
+        ...errorResponses(400, 401, 403, 409, 503),
+      },
     },
-  }),
+    { liveOnly: true },
+  ),
 );
 
 const list = createRoute(
@@ -59,18 +63,22 @@ const get = createRoute(
 );
 
 const revoke = createRoute(
-  guarded("assess:write", {
-    method: "post",
-    path: "/v1/action-mandates/{id}/revoke",
-    tags,
-    summary: "Revoke an action mandate: no more ALLOWs, and its grants no longer redeem",
-    description: "Revoking a revoked mandate answers 200 with the unchanged record.",
-    request: { params: IdParam },
-    responses: {
-      200: json(ActionMandate, "The revoked mandate"),
-      ...errorResponses(401, 403, 404, 503),
+  guarded(
+    "assess:write",
+    {
+      method: "post",
+      path: "/v1/action-mandates/{id}/revoke",
+      tags,
+      summary: "Revoke an action mandate: no more ALLOWs, and its grants no longer redeem",
+      description: "Revoking a revoked mandate answers 200 with the unchanged record.",
+      request: { params: IdParam },
+      responses: {
+        200: json(ActionMandate, "The revoked mandate"),
+        ...errorResponses(401, 403, 404, 503),
+      },
     },
-  }),
+    { liveOnly: true },
+  ),
 );
 
 type CreateBody = z.infer<typeof CreateActionMandate>;

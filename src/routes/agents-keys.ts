@@ -46,21 +46,25 @@ const KeyParam = AgentParam.extend({
 });
 
 const register = createRoute(
-  guarded("agents:write", {
-    method: "post",
-    path: "/v1/agents/{id}/keys",
-    tags,
-    summary: "Register a public key for an agent",
-    description:
-      "The key is validated by importing it; private key material is refused. Registering a " +
-      "key the agent already holds answers 200 with the existing record (201 when new).",
-    request: { params: AgentParam, body: jsonBody(RegisterKey) },
-    responses: {
-      200: json(AgentKey, "The key was already registered for this agent"),
-      201: json(AgentKey, "The registered key"),
-      ...errorResponses(400, 401, 403, 404, 409, 503),
+  guarded(
+    "agents:write",
+    {
+      method: "post",
+      path: "/v1/agents/{id}/keys",
+      tags,
+      summary: "Register a public key for an agent",
+      description:
+        "The key is validated by importing it; private key material is refused. Registering a " +
+        "key the agent already holds answers 200 with the existing record (201 when new).",
+      request: { params: AgentParam, body: jsonBody(RegisterKey) },
+      responses: {
+        200: json(AgentKey, "The key was already registered for this agent"),
+        201: json(AgentKey, "The registered key"),
+        ...errorResponses(400, 401, 403, 404, 409, 503),
+      },
     },
-  }),
+    { liveOnly: true },
+  ),
 );
 
 const list = createRoute(
@@ -78,17 +82,21 @@ const list = createRoute(
 );
 
 const revoke = createRoute(
-  guarded("agents:write", {
-    method: "post",
-    path: "/v1/agents/{id}/keys/{keyId}/revoke",
-    tags,
-    summary: "Revoke an agent key; it never verifies anything again",
-    description:
-      "Revoking a revoked key answers 200 with the unchanged record. A bound Agent Card that " +
-      "no other active key of the agent signed becomes `unverified` in the same transaction.",
-    request: { params: KeyParam },
-    responses: { 200: json(AgentKey, "The revoked key"), ...errorResponses(401, 403, 404, 503) },
-  }),
+  guarded(
+    "agents:write",
+    {
+      method: "post",
+      path: "/v1/agents/{id}/keys/{keyId}/revoke",
+      tags,
+      summary: "Revoke an agent key; it never verifies anything again",
+      description:
+        "Revoking a revoked key answers 200 with the unchanged record. A bound Agent Card that " +
+        "no other active key of the agent signed becomes `unverified` in the same transaction.",
+      request: { params: KeyParam },
+      responses: { 200: json(AgentKey, "The revoked key"), ...errorResponses(401, 403, 404, 503) },
+    },
+    { liveOnly: true },
+  ),
 );
 
 type KeyRow = typeof agentKeys.$inferSelect;

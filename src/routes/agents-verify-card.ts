@@ -37,24 +37,28 @@ const VerifyCard = z
   .openapi("VerifyAgentCardRequest");
 
 const verify = createRoute(
-  guarded("agents:write", {
-    method: "post",
-    path: "/v1/agents/verify-card",
-    tags,
-    summary: "Verify an A2A Agent Card and bind it to an agent",
-    description:
-      "Checks the card's required fields for its A2A version and its `signatures[]` (JWS with " +
-      "detached payload over the RFC 8785 canonical card) against the agent's active keys. " +
-      "The answer is the check's result, whatever it is; the latest check is the agent's card " +
-      "status, and a verified card raises the agent's trust. A `card_url` is fetched over " +
-      "https only, never from private, loopback or link-local addresses, at most 64 KiB " +
-      "within 5 s, without following redirects.",
-    request: { body: jsonBody(VerifyCard) },
-    responses: {
-      200: json(CardStatus, "The verification result, now the agent's card status"),
-      ...errorResponses(400, 401, 403, 404, 409, 503),
+  guarded(
+    "agents:write",
+    {
+      method: "post",
+      path: "/v1/agents/verify-card",
+      tags,
+      summary: "Verify an A2A Agent Card and bind it to an agent",
+      description:
+        "Checks the card's required fields for its A2A version and its `signatures[]` (JWS with " +
+        "detached payload over the RFC 8785 canonical card) against the agent's active keys. " +
+        "The answer is the check's result, whatever it is; the latest check is the agent's card " +
+        "status, and a verified card raises the agent's trust. A `card_url` is fetched over " +
+        "https only, never from private, loopback or link-local addresses, at most 64 KiB " +
+        "within 5 s, without following redirects.",
+      request: { body: jsonBody(VerifyCard) },
+      responses: {
+        200: json(CardStatus, "The verification result, now the agent's card status"),
+        ...errorResponses(400, 401, 403, 404, 409, 503),
+      },
     },
-  }),
+    { liveOnly: true },
+  ),
 );
 
 async function fetchCard(url: string, env: AppEnv["Bindings"]): Promise<unknown> {

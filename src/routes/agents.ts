@@ -68,17 +68,21 @@ const TrustEvent = z
   .openapi("TrustEvent");
 
 const create = createRoute(
-  guarded("agents:write", {
-    method: "post",
-    path: "/v1/agents",
-    tags,
-    summary: "Register an agent representing a principal",
-    request: { body: jsonBody(CreateAgent) },
-    responses: {
-      201: json(Agent, "The agent"),
-      ...errorResponses(400, 401, 403, 409, 503),
+  guarded(
+    "agents:write",
+    {
+      method: "post",
+      path: "/v1/agents",
+      tags,
+      summary: "Register an agent representing a principal",
+      request: { body: jsonBody(CreateAgent) },
+      responses: {
+        201: json(Agent, "The agent"),
+        ...errorResponses(400, 401, 403, 409, 503),
+      },
     },
-  }),
+    { liveOnly: true },
+  ),
 );
 
 const list = createRoute(
@@ -107,17 +111,21 @@ const get = createRoute(
 );
 
 const update = createRoute(
-  guarded("agents:write", {
-    method: "patch",
-    path: "/v1/agents/{id}",
-    tags,
-    summary: "Update an agent: name, description, metadata, status",
-    request: { params: IdParam, body: jsonBody(UpdateAgent) },
-    responses: {
-      200: json(Agent, "The updated agent"),
-      ...errorResponses(400, 401, 403, 404, 409, 503),
+  guarded(
+    "agents:write",
+    {
+      method: "patch",
+      path: "/v1/agents/{id}",
+      tags,
+      summary: "Update an agent: name, description, metadata, status",
+      request: { params: IdParam, body: jsonBody(UpdateAgent) },
+      responses: {
+        200: json(Agent, "The updated agent"),
+        ...errorResponses(400, 401, 403, 404, 409, 503),
+      },
     },
-  }),
+    { liveOnly: true },
+  ),
 );
 
 const history = createRoute(

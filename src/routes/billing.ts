@@ -21,6 +21,12 @@ import {
   billingTags as tags,
 } from "../schemas/billing";
 
+/**
+ * The bill is live: a test key may read it, never change it (a CI key must not be able to cap,
+ * and so stop, production traffic).
+ */
+const LIVE_ONLY = { liveOnly: true } as const;
+
 const get = createRoute(
   guarded("assess:read", {
     method: "get",
@@ -32,20 +38,24 @@ const get = createRoute(
 );
 
 const setCap = createRoute(
-  guarded("assess:write", {
-    method: "post",
-    path: "/v1/billing/spending_cap",
-    tags,
-    summary: "Set or lower the spending cap on the period's usage charge",
-    description:
-      "Raising or lifting an existing cap answers 409 `spend_confirmation_required`: " +
-      "that takes an owner's confirmation.",
-    request: { body: jsonBody(SetSpendingCap) },
-    responses: {
-      200: json(Billing, "The org's billing, with the new cap"),
-      ...errorResponses(400, 401, 403, 409, 503),
+  guarded(
+    "assess:write",
+    {
+      method: "post",
+      path: "/v1/billing/spending_cap",
+      tags,
+      summary: "Set or lower the spending cap on the period's usage charge",
+      description:
+        "Raising or lifting an existing cap answers 409 `spend_confirmation_required`: " +
+        "that takes an owner's confirmation.",
+      request: { body: jsonBody(SetSpendingCap) },
+      responses: {
+        200: json(Billing, "The org's billing, with the new cap"),
+        ...errorResponses(400, 401, 403, 409, 503),
+      },
     },
-  }),
+    LIVE_ONLY,
+  ),
 );
 
 const confirm = createRoute(
@@ -62,25 +72,29 @@ const confirm = createRoute(
         ...errorResponses(400, 401, 403, 409, 503),
       },
     },
-    { sessionOnly: true },
+    { sessionOnly: true, ...LIVE_ONLY },
   ),
 );
 
 const checkout = createRoute(
-  guarded("assess:write", {
-    method: "post",
-    path: "/v1/billing/checkout",
-    tags,
-    summary: "Start an upgrade: a hosted Stripe Checkout page for a paid plan",
-    description:
-      "An `Idempotency-Key` header makes a retry answer the same session. The plan becomes " +
-      "active when the provider reports the checkout completed.",
-    request: { body: jsonBody(CreateCheckout) },
-    responses: {
-      201: json(Checkout, "The checkout session"),
-      ...errorResponses(400, 401, 403, 409, 503),
+  guarded(
+    "assess:write",
+    {
+      method: "post",
+      path: "/v1/billing/checkout",
+      tags,
+      summary: "Start an upgrade: a hosted Stripe Checkout page for a paid plan",
+      description:
+        "An `Idempotency-Key` header makes a retry answer the same session. The plan becomes " +
+        "active when the provider reports the checkout completed.",
+      request: { body: jsonBody(CreateCheckout) },
+      responses: {
+        201: json(Checkout, "The checkout session"),
+        ...errorResponses(400, 401, 403, 409, 503),
+      },
     },
-  }),
+    LIVE_ONLY,
+  ),
 );
 
 function billingAccount(orgId: string) {
@@ -88,20 +102,7 @@ function billingAccount(orgId: string) {
 }
 
 /** Sets or lowers the cap; the ledger entry and the change are one transaction. */
-/**
- * The bill is live: a test key may read it, never change it (a CI key must not be able to cap,
- * and so stop, production traffic).
- */
-function liveOnly(c: AppContext) {
-  if (!c.var.tenant.livemode) {
-    throw new ApiError("live_key_required", [
-      { path: "", message: "billing changes take a live key or a session" },
-    ]);
-  }
-}
-
 async function setSpendingCap(c: AppContext, amount: number): Promise<AccountState> {
-  liveOnly(c);
   const state = await readAccount(c.var.tenant);
   const previous = state.spending_cap;
   if (previous !== null && amount > previous) {
@@ -207,7 +208,6 @@ async function confirmSpend(c: AppContext, cap: number | null) {
 }
 
 async function startCheckout(c: AppContext, body: z.infer<typeof CreateCheckout>) {
-  liveOnly(c);
   const state = await readAccount(c.var.tenant);
   if (state.plan === body.plan) throw new ApiError("plan_already_active", { plan: body.plan });
   // One subscription per org: a second checkout would start a second, parallel subscription

@@ -38,17 +38,21 @@ const Deleted = z
 const tags = ["Evaluations"];
 
 const create = createRoute(
-  guarded("policy:write", {
-    method: "post",
-    path: "/v1/eval-sets",
-    tags,
-    summary: "Create an evaluation set: labeled cases to score policies against",
-    description:
-      "Each case's request is validated as `POST /v1/assess` validates it; a fault is a 400 " +
-      "naming `cases.<i>.request.<path>`.",
-    request: { body: jsonBody(CreateEvalSet) },
-    responses: { 201: json(EvalSet, "The set"), ...errorResponses(400, 401, 403, 503) },
-  }),
+  guarded(
+    "policy:write",
+    {
+      method: "post",
+      path: "/v1/eval-sets",
+      tags,
+      summary: "Create an evaluation set: labeled cases to score policies against",
+      description:
+        "Each case's request is validated as `POST /v1/assess` validates it; a fault is a 400 " +
+        "naming `cases.<i>.request.<path>`.",
+      request: { body: jsonBody(CreateEvalSet) },
+      responses: { 201: json(EvalSet, "The set"), ...errorResponses(400, 401, 403, 503) },
+    },
+    { liveOnly: true },
+  ),
 );
 
 const list = createRoute(
@@ -77,14 +81,18 @@ const get = createRoute(
 );
 
 const remove = createRoute(
-  guarded("policy:write", {
-    method: "delete",
-    path: "/v1/eval-sets/{id}",
-    tags,
-    summary: "Delete an evaluation set (its evaluations remain)",
-    request: { params: IdParam },
-    responses: { 200: json(Deleted, "Deleted"), ...errorResponses(401, 403, 404, 503) },
-  }),
+  guarded(
+    "policy:write",
+    {
+      method: "delete",
+      path: "/v1/eval-sets/{id}",
+      tags,
+      summary: "Delete an evaluation set (its evaluations remain)",
+      request: { params: IdParam },
+      responses: { 200: json(Deleted, "Deleted"), ...errorResponses(401, 403, 404, 503) },
+    },
+    { liveOnly: true },
+  ),
 );
 
 type Row = typeof evalSets.$inferSelect;

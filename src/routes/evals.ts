@@ -89,14 +89,18 @@ const ListEvalsQuery = PageQuery.extend({
 const tags = ["Evaluations"];
 
 const run = createRoute(
-  guarded("policy:write", {
-    method: "post",
-    path: "/v1/evals/run",
-    tags,
-    summary: "Score a policy (draft or active) against an evaluation set and store the result",
-    request: { body: jsonBody(RunEval) },
-    responses: { 201: json(Eval, "The evaluation"), ...errorResponses(400, 401, 403, 404, 503) },
-  }),
+  guarded(
+    "policy:write",
+    {
+      method: "post",
+      path: "/v1/evals/run",
+      tags,
+      summary: "Score a policy (draft or active) against an evaluation set and store the result",
+      request: { body: jsonBody(RunEval) },
+      responses: { 201: json(Eval, "The evaluation"), ...errorResponses(400, 401, 403, 404, 503) },
+    },
+    { liveOnly: true },
+  ),
 );
 
 const list = createRoute(

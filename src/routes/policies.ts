@@ -46,17 +46,21 @@ const ListPoliciesQuery = PageQuery.extend({ status: z.enum(["draft", "active"])
 const tags = ["Policies"];
 
 const create = createRoute(
-  guarded("policy:write", {
-    method: "post",
-    path: "/v1/policies",
-    tags,
-    summary: "Create a policy: a draft, or the org's active policy with `activate: true`",
-    request: { body: jsonBody(CreatePolicy) },
-    responses: {
-      201: json(Policy, "The policy"),
-      ...errorResponses(400, 401, 403, 409, 503),
+  guarded(
+    "policy:write",
+    {
+      method: "post",
+      path: "/v1/policies",
+      tags,
+      summary: "Create a policy: a draft, or the org's active policy with `activate: true`",
+      request: { body: jsonBody(CreatePolicy) },
+      responses: {
+        201: json(Policy, "The policy"),
+        ...errorResponses(400, 401, 403, 409, 503),
+      },
     },
-  }),
+    { liveOnly: true },
+  ),
 );
 
 const list = createRoute(
@@ -85,20 +89,24 @@ const get = createRoute(
 );
 
 const activate = createRoute(
-  guarded("policy:write", {
-    method: "post",
-    path: "/v1/policies/{id}/activate",
-    tags,
-    summary: "Make a policy the org's one active policy",
-    description:
-      "The previously active policy returns to `draft`. The policy gets the next " +
-      "`policy_version`. Activating the active policy changes nothing and answers 200.",
-    request: { params: IdParam },
-    responses: {
-      200: json(Policy, "The active policy"),
-      ...errorResponses(401, 403, 404, 409, 503),
+  guarded(
+    "policy:write",
+    {
+      method: "post",
+      path: "/v1/policies/{id}/activate",
+      tags,
+      summary: "Make a policy the org's one active policy",
+      description:
+        "The previously active policy returns to `draft`. The policy gets the next " +
+        "`policy_version`. Activating the active policy changes nothing and answers 200.",
+      request: { params: IdParam },
+      responses: {
+        200: json(Policy, "The active policy"),
+        ...errorResponses(401, 403, 404, 409, 503),
+      },
     },
-  }),
+    { liveOnly: true },
+  ),
 );
 
 type PolicyRow = typeof policies.$inferSelect;

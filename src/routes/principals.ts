@@ -82,18 +82,22 @@ const ListPrincipalsQuery = PageQuery.extend({
 const tags = ["Principals"];
 
 const create = createRoute(
-  guarded("agents:write", {
-    method: "post",
-    path: "/v1/principals",
-    tags,
-    summary: "Create a principal (a person or company that agents act for)",
-    description: "Personal fields are encrypted at rest with a data key of this principal's own.",
-    request: { body: jsonBody(CreatePrincipal) },
-    responses: {
-      201: json(Principal, "The principal"),
-      ...errorResponses(400, 401, 403, 503),
+  guarded(
+    "agents:write",
+    {
+      method: "post",
+      path: "/v1/principals",
+      tags,
+      summary: "Create a principal (a person or company that agents act for)",
+      description: "Personal fields are encrypted at rest with a data key of this principal's own.",
+      request: { body: jsonBody(CreatePrincipal) },
+      responses: {
+        201: json(Principal, "The principal"),
+        ...errorResponses(400, 401, 403, 503),
+      },
     },
-  }),
+    { liveOnly: true },
+  ),
 );
 
 const list = createRoute(
@@ -122,20 +126,24 @@ const get = createRoute(
 );
 
 const erase = createRoute(
-  guarded("gdpr:erase", {
-    method: "post",
-    path: "/v1/principals/{id}/erase",
-    tags,
-    summary: "Crypto-erase a principal's personal data",
-    description:
-      "Destroys the principal's data key, so the stored ciphertext can never be opened again, " +
-      "and clears its metadata. Erasing an erased principal answers 200 with the same record.",
-    request: { params: IdParam },
-    responses: {
-      200: json(Principal, "The erased principal"),
-      ...errorResponses(401, 403, 404, 503),
+  guarded(
+    "gdpr:erase",
+    {
+      method: "post",
+      path: "/v1/principals/{id}/erase",
+      tags,
+      summary: "Crypto-erase a principal's personal data",
+      description:
+        "Destroys the principal's data key, so the stored ciphertext can never be opened again, " +
+        "and clears its metadata. Erasing an erased principal answers 200 with the same record.",
+      request: { params: IdParam },
+      responses: {
+        200: json(Principal, "The erased principal"),
+        ...errorResponses(401, 403, 404, 503),
+      },
     },
-  }),
+    { liveOnly: true },
+  ),
 );
 
 type PrincipalRow = typeof principals.$inferSelect;

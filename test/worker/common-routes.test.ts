@@ -15,4 +15,18 @@ describe("every authenticated route is in the table", () => {
     const tested = ROUTES.map((r) => `${r.method} ${r.path}`);
     expect(tested.sort()).toEqual(documented.sort());
   });
+
+  it("marks the same routes live-only as the table, in the OpenAPI document", async () => {
+    const { json } = await call("/openapi.json");
+    const paths = json.paths as Record<string, Record<string, any>>;
+    const documented = Object.entries(paths)
+      .flatMap(([path, ops]) =>
+        Object.entries(ops)
+          .filter(([, op]) => op["x-live-only"] === true)
+          .map(([m]) => `${m.toUpperCase()} ${path}`),
+      )
+      .sort();
+    const table = ROUTES.filter((r) => r.liveOnly).map((r) => `${r.method} ${r.path}`);
+    expect(documented).toEqual(table.sort());
+  });
 });

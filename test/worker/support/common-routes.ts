@@ -104,6 +104,59 @@ export function commonRouteTests(shard: number, shards: number) {
       });
     }
 
+    if (route.liveOnly && !route.sessionOnly) {
+      it("answers 403 live_key_required to a test key with every scope", async () => {
+        const org = await newOrg();
+        const ids = route.resource ? await route.resource(org) : SOME_ID;
+        const { key } = await org.key(ALL_KEY_SCOPES, "test");
+        const res = await call(pathFor(route, ids), {
+          method: route.method,
+          body: route.body,
+          key,
+        });
+        expect(res.status).toBe(403);
+        expect(res.json).toEqual({
+          error: "live_key_required",
+          details: [
+            {
+              path: "",
+              message: "this changes what live and test mode share: use a live key or a session",
+            },
+          ],
+        });
+      });
+
+      it("lets a live key and a console session past the live-key check", async () => {
+        const org = await newOrg();
+        const { key } = await org.key(ALL_KEY_SCOPES, "live");
+        for (const credential of [{ key }, { token: org.token }]) {
+          const ids = route.resource ? await route.resource(org) : SOME_ID;
+          const res = await call(pathFor(route, ids), {
+            method: route.method,
+            body: route.body,
+            ...credential,
+          });
+          expect(res.status).not.toBe(401);
+          expect(res.status).not.toBe(403);
+        }
+      });
+    }
+
+    if (!route.liveOnly && !route.sessionOnly) {
+      it("lets a test key with every scope past the mode check", async () => {
+        const org = await newOrg();
+        const ids = route.resource ? await route.resource(org) : SOME_ID;
+        const { key } = await org.key(ALL_KEY_SCOPES, "test");
+        const res = await call(pathFor(route, ids), {
+          method: route.method,
+          body: route.body,
+          key,
+        });
+        expect(res.status).not.toBe(401);
+        expect(res.status).not.toBe(403);
+      });
+    }
+
     if (route.filters) {
       const filters = Object.entries(route.filters);
       it("answers 400 to a bad filter, only after the credential and scope are checked", async () => {

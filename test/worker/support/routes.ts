@@ -13,6 +13,8 @@ export interface RouteCase {
   sessionOnly?: boolean;
   /** Needs only a signed-in person, not an org (creating the org). */
   orgless?: boolean;
+  /** Changes what live and test mode share: a test key gets 403 `live_key_required`. */
+  liveOnly?: boolean;
   body?: unknown;
   /** Creates the resource named by the path in the given org: `{id}`, or every parameter. */
   resource?: (org: TestOrg) => Promise<string | Record<string, string>>;
@@ -81,18 +83,26 @@ export const ROUTES: RouteCase[] = [
     resource: async (org) => (await call("/v1/audit", { token: org.token })).json.data[0].id,
   },
 
-  { method: "POST", path: "/v1/principals", scope: "agents:write", body: { name: "Ada" } },
+  {
+    method: "POST",
+    path: "/v1/principals",
+    liveOnly: true,
+    scope: "agents:write",
+    body: { name: "Ada" },
+  },
   { method: "GET", path: "/v1/principals", scope: "agents:read", filters: { status: UNKNOWN } },
   { method: "GET", path: "/v1/principals/{id}", scope: "agents:read", resource: newPrincipal },
   {
     method: "POST",
     path: "/v1/principals/{id}/erase",
+    liveOnly: true,
     scope: "gdpr:erase",
     resource: newPrincipal,
   },
   {
     method: "POST",
     path: "/v1/agents",
+    liveOnly: true,
     scope: "agents:write",
     body: { principal_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e", name: "a" },
   },
@@ -111,6 +121,7 @@ export const ROUTES: RouteCase[] = [
   {
     method: "PATCH",
     path: "/v1/agents/{id}",
+    liveOnly: true,
     scope: "agents:write",
     body: { name: "renamed" },
     resource: async (org) => (await newAgent(org)).id,
@@ -130,12 +141,14 @@ export const ROUTES: RouteCase[] = [
   {
     method: "POST",
     path: "/v1/agents/verify-card",
+    liveOnly: true,
     scope: "agents:write",
     body: { agent_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e", card: { name: "x" } },
   },
   {
     method: "POST",
     path: "/v1/agents/{id}/keys",
+    liveOnly: true,
     scope: "agents:write",
     body: { jwk: { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo" } },
     resource: async (org) => (await newAgent(org)).id,
@@ -149,6 +162,7 @@ export const ROUTES: RouteCase[] = [
   {
     method: "POST",
     path: "/v1/agents/{id}/keys/{keyId}/revoke",
+    liveOnly: true,
     scope: "agents:write",
     resource: async (org) => {
       const agent = await newAgent(org);
@@ -184,6 +198,7 @@ export const ROUTES: RouteCase[] = [
   {
     method: "POST",
     path: "/v1/policies",
+    liveOnly: true,
     scope: "policy:write",
     body: { name: "p", rules: { max_amount: 1000 } },
   },
@@ -197,6 +212,7 @@ export const ROUTES: RouteCase[] = [
   {
     method: "POST",
     path: "/v1/policies/{id}/activate",
+    liveOnly: true,
     scope: "policy:write",
     resource: newPolicy,
   },
@@ -210,15 +226,23 @@ export const ROUTES: RouteCase[] = [
   {
     method: "POST",
     path: "/v1/eval-sets",
+    liveOnly: true,
     scope: "policy:write",
     body: EVAL_SET,
   },
   { method: "GET", path: "/v1/eval-sets", scope: "policy:read" },
   { method: "GET", path: "/v1/eval-sets/{id}", scope: "policy:read", resource: newEvalSet },
-  { method: "DELETE", path: "/v1/eval-sets/{id}", scope: "policy:write", resource: newEvalSet },
+  {
+    method: "DELETE",
+    path: "/v1/eval-sets/{id}",
+    liveOnly: true,
+    scope: "policy:write",
+    resource: newEvalSet,
+  },
   {
     method: "POST",
     path: "/v1/evals/run",
+    liveOnly: true,
     scope: "policy:write",
     body: {
       eval_set_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e",
@@ -236,6 +260,7 @@ export const ROUTES: RouteCase[] = [
   {
     method: "POST",
     path: "/v1/action-mandates",
+    liveOnly: true,
     scope: "assess:write",
     body: {
       agent_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e",
@@ -259,12 +284,14 @@ export const ROUTES: RouteCase[] = [
   {
     method: "POST",
     path: "/v1/action-mandates/{id}/revoke",
+    liveOnly: true,
     scope: "assess:write",
     resource: async (org) => (await newMandate(org)).id,
   },
   {
     method: "POST",
     path: "/v1/action-mandates/{id}/decisions",
+    liveOnly: true,
     scope: "assess:write",
     body: { ...CAPTURE, grant: false },
     resource: async (org) => (await newMandate(org)).id,
@@ -312,12 +339,14 @@ export const ROUTES: RouteCase[] = [
   {
     method: "POST",
     path: "/v1/billing/spending_cap",
+    liveOnly: true,
     scope: "assess:write",
     body: { amount: 100 },
   },
   {
     method: "POST",
     path: "/v1/billing/spend_confirmations",
+    liveOnly: true,
     scope: "assess:write",
     sessionOnly: true,
     body: { spending_cap: null },
@@ -325,6 +354,7 @@ export const ROUTES: RouteCase[] = [
   {
     method: "POST",
     path: "/v1/billing/checkout",
+    liveOnly: true,
     scope: "assess:write",
     body: {
       plan: "starter",
