@@ -57,10 +57,10 @@ export const WebhookEndpoint = z
     token_set: z.boolean().openapi({ description: "Whether deliveries carry x-service-token" }),
     livemode: z.boolean().openapi({ description: "Receives live events, or test events only" }),
     status: z.enum(ENDPOINT_STATUSES),
-    disabled_reason: z
-      .enum(["gone"])
-      .nullable()
-      .openapi({ description: "`gone`: the receiver answered 410" }),
+    disabled_reason: z.enum(["gone"]).nullable().openapi({
+      description:
+        "`gone`: disabled by a 410 before 410 was retried like any failure; no longer set",
+    }),
     created: z.string(),
     disabled_at: z.string().nullable(),
   })

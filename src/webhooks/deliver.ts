@@ -1,6 +1,5 @@
-import { and, eq, ne, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { webhookAttempts, webhookDeliveries, webhookEndpoints } from "../db/schema";
+import { and, eq, sql } from "drizzle-orm";
+import { webhookAttempts, webhookDeliveries } from "../db/schema";
 import { orgBatchOf } from "../db/tenant";
 import type { Env } from "../env";
 import { logError } from "../lib/log";
@@ -32,9 +31,13 @@ interface Claimed {
   livemode: boolean;
 }
 
+/**
+ * What an attempt came to. Every non-2xx answer is a failure to retry, `410 Gone` included: the
+ * spec retries a non-2xx answer, so the Standard Webhooks suggestion to disable an endpoint on
+ * 410 is not followed (docs/webhooks.md).
+ */
 type Outcome =
   | { kind: "succeeded"; statusCode: number }
-  | { kind: "gone"; statusCode: number }
   | { kind: "failed"; statusCode: number | null; error: string };
 
 /** The Queue consumer: each message is one attempt at one delivery, all in parallel. */
@@ -181,7 +184,6 @@ async function post(
       DELIVERY_TIMEOUT_MS,
     );
     if (statusCode >= 200 && statusCode < 300) return { kind: "succeeded", statusCode };
-    if (statusCode === 410) return { kind: "gone", statusCode };
     return { kind: "failed", statusCode, error: `status ${statusCode}` };
   } catch (error) {
     const text = error instanceof OutboundError ? `${error.code}: ${error.message}` : String(error);
@@ -189,10 +191,7 @@ async function post(
   }
 }
 
-/**
- * One transaction: the attempt as it happened, the delivery's next state, and on `410 Gone`
- * the endpoint disabled with every other pending delivery to it cancelled.
- */
+/** One transaction: the attempt as it happened and the delivery's next state. */
 async function recordAttempt(
   env: Env,
   orgId: string,
@@ -205,68 +204,37 @@ async function recordAttempt(
   // The database's clock, the one the claim compares with.
   const nextAt = retryIn === null ? null : sql`now() + make_interval(secs => ${retryIn})`;
   const status = outcome.kind === "succeeded" ? "succeeded" : nextAt ? "pending" : "failed";
-  const error =
-    outcome.kind === "failed"
-      ? outcome.error
-      : outcome.kind === "gone"
-        ? "410 Gone: the endpoint is disabled"
-        : null;
-  const statements = (db: Database) =>
-    [
-      db
-        .insert(webhookAttempts)
-        .values({
-          deliveryId: delivery.id,
-          number: delivery.attempts,
-          startedAt: started,
-          durationMs,
-          statusCode: outcome.statusCode,
-          error,
-          nextRetryAt: nextAt,
-        })
-        .onConflictDoNothing(),
-      // Only the state this attempt claimed: a later attempt's (after this one's lock ran out)
-      // is never overwritten by a slow one.
-      db
-        .update(webhookDeliveries)
-        .set({
-          status,
-          nextAttemptAt: nextAt,
-          leaseUntil:
-            retryIn === null
-              ? null
-              : sql`now() + make_interval(secs => ${retryIn + LEASE_SECONDS})`,
-          attemptStartedAt: null,
-          completedAt: nextAt ? null : sql`now()`,
-        })
-        .where(
-          and(
-            eq(webhookDeliveries.id, delivery.id),
-            eq(webhookDeliveries.status, "pending"),
-            eq(webhookDeliveries.attempts, delivery.attempts),
-          ),
-        ),
-    ] as const;
-  if (outcome.kind !== "gone") {
-    await orgBatchOf(env, orgId, statements);
-    return;
-  }
+  const error = outcome.kind === "failed" ? outcome.error : null;
   await orgBatchOf(env, orgId, (db) => [
-    ...statements(db),
     db
-      .update(webhookEndpoints)
-      .set({ status: "disabled", disabledReason: "gone", disabledAt: sql`now()` })
-      .where(
-        and(eq(webhookEndpoints.id, delivery.endpoint_id), eq(webhookEndpoints.status, "enabled")),
-      ),
+      .insert(webhookAttempts)
+      .values({
+        deliveryId: delivery.id,
+        number: delivery.attempts,
+        startedAt: started,
+        durationMs,
+        statusCode: outcome.statusCode,
+        error,
+        nextRetryAt: nextAt,
+      })
+      .onConflictDoNothing(),
+    // Only the state this attempt claimed: a later attempt's (after this one's lock ran out)
+    // is never overwritten by a slow one.
     db
       .update(webhookDeliveries)
-      .set({ status: "cancelled", nextAttemptAt: null, leaseUntil: null, completedAt: sql`now()` })
+      .set({
+        status,
+        nextAttemptAt: nextAt,
+        leaseUntil:
+          retryIn === null ? null : sql`now() + make_interval(secs => ${retryIn + LEASE_SECONDS})`,
+        attemptStartedAt: null,
+        completedAt: nextAt ? null : sql`now()`,
+      })
       .where(
         and(
-          eq(webhookDeliveries.endpointId, delivery.endpoint_id),
+          eq(webhookDeliveries.id, delivery.id),
           eq(webhookDeliveries.status, "pending"),
-          ne(webhookDeliveries.id, delivery.id),
+          eq(webhookDeliveries.attempts, delivery.attempts),
         ),
       ),
   ]);
