@@ -2,9 +2,11 @@ import { and, eq, sql } from "drizzle-orm";
 import { webhookAttempts, webhookDeliveries } from "../db/schema";
 import { orgBatchOf } from "../db/tenant";
 import type { Env } from "../env";
+import { logIdFor } from "../ledger/checkpoint";
 import { logError } from "../lib/log";
 import { OutboundError, outboundPolicy, postBytes } from "../net/outbound";
-import { signer } from "../signing/signer";
+import { type Signer, signer } from "../signing/signer";
+import { openEndpointSecret, standardSignature } from "./endpoint-secret";
 import { type DeliveryMessage, LEASE_SECONDS } from "./enqueue";
 import { delayAfter, maxAttempts, retryDelays } from "./schedule";
 
@@ -25,6 +27,9 @@ interface Claimed {
   attempts: number;
   url: string;
   token: string | null;
+  /** Sealed; `previous_secret` only while its overlap lasts. */
+  secret: string | null;
+  previous_secret: string | null;
   type: string;
   data: Record<string, unknown>;
   created: string | number;
@@ -93,14 +98,7 @@ async function attempt(env: Env, message: DeliveryMessage): Promise<number | nul
       data: delivery.data,
     }),
   );
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    "user-agent": "agent-risk-webhooks/1",
-    "x-service-signature": await key.signDetached(body, WEBHOOK_TYP),
-    "x-service-key-id": key.kid,
-    "x-service-attempt": String(delivery.attempts),
-  };
-  if (delivery.token !== null) headers["x-service-token"] = delivery.token;
+  const headers = await signedHeaders(env, key, message.org_id, delivery, body);
   const started = new Date();
   const outcome = await post(env, delivery.url, body, headers);
   const durationMs = Date.now() - started.getTime();
@@ -111,6 +109,43 @@ async function attempt(env: Env, message: DeliveryMessage): Promise<number | nul
       : null;
   await recordAttempt(env, message.org_id, delivery, outcome, started, durationMs, retryIn);
   return retryIn;
+}
+
+/**
+ * The headers of one attempt, signed twice over the same bytes: the service's detached JWS
+ * (`x-service-signature`, its header naming the endpoint and the org's public log id) and the
+ * endpoint's Standard Webhooks signature (`webhook-*`: the id, this attempt's time, one `v1,`
+ * entry per live secret). Both carry the same signing time.
+ */
+async function signedHeaders(
+  env: Env,
+  key: Signer,
+  orgId: string,
+  delivery: Claimed,
+  body: Uint8Array,
+): Promise<Record<string, string>> {
+  const timestamp = Math.floor(Date.now() / 1000);
+  const binding = { orgId, endpointId: delivery.endpoint_id };
+  const sealed = [delivery.secret, delivery.previous_secret].filter((s) => s !== null);
+  const secrets = await Promise.all(sealed.map((s) => openEndpointSecret(env, binding, s)));
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "user-agent": "agent-risk-webhooks/1",
+    "webhook-id": delivery.id,
+    "webhook-timestamp": String(timestamp),
+    "x-service-signature": await key.signDetached(body, WEBHOOK_TYP, {
+      iat: timestamp,
+      endpoint_id: delivery.endpoint_id,
+      log_id: logIdFor(orgId),
+    }),
+    "x-service-key-id": key.kid,
+    "x-service-attempt": String(delivery.attempts),
+  };
+  if (secrets.length > 0) {
+    headers["webhook-signature"] = await standardSignature(secrets, delivery.id, timestamp, body);
+  }
+  if (delivery.token !== null) headers["x-service-token"] = delivery.token;
+  return headers;
 }
 
 /**
@@ -143,7 +178,10 @@ async function claim(
             or d.attempt_started_at < now() - make_interval(secs => ${ATTEMPT_LOCK_SECONDS}))
         returning d.id, d.endpoint_id, d.attempts, d.event_id
       )
-      select c.id, c.endpoint_id, c.attempts, ep.url, ep.token, e.type, e.data, e.livemode,
+      select c.id, c.endpoint_id, c.attempts, ep.url, ep.token, ep.secret,
+        case when ep.previous_secret_expires_at > now() then ep.previous_secret end
+          as previous_secret,
+        e.type, e.data, e.livemode,
         floor(extract(epoch from e.created_at))::bigint as created
       from c
       join webhook_endpoints ep on ep.id = c.endpoint_id

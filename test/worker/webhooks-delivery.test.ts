@@ -15,6 +15,7 @@ import {
 } from "jose";
 import { describe, expect, it } from "vitest";
 import { MAX_SIGNATURE_AGE_SECONDS, verifyDelivery } from "../../docs/examples/webhook-verify";
+import { logIdFor } from "../../src/ledger/checkpoint";
 import worker from "../../workers/main";
 import { call } from "./support/api";
 import {
@@ -747,21 +748,22 @@ describe("key.rotation", () => {
 });
 
 describe("the receiver guide (docs/examples/webhook-verify.ts)", () => {
-  it("verifies real deliveries against the published key set, and rejects a changed byte, another key, a stale signature", async () => {
-    const { key, agent } = await deniedSetup();
-    const { hook } = await denialHook(key);
+  it("verifies real deliveries against the published key set, and rejects a changed byte, another key, a stale signature, another endpoint", async () => {
+    const { org, key, agent } = await deniedSetup();
+    const { hook, endpoint } = await denialHook(key);
     await deny(key, agent.id);
     const [arrival] = (await arrivals(hook.name, 1)).arrivals;
     const raw = Uint8Array.from(atob(arrival?.raw ?? ""), (ch) => ch.charCodeAt(0));
     const keySet = createLocalJWKSet({ keys: await jwks() } as JSONWebKeySet);
     const headers = { signature: arrival?.signature, keyId: arrival?.key_id };
-    const delivery = await verifyDelivery(raw, headers, keySet);
+    const expected = { endpointId: endpoint.id as string, logId: logIdFor(org.id) };
+    const delivery = await verifyDelivery(raw, headers, keySet, expected);
     expect(delivery).toEqual(arrival?.body);
 
     const changed = raw.slice();
     const at = changed.length - 2;
     changed[at] = (changed[at] ?? 0) ^ 1;
-    await expect(verifyDelivery(changed, headers, keySet)).rejects.toThrow();
+    await expect(verifyDelivery(changed, headers, keySet, expected)).rejects.toThrow();
     const stranger = createLocalJWKSet({
       keys: [
         {
@@ -770,15 +772,24 @@ describe("the receiver guide (docs/examples/webhook-verify.ts)", () => {
         },
       ],
     });
-    await expect(verifyDelivery(raw, headers, stranger)).rejects.toThrow();
-    await expect(verifyDelivery(raw, { ...headers, keyId: "another" }, keySet)).rejects.toThrow(
-      /x-service-key-id/,
-    );
+    await expect(verifyDelivery(raw, headers, stranger, expected)).rejects.toThrow();
+    await expect(
+      verifyDelivery(raw, { ...headers, keyId: "another" }, keySet, expected),
+    ).rejects.toThrow(/x-service-key-id/);
     const later = Math.floor(Date.now() / 1000) + MAX_SIGNATURE_AGE_SECONDS + 5;
-    await expect(verifyDelivery(raw, headers, keySet, later)).rejects.toThrow(/too old/);
+    await expect(
+      verifyDelivery(raw, headers, keySet, { ...expected, nowSeconds: later }),
+    ).rejects.toThrow(/too old/);
     const attached = `${arrival?.signature?.split(".")[0]}.e30.${arrival?.signature?.split(".")[2]}`;
-    await expect(verifyDelivery(raw, { ...headers, signature: attached }, keySet)).rejects.toThrow(
-      /detached/,
+    await expect(
+      verifyDelivery(raw, { ...headers, signature: attached }, keySet, expected),
+    ).rejects.toThrow(/detached/);
+    // A receiver that checks whom the delivery was signed for refuses it anywhere else.
+    const elsewhere = { endpointId: crypto.randomUUID() };
+    await expect(verifyDelivery(raw, headers, keySet, elsewhere)).rejects.toThrow(
+      /another endpoint/,
     );
+    const otherOrg = { ...expected, logId: logIdFor(crypto.randomUUID()) };
+    await expect(verifyDelivery(raw, headers, keySet, otherOrg)).rejects.toThrow(/another org/);
   });
 });
