@@ -1,7 +1,8 @@
 /**
  * A complete agent-risk webhook receiver (docs/webhooks.md): Node 20+, jose.
  *
- *   SERVICE_URL=https://risk.example.com PORT=3000 WEBHOOK_TOKEN=... npx tsx webhook-receiver.ts
+ *   SERVICE_URL=https://risk.example.com ENDPOINT_ID=... PORT=3000 WEBHOOK_TOKEN=... \
+ *     npx tsx webhook-receiver.ts
  */
 import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
@@ -11,6 +12,8 @@ import { type Delivery, verifyDelivery } from "./webhook-verify";
 export interface ReceiverOptions {
   /** Where the service publishes /.well-known/jwks.json. */
   serviceUrl: string;
+  /** This receiver's endpoint id (the create answer's `id`): deliveries signed for another fail. */
+  endpointId: string;
   /** The token set on the endpoint, if one was: checked as well as the signature. */
   token?: string;
   /** Marks a delivery id as seen; false if it was already. Use a table with a unique key. */
@@ -33,6 +36,7 @@ export function webhookReceiver(options: ReceiverOptions): Server {
         raw,
         { signature: header(req, "x-service-signature"), keyId: header(req, "x-service-key-id") },
         keys,
+        { endpointId: options.endpointId },
       );
     } catch {
       return res.writeHead(400).end();
@@ -74,6 +78,7 @@ if (process.argv[1]?.endsWith("webhook-receiver.ts")) {
   const seen = new Set<string>();
   webhookReceiver({
     serviceUrl: process.env.SERVICE_URL ?? "http://127.0.0.1:8787",
+    endpointId: process.env.ENDPOINT_ID ?? "",
     ...(process.env.WEBHOOK_TOKEN ? { token: process.env.WEBHOOK_TOKEN } : {}),
     remember: async (id) => !seen.has(id) && Boolean(seen.add(id)),
     forget: async (id) => void seen.delete(id),

@@ -12,13 +12,16 @@ import { newId } from "../lib/ids";
 import { checkOutboundUrl, outboundPolicy } from "../net/outbound";
 import { isoOrNull, listOf, PageQuery } from "../schemas/common";
 import {
+  CreatedWebhookEndpoint,
   CreateWebhookEndpoint,
   DeletedWebhookEndpoint,
   ListDeliveriesQuery,
+  RotateWebhookSecret,
   webhookTags as tags,
   WebhookDelivery,
   WebhookEndpoint,
 } from "../schemas/webhooks";
+import { newEndpointSecret, sealEndpointSecret } from "../webhooks/endpoint-secret";
 
 /** Endpoints per org and mode, as at Stripe: every event fans out to each of them. */
 export const MAX_ENDPOINTS = 16;
@@ -30,10 +33,11 @@ const create = createRoute(
     summary: "Subscribe a URL to events",
     description:
       "The endpoint receives the events of the caller's mode (a test key makes a test " +
-      "endpoint). The URL must be https on a public host.",
+      "endpoint). The URL must be https on a public host. The answer carries the endpoint's " +
+      "Standard Webhooks signing secret, shown this once.",
     request: { body: jsonBody(CreateWebhookEndpoint) },
     responses: {
-      201: json(WebhookEndpoint, "The endpoint"),
+      201: json(CreatedWebhookEndpoint, "The endpoint, with its secret"),
       ...errorResponses(400, 401, 403, 503),
     },
   }),
@@ -63,6 +67,26 @@ const remove = createRoute(
     responses: {
       200: json(DeletedWebhookEndpoint, "Deleted"),
       ...errorResponses(401, 403, 404, 503),
+    },
+  }),
+);
+
+const rotate = createRoute(
+  guarded("webhooks:write", {
+    method: "post",
+    path: "/v1/webhook-endpoints/{id}/rotate-secret",
+    tags,
+    summary: "Replace the endpoint's signing secret, the old one still signing for a while",
+    description:
+      "The answer carries the new secret, shown this once. Until `previous_secret_expires_at` " +
+      "(`expires_in` seconds, default a day) each delivery carries a signature by each secret.",
+    request: {
+      params: IdParam,
+      body: { required: false, content: { "application/json": { schema: RotateWebhookSecret } } },
+    },
+    responses: {
+      200: json(CreatedWebhookEndpoint, "The endpoint, with its new secret"),
+      ...errorResponses(400, 401, 403, 404, 503),
     },
   }),
 );
@@ -97,6 +121,10 @@ function toEndpoint(row: EndpointRow): z.infer<typeof WebhookEndpoint> {
     disabled_reason: row.disabledReason as "gone" | null,
     created: row.createdAt.toISOString(),
     disabled_at: isoOrNull(row.disabledAt),
+    previous_secret_expires_at:
+      row.previousSecretExpiresAt && row.previousSecretExpiresAt > new Date()
+        ? row.previousSecretExpiresAt.toISOString()
+        : null,
   };
 }
 
@@ -108,7 +136,10 @@ function visible(c: AppContext) {
   );
 }
 
-async function createEndpoint(c: AppContext, body: CreateBody): Promise<EndpointRow> {
+async function createEndpoint(
+  c: AppContext,
+  body: CreateBody,
+): Promise<{ row: EndpointRow; secret: string }> {
   const checked = checkOutboundUrl(body.url, outboundPolicy(c.env));
   if (!checked.ok) {
     throw new ApiError("url_not_allowed", [{ path: "url", message: `refused: ${checked.reason}` }]);
@@ -123,13 +154,19 @@ async function createEndpoint(c: AppContext, body: CreateBody): Promise<Endpoint
     ]);
   }
   const now = new Date();
+  const id = newId(now.getTime());
+  const orgId = (await c.var.tenant.caller()).orgId;
+  const secret = newEndpointSecret();
   const row: EndpointRow = {
-    id: newId(now.getTime()),
-    orgId: (await c.var.tenant.caller()).orgId,
+    id,
+    orgId,
     url: checked.url.href,
     eventTypes: body.eventTypes ?? body.event_types ?? [],
     description: body.description ?? null,
     token: body.token ?? null,
+    secret: await sealEndpointSecret(c.env, { orgId, endpointId: id }, secret),
+    previousSecret: null,
+    previousSecretExpiresAt: null,
     livemode,
     status: "enabled",
     disabledReason: null,
@@ -137,7 +174,7 @@ async function createEndpoint(c: AppContext, body: CreateBody): Promise<Endpoint
     disabledAt: null,
     deletedAt: null,
   };
-  // The ledger holds the endpoint as the API shows it: never its token.
+  // The ledger holds the endpoint as the API shows it: never its token nor its secret.
   const terms = toEndpoint(row);
   const { entry } = await recordDeferred(
     c.env,
@@ -154,7 +191,50 @@ async function createEndpoint(c: AppContext, body: CreateBody): Promise<Endpoint
     db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     db.insert(webhookEndpoints).values(row),
   ]);
-  return row;
+  return { row, secret };
+}
+
+/**
+ * A new secret; the current one becomes the previous, signing beside it for `expiresIn`
+ * seconds (none: retired at once). A previous secret still in its overlap is dropped: at most
+ * two secrets sign at a time.
+ */
+async function rotateSecret(
+  c: AppContext,
+  id: string,
+  expiresIn: number,
+): Promise<{ row: EndpointRow; secret: string }> {
+  const [found] = await c.var.tenant.batch((db) => [
+    db
+      .select({ id: webhookEndpoints.id, orgId: webhookEndpoints.orgId })
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.id, id), visible(c))),
+  ]);
+  const endpoint = orNotFound(found[0]);
+  const secret = newEndpointSecret();
+  const sealed = await sealEndpointSecret(c.env, { orgId: endpoint.orgId, endpointId: id }, secret);
+  // The rotation is on record; the secrets never are.
+  await record(c.env, await c.var.tenant.caller(), {
+    type: "webhook_endpoint.secret_rotated",
+    subject: { type: "webhook_endpoint", id },
+    payload: { id, expires_in: expiresIn },
+  });
+  const overlap = expiresIn > 0;
+  const [updated] = await c.var.tenant.batch((db) => [
+    db
+      .update(webhookEndpoints)
+      .set({
+        secret: sealed,
+        previousSecret: overlap ? sql`${webhookEndpoints.secret}` : null,
+        previousSecretExpiresAt: overlap
+          ? sql`case when ${webhookEndpoints.secret} is not null
+              then now() + make_interval(secs => ${expiresIn}) end`
+          : null,
+      })
+      .where(and(eq(webhookEndpoints.id, id), visible(c)))
+      .returning(),
+  ]);
+  return { row: orNotFound(updated[0]), secret };
 }
 
 interface DeliveryRow {
@@ -207,7 +287,16 @@ function toDelivery(row: DeliveryRow): z.infer<typeof WebhookDelivery> {
 
 export function registerWebhookEndpoints(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => {
-    return c.json(toEndpoint(await createEndpoint(c, c.req.valid("json"))), 201);
+    const { row, secret } = await createEndpoint(c, c.req.valid("json"));
+    return c.json({ ...toEndpoint(row), secret }, 201);
+  });
+
+  app.openapi(rotate, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    // The body is optional: absent, the default overlap.
+    const { expires_in } = RotateWebhookSecret.parse(c.req.valid("json") ?? {});
+    const { row, secret } = await rotateSecret(c, id, expires_in);
+    return c.json({ ...toEndpoint(row), secret }, 200);
   });
 
   app.openapi(list, async (c) => {

@@ -57,14 +57,50 @@ export const WebhookEndpoint = z
     token_set: z.boolean().openapi({ description: "Whether deliveries carry x-service-token" }),
     livemode: z.boolean().openapi({ description: "Receives live events, or test events only" }),
     status: z.enum(ENDPOINT_STATUSES),
-    disabled_reason: z
-      .enum(["gone"])
-      .nullable()
-      .openapi({ description: "`gone`: the receiver answered 410" }),
+    disabled_reason: z.enum(["gone"]).nullable().openapi({
+      description:
+        "`gone`: disabled by a 410 before 410 was retried like any failure; no longer set",
+    }),
     created: z.string(),
     disabled_at: z.string().nullable(),
+    previous_secret_expires_at: z.string().nullable().openapi({
+      description:
+        "After a secret rotation, until when deliveries are signed with the previous secret too",
+    }),
   })
   .openapi("WebhookEndpoint");
+
+/** The Standard Webhooks signing secret, in the answers that make one: shown once. */
+const EndpointSecret = z.string().openapi({
+  description:
+    "The endpoint's Standard Webhooks signing secret (`whsec_` + base64 of 32 bytes), shown " +
+    "only in this answer: verify `webhook-signature` with it",
+  example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4iuY2Eobd5s=",
+});
+
+export const CreatedWebhookEndpoint = WebhookEndpoint.extend({ secret: EndpointSecret }).openapi(
+  "CreatedWebhookEndpoint",
+);
+
+/** At most a week of overlap, as Stripe's dashboard offers. */
+export const MAX_SECRET_OVERLAP_SECONDS = 7 * 24 * 3600;
+
+export const RotateWebhookSecret = z
+  .object({
+    expires_in: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_SECRET_OVERLAP_SECONDS)
+      .default(24 * 3600)
+      .openapi({
+        description:
+          "Seconds the previous secret keeps signing beside the new one (default 86400); 0 " +
+          "retires it at once",
+      }),
+  })
+  .strict()
+  .openapi("RotateWebhookSecretRequest");
 
 export const DeletedWebhookEndpoint = z
   .object({ object: z.literal("webhook_endpoint"), id: z.string(), deleted: z.literal(true) })

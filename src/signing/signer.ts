@@ -32,8 +32,13 @@ export interface Signer {
   /**
    * A detached compact JWS (RFC 7515 appendix F, `header..signature`) over exact bytes the
    * receiver already holds (a webhook body), with the signing time as `iat` in the header.
+   * `extra` adds protected header parameters (and may set `iat`); never `alg`, `kid`, `typ`.
    */
-  signDetached(payload: Uint8Array, typ: string): Promise<string>;
+  signDetached(
+    payload: Uint8Array,
+    typ: string,
+    extra?: Record<string, string | number>,
+  ): Promise<string>;
 }
 
 function isEd25519(jwk: JWK): boolean {
@@ -72,10 +77,10 @@ async function buildSigner(secret: string, retired: string | undefined): Promise
       new SignJWT(claims).setProtectedHeader(header(typ)).sign(privateKey),
     signBytes: (payload, typ) =>
       new CompactSign(payload).setProtectedHeader(header(typ)).sign(privateKey),
-    signDetached: async (payload, typ) => {
+    signDetached: async (payload, typ, extra = {}) => {
       const iat = Math.floor(Date.now() / 1000);
       const jws = await new CompactSign(payload)
-        .setProtectedHeader({ ...header(typ), iat })
+        .setProtectedHeader({ iat, ...extra, ...header(typ) })
         .sign(privateKey);
       const [protectedHeader, , signature] = jws.split(".");
       return `${protectedHeader}..${signature}`;

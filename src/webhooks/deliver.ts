@@ -1,11 +1,12 @@
-import { and, eq, ne, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { webhookAttempts, webhookDeliveries, webhookEndpoints } from "../db/schema";
+import { and, eq, sql } from "drizzle-orm";
+import { webhookAttempts, webhookDeliveries } from "../db/schema";
 import { orgBatchOf } from "../db/tenant";
 import type { Env } from "../env";
+import { logIdFor } from "../ledger/checkpoint";
 import { logError } from "../lib/log";
 import { OutboundError, outboundPolicy, postBytes } from "../net/outbound";
-import { signer } from "../signing/signer";
+import { type Signer, signer } from "../signing/signer";
+import { openEndpointSecret, standardSignature } from "./endpoint-secret";
 import { type DeliveryMessage, LEASE_SECONDS } from "./enqueue";
 import { delayAfter, maxAttempts, retryDelays } from "./schedule";
 
@@ -26,15 +27,22 @@ interface Claimed {
   attempts: number;
   url: string;
   token: string | null;
+  /** Sealed; `previous_secret` only while its overlap lasts. */
+  secret: string | null;
+  previous_secret: string | null;
   type: string;
   data: Record<string, unknown>;
   created: string | number;
   livemode: boolean;
 }
 
+/**
+ * What an attempt came to. Every non-2xx answer is a failure to retry, `410 Gone` included: the
+ * spec retries a non-2xx answer, so the Standard Webhooks suggestion to disable an endpoint on
+ * 410 is not followed (docs/webhooks.md).
+ */
 type Outcome =
   | { kind: "succeeded"; statusCode: number }
-  | { kind: "gone"; statusCode: number }
   | { kind: "failed"; statusCode: number | null; error: string };
 
 /** The Queue consumer: each message is one attempt at one delivery, all in parallel. */
@@ -90,14 +98,7 @@ async function attempt(env: Env, message: DeliveryMessage): Promise<number | nul
       data: delivery.data,
     }),
   );
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    "user-agent": "agent-risk-webhooks/1",
-    "x-service-signature": await key.signDetached(body, WEBHOOK_TYP),
-    "x-service-key-id": key.kid,
-    "x-service-attempt": String(delivery.attempts),
-  };
-  if (delivery.token !== null) headers["x-service-token"] = delivery.token;
+  const headers = await signedHeaders(env, key, message.org_id, delivery, body);
   const started = new Date();
   const outcome = await post(env, delivery.url, body, headers);
   const durationMs = Date.now() - started.getTime();
@@ -108,6 +109,43 @@ async function attempt(env: Env, message: DeliveryMessage): Promise<number | nul
       : null;
   await recordAttempt(env, message.org_id, delivery, outcome, started, durationMs, retryIn);
   return retryIn;
+}
+
+/**
+ * The headers of one attempt, signed twice over the same bytes: the service's detached JWS
+ * (`x-service-signature`, its header naming the endpoint and the org's public log id) and the
+ * endpoint's Standard Webhooks signature (`webhook-*`: the id, this attempt's time, one `v1,`
+ * entry per live secret). Both carry the same signing time.
+ */
+async function signedHeaders(
+  env: Env,
+  key: Signer,
+  orgId: string,
+  delivery: Claimed,
+  body: Uint8Array,
+): Promise<Record<string, string>> {
+  const timestamp = Math.floor(Date.now() / 1000);
+  const binding = { orgId, endpointId: delivery.endpoint_id };
+  const sealed = [delivery.secret, delivery.previous_secret].filter((s) => s !== null);
+  const secrets = await Promise.all(sealed.map((s) => openEndpointSecret(env, binding, s)));
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "user-agent": "agent-risk-webhooks/1",
+    "webhook-id": delivery.id,
+    "webhook-timestamp": String(timestamp),
+    "x-service-signature": await key.signDetached(body, WEBHOOK_TYP, {
+      iat: timestamp,
+      endpoint_id: delivery.endpoint_id,
+      log_id: logIdFor(orgId),
+    }),
+    "x-service-key-id": key.kid,
+    "x-service-attempt": String(delivery.attempts),
+  };
+  if (secrets.length > 0) {
+    headers["webhook-signature"] = await standardSignature(secrets, delivery.id, timestamp, body);
+  }
+  if (delivery.token !== null) headers["x-service-token"] = delivery.token;
+  return headers;
 }
 
 /**
@@ -140,7 +178,10 @@ async function claim(
             or d.attempt_started_at < now() - make_interval(secs => ${ATTEMPT_LOCK_SECONDS}))
         returning d.id, d.endpoint_id, d.attempts, d.event_id
       )
-      select c.id, c.endpoint_id, c.attempts, ep.url, ep.token, e.type, e.data, e.livemode,
+      select c.id, c.endpoint_id, c.attempts, ep.url, ep.token, ep.secret,
+        case when ep.previous_secret_expires_at > now() then ep.previous_secret end
+          as previous_secret,
+        e.type, e.data, e.livemode,
         floor(extract(epoch from e.created_at))::bigint as created
       from c
       join webhook_endpoints ep on ep.id = c.endpoint_id
@@ -181,7 +222,6 @@ async function post(
       DELIVERY_TIMEOUT_MS,
     );
     if (statusCode >= 200 && statusCode < 300) return { kind: "succeeded", statusCode };
-    if (statusCode === 410) return { kind: "gone", statusCode };
     return { kind: "failed", statusCode, error: `status ${statusCode}` };
   } catch (error) {
     const text = error instanceof OutboundError ? `${error.code}: ${error.message}` : String(error);
@@ -189,10 +229,7 @@ async function post(
   }
 }
 
-/**
- * One transaction: the attempt as it happened, the delivery's next state, and on `410 Gone`
- * the endpoint disabled with every other pending delivery to it cancelled.
- */
+/** One transaction: the attempt as it happened and the delivery's next state. */
 async function recordAttempt(
   env: Env,
   orgId: string,
@@ -205,68 +242,37 @@ async function recordAttempt(
   // The database's clock, the one the claim compares with.
   const nextAt = retryIn === null ? null : sql`now() + make_interval(secs => ${retryIn})`;
   const status = outcome.kind === "succeeded" ? "succeeded" : nextAt ? "pending" : "failed";
-  const error =
-    outcome.kind === "failed"
-      ? outcome.error
-      : outcome.kind === "gone"
-        ? "410 Gone: the endpoint is disabled"
-        : null;
-  const statements = (db: Database) =>
-    [
-      db
-        .insert(webhookAttempts)
-        .values({
-          deliveryId: delivery.id,
-          number: delivery.attempts,
-          startedAt: started,
-          durationMs,
-          statusCode: outcome.statusCode,
-          error,
-          nextRetryAt: nextAt,
-        })
-        .onConflictDoNothing(),
-      // Only the state this attempt claimed: a later attempt's (after this one's lock ran out)
-      // is never overwritten by a slow one.
-      db
-        .update(webhookDeliveries)
-        .set({
-          status,
-          nextAttemptAt: nextAt,
-          leaseUntil:
-            retryIn === null
-              ? null
-              : sql`now() + make_interval(secs => ${retryIn + LEASE_SECONDS})`,
-          attemptStartedAt: null,
-          completedAt: nextAt ? null : sql`now()`,
-        })
-        .where(
-          and(
-            eq(webhookDeliveries.id, delivery.id),
-            eq(webhookDeliveries.status, "pending"),
-            eq(webhookDeliveries.attempts, delivery.attempts),
-          ),
-        ),
-    ] as const;
-  if (outcome.kind !== "gone") {
-    await orgBatchOf(env, orgId, statements);
-    return;
-  }
+  const error = outcome.kind === "failed" ? outcome.error : null;
   await orgBatchOf(env, orgId, (db) => [
-    ...statements(db),
     db
-      .update(webhookEndpoints)
-      .set({ status: "disabled", disabledReason: "gone", disabledAt: sql`now()` })
-      .where(
-        and(eq(webhookEndpoints.id, delivery.endpoint_id), eq(webhookEndpoints.status, "enabled")),
-      ),
+      .insert(webhookAttempts)
+      .values({
+        deliveryId: delivery.id,
+        number: delivery.attempts,
+        startedAt: started,
+        durationMs,
+        statusCode: outcome.statusCode,
+        error,
+        nextRetryAt: nextAt,
+      })
+      .onConflictDoNothing(),
+    // Only the state this attempt claimed: a later attempt's (after this one's lock ran out)
+    // is never overwritten by a slow one.
     db
       .update(webhookDeliveries)
-      .set({ status: "cancelled", nextAttemptAt: null, leaseUntil: null, completedAt: sql`now()` })
+      .set({
+        status,
+        nextAttemptAt: nextAt,
+        leaseUntil:
+          retryIn === null ? null : sql`now() + make_interval(secs => ${retryIn + LEASE_SECONDS})`,
+        attemptStartedAt: null,
+        completedAt: nextAt ? null : sql`now()`,
+      })
       .where(
         and(
-          eq(webhookDeliveries.endpointId, delivery.endpoint_id),
+          eq(webhookDeliveries.id, delivery.id),
           eq(webhookDeliveries.status, "pending"),
-          ne(webhookDeliveries.id, delivery.id),
+          eq(webhookDeliveries.attempts, delivery.attempts),
         ),
       ),
   ]);

@@ -13,10 +13,12 @@ const { privateKey, publicKey } = generateKeyPairSync("ed25519");
 const kid = "test-key";
 const jwk = { ...publicKey.export({ format: "jwk" }), kid, alg: "EdDSA", use: "sig" };
 
-function signed(body: object, iat = Math.floor(Date.now() / 1000)) {
+const ENDPOINT_ID = "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e";
+
+function signed(body: object, iat = Math.floor(Date.now() / 1000), endpointId = ENDPOINT_ID) {
   const raw = Buffer.from(JSON.stringify(body));
   const header = Buffer.from(
-    JSON.stringify({ alg: "EdDSA", kid, typ: "webhook+jws", iat }),
+    JSON.stringify({ alg: "EdDSA", kid, typ: "webhook+jws", iat, endpoint_id: endpointId }),
   ).toString("base64url");
   const input = Buffer.from(`${header}.${raw.toString("base64url")}`);
   const signature = sign(null, input, privateKey).toString("base64url");
@@ -42,6 +44,7 @@ beforeAll(async () => {
   const serviceUrl = await listen(keyServer);
   receiver = webhookReceiver({
     serviceUrl,
+    endpointId: ENDPOINT_ID,
     token: "shared-token-0123456789",
     remember: async (id) => !seen.has(id) && Boolean(seen.add(id)),
     forget: async (id) => void seen.delete(id),
@@ -99,6 +102,12 @@ describe("the example receiver", () => {
     expect(await deliver(raw, "")).toBe(400);
     expect(await deliver(raw, signature, { "x-service-token": "wrong" })).toBe(401);
     expect(handled.map((d) => d.id)).not.toContain("d-2");
+  });
+
+  it("refuses a delivery signed for another endpoint (a replay across endpoints)", async () => {
+    const other = signed(body("d-6"), undefined, "0190b7d2-8c5e-7c4a-9d3e-000000000000");
+    expect(await deliver(other.raw, other.signature)).toBe(400);
+    expect(handled.map((d) => d.id)).not.toContain("d-6");
   });
 
   it("a failure while processing answers 500 and the retry is processed", async () => {

@@ -1,6 +1,7 @@
 import { createPublicKey, verify } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Webhook } from "standardwebhooks";
 import { fakeStripe } from "./fake-stripe";
 
 /**
@@ -79,6 +80,11 @@ interface ReceiverConfig {
   status?: number;
   /** When set, a delivery without this x-service-token is refused with 401. */
   token?: string;
+  /**
+   * The endpoint's Standard Webhooks secret: when set, a delivery must also verify with the
+   * `standardwebhooks` package (as a receiver using it would), or it is refused with 400.
+   */
+  secret?: string;
 }
 
 interface Arrival {
@@ -94,6 +100,10 @@ interface Arrival {
   /** The exact bytes and signature headers, for verifying again elsewhere. */
   raw: string;
   signature: string | null;
+  /** The Standard Webhooks headers, as received. */
+  webhook: { id: string | null; timestamp: string | null; signature: string | null };
+  /** Whether `standardwebhooks` verified it under the configured secret (null: none set). */
+  standard_verified: boolean | null;
   at: number;
 }
 
@@ -130,6 +140,16 @@ function verifyDelivery(
   const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: jwk.x }, format: "jwk" });
   const input = Buffer.from(`${protectedHeader}.${raw.toString("base64url")}`);
   return verify(null, input, key, Buffer.from(sig, "base64url"));
+}
+
+/** Standard Webhooks verification by its reference package, over the raw body as received. */
+function verifyStandard(raw: Buffer, req: IncomingMessage, secret: string): boolean {
+  try {
+    new Webhook(secret).verify(raw.toString("utf8"), req.headers as Record<string, string>);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function receive(
@@ -175,6 +195,12 @@ async function receive(
     body,
     raw: raw.toString("base64"),
     signature: (req.headers["x-service-signature"] as string | undefined) ?? null,
+    webhook: {
+      id: (req.headers["webhook-id"] as string | undefined) ?? null,
+      timestamp: (req.headers["webhook-timestamp"] as string | undefined) ?? null,
+      signature: (req.headers["webhook-signature"] as string | undefined) ?? null,
+    },
+    standard_verified: config.secret === undefined ? null : verifyStandard(raw, req, config.secret),
     at: Date.now(),
   };
   receiver.arrivals.push(arrival);
@@ -190,7 +216,7 @@ async function receive(
   }
   if (config.mode === "gone") return answer(410);
   if (config.mode === "fail") return answer(config.status ?? 500);
-  if (!arrival.verified) return answer(400);
+  if (!arrival.verified || arrival.standard_verified === false) return answer(400);
   if (config.token !== undefined && arrival.token !== config.token) return answer(401);
   const failuresSoFar = receiver.arrivals.filter(
     (a) => a.answered !== null && a.answered >= 300,

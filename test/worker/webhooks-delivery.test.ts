@@ -15,6 +15,7 @@ import {
 } from "jose";
 import { describe, expect, it } from "vitest";
 import { MAX_SIGNATURE_AGE_SECONDS, verifyDelivery } from "../../docs/examples/webhook-verify";
+import { logIdFor } from "../../src/ledger/checkpoint";
 import worker from "../../workers/main";
 import { call } from "./support/api";
 import {
@@ -383,41 +384,40 @@ describe("retries", () => {
     }
   });
 
-  it("410 Gone disables the endpoint: no retry, its other pending deliveries cancelled, no new ones", async () => {
-    const { org, key, agent } = await deniedSetup();
-    const hook = await receiver({ mode: "gone" });
-    const endpoint = await createEndpoint(key, {
-      url: hook.url,
-      eventTypes: ["assessment.denied", "audit.integrity_alert"],
-    });
-    // Another delivery to the endpoint, waiting for a later retry.
-    const waiting = crypto.randomUUID();
-    await outboxAlert(org.id, {}, waiting);
-    await ownerSql`update webhook_deliveries set next_attempt_at = now() + interval '1 hour',
-      lease_until = now() + interval '2 hours' where event_id = ${waiting}`;
+  it("410 Gone is retried like any other failure: the endpoint stays enabled and keeps receiving", async () => {
+    const { key, agent } = await deniedSetup();
+    // Gone for its first two attempts, then back (Standard Webhooks would have disabled it).
+    const { hook, endpoint } = await denialHook(key, { fail_first: 2, status: 410 });
     await deny(key, agent.id);
-    const settledAll = await settled(key, endpoint.id, 2);
-    const byType = new Map(settledAll.map((d) => [d.event.type as string, d]));
-    const gone = byType.get("assessment.denied");
-    expect(gone).toMatchObject({ status: "failed", attempt_count: 1 });
-    expect(gone?.attempts[0]).toMatchObject({
-      status_code: 410,
-      error: "410 Gone: the endpoint is disabled",
-      next_retry_at: null,
-    });
-    expect(byType.get("audit.integrity_alert")).toMatchObject({
-      status: "cancelled",
-      attempt_count: 0,
-      next_attempt_at: null,
-    });
+    const [delivery] = await settled(key, endpoint.id, 1);
+    expect(delivery).toMatchObject({ status: "succeeded", attempt_count: 3 });
+    expect(delivery?.attempts.map((a: Json) => [a.number, a.status_code, a.error])).toEqual([
+      [1, 410, "status 410"],
+      [2, 410, "status 410"],
+      [3, 200, null],
+    ]);
+    expect(delivery?.attempts[0].next_retry_at).toEqual(expect.any(String));
     const list = await call("/v1/webhook-endpoints", { key });
-    const disabled = list.json.data.find((e: Json) => e.id === endpoint.id);
-    expect(disabled).toMatchObject({ status: "disabled", disabled_reason: "gone" });
-    expect(disabled.disabled_at).toEqual(expect.any(String));
+    expect(list.json.data.find((e: Json) => e.id === endpoint.id)).toMatchObject({
+      status: "enabled",
+      disabled_reason: null,
+      disabled_at: null,
+    });
+    // New events still fan out to it and arrive.
     await deny(key, agent.id);
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(await deliveries(key, endpoint.id)).toHaveLength(2);
-    expect((await received(hook.name)).arrivals).toHaveLength(1);
+    const all = await settled(key, endpoint.id, 2);
+    expect(all.map((d) => d.status)).toEqual(["succeeded", "succeeded"]);
+    expect((await received(hook.name)).processed).toHaveLength(2);
+  });
+
+  it("a receiver answering 410 for the whole schedule uses up every attempt, as a 500 would", async () => {
+    const { key, agent } = await deniedSetup();
+    const { hook, endpoint } = await denialHook(key, { mode: "gone" });
+    await deny(key, agent.id);
+    const [delivery] = await settled(key, endpoint.id, 1);
+    expect(delivery).toMatchObject({ status: "failed", attempt_count: ATTEMPTS });
+    expect(delivery?.attempts.every((a: Json) => a.status_code === 410)).toBe(true);
+    expect((await received(hook.name)).arrivals).toHaveLength(ATTEMPTS);
   });
 });
 
@@ -748,21 +748,22 @@ describe("key.rotation", () => {
 });
 
 describe("the receiver guide (docs/examples/webhook-verify.ts)", () => {
-  it("verifies real deliveries against the published key set, and rejects a changed byte, another key, a stale signature", async () => {
-    const { key, agent } = await deniedSetup();
-    const { hook } = await denialHook(key);
+  it("verifies real deliveries against the published key set, and rejects a changed byte, another key, a stale signature, another endpoint", async () => {
+    const { org, key, agent } = await deniedSetup();
+    const { hook, endpoint } = await denialHook(key);
     await deny(key, agent.id);
     const [arrival] = (await arrivals(hook.name, 1)).arrivals;
     const raw = Uint8Array.from(atob(arrival?.raw ?? ""), (ch) => ch.charCodeAt(0));
     const keySet = createLocalJWKSet({ keys: await jwks() } as JSONWebKeySet);
     const headers = { signature: arrival?.signature, keyId: arrival?.key_id };
-    const delivery = await verifyDelivery(raw, headers, keySet);
+    const expected = { endpointId: endpoint.id as string, logId: logIdFor(org.id) };
+    const delivery = await verifyDelivery(raw, headers, keySet, expected);
     expect(delivery).toEqual(arrival?.body);
 
     const changed = raw.slice();
     const at = changed.length - 2;
     changed[at] = (changed[at] ?? 0) ^ 1;
-    await expect(verifyDelivery(changed, headers, keySet)).rejects.toThrow();
+    await expect(verifyDelivery(changed, headers, keySet, expected)).rejects.toThrow();
     const stranger = createLocalJWKSet({
       keys: [
         {
@@ -771,15 +772,24 @@ describe("the receiver guide (docs/examples/webhook-verify.ts)", () => {
         },
       ],
     });
-    await expect(verifyDelivery(raw, headers, stranger)).rejects.toThrow();
-    await expect(verifyDelivery(raw, { ...headers, keyId: "another" }, keySet)).rejects.toThrow(
-      /x-service-key-id/,
-    );
+    await expect(verifyDelivery(raw, headers, stranger, expected)).rejects.toThrow();
+    await expect(
+      verifyDelivery(raw, { ...headers, keyId: "another" }, keySet, expected),
+    ).rejects.toThrow(/x-service-key-id/);
     const later = Math.floor(Date.now() / 1000) + MAX_SIGNATURE_AGE_SECONDS + 5;
-    await expect(verifyDelivery(raw, headers, keySet, later)).rejects.toThrow(/too old/);
+    await expect(
+      verifyDelivery(raw, headers, keySet, { ...expected, nowSeconds: later }),
+    ).rejects.toThrow(/too old/);
     const attached = `${arrival?.signature?.split(".")[0]}.e30.${arrival?.signature?.split(".")[2]}`;
-    await expect(verifyDelivery(raw, { ...headers, signature: attached }, keySet)).rejects.toThrow(
-      /detached/,
+    await expect(
+      verifyDelivery(raw, { ...headers, signature: attached }, keySet, expected),
+    ).rejects.toThrow(/detached/);
+    // A receiver that checks whom the delivery was signed for refuses it anywhere else.
+    const elsewhere = { endpointId: crypto.randomUUID() };
+    await expect(verifyDelivery(raw, headers, keySet, elsewhere)).rejects.toThrow(
+      /another endpoint/,
     );
+    const otherOrg = { ...expected, logId: logIdFor(crypto.randomUUID()) };
+    await expect(verifyDelivery(raw, headers, keySet, otherOrg)).rejects.toThrow(/another org/);
   });
 });

@@ -36,6 +36,8 @@ describe("POST /v1/webhook-endpoints", () => {
       disabled_reason: null,
       created: expect.any(String),
       disabled_at: null,
+      previous_secret_expires_at: null,
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
     expect(Date.parse(res.json.created)).toBeLessThanOrEqual(Date.now());
   });

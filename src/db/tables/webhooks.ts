@@ -22,8 +22,11 @@ export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "cancelled"]
 
 /**
  * Where an org's events go. `event_types` empty means every event. An endpoint receives the
- * events of its own mode only (test keys make test endpoints, as at Stripe). A `410 Gone` from
- * the receiver disables it; deletion keeps the row (its deliveries stay on record) but hides it.
+ * events of its own mode only (test keys make test endpoints, as at Stripe). Deletion keeps the
+ * row (its deliveries stay on record) but hides it. `secret` is the Standard Webhooks signing
+ * secret, sealed (src/webhooks/endpoint-secret.ts); after a rotation `previous_secret` still
+ * signs until `previous_secret_expires_at`. Endpoints made before secrets existed have none
+ * until their first rotation.
  */
 export const webhookEndpoints = pgTable(
   "webhook_endpoints",
@@ -38,6 +41,12 @@ export const webhookEndpoints = pgTable(
     description: text("description"),
     /** Sent as `x-service-token`; never returned by the API after it is set. */
     token: text("token"),
+    secret: text("secret"),
+    previousSecret: text("previous_secret"),
+    previousSecretExpiresAt: timestamp("previous_secret_expires_at", {
+      withTimezone: true,
+      precision: 3,
+    }),
     livemode: boolean("livemode").notNull(),
     status: text("status", { enum: ENDPOINT_STATUSES }).notNull().default("enabled"),
     disabledReason: text("disabled_reason"),
@@ -51,6 +60,10 @@ export const webhookEndpoints = pgTable(
     index("webhook_endpoints_fanout_idx")
       .on(t.orgId, t.livemode)
       .where(sql`status = 'enabled' AND deleted_at IS NULL`),
+    check(
+      "webhook_endpoints_previous_secret_expires",
+      sql`(previous_secret IS NULL) = (previous_secret_expires_at IS NULL)`,
+    ),
   ],
 );
 

@@ -328,6 +328,13 @@ export const ROUTES: RouteCase[] = [
     resource: newEndpoint,
   },
   {
+    method: "POST",
+    path: "/v1/webhook-endpoints/{id}/rotate-secret",
+    scope: "webhooks:write",
+    body: { expires_in: 60 },
+    resource: newEndpoint,
+  },
+  {
     method: "GET",
     path: "/v1/webhook-endpoints/{id}/deliveries",
     scope: "webhooks:read",

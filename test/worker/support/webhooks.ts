@@ -11,6 +11,8 @@ export interface ReceiverConfig {
   lose_answer_first?: number;
   status?: number;
   token?: string;
+  /** The endpoint's whsec_ secret: the receiver also verifies with `standardwebhooks`. */
+  secret?: string;
 }
 
 let receivers = 0;
@@ -53,6 +55,8 @@ export interface Arrival {
   body: Json;
   raw: string;
   signature: string | null;
+  webhook: { id: string | null; timestamp: string | null; signature: string | null };
+  standard_verified: boolean | null;
   at: number;
 }
 
