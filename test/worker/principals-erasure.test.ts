@@ -27,6 +27,7 @@ function personalData() {
       .padStart(10, "7")
       .slice(0, 10)}`,
     callee: `callee-${tag}@example.org`,
+    testDevice: `test-device-${tag}`,
   };
 }
 
@@ -116,7 +117,13 @@ describe("POST /v1/principals/{id}/erase reaches every copy", () => {
     // a phone number or an address is found again by hashing a guess.
     const digests = [payloadDigest(values.sms), payloadDigest(values.callee)];
     const searched = [...Object.values(values), ...digests];
-    const { principalId, mandates } = await assessedWithPersonalData(org, key, values);
+    const { principalId, agentId, mandates } = await assessedWithPersonalData(org, key, values);
+    // Test mode shares the agent: its assessments are the principal's as much.
+    const testKey = (await org.key(undefined, "test")).key;
+    await assessOk(testKey, {
+      agent_id: agentId,
+      mandate: payment({ risk_data: { device_id: values.testDevice } }),
+    });
     // The outbox fanned each assessment's events out to the endpoint.
     const delivered = await eventually(async () => {
       const [row] = await ownerSql`select count(*)::int as n from webhook_deliveries
@@ -135,6 +142,7 @@ describe("POST /v1/principals/{id}/erase reaches every copy", () => {
         `mandates: ${values.card}`,
         `mandates: ${values.sms}`,
         `mandates: ${values.callee}`,
+        `mandates: ${values.testDevice}`,
         `assessments: ${values.sms}`,
         `assessments: ${values.callee}`,
         `assessments: ${digests[0]}`,
