@@ -38,7 +38,13 @@ export const PersistPlan = z.object({
 });
 export type PersistPlan = z.infer<typeof PersistPlan>;
 
-export function recordOf(plan: PersistPlan, entry: StoredEntry): AssessmentRecord {
+/**
+ * What the ledger object keeps of a plan once Postgres has its write: the record a retry is
+ * answered with. The mandate and the inputs are not kept past the write.
+ */
+export type AnsweredPlan = Pick<PersistPlan, "record">;
+
+export function recordOf(plan: AnsweredPlan, entry: StoredEntry): AssessmentRecord {
   return { ...plan.record, audit_entry_id: entry.id, audit_sequence: entry.sequence };
 }
 

@@ -226,8 +226,18 @@ export class LedgerStore {
       .toArray();
   }
 
-  setWriteStatus(sequence: number, status: WriteStatus): void {
-    this.sql.exec("update writes set status = ? where sequence = ?", status, sequence);
+  /**
+   * What the write's transaction did, and of its body only `kept`: what answering a retry still
+   * needs. The rest is in Postgres now (or was refused), and a copy here would outlive the
+   * erasure of a principal whose data it holds (docs/identity.md, "What erasure reaches").
+   */
+  setWriteStatus(sequence: number, status: WriteStatus, kept: string): void {
+    this.sql.exec(
+      "update writes set status = ?, body = ? where sequence = ?",
+      status,
+      kept,
+      sequence,
+    );
   }
 
   setWrite(sequence: number, body: string, now: number): void {

@@ -5,7 +5,13 @@ import {
   signedRecord,
   type Verdict,
 } from "../assess/commit";
-import { type PersistPlan, persistedOf, persistStatement, recordOf } from "../assess/persist";
+import {
+  type AnsweredPlan,
+  type PersistPlan,
+  persistedOf,
+  persistStatement,
+  recordOf,
+} from "../assess/persist";
 import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
 import { type Env, modeOf } from "../env";
 import { payloadDigest } from "../lib/digest";
@@ -330,7 +336,7 @@ export class OrgLedger extends DurableObject<Env> {
     }
     return {
       kind: "stored",
-      record: recordOf(JSON.parse(write.body) as PersistPlan, entry),
+      record: recordOf(JSON.parse(write.body) as AnsweredPlan, entry),
       replayed,
     };
   }
@@ -497,7 +503,10 @@ export class OrgLedger extends DurableObject<Env> {
       this.store.markCheckpointsFlushed(checkpoints.map((c) => c.tree_size));
       writes.forEach((w, i) => {
         const status = persistedOf(results[i], w.plan);
-        this.store.setWriteStatus(w.sequence, status);
+        // A retry is answered from the record alone: the mandate and the inputs go, and so does
+        // the counterparty's digest, which only the history reads (from Postgres).
+        const kept: AnsweredPlan = { record: { ...w.plan.record, counterparty: null } };
+        this.store.setWriteStatus(w.sequence, status, JSON.stringify(kept));
         // A spend whose assessment the cap refused never happened.
         if (status !== "stored") this.store.removeSpend(w.sequence);
       });

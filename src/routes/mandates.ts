@@ -20,9 +20,19 @@ const Mandate = z
     mandate_hash: z.string().openapi({
       description: "`sha256:<hex>` of the RFC 8785 mandate, as bound by the Risk Payload",
     }),
-    mandate: z.record(z.string(), z.unknown()).openapi({ description: "As submitted" }),
+    mandate: z.record(z.string(), z.unknown()).openapi({
+      description:
+        "As submitted; once the agent's principal is erased, each member named in " +
+        "`erased_fields` reads null",
+    }),
     livemode: z.boolean(),
     created: z.string(),
+    erased_at: z.string().nullable().openapi({
+      description: "When the principal's personal data was erased from this mandate, or null",
+    }),
+    erased_fields: z.array(z.string()).openapi({
+      description: "The members of `mandate` erased then (empty when none were)",
+    }),
   })
   .openapi("Mandate");
 
@@ -71,6 +81,8 @@ function toMandate(row: MandateRow): z.infer<typeof Mandate> {
     mandate: row.mandate as Record<string, unknown>,
     livemode: row.livemode,
     created: row.createdAt.toISOString(),
+    erased_at: row.erasedAt?.toISOString() ?? null,
+    erased_fields: row.erasedFields ?? [],
   };
 }
 

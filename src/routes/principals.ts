@@ -135,7 +135,9 @@ const erase = createRoute(
       summary: "Crypto-erase a principal's personal data",
       description:
         "Destroys the principal's data key, so the stored ciphertext can never be opened again, " +
-        "and clears its metadata. Erasing an erased principal answers 200 with the same record.",
+        "clears its metadata, and erases the personal members of its agents' stored mandates " +
+        "(`erased_fields` on the mandate). Erasing an erased principal answers 200 with the " +
+        "same record, and erases what its agents' mandates stored since.",
       request: { params: IdParam },
       responses: {
         200: json(Principal, "The erased principal"),
@@ -237,12 +239,15 @@ export function registerPrincipals(app: OpenAPIHono<AppEnv>) {
   app.openapi(erase, async (c) => {
     const id = rowId(c.req.valid("param").id);
     // The data key is overwritten in place; the ciphertext stays, unreadable by anyone. A
-    // repeated erase matches no active row and reads the erased one back unchanged.
-    const [, current] = await c.var.tenant.batch((db) => [
+    // repeated erase matches no active row and reads the erased one back unchanged. In the same
+    // transaction, the copies of the principal's data in its agents' mandates and assessments
+    // are erased (a repeat reaches only those stored since): docs/identity.md.
+    const [, , current] = await c.var.tenant.batch((db) => [
       db
         .update(principals)
         .set({ status: "erased", wrappedKey: null, metadata: {}, erasedAt: sql`now()` })
         .where(and(eq(principals.id, id), eq(principals.status, "active"))),
+      db.execute(sql`select erase_principal_copies(${id}::uuid)`),
       db.select().from(principals).where(eq(principals.id, id)),
     ]);
     const row = orNotFound(current[0]);

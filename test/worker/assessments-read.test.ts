@@ -378,6 +378,8 @@ describe("GET /v1/mandates", () => {
       mandate,
       livemode: true,
       created: expect.any(String),
+      erased_at: null,
+      erased_fields: [],
     });
     const contentHash = await sha256Hex(
       jcs({ kind: "ap2_payment", mandateType: "payment", mandate }),

@@ -110,7 +110,10 @@ export const assessments = pgTable(
   ],
 );
 
-/** The assessed mandates, as submitted (without the service's injected risk payload). */
+/**
+ * The assessed mandates, as submitted (without the service's injected risk payload), until the
+ * principal of the assessed agent is erased.
+ */
 export const mandates = pgTable(
   "mandates",
   {
@@ -129,6 +132,12 @@ export const mandates = pgTable(
     mandate: jsonb("mandate").notNull(),
     livemode: boolean("livemode").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
+    /**
+     * Set when the principal of the assessed agent was erased: the members of `mandate` named
+     * in `erased_fields` were overwritten with null (`erase_principal_copies`, 0006).
+     */
+    erasedAt: timestamp("erased_at", { withTimezone: true, precision: 3 }),
+    erasedFields: text("erased_fields").array(),
   },
   (t) => [
     uniqueIndex("mandates_content_idx").on(t.orgId, t.contentHash),
