@@ -37,6 +37,14 @@ const EVAL_SET = {
   ],
 };
 
+/** A public P-256 key, as an issuer of AP2 credentials registers it. */
+const ISSUER_JWK = {
+  kty: "EC",
+  crv: "P-256",
+  x: "epZ9CQpHH_uUJsDMf5coiIAzX1l68UBeKCsIpsN69pA",
+  y: "kRPJY0hTNWkvuC3xEfpXovo1Tv30IScaVE8w43Brvkc",
+};
+
 export const ROUTES: RouteCase[] = [
   { method: "GET", path: "/v1/me", scope: null },
   { method: "POST", path: "/v1/orgs", scope: null, sessionOnly: true, orgless: true },
@@ -134,6 +142,13 @@ export const ROUTES: RouteCase[] = [
       const agent = await newAgent(org);
       return { id: agent.id, keyId: (await registerKey(org, agent.id)).kid };
     },
+  },
+  // credential issuers (the trust anchors of AP2 credentials)
+  {
+    method: "POST",
+    path: "/v1/credential-issuers",
+    scope: "agents:write",
+    body: { name: "Demo Bank", jwks: { keys: [ISSUER_JWK] } },
   },
 
   {
