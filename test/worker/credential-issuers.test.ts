@@ -263,3 +263,105 @@ describe("trustAnchorsFor", () => {
     expect(verdict).toMatchObject({ verified: false, failure: "untrusted_issuer", issuerId: null });
   });
 });
+
+describe("GET /v1/credential-issuers", () => {
+  it("lists newest first with a cursor, and filters by status", async () => {
+    const { key } = await ownerKey();
+    const jwks = { keys: [publicJwk(await newSigner("EdDSA"))] };
+    const ids: string[] = [];
+    for (const name of ["one", "two", "three"]) {
+      ids.push((await register(key, { name, jwks })).json.id);
+    }
+    const revoked = await call(`/v1/credential-issuers/${ids[1]}/revoke`, { method: "POST", key });
+    expect(revoked.status).toBe(200);
+
+    const first = await call("/v1/credential-issuers?limit=2", { key });
+    expect(first.status).toBe(200);
+    expect(first.json.data.map((i: { id: string }) => i.id)).toEqual([ids[2], ids[1]]);
+    expect(first.json).toMatchObject({ object: "list", has_more: true });
+    const second = await call(`/v1/credential-issuers?limit=2&cursor=${first.json.next_cursor}`, {
+      key,
+    });
+    expect(second.json).toMatchObject({ has_more: false, next_cursor: null });
+    expect(second.json.data.map((i: { id: string }) => i.id)).toEqual([ids[0]]);
+
+    const active = await call("/v1/credential-issuers?status=active", { key });
+    expect(active.json.data.map((i: { id: string }) => i.id)).toEqual([ids[2], ids[0]]);
+    const onlyRevoked = await call("/v1/credential-issuers?status=revoked", { key });
+    expect(onlyRevoked.json.data).toEqual([revoked.json]);
+    const bad = await call("/v1/credential-issuers?status=paused", { key });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toBe("invalid_request");
+  });
+
+  it("reads one issuer by id, and nobody else's", async () => {
+    const { key } = await ownerKey();
+    const created = await register(key, {
+      name: "Bank",
+      jwks: { keys: [publicJwk(await newSigner("ES256", "b"))] },
+    });
+    const read = await call(`/v1/credential-issuers/${created.json.id}`, { key });
+    expect(read.status).toBe(200);
+    expect(read.json).toEqual(created.json);
+    const intruder = await ownerKey();
+    const foreign = await call(`/v1/credential-issuers/${created.json.id}`, { key: intruder.key });
+    expect(foreign.status).toBe(404);
+    expect(foreign.json).toEqual({ error: "not_found" });
+    const listed = await call("/v1/credential-issuers", { key: intruder.key });
+    expect(listed.json.data).toEqual([]);
+  });
+});
+
+describe("POST /v1/credential-issuers/{id}/revoke", () => {
+  it("revokes once: the next verification is untrusted_issuer, a repeat answers the same record", async () => {
+    const { org, key } = await ownerKey();
+    const issuer = await newSigner("ES256", "bank-1");
+    const created = await register(key, { name: "Bank", jwks: { keys: [publicJwk(issuer)] } });
+    const chain = await chainFrom(issuer);
+    expect((await verifyWith(key, chain)).verified).toBe(true);
+
+    const res = await call(`/v1/credential-issuers/${created.json.id}/revoke`, {
+      method: "POST",
+      key,
+    });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({
+      ...created.json,
+      status: "revoked",
+      revoked_at: expect.any(String),
+    });
+    expect(await verifyWith(key, chain)).toMatchObject({
+      verified: false,
+      failure: "untrusted_issuer",
+    });
+
+    const again = await call(`/v1/credential-issuers/${created.json.id}/revoke`, {
+      method: "POST",
+      key,
+    });
+    expect(again.status).toBe(200);
+    expect(again.json).toEqual(res.json);
+    const entries = await ownerSql`select digest from audit_entries
+      where org_id = ${org.id} and type = 'credential_issuer.revoked'`;
+    expect(entries).toEqual([
+      { digest: payloadDigest({ id: created.json.id, revoked_at: res.json.revoked_at }) },
+    ]);
+  });
+
+  it("answers 404 for another org's issuer and leaves it active", async () => {
+    const owner = await ownerKey();
+    const created = await register(owner.key, {
+      name: "Bank",
+      jwks: { keys: [publicJwk(await newSigner("EdDSA"))] },
+    });
+    const intruder = await ownerKey();
+    const res = await call(`/v1/credential-issuers/${created.json.id}/revoke`, {
+      method: "POST",
+      key: intruder.key,
+    });
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({ error: "not_found" });
+    const read = await call(`/v1/credential-issuers/${created.json.id}`, { key: owner.key });
+    expect(read.json.status).toBe("active");
+  });
+});
