@@ -1,38 +1,15 @@
-import { env } from "cloudflare:test";
 import { exportJWK, generateKeyPair, type JWK } from "jose";
 import { describe, expect, it } from "vitest";
-import { readCredential } from "../../src/auth/credential";
-import { parseChain } from "../../src/credentials/chain";
-import { trustAnchorsFor } from "../../src/credentials/issuers";
-import { verifyChain } from "../../src/credentials/verify";
-import { Tenant } from "../../src/db/tenant";
 import { payloadDigest } from "../../src/lib/digest";
-import {
-  AUD,
-  buildChain,
-  closedPayment,
-  NONCE,
-  NOW,
-  newSigner,
-  openPayment,
-  RANGE,
-  type Signer,
-} from "../support/ap2-chains";
+import { newSigner } from "../support/ap2-chains";
 import { call, newOrg, type TestOrg } from "./support/api";
 import { ownerSql } from "./support/db";
 import { newPrincipal } from "./support/identity";
+import { chainFrom, publicJwk, register, verifyWith } from "./support/issuers";
 
 async function ownerKey() {
   const org = await newOrg();
   return { org, key: (await org.key()).key };
-}
-
-function publicJwk(signer: Signer): Record<string, unknown> {
-  return { ...signer.jwk };
-}
-
-async function register(key: string, body: Record<string, unknown>) {
-  return call("/v1/credential-issuers", { method: "POST", key, body });
 }
 
 describe("POST /v1/credential-issuers", () => {
@@ -158,7 +135,7 @@ describe("POST /v1/credential-issuers validation", () => {
     expect(res.json.details).toEqual([
       {
         path: "jwks.keys.0",
-        message: "is not a valid public key (WebCrypto refuses it)",
+        message: "the key is not a valid public key (WebCrypto refuses it)",
         code: "custom",
       },
     ]);
@@ -202,29 +179,6 @@ describe("POST /v1/credential-issuers validation", () => {
     expect(n).toBe(0);
   });
 });
-
-/** The request's tenant for an API key, as `authorize` builds it. */
-async function tenantOf(key: string): Promise<Tenant> {
-  const credential = await readCredential((name) => (name === "x-api-key" ? key : undefined), env);
-  return new Tenant(env, credential, "agents:read", () => {});
-}
-
-async function chainFrom(issuer: Signer, header: Record<string, unknown> = {}) {
-  const agent = await newSigner("ES256");
-  return buildChain([
-    { signer: issuer, mandate: openPayment(agent, [RANGE]), header },
-    { signer: agent, mandate: closedPayment() },
-  ]);
-}
-
-async function verifyWith(key: string, credential: string) {
-  const anchors = await trustAnchorsFor(await tenantOf(key), env);
-  return verifyChain(parseChain(credential), {
-    anchors,
-    presentation: { aud: AUD, nonce: NONCE },
-    now: NOW,
-  });
-}
 
 describe("trustAnchorsFor", () => {
   it("verifies a root with the active issuer key of its kid and names that issuer", async () => {
