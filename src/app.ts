@@ -23,6 +23,7 @@ import { registerAuditVerify } from "./routes/audit-verify";
 import { registerBilling } from "./routes/billing";
 import { registerBillingWebhooks } from "./routes/billing-webhooks";
 import { registerControlCoverage } from "./routes/control-coverage";
+import { registerCredentialIssuers } from "./routes/credential-issuers";
 import { registerEvalSets } from "./routes/eval-sets";
 import { registerEvals } from "./routes/evals";
 import { registerHealth } from "./routes/health";
@@ -115,6 +116,7 @@ export function buildApp() {
   registerAgentsCardStatus(app);
   registerAgents(app);
   registerAgentsKeys(app);
+  registerCredentialIssuers(app);
   registerActionMandates(app);
   registerActionMandatesDecisions(app);
   registerActionDecisions(app);

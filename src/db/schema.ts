@@ -7,6 +7,7 @@ export * from "./tables/artifacts";
 export * from "./tables/assess";
 export * from "./tables/billing";
 export * from "./tables/coverage";
+export * from "./tables/credentials";
 export * from "./tables/foundation";
 export * from "./tables/identity";
 export * from "./tables/ledger";

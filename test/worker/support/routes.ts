@@ -49,6 +49,14 @@ const EVAL_SET = {
   ],
 };
 
+/** A public P-256 key, as an issuer of AP2 credentials registers it. */
+const ISSUER_JWK = {
+  kty: "EC",
+  crv: "P-256",
+  x: "epZ9CQpHH_uUJsDMf5coiIAzX1l68UBeKCsIpsN69pA",
+  y: "kRPJY0hTNWkvuC3xEfpXovo1Tv30IScaVE8w43Brvkc",
+};
+
 export const ROUTES: RouteCase[] = [
   { method: "GET", path: "/v1/me", scope: null },
   { method: "POST", path: "/v1/orgs", scope: null, sessionOnly: true, orgless: true },
@@ -168,6 +176,26 @@ export const ROUTES: RouteCase[] = [
       const agent = await newAgent(org);
       return { id: agent.id, keyId: (await registerKey(org, agent.id)).kid };
     },
+  },
+  // credential issuers (the trust anchors of AP2 credentials)
+  {
+    method: "POST",
+    path: "/v1/credential-issuers",
+    scope: "agents:write",
+    body: { name: "Demo Bank", jwks: { keys: [ISSUER_JWK] } },
+  },
+  { method: "GET", path: "/v1/credential-issuers", scope: "agents:read" },
+  {
+    method: "GET",
+    path: "/v1/credential-issuers/{id}",
+    scope: "agents:read",
+    resource: newIssuer,
+  },
+  {
+    method: "POST",
+    path: "/v1/credential-issuers/{id}/revoke",
+    scope: "agents:write",
+    resource: newIssuer,
   },
 
   {
@@ -523,6 +551,17 @@ async function newEval(org: TestOrg) {
   const body = { eval_set_id: await newEvalSet(org), policy_id: await newPolicy(org) };
   const res = await call("/v1/evals/run", { method: "POST", token: org.token, body });
   if (res.status !== 201) throw new Error(`eval run failed: ${res.status} ${res.text}`);
+  return res.json.id as string;
+}
+
+/** A credential issuer of the org, with inline keys. */
+async function newIssuer(org: TestOrg) {
+  const res = await call("/v1/credential-issuers", {
+    method: "POST",
+    token: org.token,
+    body: { name: "Demo Bank", jwks: { keys: [ISSUER_JWK] } },
+  });
+  if (res.status !== 201) throw new Error(`issuer creation failed: ${res.status} ${res.text}`);
   return res.json.id as string;
 }
 

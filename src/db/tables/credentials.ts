@@ -1,0 +1,64 @@
+/** Who may sign the root of an AP2 credential chain: the org's credential issuers. */
+import { sql } from "drizzle-orm";
+import {
+  check,
+  foreignKey,
+  index,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
+import { createdAt, currentOrg } from "./columns";
+import { organizations } from "./foundation";
+import { principals } from "./identity";
+
+/** A public JWK as stored: the RFC 7638 members, and the issuer's `kid` when it named one. */
+export type IssuerJwk = { kty: string; crv: string; x: string; y?: string; kid?: string };
+
+/**
+ * A credential issuer: inline public keys (`jwks`) or an https JWKS URL whose last good answer
+ * is cached in `fetched_jwks` (docs/credentials.md, "Trust anchors"). Revoked is terminal.
+ */
+export const credentialIssuers = pgTable(
+  "credential_issuers",
+  {
+    id: uuid("id").primaryKey(),
+    orgId: uuid("org_id")
+      .notNull()
+      .default(currentOrg)
+      .references(() => organizations.id),
+    name: text("name").notNull(),
+    /** Inline keys; null for an issuer whose keys come from `jwks_url`. */
+    jwks: jsonb("jwks").$type<IssuerJwk[]>(),
+    jwksUrl: text("jwks_url"),
+    /** Set when the key is the user's own (a principal signs its own mandates). */
+    principalId: uuid("principal_id"),
+    status: text("status", { enum: ["active", "revoked"] })
+      .notNull()
+      .default("active"),
+    /** The keys of the last JWKS fetched from `jwks_url` that could be read, and its ETag. */
+    fetchedJwks: jsonb("fetched_jwks").$type<IssuerJwk[]>(),
+    fetchedAt: timestamp("fetched_at", { withTimezone: true, precision: 3 }),
+    etag: text("etag"),
+    /** The last attempt to fetch `jwks_url`, successful or not: what rate-limits refetches. */
+    fetchAttemptedAt: timestamp("fetch_attempted_at", { withTimezone: true, precision: 3 }),
+    createdAt: createdAt(),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [
+    foreignKey({
+      columns: [t.orgId, t.principalId],
+      foreignColumns: [principals.orgId, principals.id],
+      name: "credential_issuers_principal_fk",
+    }),
+    index("credential_issuers_status_idx").on(t.orgId, t.status, t.id),
+    check("credential_issuers_status_check", sql`${t.status} in ('active', 'revoked')`),
+    check("credential_issuers_keys_check", sql`(${t.jwks} is null) <> (${t.jwksUrl} is null)`),
+    check(
+      "credential_issuers_revoked_check",
+      sql`(${t.status} = 'revoked') = (${t.revokedAt} is not null)`,
+    ),
+  ],
+);
