@@ -221,11 +221,14 @@ export function registerEvals(app: OpenAPIHono<AppEnv>) {
     const after = decodeIdCursor(cursor);
     const setId = idFilter(eval_set_id);
     const policyId = idFilter(policy_id);
-    if (setId === null || policyId === null)
+    if (setId === null || policyId === null) {
+      // No query ran to authenticate: the caller is checked before the empty page is answered.
+      await c.var.tenant.caller();
       return c.json(
         page([], limit, () => ""),
         200,
       );
+    }
     const [rows] = await c.var.tenant.batch((db) => [
       db
         .select(summaryColumns)
