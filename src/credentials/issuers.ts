@@ -250,6 +250,8 @@ export async function createIssuer(
     ? await Promise.all(body.jwks.keys.map((jwk, i) => storedKey(jwk, `jwks.keys.${i}`)))
     : null;
   const jwksUrl = body.jwks_url === undefined ? null : allowedJwksUrl(tenant.env, body.jwks_url);
+  // Nobody makes the service fetch a URL before it knows who is asking (401/403 first).
+  if (jwksUrl !== null) await tenant.caller();
   const fetched = jwksUrl === null ? null : await firstFetch(tenant.env, jwksUrl);
   const id = newId();
   const principalId = body.principal_id ?? null;

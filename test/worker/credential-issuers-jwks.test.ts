@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { exportJWK, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
 import { newSigner, type Signer } from "../support/ap2-chains";
-import { newOrg } from "./support/api";
+import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
 import { chainFrom, publicJwk, register, verifyWith } from "./support/issuers";
 
@@ -70,6 +70,17 @@ describe("a JWKS URL issuer", () => {
       jwks_cache: { keys: [strip(es.jwk), strip(ed.jwk)], fetched_at: expect.any(String) },
     });
     expect((await verifyWith(key, await chainFrom(ed))).issuerId).toBe(res.json.id);
+  });
+
+  it("fetches nothing for a caller it cannot authenticate or who lacks agents:write", async () => {
+    const org = await newOrg();
+    const { name, url } = await publish(jwks(await newSigner("ES256", "k")));
+    const { id, key: revoked } = await org.key();
+    await call(`/v1/api-keys/${id}/revoke`, { method: "POST", token: org.token });
+    const reader = (await org.key(["agents:read"])).key;
+    expect((await register(revoked, { name: "x", jwks_url: url })).status).toBe(401);
+    expect((await register(reader, { name: "x", jwks_url: url })).status).toBe(403);
+    expect(await gets(name)).toEqual([]);
   });
 
   it("is refused with 400 jwks_unreachable when the URL gives no usable key set", async () => {

@@ -1,6 +1,14 @@
+import { env } from "cloudflare:test";
 import { exportJWK, generateKeyPair, type JWK } from "jose";
 import { describe, expect, it } from "vitest";
+import { readCredential } from "../../src/auth/credential";
+import { parseChain } from "../../src/credentials/chain";
+import { trustAnchorsFor } from "../../src/credentials/issuers";
+import { verifyChain } from "../../src/credentials/verify";
+import { Tenant } from "../../src/db/tenant";
 import { payloadDigest } from "../../src/lib/digest";
+import untrusted from "../fixtures/ap2-v0.2-vectors/payment_invalid_untrusted_root.json";
+import valid from "../fixtures/ap2-v0.2-vectors/payment_valid_basic.json";
 import { newSigner } from "../support/ap2-chains";
 import { call, newOrg, type TestOrg } from "./support/api";
 import { ownerSql } from "./support/db";
@@ -204,6 +212,33 @@ describe("trustAnchorsFor", () => {
     const thumbprint = await calculateJwkThumbprint(issuer.jwk as JWK);
     const named = await verifyWith(key, await chainFrom(issuer, { kid: thumbprint }));
     expect(named).toMatchObject({ verified: true, issuerId: res.json.id });
+  });
+
+  it("verifies the SDK's vector under its trusted key registered through the API", async () => {
+    const { key } = await ownerKey();
+    const [trusted] = valid.trusted_keys;
+    const res = await register(key, { name: "User", jwks: { keys: [trusted?.jwk] } });
+    expect(res.status).toBe(201);
+    const tenant = new Tenant(
+      env,
+      await readCredential((name) => (name === "x-api-key" ? key : undefined), env),
+      "agents:read",
+      () => {},
+    );
+    for (const vector of [valid, untrusted]) {
+      const chain = parseChain(vector.credential);
+      const verdict = await verifyChain(chain, {
+        anchors: await trustAnchorsFor(tenant, env, chain.hops[0]?.header),
+        presentation: {
+          aud: vector.expected_aud,
+          nonce: vector.expected_nonce,
+          checkout_jwt: vector.constraint_inputs.checkout_jwt,
+        },
+        now: vector.verify_params.current_time,
+      });
+      expect(verdict.issuerId, vector.name).toBe(vector === valid ? res.json.id : null);
+      expect(verdict.failure, vector.name).toBe(vector === valid ? null : "untrusted_issuer");
+    }
   });
 
   it("never trusts another org's issuer: untrusted_issuer", async () => {
