@@ -8,6 +8,7 @@
 import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
 import { writePrivateFile } from "./dev-files.ts";
 import type { LocalIdp } from "./dev-idp.ts";
+import { stripeDevDefaults } from "./dev-stripe.ts";
 import { ed25519Jwk, principalMasterKey } from "./local-keys.ts";
 
 export interface DevVarRules {
@@ -107,6 +108,8 @@ export function ensureLocalDevVars(path: string, idp: LocalIdp): DevVarsChange {
       LOCAL_SQL_ENDPOINT: () => "true",
       SIGNING_KEY: () => JSON.stringify(ed25519Jwk().privateJwk),
       PRINCIPAL_MASTER_KEY: () => JSON.stringify(principalMasterKey()),
+      // Accepted by the local Stripe stand-in only; STRIPE_API_BASE is passed per start.
+      ...stripeDevDefaults,
     },
     // The IdP's private key lives in .data/local-idp.json (the Worker must never hold it);
     // these three follow that file, so tokens from `npm run token` always verify.

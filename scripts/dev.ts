@@ -28,6 +28,7 @@ import { acquireDevLock } from "./dev-lock.ts";
 import { assertPortFree, waitForOk } from "./dev-net.ts";
 import { type GroupChild, spawnGroup } from "./dev-process.ts";
 import { type DevPaths, devPaths, REPO_ROOT } from "./dev-state.ts";
+import { startStripeStandIn } from "./dev-stripe.ts";
 import { ensureLocalDevVars, readDevVars } from "./dev-vars.ts";
 import { localDatabaseUrl } from "./local-keys.ts";
 import { MigrationHistoryError } from "./migration-history.ts";
@@ -83,6 +84,7 @@ function wranglerArgs(
   port: number,
   databaseUrl: string,
   publicBaseUrl: string,
+  stripeApiBase: string | undefined,
 ): string[] {
   const bin = join(
     dirname(createRequire(import.meta.url).resolve("wrangler/package.json")),
@@ -107,6 +109,7 @@ function wranglerArgs(
     "--var",
     `PUBLIC_BASE_URL:${publicBaseUrl}`,
   ];
+  if (stripeApiBase) args.push("--var", `STRIPE_API_BASE:${stripeApiBase}`);
   // Wrangler reads .dev.vars beside wrangler.toml by itself; a relocated one must be named.
   // (--env-file disables that lookup, and its values go through dotenv-expand: `$` expands.)
   if (paths.devVars !== join(REPO_ROOT, ".dev.vars")) args.push("--env-file", paths.devVars);
@@ -129,7 +132,13 @@ function wranglerEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-function printReady(origin: string, paths: DevPaths, database: string, seconds: string): void {
+function printReady(
+  origin: string,
+  paths: DevPaths,
+  database: string,
+  stripe: string,
+  seconds: string,
+): void {
   const stateDir = process.env.DEV_STATE_DIR ? `DEV_STATE_DIR=${process.env.DEV_STATE_DIR} ` : "";
   const lines = [
     `ready in ${seconds} s`,
@@ -138,6 +147,7 @@ function printReady(origin: string, paths: DevPaths, database: string, seconds: 
     `  OpenAPI   ${origin}/openapi.json`,
     `  JWKS      ${origin}/.well-known/jwks.json`,
     `  database  ${database}`,
+    `  Stripe    ${stripe}`,
     `  state     ${shown(paths.devVars)}, ${shown(paths.data)}/`,
     "next steps (another shell):",
     `  TOKEN=$(${stateDir}npm run -s token -- --sub alice --email alice@example.com)`,
@@ -262,11 +272,32 @@ async function main(): Promise<number> {
     const endpoint = await unlessStopped(starting);
     if (!endpoint) return (await stopRequested).code;
 
+    // Stripe: the developer's own STRIPE_API_BASE in .dev.vars (a Stripe test account), else
+    // the local stand-in on loopback, with the keys .dev.vars was given.
+    const vars = readDevVars(paths.devVars);
+    let stripeApiBase: string | undefined;
+    let stripe = `${vars?.get("STRIPE_API_BASE")} (STRIPE_API_BASE in ${shown(paths.devVars)})`;
+    if (!vars?.get("STRIPE_API_BASE")) {
+      const standIn = await startStripeStandIn(HOST, {
+        secretKey: vars?.get("STRIPE_SECRET_KEY") ?? "",
+        webhookSecret: vars?.get("STRIPE_WEBHOOK_SECRET") ?? "",
+      });
+      cleanups.push(() => standIn.close());
+      stripeApiBase = standIn.url;
+      stripe = `${standIn.url} (local stand-in; docs/billing.md, "Locally")`;
+    }
+
     say(`starting wrangler dev on ${origin}`);
     const child = spawnGroup(
       "wrangler",
       process.execPath,
-      wranglerArgs(paths, port, localDatabaseUrl(endpoint.url), publicBaseUrlOf(paths, origin)),
+      wranglerArgs(
+        paths,
+        port,
+        localDatabaseUrl(endpoint.url),
+        publicBaseUrlOf(paths, origin),
+        stripeApiBase,
+      ),
       { cwd: REPO_ROOT, env: wranglerEnv() },
     );
     wrangler = child;
@@ -285,6 +316,7 @@ async function main(): Promise<number> {
       origin,
       paths,
       `${database} via ${endpoint.url}`,
+      stripe,
       ((Date.now() - startedAt) / 1000).toFixed(1),
     );
     return (await stopRequested).code;

@@ -1,3 +1,4 @@
+import Stripe from "stripe";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
 import { logError } from "../lib/log";
@@ -44,6 +45,8 @@ export interface BillingProvider {
 
 /** Stripe's default tolerance between a signature's timestamp and now. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
+/** A checkout request that Stripe does not answer in this long fails (503). */
+const STRIPE_TIMEOUT_MS = 10_000;
 
 function apiBase(env: Env): string {
   const base = env.STRIPE_API_BASE ?? "https://api.stripe.com";
@@ -61,81 +64,114 @@ function apiBase(env: Env): string {
   return base.replace(/\/$/, "");
 }
 
-/** Stripe, over fetch: the Checkout Sessions API and the `Stripe-Signature` webhook scheme. */
+/**
+ * The official client, over the Worker's fetch. `STRIPE_API_BASE` may carry a path (the tests'
+ * fake lives under `/stripe` of the fixture server): the client knows only a host, so its fetch
+ * puts the path back in front of every request's.
+ */
+function client(env: Env, secret: string): Stripe {
+  const base = new URL(apiBase(env));
+  const prefix = base.pathname.replace(/\/$/, "");
+  const fetchAtBase: typeof fetch = (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    url.pathname = prefix + url.pathname;
+    return fetch(url, init);
+  };
+  const https = base.protocol === "https:";
+  return new Stripe(secret, {
+    httpClient: Stripe.createFetchHttpClient(prefix ? fetchAtBase : fetch),
+    host: base.hostname,
+    port: base.port || (https ? 443 : 80),
+    protocol: https ? "https" : "http",
+    timeout: STRIPE_TIMEOUT_MS,
+    // One attempt: the caller's retry (with its Idempotency-Key) is the retry.
+    maxNetworkRetries: 0,
+    telemetry: false,
+  });
+}
+
+const subtleCrypto = Stripe.createSubtleCryptoProvider();
+
+/** Stripe through its official package: Checkout Sessions and `constructEventAsync`. */
 export function stripe(env: Env): BillingProvider {
   return {
     async createCheckout(input) {
       const secret = env.STRIPE_SECRET_KEY;
       if (!secret) throw new ApiError("billing_provider_unavailable");
       const plan = PLANS[input.plan];
-      const form = new URLSearchParams({
-        mode: "subscription",
-        success_url: input.successUrl,
-        cancel_url: input.cancelUrl,
-        client_reference_id: input.orgId,
-        "line_items[0][quantity]": "1",
-        "line_items[0][price_data][currency]": CURRENCY,
-        "line_items[0][price_data][unit_amount]": String(plan.amount),
-        "line_items[0][price_data][recurring][interval]": "month",
-        "line_items[0][price_data][product_data][name]": `Agent Risk ${plan.name}`,
-        "metadata[org_id]": input.orgId,
-        "metadata[plan]": input.plan,
-        "subscription_data[metadata][org_id]": input.orgId,
-        "subscription_data[metadata][plan]": input.plan,
-      });
-      let response: Response;
+      const metadata = { org_id: input.orgId, plan: input.plan };
+      let session: Stripe.Checkout.Session;
       try {
-        response = await fetch(`${apiBase(env)}/v1/checkout/sessions`, {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${secret}`,
-            "content-type": "application/x-www-form-urlencoded",
-            "idempotency-key": input.idempotencyKey,
-            "stripe-version": "2024-06-20",
+        session = await client(env, secret).checkout.sessions.create(
+          {
+            mode: "subscription",
+            success_url: input.successUrl,
+            cancel_url: input.cancelUrl,
+            client_reference_id: input.orgId,
+            line_items: [
+              {
+                quantity: 1,
+                price_data: {
+                  currency: CURRENCY,
+                  unit_amount: plan.amount,
+                  recurring: { interval: "month" },
+                  product_data: { name: `Agent Risk ${plan.name}` },
+                },
+              },
+            ],
+            metadata,
+            subscription_data: { metadata },
           },
-          body: form.toString(),
-          signal: AbortSignal.timeout(10_000),
-        });
+          { idempotencyKey: input.idempotencyKey },
+        );
       } catch (error) {
-        logError("stripe unreachable", { error: String(error) });
-        throw new ApiError("billing_provider_unavailable");
-      }
-      const body = (await response.json().catch(() => null)) as Record<string, unknown> | null;
-      if (!response.ok || !body || typeof body.id !== "string" || typeof body.url !== "string") {
-        // Stripe's error type and code only: the body may echo request fields.
-        const error = (body?.error ?? {}) as Record<string, unknown>;
+        // Stripe's error type and code only: its message may echo request fields.
+        const stripeError = error instanceof Stripe.errors.StripeError ? error : null;
         logError("stripe checkout failed", {
-          status: response.status,
-          type: error.type,
-          code: error.code,
+          status: stripeError?.statusCode,
+          type: stripeError?.type ?? "unreachable",
+          code: stripeError?.code,
         });
         throw new ApiError("billing_provider_unavailable");
       }
-      return { id: body.id, url: body.url, expires_at: Number(body.expires_at ?? 0) };
+      if (typeof session.url !== "string") {
+        logError("stripe checkout failed", { type: "no_url" });
+        throw new ApiError("billing_provider_unavailable");
+      }
+      return { id: session.id, url: session.url, expires_at: Number(session.expires_at ?? 0) };
     },
 
     async verifyWebhook(rawBody, header, now) {
+      // Refused before anything else, configured or not: an unsigned request is the sender's
+      // fault (400), never the service's (503).
+      if (!header) throw refused("missing Stripe-Signature header");
       const secret = env.STRIPE_WEBHOOK_SECRET;
-      if (!secret) throw new ApiError("billing_provider_unavailable");
-      const { timestamp, signatures } = parseSignatureHeader(header);
-      if (timestamp === null || signatures.length === 0)
-        throw refused("malformed signature header");
-      if (Math.abs(now / 1000 - timestamp) > SIGNATURE_TOLERANCE_SECONDS) {
-        throw refused("timestamp outside the tolerance window");
-      }
-      const expected = await hmacHex(secret, `${timestamp}.${rawBody}`);
-      if (!signatures.some((s) => constantTimeEqual(s, expected)))
+      if (!secret) {
+        // Nothing can be verified: every signature is refused. Stripe retries a non-2xx for
+        // days, so events sent before the secret is configured still arrive.
+        logError("stripe webhook secret not configured");
         throw refused("no matching signature");
-      let event: { id?: unknown; type?: unknown; data?: { object?: Record<string, unknown> } };
+      }
+      let event: Stripe.Event;
       try {
-        event = JSON.parse(rawBody);
-      } catch {
-        event = {};
+        event = await Stripe.webhooks.constructEventAsync(
+          rawBody,
+          header,
+          secret,
+          SIGNATURE_TOLERANCE_SECONDS,
+          subtleCrypto,
+          now,
+        );
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeSignatureVerificationError) {
+          throw refused(signatureFailure(error.message));
+        }
+        throw new ApiError("invalid_request", [{ path: "", message: "not a Stripe event" }]);
       }
       if (typeof event?.id !== "string" || typeof event.type !== "string") {
         throw new ApiError("invalid_request", [{ path: "", message: "not a Stripe event" }]);
       }
-      const object = event.data?.object ?? {};
+      const object = (event.data?.object ?? {}) as unknown as Record<string, unknown>;
       // A completed session activates its plan once paid: with a delayed payment method the
       // session completes `unpaid`, and `async_payment_succeeded` follows when it is paid.
       const paid = ["paid", "no_payment_required"].includes(String(object.payment_status));
@@ -160,33 +196,13 @@ function refused(reason: string): ApiError {
   return new ApiError("provider_signature_invalid", { reason });
 }
 
-/** `t=<unix seconds>,v1=<hex>[,v1=<hex>…]`; other schemes (v0) are ignored, as Stripe says. */
-function parseSignatureHeader(header: string | undefined) {
-  let timestamp: number | null = null;
-  const signatures: string[] = [];
-  for (const part of (header ?? "").split(",")) {
-    const [key, value] = part.split("=", 2).map((s) => s.trim());
-    if (key === "t" && value && /^\d+$/.test(value)) timestamp = Number(value);
-    if (key === "v1" && value) signatures.push(value.toLowerCase());
+/** The package's reason, in this service's words (its messages are long and link to docs). */
+function signatureFailure(message: string): string {
+  if (/timestamp outside the tolerance/i.test(message)) {
+    return "timestamp outside the tolerance window";
   }
-  return { timestamp, signatures };
-}
-
-export async function hmacHex(secret: string, payload: string): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(payload));
-  return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function constantTimeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
+  if (/unable to extract timestamp and signatures/i.test(message)) {
+    return "malformed signature header";
+  }
+  return "no matching signature";
 }

@@ -126,8 +126,18 @@ async function signedHeaders(
 ): Promise<Record<string, string>> {
   const timestamp = Math.floor(Date.now() / 1000);
   const binding = { orgId, endpointId: delivery.endpoint_id };
-  const sealed = [delivery.secret, delivery.previous_secret].filter((s) => s !== null);
-  const secrets = await Promise.all(sealed.map((s) => openEndpointSecret(env, binding, s)));
+  const secrets: string[] = [];
+  if (delivery.secret !== null)
+    secrets.push(await openEndpointSecret(env, binding, delivery.secret));
+  if (delivery.previous_secret !== null) {
+    // A previous secret that no longer opens (sealed under a master key since replaced) only
+    // loses its overlap; the current one must open, or the attempt faults and is retried.
+    try {
+      secrets.push(await openEndpointSecret(env, binding, delivery.previous_secret));
+    } catch {
+      logError("webhook previous secret unusable", { endpoint: delivery.endpoint_id });
+    }
+  }
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "user-agent": "agent-risk-webhooks/1",

@@ -213,6 +213,46 @@ describe.skipIf(skip)("npm run dev", () => {
     expect(trustList.status, trustList.text).toBe(200);
     expect(trustList.json.issuer).toBe(origin);
 
+    // Billing walks through locally (docs/billing.md, "Locally"): the Stripe stand-in on
+    // loopback, keys defaulted in .dev.vars; checkout, the signed webhook, the plan changed.
+    expect(vars).toMatch(/^STRIPE_SECRET_KEY=sk_test_local_\w+$/m);
+    expect(vars).toMatch(/^STRIPE_WEBHOOK_SECRET=whsec_[\w-]+$/m);
+    const stripeUrl = /Stripe {4}(http:\/\/127\.0\.0\.1:\d+) \(local stand-in/.exec(
+      first.output(),
+    )?.[1];
+    expect(stripeUrl, first.output()).toBeDefined();
+    const billingKey = await call("/v1/api-keys", {
+      method: "POST",
+      headers: { authorization: `Bearer ${session}` },
+      body: { name: "billing", scopes: ["assess:read", "assess:write"] },
+    });
+    const billingHeaders = { "x-api-key": billingKey.json.key as string };
+    const checkout = await call("/v1/billing/checkout", {
+      method: "POST",
+      headers: billingHeaders,
+      body: { plan: "starter", success_url: `${origin}/done`, cancel_url: `${origin}/billing` },
+    });
+    expect(checkout.status, checkout.text).toBe(201);
+    const paid = await fetch(`${stripeUrl}/_events/checkout.session.completed`, {
+      method: "POST",
+      body: JSON.stringify({ session: checkout.json.id }),
+    });
+    const event = (await paid.json()) as { payload: string; signature: string };
+    const unsigned = await fetch(`${origin}/v1/billing/webhooks/stripe`, {
+      method: "POST",
+      body: event.payload,
+    });
+    expect(unsigned.status).toBe(400);
+    const hook = await fetch(`${origin}/v1/billing/webhooks/stripe`, {
+      method: "POST",
+      headers: { "stripe-signature": event.signature },
+      body: event.payload,
+    });
+    expect(hook.status, await hook.clone().text()).toBe(200);
+    expect(await hook.json()).toEqual({ received: true, duplicate: false });
+    const billing = await call("/v1/billing", { headers: billingHeaders });
+    expect(billing.json.plan.id).toBe("starter");
+
     // No secret reaches the terminal.
     const signingKey = JSON.parse(vars.match(/^SIGNING_KEY='(.*)'$/m)?.[1] ?? "{}");
     expect(signingKey.d).toBeTruthy();

@@ -1,5 +1,6 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import worker from "../../workers/main";
 import { call } from "./support/api";
 import { orgWithKey } from "./support/assess";
 import {
@@ -207,5 +208,58 @@ describe("the Stripe webhook", () => {
     expect((await stripeWebhook(payload, signature)).status).toBe(200);
     expect((await getBilling({ key: a.key })).json.plan.id).toBe("starter");
     expect((await getBilling({ key: b.key })).json.plan.id).toBe("free");
+  });
+});
+
+describe("POST /v1/billing/webhooks/stripe fails closed whatever the configuration", () => {
+  /** The Worker as deployed without any Stripe configuration. */
+  async function unconfigured(body: string, signature?: string) {
+    const bare = { ...env, STRIPE_SECRET_KEY: undefined, STRIPE_WEBHOOK_SECRET: undefined };
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request("https://risk.test/v1/billing/webhooks/stripe", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(signature === undefined ? {} : { "stripe-signature": signature }),
+        },
+        body,
+      }),
+      bare as typeof env,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    return { status: res.status, json: (await res.json()) as Record<string, any> };
+  }
+
+  it("an unsigned webhook is 400 with no provider configured, not 503", async () => {
+    const res = await unconfigured(JSON.stringify({ id: "evt_1", type: "ping" }));
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({
+      error: "provider_signature_invalid",
+      details: { reason: "missing Stripe-Signature header" },
+    });
+  });
+
+  it("a signed webhook is 400 with no webhook secret configured: nothing can verify it", async () => {
+    const { key } = await orgWithKey();
+    const session = (await startCheckout(key, "starter")).json.id as string;
+    const { payload, signature } = await completeCheckout(session);
+    const res = await unconfigured(payload, signature);
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({
+      error: "provider_signature_invalid",
+      details: { reason: "no matching signature" },
+    });
+    expect((await getBilling({ key })).json.plan.id).toBe("free");
+  });
+
+  it("an unsigned webhook is 400 with the provider configured", async () => {
+    const res = await stripeWebhook(JSON.stringify({ id: "evt_2", type: "ping" }), undefined);
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({
+      error: "provider_signature_invalid",
+      details: { reason: "missing Stripe-Signature header" },
+    });
   });
 });

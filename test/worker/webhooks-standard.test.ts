@@ -164,6 +164,18 @@ describe("POST /v1/webhook-endpoints/{id}/rotate-secret", () => {
     expect(JSON.stringify(audit.json)).not.toContain(fresh.slice(6));
   });
 
+  it("a previous secret that no longer opens loses its overlap; the delivery is still signed and sent", async () => {
+    const setup = await deniedOrg();
+    const rotated = await rotate(setup.key, setup.endpoint.id, { expires_in: 3600 });
+    await reconfigure(setup.hook.name, { secret: rotated.json.secret });
+    await ownerSql`update webhook_endpoints set previous_secret = 'v1.gone.AAAA.AAAA'
+      where id = ${setup.endpoint.id}`;
+    const arrival = await denyAndReceive(setup);
+    expect(arrival.answered).toBe(200);
+    expect(arrival.webhook.signature?.split(" ")).toHaveLength(1);
+    expect(verifyStandard(rotated.json.secret, arrival)).toMatchObject({ id: arrival.webhook.id });
+  });
+
   it("with no body overlaps a day; expires_in 0 retires the old secret at once", async () => {
     const setup = await deniedOrg();
     const first = await rotate(setup.key, setup.endpoint.id);
@@ -189,12 +201,17 @@ describe("POST /v1/webhook-endpoints/{id}/rotate-secret", () => {
       { expires_in: 1.5 },
       { expires_in: "3600" },
       { expires_in: 60, secret: "whsec_mine" },
+      [],
+      "null",
     ]) {
       const res = await rotate(key, endpoint.id, body);
       expect(res.status).toBe(400);
       expect(res.json).toMatchObject({ error: "invalid_request" });
       expect(res.json.details).toEqual(expect.any(Array));
     }
+    const notJson = await rotate(key, endpoint.id, "not json");
+    expect(notJson.status).toBe(400);
+    expect(notJson.json).toMatchObject({ error: "invalid_json" });
     const [row] = await ownerSql`select previous_secret from webhook_endpoints
       where id = ${endpoint.id}`;
     expect(row?.previous_secret).toBeNull();
