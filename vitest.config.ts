@@ -51,6 +51,18 @@ export default defineConfig({
                   // Only the tests hold the identity provider's private key, to mint sessions.
                   TEST_IDP_PRIVATE_JWK: JSON.stringify(idp.privateJwk),
                 },
+                // The suite must never be throttled by accident: every door far above what any
+                // test sends. The limiter itself is tested with the small TEST_RATE_LIMIT,
+                // swapped in for one door (test/worker/rate-limits.test.ts).
+                ratelimits: {
+                  RATE_LIMIT_ASSESS: { simple: { limit: 1_000_000, period: 10 } },
+                  RATE_LIMIT_WRITE: { simple: { limit: 1_000_000, period: 10 } },
+                  RATE_LIMIT_EXPENSIVE: { simple: { limit: 1_000_000, period: 60 } },
+                  RATE_LIMIT_PUBLIC: { simple: { limit: 1_000_000, period: 60 } },
+                  TEST_RATE_LIMIT: { simple: { limit: 20, period: 60 } },
+                  // wrangler.toml's RATE_LIMIT_PUBLIC (test/node/rate-limit-config.test.ts).
+                  TEST_RATE_LIMIT_PUBLIC: { simple: { limit: 300, period: 60 } },
+                },
               },
             };
           }),

@@ -4,6 +4,7 @@ import { API_VERSION } from "./env";
 import { ApiError } from "./errors";
 import type { AppEnv } from "./http/context";
 import { issueDetails, onError, onNotFound } from "./http/errors";
+import { publicRateLimit } from "./http/rate-limit";
 import { newId } from "./lib/ids";
 import { registerActionDecisions } from "./routes/action-decisions";
 import { registerActionGrants } from "./routes/action-grants";
@@ -66,6 +67,10 @@ export function buildApp() {
       },
     }),
   );
+  // The public routes, limited per client IP; the key set only on a cache miss (src/routes/jwks.ts).
+  for (const path of ["/v1/transparency/*", "/v1/trust-list", "/v1/verify/*"]) {
+    app.use(path, publicRateLimit);
+  }
   app.onError(onError);
   app.notFound(onNotFound);
 

@@ -63,6 +63,11 @@ export interface Env {
   RISK_PAYLOAD_TTL_SECONDS?: string;
   /** `production`, `development` or `test`; read it through `modeOf`. */
   ENVIRONMENT?: string;
+  /** Workers Rate Limiting bindings, one per limited door (src/http/rate-limit.ts). */
+  RATE_LIMIT_ASSESS?: RateLimit;
+  RATE_LIMIT_WRITE?: RateLimit;
+  RATE_LIMIT_EXPENSIVE?: RateLimit;
+  RATE_LIMIT_PUBLIC?: RateLimit;
 }
 
 export type EnvironmentMode = "production" | "development" | "test";

@@ -32,6 +32,7 @@ export const errorStatus = {
   grant_mismatch: 400,
   provider_signature_invalid: 400,
   spending_cap_reached: 402,
+  rate_limited: 429,
   agent_revoked: 409,
   agent_not_active: 409,
   agent_status_changed: 409,
@@ -69,11 +70,18 @@ export interface ErrorBody {
 export class ApiError extends HTTPException {
   readonly code: ErrorCode;
   readonly details: unknown;
+  /** Seconds a `429` asks the caller to wait (the `Retry-After` header). */
+  readonly retryAfter: number | undefined;
 
-  constructor(code: ErrorCode, details?: unknown, options?: { cause?: unknown }) {
+  constructor(
+    code: ErrorCode,
+    details?: unknown,
+    options?: { cause?: unknown; retryAfter?: number },
+  ) {
     super(errorStatus[code], { message: code, cause: options?.cause });
     this.code = code;
     this.details = details;
+    this.retryAfter = options?.retryAfter;
   }
 
   get body(): ErrorBody {

@@ -6,6 +6,7 @@ import { ApiError } from "../errors";
 import { logError } from "../lib/log";
 import type { AppContext, AppEnv } from "./context";
 import { errorResponse } from "./errors";
+import { credentialKey, enforceRateLimit } from "./rate-limit";
 
 export interface AuthorizeOptions {
   /** Console routes that only a signed-in person may call (key management, org creation). */
@@ -17,6 +18,12 @@ export interface AuthorizeOptions {
    * refused with 403 `live_key_required` (after its 401 and scope checks, as every 4xx).
    */
   liveOnly?: boolean;
+  /**
+   * The limit the route counts against besides the per-credential one of every write:
+   * `assess` replaces it for `POST /v1/assess`; `expensive` adds a per-org limit (the caller is
+   * established first, one round trip, on routes that cost far more).
+   */
+  rateLimit?: "assess" | "expensive";
 }
 
 /** The Worker's `waitUntil`; a direct `app.fetch` without an execution context just runs it. */
@@ -49,6 +56,11 @@ export function authorize(
     const tenant = new Tenant(c.env, credential, scope, deferOf(c));
     c.set("tenant", tenant);
     c.set("orgless", options.orgless ?? false);
+    if (options.rateLimit === "assess") {
+      await enforceRateLimit(c.env, "assess", credentialKey(credential));
+    } else if (c.req.method !== "GET") {
+      await enforceRateLimit(c.env, "write", credentialKey(credential));
+    }
     if (options.liveOnly && !tenant.livemode) {
       throw new ApiError("live_key_required", [
         {
@@ -56,6 +68,9 @@ export function authorize(
           message: "this changes what live and test mode share: use a live key or a session",
         },
       ]);
+    }
+    if (options.rateLimit === "expensive") {
+      await enforceRateLimit(c.env, "expensive", (await tenant.caller()).orgId);
     }
     await next();
     // Safety net: a route that answered success without ever establishing its caller skipped

@@ -8,7 +8,9 @@ import { logError } from "../lib/log";
 import type { AppEnv } from "./context";
 
 export function errorResponse(c: Context, error: ApiError): Response {
-  return c.json(error.body, error.status);
+  const headers =
+    error.retryAfter === undefined ? undefined : { "retry-after": `${error.retryAfter}` };
+  return c.json(error.body, error.status, headers);
 }
 
 /** Zod issues as `details`: each failing path and what is wrong with it. */
@@ -54,7 +56,9 @@ export const onError: ErrorHandler<AppEnv> = async (err, c) => {
   let error = toApiError(err);
   // Unset on public routes and when the credential itself was refused.
   const tenant = c.get("tenant") as Tenant | undefined;
-  if (error.status < 500 && tenant && !tenant.established && !c.get("orgless")) {
+  // A 429 is answered without the database: the limit exists to spare it.
+  const limited = error.code === "rate_limited";
+  if (error.status < 500 && !limited && tenant && !tenant.established && !c.get("orgless")) {
     try {
       await tenant.caller();
     } catch (authError) {

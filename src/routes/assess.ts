@@ -27,26 +27,30 @@ const LooseBody = z.record(z.string(), z.unknown()).openapi("AssessRequestBody",
 });
 
 const assess = createRoute(
-  guarded("assess:write", {
-    method: "post",
-    path: "/v1/assess",
-    tags: ["Assessments"],
-    summary: "Assess an agent action: a decision, a score and a signed Risk Payload",
-    description:
-      "Idempotent by the mandate's canonical content: the same mandate again answers the same " +
-      "assessment. Response headers `Server-Timing` and `x-service-server-timing` carry the " +
-      "stages `context`, `kya`, `policy`, `risk`, `sign`, `persist`.",
-    request: {
-      body: jsonBody(LooseBody),
-      headers: z.object({
-        "a2a-version": z.string().optional().openapi({ description: "`0.3` or `1.0`" }),
-      }),
+  guarded(
+    "assess:write",
+    {
+      method: "post",
+      path: "/v1/assess",
+      tags: ["Assessments"],
+      summary: "Assess an agent action: a decision, a score and a signed Risk Payload",
+      description:
+        "Idempotent by the mandate's canonical content: the same mandate again answers the same " +
+        "assessment. Response headers `Server-Timing` and `x-service-server-timing` carry the " +
+        "stages `context`, `kya`, `policy`, `risk`, `sign`, `persist`.",
+      request: {
+        body: jsonBody(LooseBody),
+        headers: z.object({
+          "a2a-version": z.string().optional().openapi({ description: "`0.3` or `1.0`" }),
+        }),
+      },
+      responses: {
+        200: json(AssessResponse, "The assessment"),
+        ...errorResponses(400, 401, 402, 403, 422, 500, 503),
+      },
     },
-    responses: {
-      200: json(AssessResponse, "The assessment"),
-      ...errorResponses(400, 401, 402, 403, 422, 500, 503),
-    },
-  }),
+    { rateLimit: "assess" },
+  ),
 );
 
 export function registerAssess(app: OpenAPIHono<AppEnv>) {

@@ -15,19 +15,23 @@ import { signer } from "../signing/signer";
 const tags = ["Audit"];
 
 const exportRoute = createRoute(
-  guarded("audit:read", {
-    method: "get",
-    path: "/v1/audit/export",
-    tags,
-    summary: "All entries and checkpoints as JSON Lines, with the keys to check them",
-    responses: {
-      200: {
-        description: "agent-risk-audit-export/1 (see docs/ledger.md), streamed",
-        content: { "application/x-ndjson": { schema: z.string() } },
+  guarded(
+    "audit:read",
+    {
+      method: "get",
+      path: "/v1/audit/export",
+      tags,
+      summary: "All entries and checkpoints as JSON Lines, with the keys to check them",
+      responses: {
+        200: {
+          description: "agent-risk-audit-export/1 (see docs/ledger.md), streamed",
+          content: { "application/x-ndjson": { schema: z.string() } },
+        },
+        ...errorResponses(401, 403, 503),
       },
-      ...errorResponses(401, 403, 503),
     },
-  }),
+    { rateLimit: "expensive" },
+  ),
 );
 
 export function registerAuditExport(app: OpenAPIHono<AppEnv>) {

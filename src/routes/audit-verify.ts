@@ -15,16 +15,20 @@ import { signer } from "../signing/signer";
 const tags = ["Audit"];
 
 const verify = createRoute(
-  guarded("audit:read", {
-    method: "get",
-    path: "/v1/audit/verify",
-    tags,
-    summary: "Recompute every hash, link and checkpoint of the org's ledger",
-    description:
-      "Deterministic: the same stored rows give the same report. The algorithm is in " +
-      "docs/ledger.md; `npm run verify-audit` runs it offline on an export.",
-    responses: { 200: json(VerifyReport, "The report"), ...errorResponses(401, 403, 503) },
-  }),
+  guarded(
+    "audit:read",
+    {
+      method: "get",
+      path: "/v1/audit/verify",
+      tags,
+      summary: "Recompute every hash, link and checkpoint of the org's ledger",
+      description:
+        "Deterministic: the same stored rows give the same report. The algorithm is in " +
+        "docs/ledger.md; `npm run verify-audit` runs it offline on an export.",
+      responses: { 200: json(VerifyReport, "The report"), ...errorResponses(401, 403, 503) },
+    },
+    { rateLimit: "expensive" },
+  ),
 );
 
 interface Witness {

@@ -99,7 +99,7 @@ const run = createRoute(
       request: { body: jsonBody(RunEval) },
       responses: { 201: json(Eval, "The evaluation"), ...errorResponses(400, 401, 403, 404, 503) },
     },
-    { liveOnly: true },
+    { liveOnly: true, rateLimit: "expensive" },
   ),
 );
 

@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/context";
+import { clientIp, enforceRateLimit } from "../http/rate-limit";
 import { errorResponses, json } from "../http/schemas";
 import { signer } from "../signing/signer";
 
@@ -43,6 +44,12 @@ export function registerJwks(app: OpenAPIHono<AppEnv>) {
     const cacheKey = new Request(new URL(`${c.req.path}?keys=${version}`, c.req.url).toString());
     const hit = await caches.default.match(cacheKey);
     if (hit) return new Response(hit.body, hit) as unknown as ReturnType<typeof c.json<never, 200>>;
+    // Only a miss costs the Worker work (a signature check of the configuration, a cache put).
+    await enforceRateLimit(
+      c.env,
+      "public",
+      clientIp((name) => c.req.header(name)),
+    );
     const response = c.json({ keys }, 200, { "cache-control": CACHE_CONTROL });
     c.executionCtx.waitUntil(caches.default.put(cacheKey, response.clone()));
     return response;

@@ -7,7 +7,15 @@ import type { AppContext, AppEnv } from "../http/context";
 import { getById } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
-import { backtest, DECISIONS, type HistoryRow, historyPage } from "../rules/backtest";
+import {
+  backtest,
+  DECISIONS,
+  type HistoryRow,
+  historyPage,
+  MAX_BACKTEST_AGGREGATE_EVALUATIONS,
+  rowsWithin,
+} from "../rules/backtest";
+import { replaySpecs } from "../rules/inputs";
 import { DateTime } from "../schemas/common";
 
 export const MAX_BACKTEST_LIMIT = 100_000;
@@ -48,7 +56,21 @@ const BacktestResult = z
       description: "Assessments of the range without recorded inputs: not replayed",
     }),
     changed: z.int(),
-    has_more: z.boolean().openapi({ description: "The range holds more than `limit`" }),
+    has_more: z.boolean().openapi({ description: "The range holds more than was replayed" }),
+    truncated: z.boolean().openapi({
+      description: "The call stopped at `limits.rows` with more of the range left (= `has_more`)",
+    }),
+    limits: z
+      .object({
+        rows: z.int().openapi({ description: "Assessments this call could replay at most" }),
+        max_rows: z.int(),
+        aggregates: z.int().openapi({ description: "Window aggregates the policy counts per row" }),
+        max_aggregate_evaluations: z.int(),
+      })
+      .openapi({
+        description:
+          "`rows` = min(`limit`, `max_rows`, `max_aggregate_evaluations` / `aggregates`)",
+      }),
     matrix: z
       .object({ approve: DecisionCounts, review: DecisionCounts, deny: DecisionCounts })
       .openapi({ description: "`matrix[recorded decision][replayed decision]`: counts" }),
@@ -70,21 +92,25 @@ const BacktestResult = z
   .openapi("PolicyBacktest");
 
 const route = createRoute(
-  guarded("policy:read", {
-    method: "post",
-    path: "/v1/policies/{id}/backtest",
-    tags: ["Policies"],
-    summary: "Replay a policy (draft or active) over the org's assessment history",
-    description:
-      "Scores the assessments of the range (newest first, the credential's mode) again under " +
-      "this policy, from the inputs recorded when they were made, and reports what would have " +
-      "changed. Writes nothing. See docs/rules.md.",
-    request: { params: IdParam, body: jsonBody(BacktestRequest) },
-    responses: {
-      200: json(BacktestResult, "What the policy would have decided"),
-      ...errorResponses(400, 401, 403, 404, 503),
+  guarded(
+    "policy:read",
+    {
+      method: "post",
+      path: "/v1/policies/{id}/backtest",
+      tags: ["Policies"],
+      summary: "Replay a policy (draft or active) over the org's assessment history",
+      description:
+        "Scores the assessments of the range (newest first, the credential's mode) again under " +
+        "this policy, from the inputs recorded when they were made, and reports what would have " +
+        "changed. Writes nothing. See docs/rules.md.",
+      request: { params: IdParam, body: jsonBody(BacktestRequest) },
+      responses: {
+        200: json(BacktestResult, "What the policy would have decided"),
+        ...errorResponses(400, 401, 403, 404, 503),
+      },
     },
-  }),
+    { rateLimit: "expensive" },
+  ),
 );
 
 function readPage(
@@ -127,8 +153,10 @@ export function registerPoliciesBacktest(app: OpenAPIHono<AppEnv>) {
     const rules = normalizeRules(parsed.data);
     const livemode = c.var.tenant.livemode;
     const q = { livemode, from: body.from ?? null, to: body.to ?? null };
+    const aggregates = replaySpecs(rules).length;
+    const rows = rowsWithin(body.limit, aggregates);
     const result = await backtest(rules, readPage(c, rules, q), {
-      limit: body.limit,
+      limit: rows,
       samples: body.samples,
       ...testPageSize(c.env),
     });
@@ -141,6 +169,13 @@ export function registerPoliciesBacktest(app: OpenAPIHono<AppEnv>) {
         to: q.to,
         limit: body.limit,
         ...result,
+        truncated: result.has_more,
+        limits: {
+          rows,
+          max_rows: MAX_BACKTEST_LIMIT,
+          aggregates,
+          max_aggregate_evaluations: MAX_BACKTEST_AGGREGATE_EVALUATIONS,
+        },
       },
       200,
     );

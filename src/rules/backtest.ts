@@ -187,3 +187,15 @@ export async function backtest(
   }
   return tally.result;
 }
+
+/**
+ * The aggregate work one call may do: each replayed assessment counts every window aggregate
+ * the policy reads over the history before it, so a policy with many aggregates replays fewer
+ * assessments per call (the answer's `limits` says how many; `truncated` that more remain).
+ */
+export const MAX_BACKTEST_AGGREGATE_EVALUATIONS = 500_000;
+
+/** The assessments one call replays at most: the caller's limit, within the aggregate work cap. */
+export function rowsWithin(limit: number, aggregates: number): number {
+  return Math.min(limit, Math.floor(MAX_BACKTEST_AGGREGATE_EVALUATIONS / Math.max(aggregates, 1)));
+}

@@ -92,6 +92,13 @@ describe("POST /v1/policies/{id}/backtest", () => {
       skipped: 0,
       changed: 3,
       has_more: false,
+      truncated: false,
+      limits: {
+        rows: 10_000,
+        max_rows: 100_000,
+        aggregates: 1,
+        max_aggregate_evaluations: 500_000,
+      },
       matrix: {
         approve: { approve: 2, review: 2, deny: 1 },
         review: { approve: 0, review: 1, deny: 0 },
@@ -117,6 +124,8 @@ describe("POST /v1/policies/{id}/backtest", () => {
     const { org, draft } = await seeded();
     const res = await backtest(org, draft.id, { limit: 2, samples: 1 });
     expect(res.json).toMatchObject({ replayed: 2, changed: 1, has_more: true, limit: 2 });
+    // The answer says the call stopped at its cap, with more of the range left.
+    expect(res.json).toMatchObject({ truncated: true, limits: { rows: 2, max_rows: 100_000 } });
     expect(res.json.samples).toHaveLength(1);
     expect(res.json.matrix.approve.review).toBe(1);
     expect(res.json.matrix.review.review).toBe(1);

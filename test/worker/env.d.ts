@@ -6,6 +6,8 @@ declare global {
       TEST_IDP_PRIVATE_JWK: string;
       TEST_OWNER_DATABASE_URL: string;
       TEST_FIXTURE_URL: string;
+      TEST_RATE_LIMIT: RateLimit;
+      TEST_RATE_LIMIT_PUBLIC: RateLimit;
     }
   }
 }
