@@ -92,9 +92,10 @@ export async function redeem(
     subject: { type: "action_grant", id: claims.jti },
     payload,
     once: [`grant:${claims.jti}`],
-    // The mandate may be revoked after the read above: the ledger object, which sequences
-    // both, refuses this redemption if the revocation came first (docs/action-authority.md).
-    voidedBy: [`action_mandate:${mandate.id}`],
+    // The mandate or its agent may be revoked after the read above: the ledger object, which
+    // sequences both, refuses this redemption if the revocation came first
+    // (docs/action-authority.md).
+    voidedBy: [`action_mandate:${mandate.id}`, `agent:${mandate.agentId}`],
   };
   return recordOnce(tenant.env, who, change, payload, {
     // A loser of the race finishes the winner's write (it may have died after its append), so
@@ -109,6 +110,11 @@ export async function redeem(
       return row;
     },
     voided: async (revocation) => {
+      if (revocation.key.startsWith("agent:")) {
+        throw new ApiError("agent_not_active", [
+          { path: "grant", message: `the agent ${mandate.agentId} is revoked` },
+        ]);
+      }
       throw mandateRevoked(mandate.id, revocation.at);
     },
     // The winner's record has expired from the ledger object (a day after it): its entry says

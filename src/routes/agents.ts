@@ -7,7 +7,7 @@ import { decodeSequenceCursor, listById, mapPage, page } from "../http/paginatio
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { type AgentRow, assertNotRevoked, findAgent, toAgent } from "../identity/agents";
-import { type Change, record } from "../ledger/ledger";
+import { type Change, record, recordRevocation } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import { Agent, RowUuid, agentTags as tags } from "../schemas/agents";
 import { listOf, Metadata, PageQuery, plainText } from "../schemas/common";
@@ -339,7 +339,17 @@ export function registerAgents(app: OpenAPIHono<AppEnv>) {
     }
     const changed = [...edits.changed, ...(change ? ["status"] : [])].sort();
     const changes = ledgerChanges(row, body, changed, change !== null);
-    if (changes.length > 0) await record(c.env, await c.var.tenant.caller(), ...changes);
+    const revocation = changes.find((change) => change.type === "agent.revoked");
+    const others = changes.filter((change) => change !== revocation);
+    if (others.length > 0) await record(c.env, await c.var.tenant.caller(), ...others);
+    if (revocation?.once !== undefined) {
+      // Revocation voids the agent's grants in the ledger object, in the step that records it:
+      // no grant of the agent redeems once this answers (docs/action-authority.md).
+      const at = row.revokedAt?.toISOString() ?? new Date().toISOString();
+      const caller = await c.var.tenant.caller();
+      const change = { ...revocation, once: revocation.once };
+      await recordRevocation(c.env, caller, change, { key: `agent:${row.id}`, at });
+    }
     return c.json(toAgent(row), 200);
   });
 

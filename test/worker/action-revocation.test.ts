@@ -1,10 +1,12 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { CAPTURE, decide, newMandate, redeem } from "./support/action";
+import { ledgerOf } from "../../src/ledger/ledger";
+import { CAPTURE, decide, type Json, newMandate, redeem } from "./support/action";
 import { call, newOrg, type TestOrg } from "./support/api";
 import { ownerSql } from "./support/db";
 
-// Issue 17, item 6c: a mandate's revocation and its grants' redemptions are ordered by the
-// org's ledger object. Once the revoke answers 200 no grant under the mandate redeems.
+// Issue 17, item 6c: a mandate's (or its agent's) revocation and its grants' redemptions are
+// ordered by the org's ledger object. Once the revoke answers 200 no grant under it redeems.
 
 function revoke(org: TestOrg, mandateId: string) {
   return call(`/v1/action-mandates/${mandateId}/revoke`, { method: "POST", token: org.token });
@@ -37,12 +39,14 @@ async function grantsUnderOneMandate(org: TestOrg, count: number) {
     currency: undefined,
   });
   const grants: string[] = [];
+  let decision: Json = {};
   for (let i = 0; i < count; i++) {
     const res = await decide(key, mandate.id, { ...CAPTURE, audience: executor.id });
     expect(res.json.decision).toBe("ALLOW");
     grants.push(res.json.grant.jws);
+    decision = res.json;
   }
-  return { executor, mandate, grants };
+  return { executor, mandate, grants, decision };
 }
 
 describe("revoking an action mandate while its grants are being redeemed", () => {
@@ -65,6 +69,39 @@ describe("revoking an action mandate while its grants are being redeemed", () =>
           message: `the mandate ${mandate.id} was revoked at ${revoked.json.revoked_at}`,
         },
       ],
+    });
+    expect(await storedRedemptions(org.id)).toEqual({ rows: [], entries: [] });
+  });
+
+  it("an agent's revocation voids its grants in the ledger object before it answers 200", async () => {
+    const org = await newOrg();
+    const { executor, mandate, decision } = await grantsUnderOneMandate(org, 1);
+    const revoked = await call(`/v1/agents/${mandate.agent_id}`, {
+      method: "PATCH",
+      token: org.token,
+      body: { status: "revoked" },
+    });
+    expect(revoked.status).toBe(200);
+    // The database refuses to un-revoke an agent (revocation is terminal), so the stale read
+    // cannot be staged as for a mandate: ask the ledger object what a redemption that read the
+    // agent as active before the revocation would be told.
+    const answer = await ledgerOf(env, org.id).appendUnlessVoided(org.id, {
+      type: "action_grant.redeemed",
+      actor: { type: "api_key", id: executor.id },
+      subject: { type: "action_grant", id: decision.grant.id },
+      digest: `sha256:${"ab".repeat(32)}`,
+      once: [`grant:${decision.grant.id}`],
+      attachment: "{}",
+      voidedBy: [`action_mandate:${mandate.id}`, `agent:${mandate.agent_id}`],
+    });
+    const cut = await ownerSql`select sequence from audit_entries where org_id = ${org.id}
+      and type = 'agent.revoked' and subject_id = ${mandate.agent_id}`;
+    expect(answer).toEqual({
+      voided: {
+        key: `agent:${mandate.agent_id}`,
+        sequence: Number(cut[0]?.sequence),
+        at: revoked.json.revoked_at,
+      },
     });
     expect(await storedRedemptions(org.id)).toEqual({ rows: [], entries: [] });
   });

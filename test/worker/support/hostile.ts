@@ -327,6 +327,9 @@ export function hostileInputTests(shard: number, shards: number) {
         });
 
       const failures: string[] = [];
+      let answered = 0;
+      // Named in a failure, so the same requests can be generated again (fc.assert's `seed`).
+      const seed = Math.floor(Math.random() * 2 ** 31);
       await fc
         .assert(
           fc.asyncProperty(
@@ -334,6 +337,7 @@ export function hostileInputTests(shard: number, shards: number) {
             async (batch) => {
               const answers = await Promise.all(batch.map(send));
               sent += batch.length;
+              answered += batch.length;
               const wrong = answers.flatMap((answer, i) => {
                 byStatus.set(answer.status, (byStatus.get(answer.status) ?? 0) + 1);
                 const problem = problemOf(answer);
@@ -343,10 +347,15 @@ export function hostileInputTests(shard: number, shards: number) {
               return wrong.length === 0;
             },
           ),
-          { numRuns: PER_ROUTE / BATCH, endOnFailure: true },
+          { numRuns: PER_ROUTE / BATCH, endOnFailure: true, seed },
         )
-        .catch(() => {});
-      expect(failures.slice(0, 5)).toEqual([]);
+        // A failed property is reported below, with the requests; anything else (a request
+        // that could not even be sent) fails the test as it is.
+        .catch((error) => {
+          if (failures.length === 0) throw error;
+        });
+      expect(failures.slice(0, 5), `fast-check seed ${seed}`).toEqual([]);
+      expect(answered).toBe(PER_ROUTE);
     });
   });
 }
