@@ -242,4 +242,22 @@ describe("POST /v1/principals/{id}/erase reaches every copy", () => {
       where org_id = ${org.id} and id <> ${again.mandateId} and erased_at is not null order by id`;
     expect(kept).toEqual(firstMandates);
   });
+
+  it("answers 404 to another org, and erases nothing there", async () => {
+    const org = await newOrg();
+    const { key } = await org.key();
+    const values = personalData();
+    const { principalId } = await assessedWithPersonalData(org, key, values);
+    const stranger = await newOrg();
+    const strangerKey = (await stranger.key()).key;
+    const res = await call(`/v1/principals/${principalId}/erase`, {
+      method: "POST",
+      key: strangerKey,
+    });
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({ error: "not_found" });
+    const mandates = await ownerSql`select erased_at from mandates where org_id = ${org.id}`;
+    expect(mandates.map((m) => m.erased_at)).toEqual([null, null, null]);
+    expect(await whereFound([values.device])).toContain(`mandates: ${values.device}`);
+  });
 });
