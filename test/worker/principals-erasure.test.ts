@@ -209,34 +209,55 @@ describe("POST /v1/principals/{id}/erase reaches every copy", () => {
     expect(untouched.json.erased_at).toBeNull();
   });
 
-  it("erases again what the principal's agents stored after the first erasure", async () => {
+  it("stores a later mandate of the erased principal's agent already erased", async () => {
     const org = await newOrg();
     const { key } = await org.key();
     const values = personalData();
     const { principalId, agentId } = await assessedWithPersonalData(org, key, values);
     const first = await call(`/v1/principals/${principalId}/erase`, { method: "POST", key });
     expect(first.status).toBe(200);
-    // The agent stays usable, and a new mandate of it carries data again.
+    const firstMandates = await ownerSql`select id, erased_at from mandates
+      where org_id = ${org.id} and erased_at is not null order by id`;
+    expect(firstMandates).toHaveLength(3);
+    // The agent stays usable; what its new mandates carry is erased as it is stored.
     const later = personalData();
     const again = await assessOk(key, {
       kind: "message_send",
       agent_id: agentId,
-      mandate: { to: later.sms },
+      mandate: { to: later.sms, body: "hello" },
     });
-    expect(await whereFound(Object.values(later))).toEqual(
-      expect.arrayContaining([`mandates: ${later.sms}`]),
-    );
-    const firstMandates = await ownerSql`select id, erased_at from mandates
-      where org_id = ${org.id} and erased_at is not null order by id`;
+    expect(await whereFound([...Object.values(later), payloadDigest(later.sms)])).toEqual([]);
+    expect(await foundInLedgerObject(org.id, Object.values(later))).toEqual([]);
+    const stored = (await call(`/v1/mandates/${again.mandateId}`, { key })).json;
+    expect(stored.mandate).toEqual({ to: null, body: "hello" });
+    expect(stored.erased_fields).toEqual(["to"]);
+    expect(stored.erased_at).toEqual(expect.any(String));
+    // The answer to the caller is its own mandate, as submitted, payload aside.
+    expect(again.mandate.to).toBe(later.sms);
+    // Erasing again answers the same record, and leaves the first erasure's times as they were.
     const second = await call(`/v1/principals/${principalId}/erase`, { method: "POST", key });
     expect(second.status).toBe(200);
     expect(second.json).toEqual(first.json);
-    expect(await whereFound(Object.values(later))).toEqual([]);
-    const erased = (await call(`/v1/mandates/${again.mandateId}`, { key })).json;
-    expect(erased.mandate).toEqual({ to: null });
-    // The mandates erased the first time keep their erasure time.
     const kept = await ownerSql`select id, erased_at from mandates
       where org_id = ${org.id} and id <> ${again.mandateId} and erased_at is not null order by id`;
     expect(kept).toEqual(firstMandates);
+  });
+
+  it("answers 404 to another org, and erases nothing there", async () => {
+    const org = await newOrg();
+    const { key } = await org.key();
+    const values = personalData();
+    const { principalId } = await assessedWithPersonalData(org, key, values);
+    const stranger = await newOrg();
+    const strangerKey = (await stranger.key()).key;
+    const res = await call(`/v1/principals/${principalId}/erase`, {
+      method: "POST",
+      key: strangerKey,
+    });
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({ error: "not_found" });
+    const mandates = await ownerSql`select erased_at from mandates where org_id = ${org.id}`;
+    expect(mandates.map((m) => m.erased_at)).toEqual([null, null, null]);
+    expect(await whereFound([values.device])).toContain(`mandates: ${values.device}`);
   });
 });
