@@ -97,6 +97,11 @@ export const assessments = pgTable(
      * as they were; null for assessments made before it was recorded.
      */
     inputs: jsonb("inputs"),
+    /**
+     * What an AP2 credential proved (the Outcome's `credential`, docs/assess.md); null for an
+     * assessment made without one.
+     */
+    credential: jsonb("credential"),
   },
   (t) => [
     uniqueIndex("assessments_content_idx").on(t.orgId, t.contentHash),
