@@ -21,6 +21,7 @@ export const errorStatus = {
   url_not_allowed: 400,
   endpoint_limit_reached: 400,
   card_unreachable: 400,
+  jwks_unreachable: 400,
   unknown_mandate_type: 400,
   mandate_type_mismatch: 400,
   unsupported_a2a_version: 400,

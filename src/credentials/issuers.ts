@@ -14,19 +14,28 @@
  * - `createIssuer(tenant, body)`, `toIssuer(row)`: what `POST /v1/credential-issuers` does and
  *   the record the API shows.
  */
-import { eq, sql } from "drizzle-orm";
-import { importJWK, type JWK } from "jose";
+import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import type { JWK } from "jose";
 import type { Database } from "../db/client";
 import { credentialIssuers, type IssuerJwk, principals } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
 import { newId } from "../lib/ids";
+import { logError } from "../lib/log";
 import { checkOutboundUrl, outboundPolicy } from "../net/outbound";
 import { isoOrNull } from "../schemas/common";
 import type { CreateCredentialIssuer, CredentialIssuer } from "../schemas/credential-issuers";
 import type { TrustAnchors } from "./hops";
-import { isPinned, pinKey } from "./keys";
+import {
+  fetchIssuerJwks,
+  isIssuerKey,
+  issuerKey,
+  JWKS_TTL_MS,
+  MAX_STALE_MS,
+  REFETCH_INTERVAL_MS,
+} from "./issuer-jwks";
+import { isPinned, pinKey, thumbprint } from "./keys";
 
 export type IssuerRow = typeof credentialIssuers.$inferSelect;
 
@@ -57,24 +66,137 @@ export interface RootHeader {
   kid?: unknown;
 }
 
-/** The keys an issuer is trusted with now: inline, or the last JWKS fetched from its URL. */
+/** The keys an issuer is trusted with: inline, or the last JWKS fetched from its URL. */
 function keysOf(row: AnchorRow): IssuerJwk[] {
   return row.jwks ?? row.fetchedJwks ?? [];
 }
 
+/** Whether a root naming `kid` would try this key (verifyRoot's rule, hops.ts). */
+function names(key: IssuerJwk, kid: string): boolean {
+  if (key.kid !== undefined) return key.kid === kid;
+  const pinned = pinKey(key);
+  return isPinned(pinned) && thumbprint(pinned) === kid;
+}
+
+// Fetches of JWKS URLs in this isolate: the last attempt per issuer (the database's
+// `fetch_attempted_at` reaches the other isolates, once written) and the one in flight.
+const MAX_REMEMBERED = 1000;
+const attempted = new Map<string, number>();
+const inFlight = new Map<string, Promise<AnchorRow>>();
+
+function lastAttempt(row: AnchorRow): number {
+  return Math.max(row.fetchAttemptedAt?.getTime() ?? 0, attempted.get(row.id) ?? 0);
+}
+
+/**
+ * Fetches the issuer's JWKS (revalidating the cached copy), and writes the outcome to the
+ * database after the response. Answers the row as it is now: new keys, or the cached ones.
+ */
+function refresh(tenant: Tenant, row: AnchorRow, now: number): Promise<AnchorRow> {
+  const running = inFlight.get(row.id);
+  if (running) return running;
+  attempted.delete(row.id);
+  attempted.set(row.id, now);
+  const oldest = attempted.keys().next().value;
+  if (attempted.size > MAX_REMEMBERED && oldest !== undefined) attempted.delete(oldest);
+  const url = row.jwksUrl as string;
+  const pending = fetchIssuerJwks(tenant.env, url, row.fetchedJwks ? row.etag : null).then(
+    (fetched) => {
+      const at = new Date(now);
+      const next: AnchorRow =
+        fetched.outcome === "fetched"
+          ? { ...row, fetchedJwks: fetched.keys, etag: fetched.etag, fetchedAt: at }
+          : fetched.outcome === "not_modified"
+            ? { ...row, fetchedAt: at }
+            : row;
+      if (fetched.outcome === "failed") {
+        logError("issuer JWKS fetch failed", { issuer: row.id, problem: fetched.problem });
+      }
+      tenant.later(storeFetch(tenant, { ...next, fetchAttemptedAt: at }));
+      return next;
+    },
+  );
+  inFlight.set(row.id, pending);
+  return pending.finally(() => inFlight.delete(row.id));
+}
+
+/** Writes a fetch's outcome unless a later attempt already wrote its own. */
+async function storeFetch(tenant: Tenant, row: AnchorRow): Promise<void> {
+  const at = row.fetchAttemptedAt as Date;
+  try {
+    await tenant.batch((db) => [
+      db
+        .update(credentialIssuers)
+        .set({
+          fetchedJwks: row.fetchedJwks,
+          fetchedAt: row.fetchedAt,
+          etag: row.etag,
+          fetchAttemptedAt: at,
+        })
+        .where(
+          and(
+            eq(credentialIssuers.id, row.id),
+            eq(credentialIssuers.jwksUrl, row.jwksUrl as string),
+            or(
+              isNull(credentialIssuers.fetchAttemptedAt),
+              lt(credentialIssuers.fetchAttemptedAt, at),
+            ),
+          ),
+        ),
+    ]);
+  } catch (error) {
+    logError("issuer JWKS cache write failed", { issuer: row.id, error: String(error) });
+  }
+}
+
+/**
+ * A JWKS URL issuer's row with the keys to trust now (docs/credentials.md, "Trust anchors"):
+ * - cached keys younger than the TTL are used as they are;
+ * - older ones (up to MAX_STALE) are used while a refresh runs after the response;
+ * - no usable cache, or a root `kid` that no anchor key names: fetched now, at most once per
+ *   REFETCH_INTERVAL per issuer; when that fetch fails, the cached keys still apply.
+ */
+async function current(
+  tenant: Tenant,
+  row: AnchorRow,
+  now: number,
+  kidKnown: boolean,
+): Promise<AnchorRow> {
+  const age = row.fetchedJwks && row.fetchedAt ? now - row.fetchedAt.getTime() : Infinity;
+  const cached = age <= MAX_STALE_MS ? row : { ...row, fetchedJwks: null };
+  if (now - lastAttempt(row) < REFETCH_INTERVAL_MS) return cached;
+  if (cached.fetchedJwks === null || !kidKnown) {
+    const fetched = await refresh(tenant, cached, now);
+    return fetched.fetchedJwks === null ? cached : fetched;
+  }
+  if (age > JWKS_TTL_MS) tenant.later(refresh(tenant, cached, now));
+  return cached;
+}
+
 /** The anchors the rows of `activeIssuers` make, oldest issuer first. */
 export async function anchorsOf(
-  _tenant: Tenant,
+  tenant: Tenant,
   _env: Env,
   rows: AnchorRow[],
-  _root?: RootHeader,
+  root?: RootHeader,
 ): Promise<TrustAnchors> {
+  const now = Date.now();
+  const kid = typeof root?.kid === "string" ? root.kid : undefined;
+  const kidKnown = kid === undefined || rows.some((row) => keysOf(row).some((k) => names(k, kid)));
+  const trusted = await Promise.all(
+    rows.map((row) => (row.jwksUrl === null ? row : current(tenant, row, now, kidKnown))),
+  );
   return {
-    keys: rows.flatMap((row) => keysOf(row).map((jwk) => ({ issuerId: row.id, jwk: jwk as JWK }))),
+    keys: trusted.flatMap((row) =>
+      keysOf(row).map((jwk) => ({ issuerId: row.id, jwk: jwk as JWK })),
+    ),
   };
 }
 
-/** The active issuers' keys as verifyChain's trust anchors: one round trip. */
+/**
+ * The active issuers' keys as verifyChain's trust anchors: one round trip, plus a JWKS fetch
+ * when the cache policy needs one now.
+ */
 export async function trustAnchorsFor(
   tenant: Tenant,
   env: Env,
@@ -84,25 +206,15 @@ export async function trustAnchorsFor(
   return anchorsOf(tenant, env, rows, root);
 }
 
-/**
- * A key as stored: the RFC 7638 members and the issuer's `kid`. The schema has checked it with
- * the verifier's own rule; importing it checks what that cannot (a P-256 point on the curve).
- */
+/** A key as stored, or 400 with the key's path. */
 async function storedKey(jwk: Record<string, unknown>, path: string): Promise<IssuerJwk> {
-  const pinned = pinKey(jwk);
-  if (!isPinned(pinned)) throw invalidKey(path, pinned.problem);
-  try {
-    await importJWK(pinned.jwk, pinned.alg);
-  } catch {
-    throw invalidKey(path, "is not a valid public key (WebCrypto refuses it)");
+  const key = await issuerKey(jwk);
+  if (!isIssuerKey(key)) {
+    throw new ApiError("invalid_request", [
+      { path, message: `the key ${key.problem}`, code: "custom" },
+    ]);
   }
-  const { kty, crv, x, y } = pinned.jwk as IssuerJwk;
-  const kid = typeof jwk.kid === "string" ? { kid: jwk.kid } : {};
-  return { kty, crv, x, ...(y === undefined ? {} : { y }), ...kid };
-}
-
-function invalidKey(path: string, message: string): ApiError {
-  return new ApiError("invalid_request", [{ path, message, code: "custom" }]);
+  return key;
 }
 
 /** The JWKS URL as fetched, or 400 `url_not_allowed` for one the outbound guard refuses. */
@@ -116,8 +228,18 @@ export function allowedJwksUrl(env: Env, raw: string): string {
   return checked.url.href;
 }
 
+/** A JWKS URL's keys at registration: an issuer nobody could verify with is refused (400). */
+async function firstFetch(env: Env, url: string) {
+  const fetched = await fetchIssuerJwks(env, url, null);
+  if (fetched.outcome !== "fetched") {
+    const message = fetched.outcome === "failed" ? fetched.problem : "no JWK Set";
+    throw new ApiError("jwks_unreachable", [{ path: "jwks_url", message }]);
+  }
+  return fetched;
+}
+
 /**
- * Registers an issuer. A `principal_id` must name an active principal of the org: the insert
+ * Registers an issuer; a JWKS URL is fetched first. A `principal_id` must name an active principal of the org: the insert
  * selects it `for share`, so a concurrent erasure cannot slip between check and insert.
  */
 export async function createIssuer(
@@ -128,15 +250,22 @@ export async function createIssuer(
     ? await Promise.all(body.jwks.keys.map((jwk, i) => storedKey(jwk, `jwks.keys.${i}`)))
     : null;
   const jwksUrl = body.jwks_url === undefined ? null : allowedJwksUrl(tenant.env, body.jwks_url);
+  // Nobody makes the service fetch a URL before it knows who is asking (401/403 first).
+  if (jwksUrl !== null) await tenant.caller();
+  const fetched = jwksUrl === null ? null : await firstFetch(tenant.env, jwksUrl);
   const id = newId();
   const principalId = body.principal_id ?? null;
-  const values = sql`${id}, ${body.name}, ${jwks === null ? null : JSON.stringify(jwks)}::jsonb,
-    ${jwksUrl}, ${principalId}::uuid`;
+  const json = (keys: IssuerJwk[] | null | undefined) => (keys ? JSON.stringify(keys) : null);
+  const at = fetched ? new Date().toISOString() : null;
+  const columns = sql`(id, name, jwks, jwks_url, principal_id, fetched_jwks, etag, fetched_at,
+    fetch_attempted_at)`;
+  const values = sql`${id}, ${body.name}, ${json(jwks)}::jsonb, ${jwksUrl}, ${principalId}::uuid,
+    ${json(fetched?.keys)}::jsonb, ${fetched?.etag ?? null}, ${at}::timestamptz,
+    ${at}::timestamptz`;
   const [, created, principal] = await tenant.batch((db) => [
     principalId === null
-      ? db.execute(sql`insert into credential_issuers (id, name, jwks, jwks_url, principal_id)
-          values (${values})`)
-      : db.execute(sql`insert into credential_issuers (id, name, jwks, jwks_url, principal_id)
+      ? db.execute(sql`insert into credential_issuers ${columns} values (${values})`)
+      : db.execute(sql`insert into credential_issuers ${columns}
           select ${values} from principals p
           where p.id = ${principalId} and p.status = 'active' for share of p`),
     db.select().from(credentialIssuers).where(eq(credentialIssuers.id, id)),

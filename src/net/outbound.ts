@@ -244,7 +244,11 @@ export async function fetchJson(
   const checked = checkOutboundUrl(raw, policy);
   if (!checked.ok) throw new OutboundError("url_not_allowed", `refused: ${checked.reason}`);
   const signal = AbortSignal.timeout(timeoutMs);
-  const response = await send(checked.url, signal);
+  return readJson(await send(checked.url, signal), maxBytes, signal);
+}
+
+/** A 2xx answer's body as UTF-8 JSON; a redirect or any other status is an OutboundError. */
+async function readJson(response: Response, maxBytes: number, signal: AbortSignal) {
   if (response.status >= 300 && response.status < 400) {
     await response.body?.cancel();
     throw new OutboundError("bad_status", `redirect (${response.status}) not followed`);
@@ -259,6 +263,34 @@ export async function fetchJson(
   } catch {
     throw new OutboundError("not_json", "the body is not UTF-8 JSON");
   }
+}
+
+/** A revalidated JSON document: 304 when the `etag` sent still names it, else its body. */
+export type Revalidated = { status: 304 } | { status: 200; json: unknown; etag: string | null };
+
+/**
+ * `fetchJson` with HTTP revalidation: sends `If-None-Match` when an `etag` is given, answers a
+ * 304 as such (no body read), and returns the answer's `ETag`.
+ */
+export async function fetchJsonRevalidated(
+  raw: string,
+  policy: OutboundPolicy,
+  options: { etag?: string | null; maxBytes?: number; timeoutMs?: number } = {},
+): Promise<Revalidated> {
+  const { etag, maxBytes = 64 * 1024, timeoutMs = 5000 } = options;
+  const checked = checkOutboundUrl(raw, policy);
+  if (!checked.ok) throw new OutboundError("url_not_allowed", `refused: ${checked.reason}`);
+  const signal = AbortSignal.timeout(timeoutMs);
+  const response = await send(checked.url, signal, etag ? { "if-none-match": etag } : {});
+  if (response.status === 304 && etag) {
+    await response.body?.cancel();
+    return { status: 304 };
+  }
+  return {
+    status: 200,
+    json: await readJson(response, maxBytes, signal),
+    etag: response.headers.get("etag"),
+  };
 }
 
 /**
@@ -292,12 +324,16 @@ export async function postBytes(
   }
 }
 
-async function send(url: URL, signal: AbortSignal): Promise<Response> {
+async function send(
+  url: URL,
+  signal: AbortSignal,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   try {
     return await fetch(url, {
       redirect: "manual",
       signal,
-      headers: { accept: "application/json" },
+      headers: { accept: "application/json", ...headers },
     });
   } catch (error) {
     if (signal.aborted) throw new OutboundError("timeout", "no response in time");

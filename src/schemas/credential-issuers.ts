@@ -11,7 +11,7 @@ export const ISSUER_STATUSES = ["active", "revoked"] as const;
 export const MAX_ISSUER_KEYS = 20;
 
 /** A `kid` as a JWS header can carry it: printable ASCII, bounded. */
-const KID = /^[\x21-\x7e]{1,200}$/;
+export const ISSUER_KID = /^[\x21-\x7e]{1,200}$/;
 
 /**
  * Why a JWK cannot be an issuer key, or null: the verifier's own rule (`pinKey`: public EC
@@ -20,7 +20,7 @@ const KID = /^[\x21-\x7e]{1,200}$/;
 export function issuerKeyProblem(jwk: Record<string, unknown>): string | null {
   const pinned = pinKey(jwk);
   if (!isPinned(pinned)) return `the key ${pinned.problem} (ES256 or EdDSA public keys only)`;
-  if (Object.hasOwn(jwk, "kid") && !(typeof jwk.kid === "string" && KID.test(jwk.kid))) {
+  if (Object.hasOwn(jwk, "kid") && !(typeof jwk.kid === "string" && ISSUER_KID.test(jwk.kid))) {
     return "kid must be 1 to 200 printable ASCII characters";
   }
   return null;

@@ -1,4 +1,4 @@
-import { createPublicKey, verify } from "node:crypto";
+import { createHash, createPublicKey, verify } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fakeStripe } from "./fake-stripe";
@@ -6,12 +6,14 @@ import { fakeStripe } from "./fake-stripe";
 /**
  * A real HTTP server on loopback for what the Worker fetches from the outside world (Agent
  * Cards now, webhook receivers later). Tests publish a document with `PUT /docs/<name>` and the
- * Worker fetches `GET /docs/<name>`; a few fixed paths misbehave on purpose. Under `/hooks/`
+ * Worker fetches `GET /docs/<name>` (with an ETag, honouring `If-None-Match`; `GET /gets/<name>`
+ * lists those fetches); a few fixed paths misbehave on purpose. Under `/hooks/`
  * it is a webhook receiver (see `receive`); under `/stripe/` a fake Stripe API (fake-stripe.ts).
  */
 export async function startFixtureServer(stripe: { secretKey: string; webhookSecret: string }) {
   const stripeApi = fakeStripe(stripe.secretKey, stripe.webhookSecret);
   const docs = new Map<string, { type: string; body: Buffer }>();
+  const docGets = new Map<string, { if_none_match: string | string[] | null }[]>();
   const receivers = new Map<string, Receiver>();
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://fixture");
@@ -29,7 +31,15 @@ export async function startFixtureServer(stripe: { secretKey: string; webhookSec
       res.writeHead(204).end();
     } else if (name && req.method === "GET" && docs.has(name)) {
       const doc = docs.get(name) as { type: string; body: Buffer };
-      res.writeHead(200, { "content-type": doc.type }).end(doc.body);
+      // Each GET is counted with the validator it carried; the ETag is the body's digest.
+      const ifNoneMatch = req.headers["if-none-match"] ?? null;
+      docGets.set(name, [...(docGets.get(name) ?? []), { if_none_match: ifNoneMatch }]);
+      const etag = `"${createHash("sha256").update(doc.body).digest("base64url")}"`;
+      if (ifNoneMatch === etag) res.writeHead(304, { etag }).end();
+      else res.writeHead(200, { "content-type": doc.type, etag }).end(doc.body);
+    } else if (url.pathname.startsWith("/gets/") && req.method === "GET") {
+      const gets = docGets.get(url.pathname.slice(6)) ?? [];
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(gets));
     } else if (url.pathname === "/slow") {
       setTimeout(
         () => res.writeHead(200, { "content-type": "application/json" }).end("{}"),

@@ -7,32 +7,17 @@ import { trustAnchorsFor } from "../../src/credentials/issuers";
 import { verifyChain } from "../../src/credentials/verify";
 import { Tenant } from "../../src/db/tenant";
 import { payloadDigest } from "../../src/lib/digest";
-import {
-  AUD,
-  buildChain,
-  closedPayment,
-  NONCE,
-  NOW,
-  newSigner,
-  openPayment,
-  RANGE,
-  type Signer,
-} from "../support/ap2-chains";
+import untrusted from "../fixtures/ap2-v0.2-vectors/payment_invalid_untrusted_root.json";
+import valid from "../fixtures/ap2-v0.2-vectors/payment_valid_basic.json";
+import { newSigner } from "../support/ap2-chains";
 import { call, newOrg, type TestOrg } from "./support/api";
 import { ownerSql } from "./support/db";
 import { newPrincipal } from "./support/identity";
+import { chainFrom, publicJwk, register, verifyWith } from "./support/issuers";
 
 async function ownerKey() {
   const org = await newOrg();
   return { org, key: (await org.key()).key };
-}
-
-function publicJwk(signer: Signer): Record<string, unknown> {
-  return { ...signer.jwk };
-}
-
-async function register(key: string, body: Record<string, unknown>) {
-  return call("/v1/credential-issuers", { method: "POST", key, body });
 }
 
 describe("POST /v1/credential-issuers", () => {
@@ -158,7 +143,7 @@ describe("POST /v1/credential-issuers validation", () => {
     expect(res.json.details).toEqual([
       {
         path: "jwks.keys.0",
-        message: "is not a valid public key (WebCrypto refuses it)",
+        message: "the key is not a valid public key (WebCrypto refuses it)",
         code: "custom",
       },
     ]);
@@ -203,29 +188,6 @@ describe("POST /v1/credential-issuers validation", () => {
   });
 });
 
-/** The request's tenant for an API key, as `authorize` builds it. */
-async function tenantOf(key: string): Promise<Tenant> {
-  const credential = await readCredential((name) => (name === "x-api-key" ? key : undefined), env);
-  return new Tenant(env, credential, "agents:read", () => {});
-}
-
-async function chainFrom(issuer: Signer, header: Record<string, unknown> = {}) {
-  const agent = await newSigner("ES256");
-  return buildChain([
-    { signer: issuer, mandate: openPayment(agent, [RANGE]), header },
-    { signer: agent, mandate: closedPayment() },
-  ]);
-}
-
-async function verifyWith(key: string, credential: string) {
-  const anchors = await trustAnchorsFor(await tenantOf(key), env);
-  return verifyChain(parseChain(credential), {
-    anchors,
-    presentation: { aud: AUD, nonce: NONCE },
-    now: NOW,
-  });
-}
-
 describe("trustAnchorsFor", () => {
   it("verifies a root with the active issuer key of its kid and names that issuer", async () => {
     const { key } = await ownerKey();
@@ -252,6 +214,33 @@ describe("trustAnchorsFor", () => {
     expect(named).toMatchObject({ verified: true, issuerId: res.json.id });
   });
 
+  it("verifies the SDK's vector under its trusted key registered through the API", async () => {
+    const { key } = await ownerKey();
+    const [trusted] = valid.trusted_keys;
+    const res = await register(key, { name: "User", jwks: { keys: [trusted?.jwk] } });
+    expect(res.status).toBe(201);
+    const tenant = new Tenant(
+      env,
+      await readCredential((name) => (name === "x-api-key" ? key : undefined), env),
+      "agents:read",
+      () => {},
+    );
+    for (const vector of [valid, untrusted]) {
+      const chain = parseChain(vector.credential);
+      const verdict = await verifyChain(chain, {
+        anchors: await trustAnchorsFor(tenant, env, chain.hops[0]?.header),
+        presentation: {
+          aud: vector.expected_aud,
+          nonce: vector.expected_nonce,
+          checkout_jwt: vector.constraint_inputs.checkout_jwt,
+        },
+        now: vector.verify_params.current_time,
+      });
+      expect(verdict.issuerId, vector.name).toBe(vector === valid ? res.json.id : null);
+      expect(verdict.failure, vector.name).toBe(vector === valid ? null : "untrusted_issuer");
+    }
+  });
+
   it("never trusts another org's issuer: untrusted_issuer", async () => {
     const owner = await ownerKey();
     const issuer = await newSigner("ES256", "shared-kid");
@@ -261,5 +250,107 @@ describe("trustAnchorsFor", () => {
     const intruder = await ownerKey();
     const verdict = await verifyWith(intruder.key, await chainFrom(issuer));
     expect(verdict).toMatchObject({ verified: false, failure: "untrusted_issuer", issuerId: null });
+  });
+});
+
+describe("GET /v1/credential-issuers", () => {
+  it("lists newest first with a cursor, and filters by status", async () => {
+    const { key } = await ownerKey();
+    const jwks = { keys: [publicJwk(await newSigner("EdDSA"))] };
+    const ids: string[] = [];
+    for (const name of ["one", "two", "three"]) {
+      ids.push((await register(key, { name, jwks })).json.id);
+    }
+    const revoked = await call(`/v1/credential-issuers/${ids[1]}/revoke`, { method: "POST", key });
+    expect(revoked.status).toBe(200);
+
+    const first = await call("/v1/credential-issuers?limit=2", { key });
+    expect(first.status).toBe(200);
+    expect(first.json.data.map((i: { id: string }) => i.id)).toEqual([ids[2], ids[1]]);
+    expect(first.json).toMatchObject({ object: "list", has_more: true });
+    const second = await call(`/v1/credential-issuers?limit=2&cursor=${first.json.next_cursor}`, {
+      key,
+    });
+    expect(second.json).toMatchObject({ has_more: false, next_cursor: null });
+    expect(second.json.data.map((i: { id: string }) => i.id)).toEqual([ids[0]]);
+
+    const active = await call("/v1/credential-issuers?status=active", { key });
+    expect(active.json.data.map((i: { id: string }) => i.id)).toEqual([ids[2], ids[0]]);
+    const onlyRevoked = await call("/v1/credential-issuers?status=revoked", { key });
+    expect(onlyRevoked.json.data).toEqual([revoked.json]);
+    const bad = await call("/v1/credential-issuers?status=paused", { key });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toBe("invalid_request");
+  });
+
+  it("reads one issuer by id, and nobody else's", async () => {
+    const { key } = await ownerKey();
+    const created = await register(key, {
+      name: "Bank",
+      jwks: { keys: [publicJwk(await newSigner("ES256", "b"))] },
+    });
+    const read = await call(`/v1/credential-issuers/${created.json.id}`, { key });
+    expect(read.status).toBe(200);
+    expect(read.json).toEqual(created.json);
+    const intruder = await ownerKey();
+    const foreign = await call(`/v1/credential-issuers/${created.json.id}`, { key: intruder.key });
+    expect(foreign.status).toBe(404);
+    expect(foreign.json).toEqual({ error: "not_found" });
+    const listed = await call("/v1/credential-issuers", { key: intruder.key });
+    expect(listed.json.data).toEqual([]);
+  });
+});
+
+describe("POST /v1/credential-issuers/{id}/revoke", () => {
+  it("revokes once: the next verification is untrusted_issuer, a repeat answers the same record", async () => {
+    const { org, key } = await ownerKey();
+    const issuer = await newSigner("ES256", "bank-1");
+    const created = await register(key, { name: "Bank", jwks: { keys: [publicJwk(issuer)] } });
+    const chain = await chainFrom(issuer);
+    expect((await verifyWith(key, chain)).verified).toBe(true);
+
+    const res = await call(`/v1/credential-issuers/${created.json.id}/revoke`, {
+      method: "POST",
+      key,
+    });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({
+      ...created.json,
+      status: "revoked",
+      revoked_at: expect.any(String),
+    });
+    expect(await verifyWith(key, chain)).toMatchObject({
+      verified: false,
+      failure: "untrusted_issuer",
+    });
+
+    const again = await call(`/v1/credential-issuers/${created.json.id}/revoke`, {
+      method: "POST",
+      key,
+    });
+    expect(again.status).toBe(200);
+    expect(again.json).toEqual(res.json);
+    const entries = await ownerSql`select digest from audit_entries
+      where org_id = ${org.id} and type = 'credential_issuer.revoked'`;
+    expect(entries).toEqual([
+      { digest: payloadDigest({ id: created.json.id, revoked_at: res.json.revoked_at }) },
+    ]);
+  });
+
+  it("answers 404 for another org's issuer and leaves it active", async () => {
+    const owner = await ownerKey();
+    const created = await register(owner.key, {
+      name: "Bank",
+      jwks: { keys: [publicJwk(await newSigner("EdDSA"))] },
+    });
+    const intruder = await ownerKey();
+    const res = await call(`/v1/credential-issuers/${created.json.id}/revoke`, {
+      method: "POST",
+      key: intruder.key,
+    });
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({ error: "not_found" });
+    const read = await call(`/v1/credential-issuers/${created.json.id}`, { key: owner.key });
+    expect(read.json.status).toBe("active");
   });
 });

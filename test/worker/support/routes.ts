@@ -150,6 +150,19 @@ export const ROUTES: RouteCase[] = [
     scope: "agents:write",
     body: { name: "Demo Bank", jwks: { keys: [ISSUER_JWK] } },
   },
+  { method: "GET", path: "/v1/credential-issuers", scope: "agents:read" },
+  {
+    method: "GET",
+    path: "/v1/credential-issuers/{id}",
+    scope: "agents:read",
+    resource: newIssuer,
+  },
+  {
+    method: "POST",
+    path: "/v1/credential-issuers/{id}/revoke",
+    scope: "agents:write",
+    resource: newIssuer,
+  },
 
   {
     method: "POST",
@@ -450,6 +463,17 @@ async function newEval(org: TestOrg) {
   const body = { eval_set_id: await newEvalSet(org), policy_id: await newPolicy(org) };
   const res = await call("/v1/evals/run", { method: "POST", token: org.token, body });
   if (res.status !== 201) throw new Error(`eval run failed: ${res.status} ${res.text}`);
+  return res.json.id as string;
+}
+
+/** A credential issuer of the org, with inline keys. */
+async function newIssuer(org: TestOrg) {
+  const res = await call("/v1/credential-issuers", {
+    method: "POST",
+    token: org.token,
+    body: { name: "Demo Bank", jwks: { keys: [ISSUER_JWK] } },
+  });
+  if (res.status !== 201) throw new Error(`issuer creation failed: ${res.status} ${res.text}`);
   return res.json.id as string;
 }
 
