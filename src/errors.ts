@@ -47,6 +47,8 @@ export const errorStatus = {
   spend_confirmation_required: 409,
   plan_already_active: 409,
   mandate_invalid: 422,
+  credential_unparseable: 422,
+  mandate_mismatch: 422,
   session_chain_broken: 422,
   internal_error: 500,
   database_unavailable: 503,

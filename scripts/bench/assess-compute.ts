@@ -10,7 +10,10 @@ import { type AssessContext, riskInput } from "../../src/assess/input.ts";
 import { evaluatePolicy } from "../../src/assess/policy-rules.ts";
 import { mandateCanonicalHash, parseAssessRequest } from "../../src/assess/request.ts";
 import { decide, scoreIdentity } from "../../src/assess/risk.ts";
+import type { CredentialEvidence } from "../../src/assess/risk-input.ts";
+import { type TrustAnchors, verifyChain } from "../../src/credentials/verify.ts";
 import { ed25519Jwk } from "../local-keys.ts";
+import { consentFor, p256KeyPair, presentation } from "./assess-credentials.ts";
 
 export interface ComputeFigures {
   iterations: number;
@@ -78,14 +81,47 @@ async function scenario() {
   return { body, context, key };
 }
 
+/**
+ * The same with an AP2 credential instead of decoded JSON: a 3-hop ES256 chain (the bench's
+ * consent, assess-credentials.ts), verified against the issuer's key, as the Worker does after
+ * its context read.
+ */
+async function credentialScenario() {
+  const base = await scenario();
+  const consent = await consentFor(p256KeyPair());
+  const body = await presentation(
+    consent,
+    { id: "m-7", name: "Shop", website: "https://shop.example" },
+    4200,
+  );
+  const anchors: TrustAnchors = { keys: [{ issuerId: "bench", jwk: consent.issuer }] };
+  return { ...base, body, anchors };
+}
+
+type Scenario = Omit<Awaited<ReturnType<typeof scenario>>, "body"> & {
+  body: Record<string, unknown>;
+  anchors?: TrustAnchors;
+};
+
 /** One assessment's compute, as runAssessment does it between its I/O waits. */
-async function once(s: Awaited<ReturnType<typeof scenario>>): Promise<void> {
+async function once(s: Scenario): Promise<void> {
   const request = parseAssessRequest(structuredClone(s.body), "1.0");
   mandateCanonicalHash(request);
-  const thumbprint = request.facts.holderKey
-    ? await calculateJwkThumbprint(request.facts.holderKey)
-    : null;
-  const input = riskInput(request, s.context, thumbprint, Date.now());
+  let evidence: CredentialEvidence | null = null;
+  let thumbprint: string | null = null;
+  if (request.credential && s.anchors) {
+    const verdict = await verifyChain(request.credential.chain, {
+      anchors: s.anchors,
+      presentation: request.credential.presentation,
+      now: Math.floor(Date.now() / 1000),
+    });
+    if (!verdict.verified) throw new Error(`the bench credential is refused: ${verdict.failure}`);
+    evidence = { verified: true, failure: null, detail: null };
+    thumbprint = request.credential.claimedHolder;
+  } else if (request.facts.holderKey) {
+    thumbprint = await calculateJwkThumbprint(request.facts.holderKey);
+  }
+  const input = riskInput(request, s.context, thumbprint, Date.now(), evidence);
   const decision = decide(
     { kya: scoreIdentity(input), policy: evaluatePolicy(input), risk: scoreBehavior(input) },
     input,
@@ -96,8 +132,11 @@ async function once(s: Awaited<ReturnType<typeof scenario>>): Promise<void> {
     .sign(s.key);
 }
 
-export async function measureCompute(iterations = 5000): Promise<ComputeFigures> {
-  const s = await scenario();
+export async function measureCompute(
+  iterations = 5000,
+  kind: "json" | "credential" = "json",
+): Promise<ComputeFigures> {
+  const s: Scenario = kind === "credential" ? await credentialScenario() : await scenario();
   for (let i = 0; i < 500; i++) await once(s); // JIT warm-up
   const times: number[] = [];
   for (let i = 0; i < iterations; i++) {

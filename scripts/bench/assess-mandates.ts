@@ -7,9 +7,10 @@
  * sends.
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { type Consent, presentation } from "./assess-credentials.ts";
 import type { Agent } from "./assess-tenant.ts";
 
-export const MANDATE_KINDS = ["payment", "open_payment", "message_send"] as const;
+export const MANDATE_KINDS = ["payment", "open_payment", "message_send", "credential"] as const;
 export type MandateKind = (typeof MANDATE_KINDS)[number];
 
 export interface AssessBody {
@@ -18,7 +19,7 @@ export interface AssessBody {
   body: string;
 }
 
-const MERCHANTS = Array.from({ length: 12 }, (_, i) => ({
+export const MERCHANTS = Array.from({ length: 12 }, (_, i) => ({
   id: `merchant_${i + 1}`,
   name: `Merchant ${i + 1}`,
   website: `https://merchant-${i + 1}.example`,
@@ -93,12 +94,35 @@ function requestOf(kind: MandateKind, now: number, agent: Agent): Record<string,
       return { mandate: openPaymentMandate(now, agent) };
     case "message_send":
       return { kind: "message_send", mandate: messageMandate(), agent_id: agent.id };
+    case "credential":
+      throw new Error("credential bodies are signed apart: withCredentials");
   }
 }
 
 function kindAt(index: number): MandateKind {
   const slot = index % 20; // 10 payment, 7 open payment, 3 message_send in every 20
   return slot < 10 ? "payment" : slot < 17 ? "open_payment" : "message_send";
+}
+
+/**
+ * Replaces `share` percent of `bodies` (spread evenly) with AP2 credential presentations
+ * under the tenant's consent (assess-credentials.ts), each its own signed last hop.
+ */
+export async function withCredentials(
+  bodies: AssessBody[],
+  consent: Consent,
+  share: number,
+): Promise<AssessBody[]> {
+  return await Promise.all(
+    bodies.map(async (body, index) =>
+      (index * share) % 100 < share
+        ? {
+            kind: "credential" as const,
+            body: JSON.stringify(await presentation(consent, pick(MERCHANTS), amount())),
+          }
+        : body,
+    ),
+  );
 }
 
 /** `count` distinct assess bodies in the mix above, interleaved, each by one of the agents. */

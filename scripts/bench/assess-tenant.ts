@@ -6,6 +6,7 @@
 import { generateKeyPairSync } from "node:crypto";
 import { importJWK, SignJWT } from "jose";
 import type { LocalIdp } from "../dev-idp.ts";
+import { type Consent, consentFor, p256KeyPair } from "./assess-credentials.ts";
 import type { Client } from "./assess-http.ts";
 
 export interface Agent {
@@ -18,6 +19,8 @@ export interface Tenant {
   orgId: string;
   apiKey: string;
   agents: Agent[];
+  /** The credential mix's consent: its issuer registered, its holder the first agent. */
+  consent: Consent;
 }
 
 export const POLICY_RULES = {
@@ -68,6 +71,7 @@ export async function setUpTenant(
     body: JSON.stringify({ type: "company", name: "Bench Buyer GmbH", external_ref: "cust-1" }),
   });
   const agents: Agent[] = [];
+  let holder: ReturnType<typeof p256KeyPair> | null = null;
   for (let n = 1; n <= agentCount; n++) {
     const agent = await client.json("/v1/agents", 201, {
       method: "POST",
@@ -78,7 +82,9 @@ export async function setUpTenant(
         description: "Buys office supplies and notifies the buyer",
       }),
     });
-    const jwk = p256PublicJwk();
+    const pair = n === 1 ? p256KeyPair() : null;
+    holder ??= pair;
+    const jwk = pair?.publicJwk ?? p256PublicJwk();
     await client.json(`/v1/agents/${agent.id}/keys`, 201, {
       method: "POST",
       headers: asKey,
@@ -91,5 +97,11 @@ export async function setUpTenant(
     headers: asKey,
     body: JSON.stringify({ name: "bench", rules: POLICY_RULES, activate: true }),
   });
-  return { orgId: String(org.id), apiKey, agents };
+  const consent = await consentFor(holder ?? p256KeyPair());
+  await client.json("/v1/credential-issuers", 201, {
+    method: "POST",
+    headers: asKey,
+    body: JSON.stringify({ name: "Bench wallet", jwks: { keys: [consent.issuer] } }),
+  });
+  return { orgId: String(org.id), apiKey, agents, consent };
 }

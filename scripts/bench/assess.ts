@@ -30,7 +30,7 @@ import { localDatabaseUrl } from "../local-keys.ts";
 import { measureCompute } from "./assess-compute.ts";
 import { cpuMsBetween, descendantCpuMs } from "./assess-cpu.ts";
 import { Client, type Reply } from "./assess-http.ts";
-import { type AssessBody, assessBodies } from "./assess-mandates.ts";
+import { type AssessBody, assessBodies, withCredentials } from "./assess-mandates.ts";
 import { type PhaseResult, parseServerTiming, printReport, type Stage } from "./assess-report.ts";
 import { type Stack, startStack } from "./assess-stack.ts";
 import { POLICY_RULES, setUpTenant, type Tenant } from "./assess-tenant.ts";
@@ -46,6 +46,8 @@ interface Options {
   concurrency: number;
   replays: number;
   agents: number;
+  /** Percent of the assess bodies that are AP2 credentials (3-hop ES256 chains). */
+  credentialShare: number;
   timeoutS: number;
 }
 
@@ -54,6 +56,8 @@ const USAGE = `usage: npm run bench:assess [-- options]
   --concurrency C  requests in flight in every phase (default 16)
   --replays N      replays of already-assessed bodies measured (default: --requests)
   --agents N       agents acting for the org, each with its own key (default 1)
+  --credentials P  percent of assess bodies that are AP2 credentials, 3-hop ES256 chains whose
+                   last hop the first agent signs (default 25; 100 for credentials only)
   --timeout S      stop everything after S seconds (default 900)
 DATABASE_URL=postgres://... selects a fresh database on that PostgreSQL server instead of PGlite.`;
 
@@ -74,6 +78,7 @@ function parseOptions(argv: string[]): Options | null {
       concurrency: { type: "string" },
       replays: { type: "string" },
       agents: { type: "string" },
+      credentials: { type: "string" },
       timeout: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -86,6 +91,7 @@ function parseOptions(argv: string[]): Options | null {
     concurrency: integer("concurrency", values.concurrency, 16, 1),
     replays: integer("replays", values.replays, requests, 1),
     agents: integer("agents", values.agents, 1, 1),
+    credentialShare: Math.min(100, integer("credentials", values.credentials, 25, 0)),
     timeoutS: integer("timeout", values.timeout, 900, 10),
   };
 }
@@ -295,10 +301,19 @@ async function benchmark(options: Options, run: Run) {
   const healthBefore = await runPhase(bench, "GET /health (before)", healthJobs(requests));
   progress(healthBefore);
 
-  const warmBodies = assessBodies(warm, tenant.agents);
+  const share = options.credentialShare;
+  const warmBodies = await withCredentials(
+    assessBodies(warm, tenant.agents),
+    tenant.consent,
+    share,
+  );
   const warmIds: string[] = [];
   await runPhase(bench, "warm-up fresh", freshJobs(warmBodies, seen, warmIds));
-  const bodies = assessBodies(requests, tenant.agents);
+  const bodies = await withCredentials(
+    assessBodies(requests, tenant.agents),
+    tenant.consent,
+    share,
+  );
   const ids: string[] = [];
   const fresh = await runPhase(bench, "assess, fresh", freshJobs(bodies, seen, ids));
   progress(fresh);
@@ -312,7 +327,8 @@ async function benchmark(options: Options, run: Run) {
 
   say("timing the pure stages in Node …");
   const compute = await measureCompute();
-  printReport({ healthBefore, fresh, replay, healthAfter, compute });
+  const credentialCompute = await measureCompute(5000, "credential");
+  printReport({ healthBefore, fresh, replay, healthAfter, compute, credentialCompute });
   say(`\nload average at the end: ${load()}`);
 }
 

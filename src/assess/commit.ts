@@ -20,6 +20,7 @@ export type VerdictFields = Pick<
   | "confidences"
   | "signals"
   | "rejection_reasons"
+  | "credential"
 >;
 
 /** One verdict the ledger object may sign and store. */

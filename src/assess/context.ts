@@ -1,5 +1,6 @@
 import { and, eq, max, sql } from "drizzle-orm";
 import { SPEND_STATE_SQL, spendStateOf } from "../billing/guard";
+import { type AnchorRow, activeIssuers, anchorsOf, type RootHeader } from "../credentials/issuers";
 import { assessments, auditCheckpoints, policies } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { aggregatesJson } from "../rules/aggregates";
@@ -18,6 +19,11 @@ export interface ContextQuery {
   agentId: string | null;
   currency: string | null;
   counterparty: string | null;
+  /**
+   * The header of the root of the request's AP2 credential: the org's trust anchors are read
+   * too, in the same batch (a `kid` the anchors lack may refresh an issuer's JWKS URL).
+   */
+  credentialRoot?: RootHeader | null;
 }
 
 /**
@@ -27,29 +33,32 @@ export interface ContextQuery {
  * chosen is the key's, else the card's, else the explicit one; the history is that agent's.
  */
 export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<AssessContext> {
-  const [replay, keyOwner, policy, identity, anchored, spend] = await tenant.batch((db) => [
-    db.select().from(assessments).where(eq(assessments.contentHash, q.contentHash)),
-    db
-      .select({ contentHash: assessments.contentHash })
-      .from(assessments)
-      .where(
-        and(
-          eq(assessments.livemode, q.livemode),
-          eq(assessments.idempotencyKey, q.idempotencyKey ?? ""),
+  const [replay, keyOwner, policy, identity, anchored, spend, issuers] = await tenant.batch(
+    (db) => [
+      db.select().from(assessments).where(eq(assessments.contentHash, q.contentHash)),
+      db
+        .select({ contentHash: assessments.contentHash })
+        .from(assessments)
+        .where(
+          and(
+            eq(assessments.livemode, q.livemode),
+            eq(assessments.idempotencyKey, q.idempotencyKey ?? ""),
+          ),
         ),
-      ),
-    db
-      .select({
-        version: policies.version,
-        rules: policies.rules,
-        window: policies.velocityWindowSeconds,
-      })
-      .from(policies)
-      .where(eq(policies.status, "active")),
-    db.execute(identityAndHistory(q)),
-    db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
-    db.execute(SPEND_STATE_SQL),
-  ]);
+      db
+        .select({
+          version: policies.version,
+          rules: policies.rules,
+          window: policies.velocityWindowSeconds,
+        })
+        .from(policies)
+        .where(eq(policies.status, "active")),
+      db.execute(identityAndHistory(q)),
+      db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
+      db.execute(SPEND_STATE_SQL),
+      ...(q.credentialRoot ? [activeIssuers(db)] : []),
+    ],
+  );
   const row = (identity as unknown as { rows: Record<string, unknown>[] }).rows[0] ?? {};
   const active = policy[0];
   return {
@@ -64,6 +73,16 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     aggregates: (row.aggregates as Record<string, unknown> | null) ?? null,
     anchoredThrough: Number(anchored[0]?.size ?? 0),
     spend: spendStateOf((spend as unknown as { rows: Record<string, unknown>[] }).rows[0]),
+    ...(q.credentialRoot && !replay[0]
+      ? {
+          anchors: await anchorsOf(
+            tenant,
+            tenant.env,
+            (issuers ?? []) as AnchorRow[],
+            q.credentialRoot,
+          ),
+        }
+      : {}),
   };
 }
 

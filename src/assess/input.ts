@@ -1,10 +1,11 @@
 import type { SpendState } from "../billing/plans";
+import type { TrustAnchors } from "../credentials/verify";
 import { logError } from "../lib/log";
 import { aggregateValues } from "../rules/aggregates";
 import type { AssessmentRecord } from "./outcome";
 import { normalizeRules, PolicyRules } from "./policy";
 import type { ParsedAssessRequest } from "./request";
-import type { Identity } from "./risk-input";
+import type { CredentialEvidence, Identity } from "./risk-input";
 import type { RiskInput } from "./risk-model";
 
 export interface AgentRowView {
@@ -39,6 +40,8 @@ export interface AssessContext {
   anchoredThrough: number;
   /** The spend guard's state; absent where no billing applies (backtests, evaluations). */
   spend?: SpendState | null;
+  /** The org's active credential issuers' keys, read only for a request with a credential. */
+  anchors?: TrustAnchors;
 }
 
 /**
@@ -89,11 +92,16 @@ export function rulesUnreadable(context: AssessContext): boolean {
   return readRules(context) === "unreadable";
 }
 
+/**
+ * `credential` is the verifier's verdict on the request's credential (null without one); the
+ * agent it names by its last hop's key is proven only when the chain verified.
+ */
 export function riskInput(
   request: ParsedAssessRequest,
   context: AssessContext,
   thumbprint: string | null,
   now: number,
+  credential: CredentialEvidence | null = null,
 ): RiskInput {
   const rules = rulesOf(context);
   const agent = context.agent;
@@ -105,7 +113,7 @@ export function riskInput(
     kind: request.kind,
     mandateType: request.mandateType,
     facts: request.facts,
-    identity: identityOf(context, thumbprint, request),
+    identity: identityOf(context, thumbprint, request, credential),
     rules,
     policyVersion: context.policy?.version ?? 0,
     history: {
@@ -118,6 +126,7 @@ export function riskInput(
     },
     now,
     geo: geoOf(request.facts.riskData),
+    ...(request.credential === null ? {} : { credential }),
     ...(specs.length === 0
       ? {}
       : {
@@ -133,6 +142,7 @@ function identityOf(
   context: AssessContext,
   thumbprint: string | null,
   request: ParsedAssessRequest,
+  credential: CredentialEvidence | null,
 ): Identity {
   const { keyHit, cardHit, explicit, agent } = context;
   // Only a verified card identifies its agent; a match on an unverified one is a signal.
@@ -154,6 +164,11 @@ function identityOf(
             : "unverified"
           : "unknown",
     conflict: new Set(named).size > 1,
+    // A credential's holder key proves its agent only once the whole chain verified (the
+    // presentation's audience and nonce included: a replayed leaf proves nothing).
+    ...(request.credential === null
+      ? {}
+      : { proven: credential?.verified === true && keyHit?.status === "active" }),
   };
 }
 

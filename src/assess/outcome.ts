@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { assessments } from "../db/schema";
+import { CredentialOutcome } from "./credential";
 import { ACTION_KINDS } from "./request";
 
 const DECISIONS = ["approve", "review", "deny"] as const;
@@ -63,6 +64,8 @@ export const AssessmentRecord = z.object({
   amount: z.number().nullable(),
   currency: z.string().nullable(),
   counterparty: z.string().nullable(),
+  /** What an AP2 credential proved; absent (null) for an assessment without one. */
+  credential: CredentialOutcome.nullable().optional(),
 });
 export type AssessmentRecord = z.infer<typeof AssessmentRecord>;
 
@@ -103,6 +106,7 @@ export const Outcome = z
       .nullable()
       .openapi({ description: "Always null: this version refines nothing asynchronously" }),
     agent: AgentSnapshotSchema.nullable(),
+    credential: CredentialOutcome.nullable(),
     latency_ms: z.number().int().openapi({
       description: "From receipt of the request to the signed decision (persistence excluded)",
     }),
@@ -135,6 +139,7 @@ export function toOutcome(record: AssessmentRecord, anchored: boolean): Outcome 
     },
     refinement: null,
     agent: record.agent,
+    credential: record.credential ?? null,
     latency_ms: record.latency_ms,
   };
 }
@@ -171,5 +176,6 @@ export function fromRow(row: AssessmentRow): AssessmentRecord {
     amount: row.amount,
     currency: row.currency,
     counterparty: row.counterparty,
+    credential: row.credential as CredentialOutcome | null,
   };
 }

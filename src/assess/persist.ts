@@ -108,7 +108,7 @@ export function persistStatement(
       select * from json_populate_record(null::assessments, ${JSON.stringify(row)}::json)
       where not (select over from refused)
       on conflict do nothing
-      returning id, agent_id, decision, livemode
+      returning id, agent_id, decision, livemode, inputs
     ),
     -- Everything else only with the assessment itself: a plan that loses to another request
     -- (a reused idempotency key) or to the cap leaves no mandate, no event and no count behind.
@@ -153,7 +153,8 @@ export function persistStatement(
       where s.amount_due > 0 and s.amount_due * 100 >= s.spending_cap * ${REVIEW_THRESHOLD_PERCENT}::int
       on conflict do nothing
     ),
-    -- Test-mode assessments are no evidence about an agent's live trust.
+    -- Test-mode assessments are no evidence about an agent's live trust, nor is an assessment
+    -- whose credential named the agent without proving it (identity.proven false: a claim).
     counted as (
       update agents a set
         approvals = a.approvals + (ins.decision = 'approve')::int,
@@ -161,6 +162,7 @@ export function persistStatement(
         denials = a.denials + (ins.decision = 'deny')::int,
         trust_reason = 'assessment'
       from ins where a.id = ins.agent_id and ins.livemode
+        and coalesce((ins.inputs->'identity'->>'proven')::boolean, true)
     )
     select (select id from ins) as inserted,
       coalesce((select id from ins),

@@ -1,6 +1,7 @@
 import { calculateJwkThumbprint } from "jose";
 import type { Caller } from "../auth/caller";
 import { guardSpend } from "../billing/guard";
+import { type ChainVerdict, type TrustAnchors, verifyChain } from "../credentials/verify";
 import type { Tenant } from "../db/tenant";
 import { type Env, modeOf, publicBaseUrl } from "../env";
 import { ApiError } from "../errors";
@@ -11,17 +12,32 @@ import { logError } from "../lib/log";
 import { recordInputs } from "../rules/inputs";
 import { signer } from "../signing/signer";
 import { scoreBehavior } from "./behavior";
-import type { AssessmentCommit, RecordDraft, Verdict, VerdictFields } from "./commit";
+import type {
+  AssessmentCommit,
+  CredentialSpend,
+  RecordDraft,
+  Verdict,
+  VerdictFields,
+} from "./commit";
 import { loadContext } from "./context";
+import {
+  type AssessedFailure,
+  type CredentialOutcome,
+  credentialOutcome,
+  judgedVerdict,
+  type PresentedCredential,
+  presentationInputs,
+} from "./credential";
 import { RISK_DATA_NAMESPACE, withoutServiceRiskData } from "./facts";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
-
 import { evaluatePolicy } from "./policy-rules";
 import { mandateCanonicalHash, type ParsedAssessRequest, unstorableAt } from "./request";
 import { type Decision, decide, scoreIdentity } from "./risk";
-import type { ComponentResult } from "./risk-model";
+import type { CredentialEvidence } from "./risk-input";
+import { type ComponentResult, THRESHOLDS } from "./risk-model";
 import { type RiskPayloadFacts, riskPayloadClaims, riskPayloadTtlSeconds } from "./risk-payload";
+import { rejection } from "./signals";
 import { Stopwatch } from "./stopwatch";
 
 export interface Assessed {
@@ -45,8 +61,11 @@ export async function runAssessment(
 ): Promise<Assessed> {
   const timing = new Stopwatch();
   const livemode = tenant.livemode;
+  const presented = request.credential;
+  if (presented && livemode) requireLivePresentation(presented);
   const contentHash = contentHashOf(request, livemode);
-  const thumbprint = await holderThumbprint(request);
+  // With a credential, the agent is named by the key its last hop claims to be signed with.
+  const thumbprint = presented ? presented.claimedHolder : await holderThumbprint(request);
   const context = await timing.time("context", () =>
     loadContext(tenant, {
       contentHash,
@@ -57,6 +76,7 @@ export async function runAssessment(
       agentId: request.agentId,
       currency: request.facts.amount?.currency ?? null,
       counterparty: counterpartyKey(request),
+      credentialRoot: presented ? presented.chain.hops[0]?.header : null,
     }),
   );
   if (context.keyOwner !== null && context.keyOwner !== contentHash) throw keyReused();
@@ -70,7 +90,16 @@ export async function runAssessment(
   await guardSpend(tenant, context.spend ?? null, livemode);
 
   const who = await tenant.caller();
-  const input = riskInput(request, context, thumbprint, receivedAt);
+  const verdict = presented
+    ? await timing.time("kya", () => verifyPresented(presented, context.anchors, receivedAt))
+    : null;
+  const evidence: CredentialEvidence | null = verdict && {
+    verified: verdict.verified,
+    failure: verdict.failure,
+    detail: verdict.detail,
+  };
+  const credential = verdict && credentialOutcome(verdict);
+  const input = riskInput(request, context, thumbprint, receivedAt, evidence);
   const faults = injectedFaults(tenant.env);
   if (rulesUnreadable(context)) faults.add("policy");
   const kya = timing.timeSync("kya", () => component("kya", faults, () => scoreIdentity(input)));
@@ -121,6 +150,7 @@ export async function runAssessment(
     issuedAt: receivedAt,
     ttlSeconds,
   };
+  const chosen = verdictOf(decision, facts, credential);
   const commit: AssessmentCommit = {
     once: onceKeys(draft),
     actor: { type: who.actor.type, id: who.actor.id },
@@ -136,8 +166,11 @@ export async function runAssessment(
       mandate: submitted,
     },
     inputs: recordInputs(input),
-    verdict: verdictOf(decision, facts),
-    spend: null,
+    verdict: chosen,
+    spend:
+      verdict?.spend && chosen.fields.decision === "approve"
+        ? spendOf(verdict, decision, facts, credential)
+        : null,
     faults: [...faults],
   };
   // Nothing the ledger would record may be refused by the database afterwards.
@@ -160,11 +193,109 @@ function onceKeys(draft: RecordDraft): string[] {
   return once;
 }
 
-/** What a Risk Payload states besides its verdict and its own id. */
-type PayloadFacts = Omit<RiskPayloadFacts, "decision" | "riskScore" | "riskLevel" | "payloadId">;
+/** What a Risk Payload states besides its verdict, its credential and its own id. */
+type PayloadFacts = Omit<
+  RiskPayloadFacts,
+  "decision" | "riskScore" | "riskLevel" | "payloadId" | "credentialReference" | "mandateVerified"
+>;
+
+/** 400 in live mode: a credential is verified against the verifier's own audience and nonce. */
+function requireLivePresentation(presented: PresentedCredential): void {
+  const missing = (["aud", "nonce"] as const).filter((m) => !presented.presentation[m]);
+  if (missing.length > 0) {
+    throw new ApiError(
+      "invalid_request",
+      missing.map((member) => ({
+        path: `presentation.${member}`,
+        message: "required in live mode with a credential",
+      })),
+    );
+  }
+}
+
+/** The verifier's verdict at the request's time, against the org's active trust anchors. */
+async function verifyPresented(
+  presented: PresentedCredential,
+  anchors: TrustAnchors | undefined,
+  receivedAt: number,
+): Promise<ChainVerdict> {
+  const verified = await verifyChain(presented.chain, {
+    anchors: anchors ?? { keys: [] },
+    presentation: presentationInputs(presented.presentation),
+    now: Math.floor(receivedAt / 1000),
+  });
+  const verdict = judgedVerdict(presented, verified);
+  // The request's parse read the same hops; kept in step with the verifier all the same.
+  if (!verdict.vctKnown) {
+    throw new ApiError("unknown_mandate_type", [
+      { path: "credential", message: verdict.detail?.message ?? "an unknown vct" },
+    ]);
+  }
+  return verdict;
+}
+
+/**
+ * What approving a verified payment spends, for the ledger object to judge against what it
+ * approved before under the same root, and the verdicts it answers instead when it refuses.
+ */
+function spendOf(
+  verdict: ChainVerdict,
+  decision: Decision,
+  facts: PayloadFacts,
+  credential: CredentialOutcome | null,
+): CredentialSpend | null {
+  const spend = verdict.spend;
+  if (!spend || !credential) return null;
+  const refused = (failure: AssessedFailure, description: string) =>
+    verdictOf(refusedDecision(decision, failure, description), facts, {
+      ...credential,
+      verified: false,
+      failure,
+    });
+  return {
+    root: spend.rootReference,
+    transaction: spend.transactionId,
+    amount: spend.amount,
+    currency: spend.currency,
+    budgets: spend.budgets.map((b) => ({ max: b.maxMinor, currency: b.currency })),
+    maxOccurrences: spend.maxOccurrences,
+    instead: {
+      already_consumed: refused(
+        "already_consumed",
+        `transaction ${spend.transactionId} was already approved under this consent`,
+      ),
+      budget_exceeded: refused(
+        "budget_exceeded",
+        "this payment would take the open mandate past its budget or its number of payments",
+      ),
+    },
+  };
+}
+
+/** The model's approval turned into the ledger object's refusal of the spend: a denial. */
+function refusedDecision(decision: Decision, failure: AssessedFailure, description: string) {
+  const score = Math.max(decision.risk_score, THRESHOLDS.deny);
+  const reason = rejection(
+    `credential_${failure}` as Parameters<typeof rejection>[0],
+    `the credential is refused (${failure}): ${description}`,
+  );
+  return {
+    ...decision,
+    decision: "deny" as const,
+    risk_level: "highest" as const,
+    risk_score: score,
+    reason: `Denied: ${reason.description}.`,
+    rejection_reasons: [reason, ...decision.rejection_reasons],
+    confidences: { ...decision.confidences, mandate_validity: 0 },
+  };
+}
 
 /** A decision as a verdict the ledger object may sign: its record fields, claims and events. */
-function verdictOf(decision: Decision, facts: PayloadFacts): Verdict {
+function verdictOf(
+  decision: Decision,
+  facts: PayloadFacts,
+  credential: CredentialOutcome | null,
+): Verdict {
   const fields: VerdictFields = {
     decision: decision.decision,
     risk_level: decision.risk_level,
@@ -173,11 +304,14 @@ function verdictOf(decision: Decision, facts: PayloadFacts): Verdict {
     confidences: decision.confidences,
     signals: decision.signals,
     rejection_reasons: decision.rejection_reasons,
+    credential,
   };
   return {
     fields,
     claims: riskPayloadClaims({
       ...facts,
+      credentialReference: credential?.reference ?? null,
+      mandateVerified: credential?.verified ?? false,
       decision: fields.decision,
       riskScore: fields.risk_score,
       riskLevel: fields.risk_level,

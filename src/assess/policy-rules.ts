@@ -7,9 +7,10 @@ import {
   type Confidences,
   confidenceOf,
   type Findings,
+  MANDATE_ASSURANCE,
   type RiskInput,
 } from "./risk-model";
-import { type RejectionReason, rejection, signal } from "./signals";
+import { type RejectionKey, type RejectionReason, rejection, signal } from "./signals";
 
 // --- Evaluation ---
 
@@ -32,6 +33,7 @@ export function evaluatePolicy(input: RiskInput): PolicyResult {
     checkVelocity(input, rules, found);
     checkGeo(input, rules, found);
   }
+  checkCredential(input, found);
   found.rejection_reasons = firstPerKey(found.rejection_reasons);
   const policyAdherence = confidenceOf(1, "policy", found);
   return {
@@ -39,9 +41,39 @@ export function evaluatePolicy(input: RiskInput): PolicyResult {
     confidence: policyAdherence,
     confidences: {
       policy_adherence: policyAdherence,
-      mandate_validity: confidenceOf(1, "mandate", found),
+      mandate_validity: confidenceOf(mandateAssurance(input), "mandate", found),
     },
   };
+}
+
+/**
+ * What proves the mandate: a verified AP2 credential (its failure otherwise denies, as
+ * `credential_<failure>`), or nothing for an AP2 mandate sent as decoded JSON (a low signal).
+ */
+function checkCredential(input: RiskInput, found: Findings): void {
+  const credential = input.credential ?? null;
+  if (credential === null) {
+    if (input.kind === "ap2_payment") found.signals.push(signal("unverified", "low"));
+    return;
+  }
+  if (credential.verified) return;
+  const failure = credential.failure ?? "delegation_broken";
+  const constraint = credential.detail?.constraint;
+  const message = credential.detail?.message ?? failure;
+  found.rejection_reasons.push(
+    rejection(
+      `credential_${failure}` as RejectionKey,
+      constraint === undefined
+        ? `the credential is refused (${failure}): ${message}`
+        : `the credential is refused (${failure}, ${constraint}): ${message}`,
+    ),
+  );
+}
+
+/** The base of `mandate_validity`: 1 for a verified credential and for non-AP2 kinds. */
+function mandateAssurance(input: RiskInput): number {
+  if (input.kind !== "ap2_payment" || input.credential) return 1;
+  return MANDATE_ASSURANCE.decoded;
 }
 
 /**

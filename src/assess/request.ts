@@ -11,6 +11,12 @@ import {
   VCT_BY_MANDATE_TYPE,
   validateMandate,
 } from "./ap2";
+import {
+  checkSubmittedMandate,
+  PresentationSchema,
+  type PresentedCredential,
+  presentCredential,
+} from "./credential";
 import { actionFacts, ap2Facts, type MandateFacts, withoutServiceRiskData } from "./facts";
 
 export type { MandateType } from "./ap2";
@@ -44,6 +50,8 @@ export interface ParsedAssessRequest {
   /** Who will check the Risk Payload: its `aud` claim; null for none. */
   audience: string | null;
   facts: MandateFacts;
+  /** The AP2 credential the mandate came from, not yet verified; null for decoded JSON. */
+  credential: PresentedCredential | null;
 }
 
 export interface IssueDetail {
@@ -80,12 +88,23 @@ const URI_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 export const AssessRequest = z
   .strictObject({
     mandate: z
-      .record(z.string(), z.unknown(), {
-        error: (issue) => (issue.input === undefined ? "required" : "must be a JSON object"),
-      })
+      .record(z.string(), z.unknown(), { error: () => "must be a JSON object" })
+      .optional()
       .openapi({
-        description: "For `ap2_payment` an AP2 v0.2 mandate; for other kinds any object",
+        description:
+          "For `ap2_payment` an AP2 v0.2 mandate; for other kinds any object. Required " +
+          "without `credential`; beside one, it must equal the credential's leaf payload",
       }),
+    credential: z
+      .string()
+      .min(1)
+      .optional()
+      .openapi({
+        description:
+          "An AP2 v0.2 credential: the compact SD-JWT delegation chain as the AP2 client sends " +
+          "it (`ap2_payment` only). The mandate assessed is its verified leaf's payload",
+      }),
+    presentation: PresentationSchema.optional(),
     kind: z
       .enum(ACTION_KINDS)
       .default("ap2_payment")
@@ -171,19 +190,27 @@ export function parseAssessRequest(body: unknown, a2aHeader: string | null): Par
   const parsed = AssessRequest.safeParse(body);
   if (!parsed.success) throw new ApiError("invalid_request", detailsOf(parsed.error.issues));
   const request = parsed.data;
+  checkCredentialFields(request);
   // The submitted object itself, not zod's copy: "as submitted" down to an own `__proto__` key.
-  const mandate = body.mandate as Record<string, unknown>;
-  const unstorable = unstorableAt(mandate, "mandate", 0);
-  if (unstorable) throw new ApiError("invalid_request", [unstorable]);
+  const submitted = body.mandate as Record<string, unknown> | undefined;
+  if (submitted !== undefined) {
+    const unstorable = unstorableAt(submitted, "mandate", 0);
+    if (unstorable) throw new ApiError("invalid_request", [unstorable]);
+  }
   const a2a = a2aBinding(request.a2a, a2aHeader);
   const base = {
     kind: request.kind,
-    mandate,
+    mandate: submitted ?? {},
     a2a,
     idempotencyKey: request.idempotency_key ?? null,
     agentId: request.agent_id ?? null,
     audience: request.audience ?? null,
+    credential: null,
   };
+  if (request.credential !== undefined) {
+    return credentialRequest(request.credential, request, submitted, base);
+  }
+  const mandate = base.mandate;
 
   if (request.kind !== "ap2_payment") {
     if (request.mandateType !== undefined) {
@@ -199,6 +226,68 @@ export function parseAssessRequest(body: unknown, a2aHeader: string | null): Par
   if (!validation.ok)
     throw new ApiError("mandate_invalid", detailsOf(validation.issues, "mandate"));
   return { ...base, mandateType: type, facts: ap2Facts(validation.value) };
+}
+
+type ParsedBody = z.infer<typeof AssessRequest>;
+
+/** 400 for what a credential request cannot be: another kind, or no mandate at all. */
+function checkCredentialFields(request: ParsedBody): void {
+  if (request.credential === undefined) {
+    if (request.mandate === undefined) {
+      throw new ApiError("invalid_request", [{ path: "mandate", message: "required" }]);
+    }
+    if (request.presentation !== undefined) {
+      throw new ApiError("invalid_request", [
+        { path: "presentation", message: "applies only with a credential" },
+      ]);
+    }
+    return;
+  }
+  if (request.kind !== "ap2_payment") {
+    throw new ApiError("invalid_request", [
+      { path: "credential", message: "applies only to kind ap2_payment" },
+    ]);
+  }
+}
+
+/**
+ * A request with a credential: the mandate is the credential's leaf payload (read here without
+ * trust, verified after the context round trip), its type from the leaf's `vct`; a `mandate`
+ * sent beside it must be that payload. A leaf that cannot be read is assessed all the same (the
+ * verifier refuses it): its mandate is empty and its type unknown; so is a leaf outside its
+ * AP2 v0.2 schema (`leafIssue`), with no facts read from it.
+ */
+function credentialRequest(
+  credential: string,
+  request: ParsedBody,
+  submitted: Record<string, unknown> | undefined,
+  base: Omit<ParsedAssessRequest, "mandateType" | "facts">,
+): ParsedAssessRequest {
+  const presented = presentCredential(credential, request.presentation ?? {});
+  if (submitted !== undefined) checkSubmittedMandate(submitted, presented.leaf);
+  const leaf = presented.leaf;
+  const unstorable = leaf === null ? null : unstorableAt(leaf, "credential.mandate", 0);
+  if (unstorable) throw new ApiError("invalid_request", [unstorable]);
+  const withCredential = { ...base, credential: presented };
+  if (leaf === null) {
+    return { ...withCredential, mandate: {}, mandateType: null, facts: actionFacts({}) };
+  }
+  const type = mandateTypeOf(request.mandateType, leaf);
+  const validation = validateMandate(type, leaf);
+  if (!validation.ok) {
+    // Assessed all the same, and refused: a chain is judged by its verdict, which the caller
+    // needs signed (a truncated chain ends in an open mandate, which no closed schema fits).
+    const [issue] = detailsOf(validation.issues, "mandate");
+    const invalid = { ...presented, leafIssue: issue ?? null };
+    return {
+      ...base,
+      credential: invalid,
+      mandate: leaf,
+      mandateType: type,
+      facts: actionFacts({}),
+    };
+  }
+  return { ...withCredential, mandate: leaf, mandateType: type, facts: ap2Facts(validation.value) };
 }
 
 /**
@@ -310,7 +399,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  */
 export function mandateCanonicalHash(
   request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate"> &
-    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a" | "audience">>,
+    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a" | "audience" | "credential">>,
 ): string {
   return toHex(sha256(utf8(canonicalize(idempotencyIdentity(request)))));
 }
@@ -318,15 +407,20 @@ export function mandateCanonicalHash(
 /** The object mandateCanonicalHash hashes. */
 function idempotencyIdentity(
   request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate"> &
-    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a" | "audience">>,
+    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a" | "audience" | "credential">>,
 ): Record<string, unknown> {
   const agentId = request.agentId ?? null;
   const cardRef = request.a2a?.agent_card_ref ?? null;
   const audience = request.audience ?? null;
+  const credential = request.credential ?? null;
   return {
     kind: request.kind,
     mandateType: request.mandateType,
-    mandate: withoutServiceRiskData(request.mandate),
+    // A credential is hashed as presented (its mandate is its own), never as its payload:
+    // decoded JSON equal to a verified leaf is another request.
+    ...(credential === null
+      ? { mandate: withoutServiceRiskData(request.mandate) }
+      : { credential: credential.chain.credential, presentation: credential.presentation }),
     ...(agentId === null ? {} : { agent_id: agentId }),
     ...(cardRef === null ? {} : { agent_card_ref: cardRef }),
     ...(audience === null ? {} : { audience }),

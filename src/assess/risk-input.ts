@@ -35,6 +35,20 @@ export interface Identity {
   card: "verified" | "unverified" | "unknown" | null;
   /** Two pieces of evidence name different agents. */
   conflict: boolean;
+  /**
+   * The agent was identified by proof of possession: the key that signed a verified AP2
+   * credential's last hop is its registered, active key. Everything else is a claim.
+   */
+  proven?: boolean;
+}
+
+/** What an AP2 credential proved, as the model reads it (docs/assess.md). */
+export interface CredentialEvidence {
+  verified: boolean;
+  /** Why not (a verifier failure); null when verified. */
+  failure: string | null;
+  /** The verifier's message, and for `constraint_violated` the constraint. */
+  detail: { constraint?: string; message: string } | null;
 }
 
 /** What the route counted in the org's assessment history, before this assessment. */
@@ -73,6 +87,8 @@ export interface RuleInput {
    * no payee, no currency). Absent when the policy reads none.
    */
   aggregates?: Record<string, number | null>;
+  /** The AP2 credential the mandate came from; null or absent for decoded JSON. */
+  credential?: CredentialEvidence | null;
 }
 
 /** Kinds whose amount the amount rules and the behaviour model read; others carry none. */

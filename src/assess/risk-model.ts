@@ -63,6 +63,13 @@ export const THRESHOLDS = { review: 40, deny: 70 } as const;
 /** How much the identification method alone proves who acts (before identity signals). */
 export const IDENTITY_ASSURANCE = { key: 1, card: 0.9, explicit: 0.6, none: 0.5 } as const;
 
+/**
+ * How much the form of an AP2 mandate alone proves it (before mandate signals): a verified
+ * credential 1; decoded JSON, which anyone could have written, 0.8, so with its `unverified`
+ * signal (low, −0.1) its `mandate_validity` is 0.7 at most.
+ */
+export const MANDATE_ASSURANCE = { credential: 1, decoded: 0.8 } as const;
+
 /** Behaviour: "usual" needs this many approvals; ratios to the median; burst counts per 60 s. */
 export const BEHAVIOR_LIMITS = {
   usualMinApproved: 3,

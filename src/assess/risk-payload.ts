@@ -44,6 +44,10 @@ export interface RiskPayloadFacts {
   riskLevel: string;
   policyVersion: number;
   agentId: string | null;
+  /** The verified credential's leaf reference; null without a credential. */
+  credentialReference: string | null;
+  /** True only for a mandate taken from a verified AP2 credential. */
+  mandateVerified: boolean;
   /** The payload's own id (`jti`). */
   payloadId: string;
   /** Milliseconds since the epoch. */
@@ -77,5 +81,7 @@ export function riskPayloadClaims(facts: RiskPayloadFacts) {
     risk_level: facts.riskLevel,
     policy_version: facts.policyVersion,
     agent_id: facts.agentId,
+    credential_reference: facts.credentialReference,
+    mandate_verified: facts.mandateVerified,
   };
 }

@@ -77,7 +77,9 @@ export function scoreIdentity(input: RiskInput): ComponentResult {
   // no agent was found.
   if (card === "unverified") signals.push(signal("card_unverified", "medium"));
   if (card === "unknown") signals.push(signal("card_unknown", "medium"));
-  const base = agent === null ? 0 : IDENTITY_ASSURANCE[method ?? "none"];
+  // A credential's key that the chain did not prove is a claim: an explicit id's assurance.
+  const claimed = input.identity.proven === false && method === "key";
+  const base = agent === null ? 0 : IDENTITY_ASSURANCE[claimed ? "explicit" : (method ?? "none")];
   const found = { signals, rejection_reasons: reasons };
   return { ...found, confidences: { agent_identity: confidenceOf(base, "identity", found) } };
 }
@@ -210,9 +212,12 @@ export function bandOf(score: number): Verdict {
   return score >= THRESHOLDS.review ? "review" : "approve";
 }
 
-/** Up to 20 points for an agent's missing trust; an unknown agent counts as trust 0. */
+/**
+ * Up to 20 points for an agent's missing trust; an unknown agent counts as trust 0, and so does
+ * an agent a credential names without proving it (its trust is not the claimant's to borrow).
+ */
 export function trustPoints(input: RiskInput): number {
-  const trust = input.identity.agent?.trust_score ?? 0;
+  const trust = input.identity.proven === false ? 0 : (input.identity.agent?.trust_score ?? 0);
   return Math.round((100 - Math.min(100, Math.max(0, trust))) / 5);
 }
 

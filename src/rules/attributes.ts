@@ -88,6 +88,11 @@ export const ATTRIBUTES: Record<string, Attribute> = {
   "recipient.first_contact": { kind: flag, read: (s) => negate(s.input.history.recipientSeen) },
   kind: { kind: oneOf(ACTION_KINDS), read: (s) => s.input.kind },
   mandate_type: { kind: oneOf(MANDATE_TYPES), read: (s) => s.input.mandateType },
+  // True only for an AP2 mandate taken from a verified credential; null for other kinds.
+  "mandate.verified": {
+    kind: flag,
+    read: (s) => (s.input.kind === "ap2_payment" ? s.input.credential?.verified === true : null),
+  },
   "agent.identified": { kind: flag, read: (s) => s.input.identity.agent !== null },
   // Compared byte for byte: an uppercase UUID would never match the ids the service reads.
   "agent.id": {

@@ -1,7 +1,7 @@
 import type { OpenMandateLimits } from "../assess/facts";
 import type { NormalizedRules } from "../assess/policy";
 import type { ActionKind, MandateFacts, MandateType } from "../assess/request";
-import type { History, Identity } from "../assess/risk-input";
+import type { CredentialEvidence, History, Identity } from "../assess/risk-input";
 import type { RiskInput } from "../assess/risk-model";
 import { aggregateValues } from "./aggregates";
 import type { AggregateSpec } from "./attributes";
@@ -23,6 +23,8 @@ export interface RecordedInputs {
   history: Omit<History, "windowCount">;
   geo: string | null;
   now: number;
+  /** What the request's AP2 credential proved; absent for decoded JSON (and older records). */
+  credential?: CredentialEvidence;
 }
 
 export function recordInputs(input: RiskInput): RecordedInputs {
@@ -36,6 +38,7 @@ export function recordInputs(input: RiskInput): RecordedInputs {
     history,
     geo: input.geo,
     now: input.now,
+    ...(input.credential ? { credential: input.credential } : {}),
   };
 }
 
@@ -101,6 +104,7 @@ export function replayInput(
     },
     now: recorded.now,
     geo: recorded.geo,
+    ...(recorded.credential ? { credential: recorded.credential } : {}),
     ...(rules.program?.aggregates.length ? { aggregates: values } : {}),
   };
 }

@@ -71,6 +71,9 @@ describe("the Risk Payload's claims", () => {
       risk_level: o.outcome.risk_level,
       policy_version: o.outcome.policy_version,
       agent_id: null,
+      // Decoded JSON: no credential, nothing verified (a credential's: assess-credentials).
+      credential_reference: null,
+      mandate_verified: false,
     });
     expect(claims.iat).toBeGreaterThanOrEqual(before);
     expect(claims.iat).toBeLessThanOrEqual(after);

@@ -6,6 +6,7 @@ import { type MandateFacts, parseAssessRequest } from "../../src/assess/request"
 import { COMPONENTS, scoreAction } from "../../src/assess/risk";
 import type { RiskInput } from "../../src/assess/risk-model";
 import { REJECTION_CATALOG, SIGNAL_CATALOG, type Signal } from "../../src/assess/signals";
+import { CREDENTIAL_FAILURES as VERIFIER_FAILURES } from "../../src/credentials/failures";
 import openPaymentExample from "../fixtures/ap2/open_payment_mandate.json";
 import { AGENT_ID, both, type Change, given, limits, NOW_S, withRules } from "./support/risk";
 
@@ -26,6 +27,7 @@ const SIGNALS: [string, Signal["severity"], Change][] = [
   ["execution_date_far_future", "medium", (i) => (i.facts.executionDate = "2027-04-29")],
   ["execution_date_unreadable", "medium", (i) => (i.facts.executionDate = "next Tuesday")],
   ["mandate_issued_in_future", "medium", (i) => (i.facts.issuedAt = NOW_S + 61)],
+  ["unverified", "low", (i) => delete i.credential],
   ["geo_unknown", "medium", both(withRules({ geo: { allow: ["DE"] } }), (i) => (i.geo = null))],
   ["velocity_unknown", "medium", withRules({ velocity: { window: "1h", max: 5 } })],
   ["amount_unknown", "medium", both(withRules({ max_amount: 1 }), (i) => (i.facts.amount = null))],
@@ -105,6 +107,8 @@ describe("signals", () => {
   });
 });
 
+// The verifier's failures and the ledger object's two (docs/assess.md).
+const CREDENTIAL_FAILURES = [...VERIFIER_FAILURES, "already_consumed", "budget_exceeded"];
 const EXPIRED_AT = new Date((NOW_S - 1) * 1000).toISOString();
 const REJECTIONS: [string, string, Change][] = [
   ["agent_revoked", `agent ${AGENT_ID} is revoked`, (i) => (i.identity.agent!.status = "revoked")],
@@ -160,6 +164,17 @@ const REJECTIONS: [string, string, Change][] = [
     "this is assessment 6 of the agent within 1h; the policy allows 5 per 1h",
     both(withRules({ velocity: { window: "1h", max: 5 } }), (i) => (i.history.windowCount = 5)),
   ],
+  ...CREDENTIAL_FAILURES.map((failure): [string, string, Change] => [
+    `credential_${failure}`,
+    `the credential is refused (${failure}): ${failure.replaceAll("_", " ")}`,
+    (i) => {
+      i.credential = {
+        verified: false,
+        failure,
+        detail: { message: failure.replaceAll("_", " ") },
+      };
+    },
+  ]),
 ];
 
 describe("rejection reasons", () => {
@@ -239,5 +254,32 @@ describe("rejection reasons", () => {
     expect(decision.reason).toBe(
       `Denied: the mandate expired at ${EXPIRED_AT} (exp ${NOW_S - 1}), and 1 more reason.`,
     );
+  });
+});
+
+describe("what proves the mandate (docs/risk-model.md)", () => {
+  it("mandate_validity is 1 for a verified credential, 0.7 for decoded AP2 JSON", () => {
+    expect(evaluatePolicy(given(() => {})).confidences.mandate_validity).toBe(1);
+    const decoded = evaluatePolicy(given((i) => delete i.credential));
+    expect(decoded.confidences.mandate_validity).toBe(0.7);
+    expect(decoded.signals).toEqual([{ category: "mandate", type: "unverified", severity: "low" }]);
+  });
+
+  it("other kinds are unchanged: no unverified signal, mandate_validity 1", () => {
+    const input = given((i) => {
+      delete i.credential;
+      i.kind = "message_send";
+      i.facts.recipient = "+14155550100";
+    });
+    expect(evaluatePolicy(input)).toMatchObject({ signals: [], rejection_reasons: [] });
+    expect(evaluatePolicy(input).confidences.mandate_validity).toBe(1);
+  });
+
+  it("a credential that names its agent without proving it earns an explicit id's assurance", () => {
+    const claimed = scoreAction(given((i) => (i.identity.proven = false)));
+    expect(claimed.confidences.agent_identity).toBe(0.6);
+    // and no trust: the 20 points of an agent of trust 0, against 0 for trust 100
+    const proven = scoreAction(given(() => {}));
+    expect(claimed.risk_score - proven.risk_score).toBe(20);
   });
 });

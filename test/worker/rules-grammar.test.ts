@@ -115,6 +115,7 @@ describe("attributes", () => {
     ["payee.id", c("payee.id", "eq", "merchant-1"), "true"],
     ["payee.name", c("payee.name", "eq", "Merchant One"), "true"],
     ["mandate_type", c("mandate_type", "eq", "payment"), "true"],
+    ["mandate.verified (a verified credential)", c("mandate.verified", "eq", true), "true"],
     ["agent.identified", c("agent.identified", "eq", true), "true"],
     ["agent.id", c("agent.id", "eq", AGENT_ID), "true"],
     ["agent.status", c("agent.status", "eq", "active"), "true"],
@@ -135,6 +136,17 @@ describe("attributes", () => {
     ["recipient is unknown for a payment", c("recipient", "exists", true), "false"],
   ])("%s", (_, when, expected) => {
     expect(truth(when)).toBe(expected);
+  });
+
+  it("mandate.verified is false for decoded JSON and refused chains, unknown for other kinds", () => {
+    const decoded = given((i) => delete i.credential);
+    expect(truth(c("mandate.verified", "eq", false), decoded)).toBe("true");
+    const refused = given((i) => {
+      i.credential = { verified: false, failure: "expired", detail: null };
+    });
+    expect(truth(c("mandate.verified", "eq", false), refused)).toBe("true");
+    const message = given((i) => (i.kind = "message_send"));
+    expect(truth(c("mandate.verified", "eq", true), message)).toBe("unknown");
   });
 
   it("risk.score and risk.level read the model's score before rules", () => {
@@ -415,6 +427,7 @@ describe("validation", () => {
           "execution_date_far_future",
           "execution_date_unreadable",
           "mandate_issued_in_future",
+          "unverified",
           "geo_unknown",
           "velocity_unknown",
           "amount_unknown",

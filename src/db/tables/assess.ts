@@ -97,6 +97,11 @@ export const assessments = pgTable(
      * as they were; null for assessments made before it was recorded.
      */
     inputs: jsonb("inputs"),
+    /**
+     * What an AP2 credential proved (the Outcome's `credential`, docs/assess.md); null for an
+     * assessment made without one.
+     */
+    credential: jsonb("credential"),
   },
   (t) => [
     uniqueIndex("assessments_content_idx").on(t.orgId, t.contentHash),
@@ -134,7 +139,7 @@ export const mandates = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
     /**
      * Set when the principal of the assessed agent was erased: the members of `mandate` named
-     * in `erased_fields` were overwritten with null (`erase_principal_copies`, 0006).
+     * in `erased_fields` were overwritten with null (`erase_principal_copies`, 0001).
      */
     erasedAt: timestamp("erased_at", { withTimezone: true, precision: 3 }),
     erasedFields: text("erased_fields").array(),

@@ -151,6 +151,7 @@ export function expectOutcome(outcome: Json) {
       "audit",
       "confidences",
       "created",
+      "credential",
       "id",
       "kind",
       "latency_ms",

@@ -40,7 +40,10 @@ export function clean(): RiskInput {
       key: "active",
       card: null,
       conflict: false,
+      proven: true,
     },
+    // The baseline is an AP2 mandate from a verified credential, its holder key proven.
+    credential: { verified: true, failure: null, detail: null },
     rules: normalizeRules({}),
     policyVersion: 1,
     history: {

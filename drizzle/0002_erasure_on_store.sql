@@ -2,7 +2,7 @@
 -- Erasure reaches what is stored after it (docs/identity.md, "What erasure reaches")
 -- ---------------------------------------------------------------------------------------------
 
--- 0006 erased an erased principal's copies once, at erasure. Its agents stay usable, so an
+-- 0001 erased an erased principal's copies once, at erasure. Its agents stay usable, so an
 -- assessment stored later (or racing the erasure) kept its mandate in the clear. The work per
 -- assessment moves to erase_assessment_copies, which erase_principal_copies (replaced in place,
 -- its grants kept) and a trigger on new assessments both call.
