@@ -6,11 +6,13 @@
 -- assessment stored later (or racing the erasure) kept its mandate in the clear. The work per
 -- assessment moves to erase_assessment_copies, which erase_principal_copies (replaced in place,
 -- its grants kept) and a trigger on new assessments both call.
+
 -- Erases the copies of a principal's personal data that the given assessments keep, in the
 -- org of the request (app.org_id; FORCE row-level security holds for this function's owner too,
 -- and the org is named again for an owner that bypasses it):
--- - the mandate's personal members (above) are overwritten with JSON null, their names kept in
---   `erased_fields` and the time in `erased_at`; a mandate erased before is left as it is;
+-- - the mandate's personal members (mandate_personal_fields, 0006) are overwritten with JSON
+--   null, their names kept in `erased_fields` and the time in `erased_at`; a mandate erased
+--   before is left as it is;
 -- - the model's recorded inputs lose the recipient and the country read from risk_data, and the
 --   counterparty digest of a message or call (a SHA-256 of a phone number or an address, which
 --   anyone can recompute from a guess) is cleared; a payment's payee, a merchant, stays.
