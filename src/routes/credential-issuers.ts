@@ -17,21 +17,25 @@ import {
 } from "../schemas/credential-issuers";
 
 const create = createRoute(
-  guarded("agents:write", {
-    method: "post",
-    path: "/v1/credential-issuers",
-    tags,
-    summary: "Register a credential issuer: who may sign the root of an AP2 credential chain",
-    description:
-      "Inline public keys (`jwks`) or an https JWKS URL (`jwks_url`); EC P-256 (ES256) and " +
-      "Ed25519 (EdDSA) keys only, private members refused. A root is verified with the " +
-      "active issuer key whose `kid` equals the root header's `kid` (docs/credentials.md).",
-    request: { body: jsonBody(CreateCredentialIssuer) },
-    responses: {
-      201: json(CredentialIssuer, "The issuer"),
-      ...errorResponses(400, 401, 403, 409, 503),
+  guarded(
+    "agents:write",
+    {
+      method: "post",
+      path: "/v1/credential-issuers",
+      tags,
+      summary: "Register a credential issuer: who may sign the root of an AP2 credential chain",
+      description:
+        "Inline public keys (`jwks`) or an https JWKS URL (`jwks_url`); EC P-256 (ES256) and " +
+        "Ed25519 (EdDSA) keys only, private members refused. A root is verified with the " +
+        "active issuer key whose `kid` equals the root header's `kid` (docs/credentials.md).",
+      request: { body: jsonBody(CreateCredentialIssuer) },
+      responses: {
+        201: json(CredentialIssuer, "The issuer"),
+        ...errorResponses(400, 401, 403, 409, 503),
+      },
     },
-  }),
+    { liveOnly: true },
+  ),
 );
 
 const list = createRoute(
@@ -60,20 +64,24 @@ const get = createRoute(
 );
 
 const revoke = createRoute(
-  guarded("agents:write", {
-    method: "post",
-    path: "/v1/credential-issuers/{id}/revoke",
-    tags,
-    summary: "Revoke a credential issuer; its keys never verify a root again",
-    description:
-      "Takes effect on the very next assessment: a root only it could verify is " +
-      "`untrusted_issuer`. Revoking a revoked issuer answers 200 with the unchanged record.",
-    request: { params: IdParam },
-    responses: {
-      200: json(CredentialIssuer, "The revoked issuer"),
-      ...errorResponses(401, 403, 404, 503),
+  guarded(
+    "agents:write",
+    {
+      method: "post",
+      path: "/v1/credential-issuers/{id}/revoke",
+      tags,
+      summary: "Revoke a credential issuer; its keys never verify a root again",
+      description:
+        "Takes effect on the very next assessment: a root only it could verify is " +
+        "`untrusted_issuer`. Revoking a revoked issuer answers 200 with the unchanged record.",
+      request: { params: IdParam },
+      responses: {
+        200: json(CredentialIssuer, "The revoked issuer"),
+        ...errorResponses(401, 403, 404, 503),
+      },
     },
-  }),
+    { liveOnly: true },
+  ),
 );
 
 export function registerCredentialIssuers(app: OpenAPIHono<AppEnv>) {

@@ -181,6 +181,7 @@ export const ROUTES: RouteCase[] = [
   {
     method: "POST",
     path: "/v1/credential-issuers",
+    liveOnly: true,
     scope: "agents:write",
     body: { name: "Demo Bank", jwks: { keys: [ISSUER_JWK] } },
   },
@@ -194,6 +195,7 @@ export const ROUTES: RouteCase[] = [
   {
     method: "POST",
     path: "/v1/credential-issuers/{id}/revoke",
+    liveOnly: true,
     scope: "agents:write",
     resource: newIssuer,
   },
