@@ -241,7 +241,8 @@ function signedTyps(): Set<string> {
   const typs = new Set<string>();
   texts.forEach((text, i) => {
     for (const call of text.matchAll(/\.sign(?:Claims|Bytes|Detached)\(/g)) {
-      const last = callArguments(text, (call.index ?? 0) + call[0].length - 1).at(-1) ?? "";
+      // The typ is the second argument of each (a header may follow it).
+      const last = callArguments(text, (call.index ?? 0) + call[0].length - 1)[1] ?? "";
       const literal = /^"([^"]+)"$/.exec(last)?.[1];
       const named = constants.get(last);
       if (literal) typs.add(literal);
