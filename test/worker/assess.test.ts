@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call } from "./support/api";
 import {
+  agentOf,
   assess,
   assessmentEvents,
   assessOk,
@@ -21,7 +22,6 @@ import {
   sha256Hex,
   withoutOurNamespace,
 } from "./support/assess";
-import { provenAgentOrg } from "./support/credentials";
 import { ownerSql } from "./support/db";
 import { verifyJws } from "./support/jws";
 
@@ -733,13 +733,13 @@ describe("side effects: the ledger and the outbox", () => {
   });
 
   it("an approval queues assessment.completed only, naming the agent", async () => {
-    // An agent proven by a verified credential: a claim by agent_id earns no trust to approve on.
-    const { org, key, agentId, body: proven } = await provenAgentOrg();
-    const body = await assessOk(key, await proven());
+    const { org, key } = await orgWithKey();
+    const agent = await agentOf(org);
+    const body = await assessOk(key, { mandate: payment(), agent_id: agent.id });
     expect(body.decision).toBe("approve");
     const events = await assessmentEvents(org.id);
     expect(events).toEqual([{ type: "assessment.completed", data: eventData(body) }]);
-    expect(events[0]!.data.agent_id).toBe(agentId);
+    expect(events[0]!.data.agent_id).toBe(agent.id);
   });
 
   it("a replay queues nothing new", async () => {
