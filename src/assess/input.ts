@@ -5,7 +5,7 @@ import { aggregateValues } from "../rules/aggregates";
 import type { AssessmentRecord } from "./outcome";
 import { normalizeRules, PolicyRules } from "./policy";
 import type { ParsedAssessRequest } from "./request";
-import type { CredentialEvidence, Identity } from "./risk-input";
+import { type CredentialEvidence, type Identity, provenIdentity } from "./risk-input";
 import type { RiskInput } from "./risk-model";
 
 export interface AgentRowView {
@@ -165,10 +165,9 @@ function identityOf(
           : "unknown",
     conflict: new Set(named).size > 1,
     // A credential's holder key proves its agent only once the whole chain verified (the
-    // presentation's audience and nonce included: a replayed leaf proves nothing).
-    ...(request.credential === null
-      ? {}
-      : { proven: credential?.verified === true && keyHit?.status === "active" }),
+    // presentation's audience and nonce included: a replayed leaf proves nothing); decoded
+    // JSON (no credential) never does.
+    proven: provenIdentity(request.credential === null ? null : credential, keyHit?.status ?? null),
   };
 }
 

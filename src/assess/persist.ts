@@ -154,7 +154,7 @@ export function persistStatement(
       on conflict do nothing
     ),
     -- Test-mode assessments are no evidence about an agent's live trust, nor is an assessment
-    -- whose credential named the agent without proving it (identity.proven false: a claim).
+    -- that named the agent without proof of possession (identity.proven not true: a claim).
     counted as (
       update agents a set
         approvals = a.approvals + (ins.decision = 'approve')::int,
@@ -162,7 +162,7 @@ export function persistStatement(
         denials = a.denials + (ins.decision = 'deny')::int,
         trust_reason = 'assessment'
       from ins where a.id = ins.agent_id and ins.livemode
-        and coalesce((ins.inputs->'identity'->>'proven')::boolean, true)
+        and coalesce((ins.inputs->'identity'->>'proven')::boolean, false)
     )
     select (select id from ins) as inserted,
       coalesce((select id from ins),

@@ -37,9 +37,28 @@ export interface Identity {
   conflict: boolean;
   /**
    * The agent was identified by proof of possession: the key that signed a verified AP2
-   * credential's last hop is its registered, active key. Everything else is a claim.
+   * credential's last hop is its registered, active key (`provenIdentity`). Everything else
+   * (decoded JSON's `cnf.jwk`, a card reference, an `agent_id`, a refused credential's key, an
+   * input stored before this field) is a claim: absent counts as false.
    */
   proven?: boolean;
+}
+
+/**
+ * The one rule of proof (docs/assess.md, "What each kind of evidence earns"): only the holder
+ * key of a verified credential, registered and active for the agent, proves who acts. Decoded
+ * JSON proves nothing, whoever it names.
+ */
+export function provenIdentity(
+  credential: { verified: boolean } | null,
+  holderKey: Identity["key"],
+): boolean {
+  return credential?.verified === true && holderKey === "active";
+}
+
+/** True when the input's agent is proven; a claim (or no agent) otherwise. */
+export function isProven(identity: Identity): boolean {
+  return identity.agent !== null && identity.proven === true;
 }
 
 /** What an AP2 credential proved, as the model reads it (docs/assess.md). */

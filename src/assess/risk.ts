@@ -2,6 +2,7 @@ import { type CompiledRule, firstMatch } from "../rules/evaluate";
 import type { RuleAction } from "../rules/grammar";
 import { scoreBehavior } from "./behavior";
 import { evaluatePolicy } from "./policy-rules";
+import { isProven } from "./risk-input";
 import {
   type ComponentResult,
   type Confidences,
@@ -77,9 +78,14 @@ export function scoreIdentity(input: RiskInput): ComponentResult {
   // no agent was found.
   if (card === "unverified") signals.push(signal("card_unverified", "medium"));
   if (card === "unknown") signals.push(signal("card_unknown", "medium"));
-  // A credential's key that the chain did not prove is a claim: an explicit id's assurance.
-  const claimed = input.identity.proven === false && method === "key";
-  const base = agent === null ? 0 : IDENTITY_ASSURANCE[claimed ? "explicit" : (method ?? "none")];
+  // Only proof of possession earns a key's assurance; any other identification is a claim,
+  // worth an explicit id's at most (docs/assess.md, "What each kind of evidence earns").
+  const base =
+    agent === null
+      ? 0
+      : isProven(input.identity)
+        ? IDENTITY_ASSURANCE.key
+        : Math.min(IDENTITY_ASSURANCE.explicit, IDENTITY_ASSURANCE[method ?? "none"]);
   const found = { signals, rejection_reasons: reasons };
   return { ...found, confidences: { agent_identity: confidenceOf(base, "identity", found) } };
 }
@@ -214,10 +220,10 @@ export function bandOf(score: number): Verdict {
 
 /**
  * Up to 20 points for an agent's missing trust; an unknown agent counts as trust 0, and so does
- * an agent a credential names without proving it (its trust is not the claimant's to borrow).
+ * an agent named without proof of possession (its trust is not the claimant's to borrow).
  */
 export function trustPoints(input: RiskInput): number {
-  const trust = input.identity.proven === false ? 0 : (input.identity.agent?.trust_score ?? 0);
+  const trust = isProven(input.identity) ? (input.identity.agent?.trust_score ?? 0) : 0;
   return Math.round((100 - Math.min(100, Math.max(0, trust))) / 5);
 }
 

@@ -1,7 +1,7 @@
 import { MANDATE_TYPES } from "../assess/ap2";
 import { ACTION_KINDS } from "../assess/request";
 import type { RuleInput } from "../assess/risk-input";
-import { AMOUNT_KINDS } from "../assess/risk-input";
+import { AMOUNT_KINDS, isProven } from "../assess/risk-input";
 import { SIGNAL_CATALOG } from "../assess/signals";
 import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/tables/identity";
 import { parseDuration } from "./duration";
@@ -106,13 +106,25 @@ export const ATTRIBUTES: Record<string, Attribute> = {
     kind: oneOf(AGENT_STATUSES),
     read: (s) => s.input.identity.agent?.status ?? null,
   },
+  // True only when a verified credential's holder key proves the agent; a claim is false.
+  "agent.proven": { kind: flag, read: (s) => isProven(s.input.identity) },
+  // A claimed agent's trust is not borrowed (docs/assess.md, "What each kind of evidence
+  // earns"): a rule reads it as an unknown agent's, trust 0 and tier critical, as the model does.
   "agent.trust_score": {
     kind: number(0, 100),
-    read: (s) => s.input.identity.agent?.trust_score ?? null,
+    read: (s) => {
+      const agent = s.input.identity.agent;
+      if (agent === null) return null;
+      return isProven(s.input.identity) ? agent.trust_score : 0;
+    },
   },
   "agent.risk_tier": {
     kind: oneOf(RISK_TIERS, true),
-    read: (s) => s.input.identity.agent?.risk_tier ?? null,
+    read: (s) => {
+      const agent = s.input.identity.agent;
+      if (agent === null) return null;
+      return isProven(s.input.identity) ? agent.risk_tier : "critical";
+    },
   },
   "agent.card_status": {
     kind: oneOf(CARD_STATUSES),

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { geoOf } from "../assess/input";
 import type { NormalizedRules } from "../assess/policy";
 import { type ParsedAssessRequest, parseAssessRequest } from "../assess/request";
+import { provenIdentity } from "../assess/risk-input";
 import type { RiskInput } from "../assess/risk-model";
 import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/tables/identity";
 import { ApiError } from "../errors";
@@ -259,6 +260,14 @@ export function caseInput(
       key: context.key,
       card: context.card,
       conflict: context.conflict,
+      // A case's `key` identification stands for proof of possession (a verified credential's
+      // holder key, active unless the case says otherwise); `card` and `explicit` are claims.
+      proven:
+        agent !== null &&
+        provenIdentity(
+          { verified: context.agent?.identified_by === "key" },
+          context.key ?? "active",
+        ),
     },
     rules,
     policyVersion: 0,

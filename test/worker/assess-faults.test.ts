@@ -12,19 +12,21 @@ import {
   payment,
   reasonKeys,
 } from "./support/assess";
+import { provenAgentOrg } from "./support/credentials";
 
 // Spec, States: "An internal fault yields review, never approve"; rules 4 and 5 of POST
 // /v1/assess (500 never approve, 503 when the database or signing key is unavailable);
 // docs/assess.md, Faults: a scoring component that throws degrades the assessment.
 
-/** An org whose known agent gets a plain payment approved when nothing is broken. */
+/**
+ * An org whose agent, proven by a verified credential (a claim earns no trust, docs/assess.md),
+ * gets a plain payment approved when nothing is broken.
+ */
 async function approvable() {
-  const { org, key } = await orgWithKey();
-  const agent = await agentOf(org);
-  const body = () => ({ mandate: payment(), agent_id: agent.id });
-  const baseline = await assessOk(key, body());
+  const { org, key, agentId, body } = await provenAgentOrg();
+  const baseline = await assessOk(key, await body());
   expect(baseline.decision).toBe("approve");
-  return { org, key, agent, body };
+  return { org, key, agentId, body };
 }
 
 const owned: Record<string, string[]> = {
@@ -38,7 +40,7 @@ describe("a scoring component that throws", () => {
     "TEST_FAULTS=%s: 200, at least review, a system signal, its confidences 0",
     async (component) => {
       const { org, key, body } = await approvable();
-      const res = await assessWith({ TEST_FAULTS: component }, key, body());
+      const res = await assessWith({ TEST_FAULTS: component }, key, await body());
       expect(res.status).toBe(200);
       expectAssessResponse(res.json);
       expect(res.json.decision).not.toBe("approve");
@@ -59,7 +61,7 @@ describe("a scoring component that throws", () => {
 
   it("all three at once: still an answer, never approve, three system signals", async () => {
     const { key, body } = await approvable();
-    const res = await assessWith({ TEST_FAULTS: "kya,policy,risk" }, key, body());
+    const res = await assessWith({ TEST_FAULTS: "kya,policy,risk" }, key, await body());
     expect(res.status).toBe(200);
     expect(res.json.decision).not.toBe("approve");
     const system = res.json.outcome.signals
@@ -103,7 +105,7 @@ describe("a scoring component that throws", () => {
       const res = await assessWith(
         { ENVIRONMENT: environment, TEST_FAULTS: "kya,policy,risk,persist" },
         key,
-        body(),
+        await body(),
       );
       expect(res.status).toBe(200);
       expect(res.json.decision).toBe("approve");
@@ -115,7 +117,7 @@ describe("a scoring component that throws", () => {
 describe("a fault outside the scoring components", () => {
   it("TEST_FAULTS=persist: 500 internal_error with no decision in the body", async () => {
     const { org, key, body } = await approvable();
-    const request = body();
+    const request = await body();
     const res = await assessWith({ TEST_FAULTS: "persist" }, key, request);
     expect(res.status).toBe(500);
     expect(res.json).toEqual({ error: "internal_error" });
@@ -129,7 +131,7 @@ describe("a fault outside the scoring components", () => {
 
   it("the retry of a request that failed in persist completes it once", async () => {
     const { org, key, body } = await approvable();
-    const request = body();
+    const request = await body();
     expect((await assessWith({ TEST_FAULTS: "persist" }, key, request)).status).toBe(500);
     const retry = await assessOk(key, request);
     expectAssessResponse(retry);
@@ -141,7 +143,7 @@ describe("a fault outside the scoring components", () => {
   it("SIGNING_KEY missing: 503 signing_key_unavailable, nothing written", async () => {
     const { org, key, body } = await approvable();
     const before = await countRows(org.id);
-    const res = await assessWith({ SIGNING_KEY: undefined }, key, body());
+    const res = await assessWith({ SIGNING_KEY: undefined }, key, await body());
     expect(res.status).toBe(503);
     expect(res.json).toEqual({ error: "signing_key_unavailable" });
     expect(await countRows(org.id)).toEqual(before);
@@ -151,7 +153,7 @@ describe("a fault outside the scoring components", () => {
     const { org, key, body } = await approvable();
     const before = await countRows(org.id);
     for (const bad of ['{"kty":"OKP"}', "not json", '{"kty":"OKP","crv":"Ed25519","x":"AA"}']) {
-      const res = await assessWith({ SIGNING_KEY: bad }, key, body());
+      const res = await assessWith({ SIGNING_KEY: bad }, key, await body());
       expect(res.status, bad).toBe(503);
       expect(res.json).toEqual({ error: "signing_key_unavailable" });
     }
@@ -161,14 +163,14 @@ describe("a fault outside the scoring components", () => {
   it("an unreachable database: 503 database_unavailable", async () => {
     const { key, body } = await approvable();
     const unreachable = (env.DATABASE_URL as string).replace(/@[^/]+\//, "@127.0.0.1:9/");
-    const res = await assessWith({ DATABASE_URL: unreachable }, key, body());
+    const res = await assessWith({ DATABASE_URL: unreachable }, key, await body());
     expect(res.status).toBe(503);
     expect(res.json).toEqual({ error: "database_unavailable" });
   });
 
   it("no database configured: 503", async () => {
     const { key, body } = await approvable();
-    const res = await assessWith({ DATABASE_URL: undefined }, key, body());
+    const res = await assessWith({ DATABASE_URL: undefined }, key, await body());
     expect(res.status).toBe(503);
     expect(res.json.error).toBe("database_unavailable");
   });

@@ -4,6 +4,7 @@ import {
   agentOf,
   assess,
   assessOk,
+  createPolicy,
   decodeJwsPart,
   examples,
   expectConsistentBand,
@@ -16,6 +17,8 @@ import {
   reasonKeys,
   signalTypes,
 } from "./support/assess";
+import { provenAgentOrg } from "./support/credentials";
+import { ownerSql } from "./support/db";
 import { merchantCard, newAgent, registerKey, signCard } from "./support/identity";
 
 // docs/assess.md "Know your agent" and risk-model.md: the acting agent is identified by the
@@ -69,8 +72,9 @@ describe("by the open mandate's holder key", () => {
     expect(body.outcome.agent).toEqual({ id: agent.id, trust_score: 45, risk_tier: "high" });
     expect(signalTypes(body.outcome)).not.toContain("agent_unknown");
     expect(decodeJwsPart(body.riskPayloadJws.split(".")[1]).agent_id).toBe(agent.id);
-    // A key is the strongest evidence (risk-model.md, Confidences).
-    expect(body.outcome.confidences.agent_identity).toBeGreaterThan(0.6);
+    // Decoded JSON proves no possession of the key: a claim, an explicit id's assurance
+    // (docs/assess.md, "What each kind of evidence earns").
+    expect(body.outcome.confidences.agent_identity).toBe(0.6);
   });
 
   it("also for an open checkout mandate", async () => {
@@ -276,14 +280,13 @@ describe("without any evidence", () => {
   });
 });
 
-describe("the agent's evidence counters", () => {
+describe("the agent's evidence counters: only proof of possession moves them", () => {
   it("an approval adds to approvals, and the outcome shows the agent as it stood", async () => {
-    const { org, key } = await orgWithKey();
-    const agent = await agentOf(org);
-    const before = await getAgent(org, agent.id);
-    const body = await assessOk(key, { mandate: payment(), agent_id: agent.id });
+    const { org, key, agentId, body: proven } = await provenAgentOrg();
+    const before = await getAgent(org, agentId);
+    const body = await assessOk(key, await proven());
     expect(body.decision).toBe("approve");
-    const after = await getAgent(org, agent.id);
+    const after = await getAgent(org, agentId);
     expect(after.evidence.approvals).toBe(before.evidence.approvals + 1);
     expect(after.evidence.denials).toBe(before.evidence.denials);
     expect(after.trust_score).toBe(before.trust_score + 1);
@@ -291,65 +294,109 @@ describe("the agent's evidence counters", () => {
   });
 
   it("a denial adds to denials", async () => {
-    const { org, key } = await orgWithKey();
-    const agent = await agentOf(org);
-    const before = await getAgent(org, agent.id);
-    // The reference open payment mandate expired in April 2026.
-    const body = await assessOk(key, { mandate: examples.open_payment(), agent_id: agent.id });
+    const { org, key, agentId, body: proven } = await provenAgentOrg();
+    await createPolicy(org, {
+      grammar: 1,
+      rules: [
+        { id: "no", action: "deny", when: { attr: "mandate.verified", op: "eq", value: true } },
+      ],
+    });
+    const before = await getAgent(org, agentId);
+    const body = await assessOk(key, await proven());
     expect(body.decision).toBe("deny");
-    const after = await getAgent(org, agent.id);
+    const after = await getAgent(org, agentId);
     expect(after.evidence.denials).toBe(before.evidence.denials + 1);
     expect(after.evidence.approvals).toBe(before.evidence.approvals);
     expect(after.trust_score).toBe(before.trust_score - 5);
   });
 
   it("a review adds to reviews", async () => {
-    const { org, key } = await orgWithKey();
-    const agent = await agentOf(org);
-    await setStatus(org, agent.id, "suspended");
-    const before = await getAgent(org, agent.id);
-    const body = await assessOk(key, { mandate: payment(), agent_id: agent.id });
+    const { org, key, agentId, body: proven } = await provenAgentOrg();
+    await setStatus(org, agentId, "suspended");
+    const before = await getAgent(org, agentId);
+    const body = await assessOk(key, await proven());
     expect(body.decision).toBe("review");
-    const after = await getAgent(org, agent.id);
+    const after = await getAgent(org, agentId);
     expect(after.evidence.reviews).toBe(before.evidence.reviews + 1);
   });
 
   it("a replay counts nothing twice", async () => {
-    const { org, key } = await orgWithKey();
-    const agent = await agentOf(org);
-    const body = { mandate: payment(), agent_id: agent.id };
+    const { org, key, agentId, body: proven } = await provenAgentOrg();
+    const body = await proven();
     await assessOk(key, body);
     await assessOk(key, body);
     await Promise.all(Array.from({ length: 5 }, () => assess(key, body)));
-    expect((await getAgent(org, agent.id)).evidence.approvals).toBe(1);
+    expect((await getAgent(org, agentId)).evidence.approvals).toBe(1);
   });
 
   it("simultaneous distinct assessments each count once", async () => {
-    const { org, key } = await orgWithKey();
-    const agent = await agentOf(org);
-    const answers = await Promise.all(
-      Array.from({ length: 5 }, () => assessOk(key, { mandate: payment(), agent_id: agent.id })),
-    );
+    const { org, key, agentId, body: proven } = await provenAgentOrg();
+    const bodies = await Promise.all(Array.from({ length: 5 }, () => proven()));
+    const answers = await Promise.all(bodies.map((b) => assessOk(key, b)));
     const approvals = answers.filter((a) => a.decision === "approve").length;
     const reviews = answers.filter((a) => a.decision === "review").length;
-    const after = await getAgent(org, agent.id);
+    expect(approvals + reviews).toBe(5);
+    const after = await getAgent(org, agentId);
     expect(after.evidence.approvals).toBe(approvals);
     expect(after.evidence.reviews).toBe(reviews);
   });
 
   it("each distinct approval counts, and the trust history records it", async () => {
-    const { org, key } = await orgWithKey();
-    const agent = await agentOf(org);
+    const { org, key, agentId, body: proven } = await provenAgentOrg();
+    const before = await getAgent(org, agentId);
     for (let i = 0; i < 3; i++) {
-      const body = await assessOk(key, { mandate: payment(), agent_id: agent.id });
+      const body = await assessOk(key, await proven());
       expect(body.decision).toBe("approve");
     }
-    const after = await getAgent(org, agent.id);
+    const after = await getAgent(org, agentId);
     expect(after.evidence.approvals).toBe(3);
-    expect(after.trust_score).toBe(33);
-    const history = await call(`/v1/agents/${agent.id}/trust-history`, { token: org.token });
+    expect(after.trust_score).toBe(before.trust_score + 3);
+    const history = await call(`/v1/agents/${agentId}/trust-history`, { token: org.token });
     expect(history.json.data.map((e: Json) => e.reason)).toContain("assessment");
   });
+
+  // Decoded JSON names the agent (velocity, the stored agent_id) but is a claim: it earns an
+  // unknown agent's 20 trust points, whatever the agent's trust, and moves none of it.
+  it.each(["agent_id", "cnf.jwk"] as const)(
+    "a high-trust agent named by %s scores as an unknown one and its trust does not move",
+    async (by) => {
+      const { org, key } = await orgWithKey();
+      const trusted = await agentWithKey(org);
+      const fresh = await agentWithKey(org);
+      await ownerSql`update agents set approvals = 25 where id = ${trusted.agent.id}`;
+      const before = await getAgent(org, trusted.agent.id);
+      expect(before.trust_score).toBe(70);
+      const named = (who: { agent: Json; jwk: Json }) =>
+        by === "agent_id"
+          ? { mandate: payment(), agent_id: who.agent.id }
+          : { mandate: openPayment(who.jwk) };
+      const claimed = await assessOk(key, named(trusted));
+      const baseline = await assessOk(key, named(fresh));
+      expect(claimed.outcome.agent).toEqual({
+        id: trusted.agent.id,
+        trust_score: 70,
+        risk_tier: "medium",
+      });
+      expect(claimed.outcome.confidences.agent_identity).toBe(0.6);
+      // Same signals, same 20 trust points: the trusted agent's 70 is not borrowed.
+      expect(signalTypes(claimed.outcome)).toEqual(signalTypes(baseline.outcome));
+      expect(claimed.outcome.risk_score).toBe(baseline.outcome.risk_score);
+      expect(claimed.decision).toBe(baseline.decision);
+      const [row] =
+        await ownerSql`select agent_id from assessments where id = ${claimed.assessmentId}`;
+      expect(row?.agent_id).toBe(trusted.agent.id);
+      const after = await getAgent(org, trusted.agent.id);
+      expect(after.trust_score).toBe(70);
+      expect(after.evidence).toEqual(before.evidence);
+      const history = await call(`/v1/agents/${trusted.agent.id}/trust-history`, {
+        token: org.token,
+      });
+      expect(history.json.data.map((e: Json) => e.reason)).not.toContain("assessment");
+      const [changed] =
+        await ownerSql`select count(*)::int as n from events where type = 'agent.trust_changed' and data->>'reason' = 'assessment' and data->>'agent_id' = ${trusted.agent.id}`;
+      expect(changed?.n).toBe(0);
+    },
+  );
 });
 
 describe("an agent_id that is not an agent id", () => {

@@ -2,7 +2,6 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call } from "./support/api";
 import {
-  agentOf,
   assess,
   assessmentEvents,
   assessOk,
@@ -22,6 +21,7 @@ import {
   sha256Hex,
   withoutOurNamespace,
 } from "./support/assess";
+import { provenAgentOrg } from "./support/credentials";
 import { ownerSql } from "./support/db";
 import { verifyJws } from "./support/jws";
 
@@ -733,13 +733,13 @@ describe("side effects: the ledger and the outbox", () => {
   });
 
   it("an approval queues assessment.completed only, naming the agent", async () => {
-    const { org, key } = await orgWithKey();
-    const agent = await agentOf(org);
-    const body = await assessOk(key, { mandate: payment(), agent_id: agent.id });
+    // An agent proven by a verified credential: a claim by agent_id earns no trust to approve on.
+    const { org, key, agentId, body: proven } = await provenAgentOrg();
+    const body = await assessOk(key, await proven());
     expect(body.decision).toBe("approve");
     const events = await assessmentEvents(org.id);
     expect(events).toEqual([{ type: "assessment.completed", data: eventData(body) }]);
-    expect(events[0]!.data.agent_id).toBe(agent.id);
+    expect(events[0]!.data.agent_id).toBe(agentId);
   });
 
   it("a replay queues nothing new", async () => {

@@ -11,6 +11,7 @@ import {
   payment,
   sha256Hex,
 } from "./support/assess";
+import { provenAgentOrg } from "./support/credentials";
 import { anchor } from "./support/ledger";
 
 // Spec: GET /v1/assessments/{id} (the Outcome, identical to the POST's), GET /v1/assessments
@@ -152,10 +153,11 @@ describe("GET /v1/assessments", () => {
   const made = {} as Record<"approve" | "review" | "deny" | "custom", Json>;
 
   beforeAll(async () => {
-    ({ org, key } = await orgWithKey());
-    agentId = (await agentOf(org)).id;
+    // The approved one's agent is proven by a verified credential (a claim earns no trust).
+    const proven = await provenAgentOrg();
+    ({ org, key, agentId } = proven);
     // Oldest first: approve (known agent), review (no agent), deny (expired), custom (review).
-    made.approve = await assessOk(key, { mandate: payment(), agent_id: agentId });
+    made.approve = await assessOk(key, await proven.body());
     made.review = await assessOk(key, { mandate: payment() });
     made.deny = await assessOk(key, { mandate: examples.open_payment() });
     made.custom = await assessOk(key, { kind: "custom", mandate: { op: "x" } });

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { normalizeRules, PolicyRules } from "../../src/assess/policy";
 import { backtest as runBacktest } from "../../src/rules/backtest";
 import { call, type TestOrg } from "./support/api";
-import { agentOf, assessOk, createPolicy, type Json, orgWithKey, payment } from "./support/assess";
+import { assessOk, createPolicy, type Json, orgWithKey, payment } from "./support/assess";
+import { provenAgentOrg } from "./support/credentials";
 import { ownerSql } from "./support/db";
 
 // docs/rules.md (Backtest): POST /v1/policies/{id}/backtest replays a policy over the org's
@@ -43,23 +44,21 @@ const DRAFT_RULES = {
  *   6. A pays 19900 USD to merchant_1     approve; A's count in the hour is 3: "third-in-hour" → review
  */
 async function seeded() {
-  const { org, key } = await orgWithKey();
-  const a = await agentOf(org);
-  const b = await agentOf(org);
-  const pay = (agentId: string | null, amount: number, currency: string, payee: string) => ({
-    mandate: payment({
-      payment_amount: { amount, currency },
-      payee: { id: payee, name: payee },
-    }),
-    ...(agentId ? { agent_id: agentId } : {}),
-  });
+  // A and B prove themselves with verified credentials (a claim earns no trust, docs/assess.md).
+  const { org, key, body: a, holder } = await provenAgentOrg();
+  const { body: b } = await holder();
+  type Proven = typeof a;
+  const pay = async (agent: Proven | null, amount: number, currency: string, payee: string) => {
+    const closed = { payment_amount: { amount, currency }, payee: { id: payee, name: payee } };
+    return agent ? await agent(closed) : { mandate: payment(closed) };
+  };
   const bodies = [
-    pay(a.id, 19_900, "USD", "merchant_1"),
-    pay(a.id, 60_000, "USD", "merchant_2"),
-    pay(b.id, 19_900, "EUR", "merchant_1"),
-    pay(a.id, 500, "USD", "merchant_blocked"),
-    pay(null, 19_900, "USD", "merchant_1"),
-    pay(a.id, 19_900, "USD", "merchant_1"),
+    await pay(a, 19_900, "USD", "merchant_1"),
+    await pay(a, 60_000, "USD", "merchant_2"),
+    await pay(b, 19_900, "EUR", "merchant_1"),
+    await pay(a, 500, "USD", "merchant_blocked"),
+    await pay(null, 19_900, "USD", "merchant_1"),
+    await pay(a, 19_900, "USD", "merchant_1"),
   ];
   const made: Json[] = [];
   for (const body of bodies) made.push(await assessOk(key, body));
@@ -149,8 +148,7 @@ describe("POST /v1/policies/{id}/backtest", () => {
   });
 
   it("replaying the active policy over what it decided changes nothing", async () => {
-    const { org, key } = await orgWithKey();
-    const agent = await agentOf(org);
+    const { org, key, body } = await provenAgentOrg();
     const active = await createPolicy(org, {
       currencies: ["USD"],
       grammar: 1,
@@ -158,8 +156,8 @@ describe("POST /v1/policies/{id}/backtest", () => {
     });
     const decisions = [];
     for (const currency of ["USD", "USD", "EUR"]) {
-      const mandate = payment({ payment_amount: { amount: 1_000, currency } });
-      decisions.push((await assessOk(key, { mandate, agent_id: agent.id })).decision);
+      const proven = await body({ payment_amount: { amount: 1_000, currency } });
+      decisions.push((await assessOk(key, proven)).decision);
     }
     expect(decisions).toEqual(["approve", "review", "deny"]);
     const res = await backtest(org, active.id);
@@ -179,9 +177,8 @@ describe("POST /v1/policies/{id}/backtest", () => {
   });
 
   it("replays a create-shape policy too, velocity counted as of each assessment", async () => {
-    const { org, key } = await orgWithKey();
-    const agent = await agentOf(org);
-    for (let i = 0; i < 3; i++) await assessOk(key, { mandate: payment(), agent_id: agent.id });
+    const { org, key, body } = await provenAgentOrg();
+    for (let i = 0; i < 3; i++) await assessOk(key, await body());
     const draft = await createPolicy(
       org,
       { velocity: { window: "1h", max: 2 } },

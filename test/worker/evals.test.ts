@@ -17,9 +17,13 @@ const POLICY = {
   ],
 };
 
-/** A trusted agent (trust 100: no trust points) paying a payee it paid before: the model approves. */
-const TRUSTED = { agent: { trust_score: 100 }, history: { payee_seen: true } };
-const NEW_PAYEE = { agent: { trust_score: 100 }, history: { payee_seen: false } };
+/**
+ * A trusted agent (trust 100, proven by its key: no trust points; named by an id it would be a
+ * claim, 20) paying a payee it paid before: the model approves.
+ */
+const PROVEN = { trust_score: 100, identified_by: "key" };
+const TRUSTED = { agent: PROVEN, history: { payee_seen: true } };
+const NEW_PAYEE = { agent: PROVEN, history: { payee_seen: false } };
 
 function usd(amount: number) {
   return { mandate: payment({ payment_amount: { amount, currency: "USD" } }) };
@@ -80,7 +84,7 @@ describe("/v1/eval-sets", () => {
       id: "c1",
       expected: "deny",
       context: {
-        agent: { trust_score: 100, status: "active", identified_by: "explicit" },
+        agent: { trust_score: 100, status: "active", identified_by: "key" },
         history: { payee_seen: true, burst: 0 },
         aggregates: {},
         conflict: false,

@@ -3,7 +3,14 @@ import { scoreBehavior } from "../../src/assess/behavior";
 import type { OpenMandateLimits } from "../../src/assess/facts";
 import { normalizeRules } from "../../src/assess/policy";
 import { evaluatePolicy } from "../../src/assess/policy-rules";
-import { bandOf, COMPONENTS, decide, scoreAction, scoreIdentity } from "../../src/assess/risk";
+import {
+  bandOf,
+  COMPONENTS,
+  decide,
+  scoreAction,
+  scoreIdentity,
+  trustPoints,
+} from "../../src/assess/risk";
 import type { Signal } from "../../src/assess/signals";
 import {
   AGENT_ID,
@@ -165,6 +172,24 @@ describe("score and thresholds", () => {
     expect(score([s("critical", "a"), s("critical", "b")])).toBe(100);
   });
 
+  it.each<[string, Change]>([
+    ["a decoded cnf.jwk key", (i) => (i.identity.proven = false)],
+    [
+      "an explicit agent id",
+      (i) => Object.assign(i.identity, { method: "explicit", proven: false }),
+    ],
+    ["a stored input without `proven`", (i) => delete i.identity.proven],
+  ])("counts an agent named by %s (a claim) as trust 0: 20 points", (_, change) => {
+    const proven = given((i) => (i.identity.agent!.trust_score = 100));
+    const claimed = given((i) => {
+      i.identity.agent!.trust_score = 100;
+      change(i);
+    });
+    expect(trustPoints(proven)).toBe(0);
+    expect(trustPoints(claimed)).toBe(20);
+    expect(scoreAction(claimed).risk_score).toBe(scoreAction(proven).risk_score + 20);
+  });
+
   it("counts an unknown agent as trust 0: 20 points, with agent_unknown 50: review", () => {
     const input = given((i) => Object.assign(i.identity, { agent: null, method: null }));
     expect(scoreAction(input)).toMatchObject({ risk_score: 50, decision: "review" });
@@ -184,10 +209,25 @@ describe("score and thresholds", () => {
 describe("confidences", () => {
   it.each<[string, Change, Partial<Record<string, number>>]>([
     ["unknown agent", (i) => (i.identity.agent = null), { agent_identity: 0 }],
-    ["identified by card", (i) => (i.identity.method = "card"), { agent_identity: 0.9 }],
+    // Decoded JSON proves nothing: a verified card or an explicit id is a claim (0.6 at most).
+    [
+      "a verified card, a claim",
+      (i) => Object.assign(i.identity, { method: "card", proven: false }),
+      { agent_identity: 0.6 },
+    ],
+    [
+      "a decoded cnf.jwk key, a claim",
+      (i) => Object.assign(i.identity, { method: "key", proven: false }),
+      { agent_identity: 0.6 },
+    ],
+    [
+      "an input stored without `proven`, a claim",
+      (i) => delete i.identity.proven,
+      { agent_identity: 0.6 },
+    ],
     [
       "explicit id, card unknown",
-      (i) => Object.assign(i.identity, { method: "explicit", card: "unknown" }),
+      (i) => Object.assign(i.identity, { method: "explicit", card: "unknown", proven: false }),
       { agent_identity: 0.35 },
     ],
     ["no history", (i) => (i.history.approvedCount = 0), { behavioral_risk: 0.5 }],

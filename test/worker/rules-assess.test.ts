@@ -9,15 +9,28 @@ import {
   payment,
   reasonKeys,
 } from "./support/assess";
+import { provenAgentOrg, type provenHolder } from "./support/credentials";
 import { ownerSql } from "./support/db";
-import { newAgent } from "./support/identity";
+import { newPrincipal } from "./support/identity";
 
 // docs/rules.md: a policy with a rule list, through POST /v1/policies and POST /v1/assess.
 
 const c = (attr: string, op: string, value: unknown) => ({ attr, op, value });
 
+/** A claim: decoded JSON naming the agent by `agent_id` (earns no trust, docs/assess.md). */
 function pay(agentId: string, changes: Json = {}) {
   return { mandate: payment(changes), agent_id: agentId };
+}
+
+type Proven = Awaited<ReturnType<typeof provenHolder>>;
+
+/**
+ * A fresh verified presentation of a proven agent's payment of 19900 USD (`changes` to the
+ * closed mandate): only an agent proven by possession earns the trust to be approved
+ * (docs/assess.md, "What each kind of evidence earns").
+ */
+async function proven(agent: Pick<Proven, "body">, changes: Json = {}) {
+  return await agent.body({ payment_amount: { amount: 19_900, currency: "USD" }, ...changes });
 }
 
 describe("POST /v1/policies with a rule list", () => {
@@ -90,8 +103,8 @@ describe("POST /v1/policies with a rule list", () => {
 
 describe("live assessments follow the active rule list", () => {
   it("a deny rule denies, a review rule reviews, and otherwise the model decides", async () => {
-    const { org, key } = await orgWithKey();
-    const agent = await agentOf(org);
+    const { org, key, body } = await provenAgentOrg();
+    const agent = { body };
     await createPolicy(org, {
       grammar: 1,
       rules: [
@@ -99,12 +112,12 @@ describe("live assessments follow the active rule list", () => {
         { id: "big", action: "review", when: c("amount", "gte", 50_000) },
       ],
     });
-    const plain = await assessOk(key, pay(agent.id));
+    const plain = await assessOk(key, await proven(agent));
     expect(plain.decision).toBe("approve");
 
     const blocked = await assessOk(
       key,
-      pay(agent.id, { payee: { id: "merchant_blocked", name: "Blocked" } }),
+      await proven(agent, { payee: { id: "merchant_blocked", name: "Blocked" } }),
     );
     expect(blocked.decision).toBe("deny");
     expect(reasonKeys(blocked.outcome)).toEqual(["policy_rule_denied"]);
@@ -112,65 +125,69 @@ describe("live assessments follow the active rule list", () => {
 
     const big = await assessOk(
       key,
-      pay(agent.id, { payment_amount: { amount: 60_000, currency: "USD" } }),
+      await proven(agent, { payment_amount: { amount: 60_000, currency: "USD" } }),
     );
     expect(big.decision).toBe("review");
     expect(big.outcome.outcome.reason).toBe('Review: policy rule "big" matched.');
   });
 
   it("counts the agent's assessments in the window, in the context query", async () => {
-    const { org, key } = await orgWithKey();
-    const agent = await agentOf(org);
-    const other = await agentOf(org);
+    const { org, key, body, holder } = await provenAgentOrg();
+    const agent = { body };
+    const other = await holder();
     await createPolicy(org, {
       grammar: 1,
       rules: [{ id: "third", action: "review", when: c("count.agent.1h", "gte", 2) }],
     });
-    expect((await assessOk(key, pay(agent.id))).decision).toBe("approve");
-    expect((await assessOk(key, pay(agent.id))).decision).toBe("approve");
-    expect((await assessOk(key, pay(other.id))).decision).toBe("approve");
-    const third = await assessOk(key, pay(agent.id));
+    expect((await assessOk(key, await proven(agent))).decision).toBe("approve");
+    expect((await assessOk(key, await proven(agent))).decision).toBe("approve");
+    expect((await assessOk(key, await proven(other))).decision).toBe("approve");
+    const third = await assessOk(key, await proven(agent));
     expect(third.decision).toBe("review");
     expect(third.outcome.outcome.reason).toBe('Review: policy rule "third" matched.');
   });
 
   it("sums per principal across its agents, in the request's currency", async () => {
-    const { org, key } = await orgWithKey();
-    const first = await agentOf(org);
-    const sibling = await newAgent(org, { principal_id: first.principal_id });
-    const stranger = await agentOf(org);
+    const { org, key, holder } = await provenAgentOrg();
+    const principalId = await newPrincipal(org);
+    const first = await holder({ principal_id: principalId });
+    const sibling = await holder({ principal_id: principalId });
+    const stranger = await holder();
     await createPolicy(org, {
       grammar: 1,
       rules: [{ id: "principal-cap", action: "deny", when: c("sum.principal.1d", "gte", 30_000) }],
     });
     const usd = (amount: number) => ({ payment_amount: { amount, currency: "USD" } });
-    expect((await assessOk(key, pay(first.id, usd(19_900)))).decision).toBe("approve");
+    expect((await assessOk(key, await proven(first, usd(19_900)))).decision).toBe("approve");
     // Another currency does not add to a USD sum, another principal's agent not at all.
-    await assessOk(key, pay(first.id, { payment_amount: { amount: 50_000, currency: "EUR" } }));
-    expect((await assessOk(key, pay(stranger.id, usd(19_900)))).decision).toBe("approve");
-    expect((await assessOk(key, pay(sibling.id, usd(5_000)))).decision).toBe("approve");
+    await assessOk(
+      key,
+      await proven(first, { payment_amount: { amount: 50_000, currency: "EUR" } }),
+    );
+    expect((await assessOk(key, await proven(stranger, usd(19_900)))).decision).toBe("approve");
+    expect((await assessOk(key, await proven(sibling, usd(5_000)))).decision).toBe("approve");
     // 19900 + 5000 = 24900 before it: under 30000.
-    expect((await assessOk(key, pay(sibling.id, usd(100)))).decision).toBe("approve");
+    expect((await assessOk(key, await proven(sibling, usd(100)))).decision).toBe("approve");
     // 25000 before it: still under; then 30000 is reached.
-    await assessOk(key, pay(first.id, usd(5_000)));
-    const over = await assessOk(key, pay(sibling.id, usd(100)));
+    await assessOk(key, await proven(first, usd(5_000)));
+    const over = await assessOk(key, await proven(sibling, usd(100)));
     expect(over.decision).toBe("deny");
     expect(reasonKeys(over.outcome)).toEqual(["policy_rule_denied"]);
   });
 
   it("counts per payee across the org's agents", async () => {
-    const { org, key } = await orgWithKey();
-    const a = await agentOf(org);
-    const b = await agentOf(org);
+    const { org, key, body, holder } = await provenAgentOrg();
+    const a = { body };
+    const b = await holder();
     await createPolicy(org, {
       grammar: 1,
       rules: [{ id: "hot-payee", action: "review", when: c("count.payee.1h", "gte", 2) }],
     });
     const to = (payee: string) => ({ payee: { id: payee, name: payee } });
-    expect((await assessOk(key, pay(a.id, to("m-hot")))).decision).toBe("approve");
-    expect((await assessOk(key, pay(b.id, to("m-hot")))).decision).toBe("approve");
-    expect((await assessOk(key, pay(a.id, to("m-cold")))).decision).toBe("approve");
-    expect((await assessOk(key, pay(b.id, to("m-hot")))).decision).toBe("review");
+    expect((await assessOk(key, await proven(a, to("m-hot")))).decision).toBe("approve");
+    expect((await assessOk(key, await proven(b, to("m-hot")))).decision).toBe("approve");
+    expect((await assessOk(key, await proven(a, to("m-cold")))).decision).toBe("approve");
+    expect((await assessOk(key, await proven(b, to("m-hot")))).decision).toBe("review");
   });
 
   it("an aggregate of an unidentified agent is unknown: the rule does not match", async () => {
@@ -217,20 +234,22 @@ describe("live assessments follow the active rule list", () => {
   });
 
   it("an approve rule lowers a review band to approve, the score capped below review", async () => {
-    const { org, key } = await orgWithKey();
-    const agent = await agentOf(org);
-    // Without a rule, the eleventh quick payment of one agent is reviewed (activity_burst).
-    const trial = await orgWithKey();
-    const trialAgent = await agentOf(trial.org);
+    const { org, key, body } = await provenAgentOrg();
+    const agent = { body };
+    // Without a rule, the eleventh quick payment of one proven agent, to a payee it never paid,
+    // is reviewed (activity_burst with payee_first_seen: a proven agent's own trust is higher
+    // than a claim's, so the burst alone would no longer reach the review band).
+    const newPayee = (i: number) => ({ payee: { id: `m-new-${i}`, name: `Payee ${i}` } });
+    const trial = await provenAgentOrg();
     let last: Json = {};
-    for (let i = 0; i < 11; i++) last = await assessOk(trial.key, pay(trialAgent.id));
+    for (let i = 0; i < 11; i++) last = await assessOk(trial.key, await proven(trial, newPayee(i)));
     expect(last.decision).toBe("review");
     await createPolicy(org, {
       grammar: 1,
       rules: [{ id: "routine", action: "approve", when: c("amount", "lt", 50_000) }],
     });
-    for (let i = 0; i < 10; i++) await assessOk(key, pay(agent.id));
-    const approved = await assessOk(key, pay(agent.id));
+    for (let i = 0; i < 10; i++) await assessOk(key, await proven(agent, newPayee(i)));
+    const approved = await assessOk(key, await proven(agent, newPayee(10)));
     expect(approved.decision).toBe("approve");
     expect(approved.outcome.outcome.risk_score).toBe(39);
     expect(approved.outcome.outcome.reason).toBe('Approved: policy rule "routine" matched.');

@@ -119,7 +119,9 @@ describe("attributes", () => {
     ["agent.identified", c("agent.identified", "eq", true), "true"],
     ["agent.id", c("agent.id", "eq", AGENT_ID), "true"],
     ["agent.status", c("agent.status", "eq", "active"), "true"],
+    ["agent.proven", c("agent.proven", "eq", true), "true"],
     ["agent.trust_score", c("agent.trust_score", "gte", 100), "true"],
+    ["agent.risk_tier", c("agent.risk_tier", "eq", "low"), "true"],
     ["agent.card_status", c("agent.card_status", "eq", "verified"), "true"],
     ["agent.identified_by", c("agent.identified_by", "eq", "key"), "true"],
     ["key.status", c("key.status", "eq", "active"), "true"],
@@ -147,6 +149,19 @@ describe("attributes", () => {
     expect(truth(c("mandate.verified", "eq", false), refused)).toBe("true");
     const message = given((i) => (i.kind = "message_send"));
     expect(truth(c("mandate.verified", "eq", true), message)).toBe("unknown");
+  });
+
+  it("a claimed agent's trust is not borrowed: trust 0, tier critical, not proven", () => {
+    const claimed = given((i) => (i.identity.proven = false));
+    expect(truth(c("agent.proven", "eq", false), claimed)).toBe("true");
+    expect(truth(c("agent.trust_score", "eq", 0), claimed)).toBe("true");
+    expect(truth(c("agent.risk_tier", "eq", "critical"), claimed)).toBe("true");
+    // An approve rule on trust cannot be met by naming a trusted agent.
+    expect(truth(c("agent.trust_score", "gte", 80), claimed)).toBe("false");
+    const stored = given((i) => delete i.identity.proven);
+    expect(truth(c("agent.trust_score", "eq", 0), stored)).toBe("true");
+    expect(truth(c("agent.proven", "eq", false), noAgent())).toBe("true");
+    expect(truth(c("agent.trust_score", "exists", true), noAgent())).toBe("false");
   });
 
   it("risk.score and risk.level read the model's score before rules", () => {

@@ -1,7 +1,9 @@
 import { createHash } from "node:crypto";
+import { newSigner } from "../../support/ap2-chains";
 import { CAPTURE, decide, newMandate, redeem } from "./action";
 import { call, type TestOrg } from "./api";
 import { agentOf, assessOk, createPolicy, jcs, payment } from "./assess";
+import { provenHolder, registerIssuer } from "./credentials";
 
 /** Helpers of the control-coverage suite (docs/control-coverage.md). */
 
@@ -23,10 +25,16 @@ export function effect(changes: Json = {}): Json {
   };
 }
 
-/** An assessment of a fresh agent (19900 USD to a new payee: approved unless a policy denies). */
+/**
+ * An assessment of a fresh agent (19900 USD to a new payee: approved unless a policy denies).
+ * The agent proves itself with a verified chain from an issuer registered for the call: an
+ * agent named only as a claim (decoded JSON) earns no trust to be approved (docs/assess.md).
+ */
 export async function assessment(org: TestOrg, key: string) {
-  const agent = await agentOf(org);
-  return assessOk(key, { mandate: payment(), agent_id: agent.id });
+  const issuer = await newSigner("ES256", `issuer-${crypto.randomUUID()}`);
+  await registerIssuer(org, [issuer.jwk], `wallet-${crypto.randomUUID()}`);
+  const agent = await provenHolder(org, issuer);
+  return assessOk(key, await agent.body({ payment_amount: { amount: 19_900, currency: "USD" } }));
 }
 
 /** An assessment the active policy denies (it caps single payments at 100). */

@@ -3,6 +3,17 @@ import type { JWK } from "jose";
 import { expect } from "vitest";
 import { ledgerOf } from "../../../src/ledger/ledger";
 import type { OrgLedger } from "../../../src/ledger/org-ledger";
+import {
+  AUD,
+  buildChain,
+  type Claims,
+  closedPayment,
+  NONCE,
+  newSigner,
+  openPayment,
+  RANGE,
+  type Signer,
+} from "../../support/ap2-chains";
 import { call, type TestOrg } from "./api";
 import { type Json, orgWithKey } from "./assess";
 import { newAgent } from "./identity";
@@ -26,9 +37,16 @@ export async function registerIssuer(org: TestOrg, keys: JWK[], name = "User's w
   return res.json.id as string;
 }
 
-/** Registers `jwk` as a key of a new agent of the org: its holder, proven by possession. */
-export async function registerHolder(org: TestOrg, jwk: JWK): Promise<string> {
-  const agent = await newAgent(org);
+/**
+ * Registers `jwk` as a key of a new agent of the org: its holder, proven by possession.
+ * `agentBody` adds to the agent's creation body (e.g. a shared `principal_id`).
+ */
+export async function registerHolder(
+  org: TestOrg,
+  jwk: JWK,
+  agentBody: Record<string, unknown> = {},
+): Promise<string> {
+  const agent = await newAgent(org, agentBody);
   const res = await call(`/v1/agents/${agent.id}/keys`, {
     method: "POST",
     token: org.token,
@@ -78,4 +96,50 @@ export function expectRefused(outcome: Json, failure: string) {
     description: expect.stringContaining(failure),
   });
   expect(outcome.confidences.mandate_validity).toBe(0);
+}
+
+/**
+ * A new agent of `org` holding a fresh key: `body(closed)` is a fresh verified two-hop chain (a
+ * new root each call, so never `already_consumed`) signed by `issuer` then by the agent's key,
+ * of a CAD 50 payment (or `closed`'s amount, payee...), with its presentation. Only such a
+ * request proves the agent and moves its trust (docs/assess.md).
+ */
+export async function provenHolder(
+  org: TestOrg,
+  issuer: Signer,
+  agentBody: Record<string, unknown> = {},
+) {
+  const agent = await newSigner("ES256");
+  const agentId = await registerHolder(org, agent.jwk, agentBody);
+  const body = async (closed: Claims = {}) => {
+    const t = Math.floor(Date.now() / 1000);
+    const mandate = closedPayment(5000, { iat: t - 60, exp: t + 3600, ...closed });
+    const amount = mandate.payment_amount as { amount: number; currency: string };
+    const range = { ...RANGE, currency: amount.currency, max: Math.max(RANGE.max, amount.amount) };
+    const open = openPayment(agent, [range], { iat: t - 3600, exp: t + 86_400 });
+    const credential = await buildChain([
+      { signer: issuer, mandate: open },
+      { signer: agent, mandate, claims: { iat: t - 60 } },
+    ]);
+    return { credential, presentation: { aud: AUD, nonce: NONCE } };
+  };
+  return { agentId, body };
+}
+
+/**
+ * An org with a registered issuer and one proven agent; `holder()` adds another (`agentBody`
+ * adds to its creation body, e.g. `{ principal_id }`).
+ */
+export async function provenAgentOrg(mode: "live" | "test" = "live") {
+  const issuer = await newSigner("ES256", "issuer-1");
+  const { org, key } = await orgWithKey(mode);
+  const issuerId = await registerIssuer(org, [issuer.jwk]);
+  const first = await provenHolder(org, issuer);
+  return {
+    org,
+    key,
+    issuerId,
+    ...first,
+    holder: (agentBody: Record<string, unknown> = {}) => provenHolder(org, issuer, agentBody),
+  };
 }
