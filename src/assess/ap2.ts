@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { RECURRENCE_FREQUENCIES } from "../credentials/payment-constraints";
 
 /**
  * The four AP2 v0.2 mandate types, transcribed from the protocol's JSON Schemas
@@ -142,15 +143,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 const openPaymentConstraintSchema = z.discriminatedUnion("type", [
   z.looseObject({
     type: z.literal("payment.agent_recurrence"),
-    frequency: z.enum([
-      "ON_DEMAND",
-      "DAILY",
-      "WEEKLY",
-      "BIWEEKLY",
-      "MONTHLY",
-      "QUARTERLY",
-      "ANNUALLY",
-    ]),
+    frequency: z.enum(RECURRENCE_FREQUENCIES),
     max_occurrences: z.int().optional(),
   }),
   z.looseObject({

@@ -19,7 +19,8 @@ export interface PaymentContext {
 
 type Check = (constraint: Claims, closed: ClosedPayment, context: PaymentContext) => string | null;
 
-const FREQUENCIES = [
+/** AP2 v0.2 `payment.agent_recurrence` frequencies (the decoded-JSON schema reads them too). */
+export const RECURRENCE_FREQUENCIES = [
   "ON_DEMAND",
   "DAILY",
   "WEEKLY",
@@ -27,7 +28,7 @@ const FREQUENCIES = [
   "MONTHLY",
   "QUARTERLY",
   "ANNUALLY",
-];
+] as const;
 
 function allowedList(constraint: Claims, accept: (entry: unknown) => boolean): Claims[] | string {
   const allowed = own(constraint, "allowed");
@@ -66,7 +67,8 @@ const budget: Check = (c, closed) => {
 };
 
 const agentRecurrence: Check = (c, _closed, { open }) => {
-  if (!FREQUENCIES.includes(own(c, "frequency") as string)) return "frequency is not one of AP2's";
+  if (!(RECURRENCE_FREQUENCIES as readonly string[]).includes(own(c, "frequency") as string))
+    return "frequency is not one of AP2's";
   const max = own(c, "max_occurrences");
   if (max !== undefined && (safeInteger(max) ?? 0) < 1) return "max_occurrences allows no payment";
   // As the SDK: a recurring mandate must bound each payment and their sum.

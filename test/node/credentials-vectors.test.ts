@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { calculateJwkThumbprint, type JWK } from "jose";
 import { describe, expect, it } from "vitest";
 import { parseChain } from "../../src/credentials/chain";
-import type { CredentialFailure } from "../../src/credentials/failures";
 import { judgeSpend } from "../../src/credentials/spend";
 import { verifyChain } from "../../src/credentials/verify";
+import { FAILURE_OF_LABEL } from "../support/ap2-vector-labels";
 
 // The AP2 v0.2 vectors made by the reference SDK (test/fixtures/ap2-v0.2-vectors/README.md):
 // each single credential verified alone, as `expected_outcome` says (never `sdk_verdict`).
@@ -45,29 +45,6 @@ async function verifyFixture(f: Fixture, step: Partial<Fixture> = {}) {
     skewSeconds: 300,
   });
 }
-
-/** The vectors' reject labels and the failure each must get. */
-const FAILURE_OF_LABEL: Record<string, CredentialFailure> = {
-  // The one label the verifier cannot tell apart from `cnf_signature`: a hop whose signature
-  // fails under the key delegated to it was either altered or signed by another key, and no
-  // check can say which. Like the root (`untrusted_issuer` for both), it is a delegation
-  // failure; `signature_invalid` is for JWSs refused whoever signed them (docs/credentials.md).
-  signature: "delegation_broken",
-  cnf_signature: "delegation_broken",
-  binding_sd_hash: "delegation_broken",
-  truncated: "delegation_broken",
-  untrusted_root: "untrusted_issuer",
-  disclosure_digest: "disclosure_invalid",
-  aud: "audience_mismatch",
-  nonce: "nonce_mismatch",
-  expired: "expired",
-  iat_future: "not_yet_valid",
-  constraint_amount: "constraint_violated",
-  constraint_payee: "constraint_violated",
-  constraint_merchant: "constraint_violated",
-  constraint_line_items: "constraint_violated",
-  checkout_hash: "constraint_violated",
-};
 
 describe("AP2 v0.2 vectors: single credentials", () => {
   it("covers all 28 cases", () => {

@@ -1,5 +1,6 @@
 import type { JWK } from "jose";
 import { describe, expect, it } from "vitest";
+import { FAILURE_OF_LABEL } from "../support/ap2-vector-labels";
 import { assess, assessOk, type Json } from "./support/assess";
 import { credentialOrg, expectRefused, reasonOf, seedSpend } from "./support/credentials";
 
@@ -21,25 +22,6 @@ const load = (name: string) => files[`../fixtures/ap2-v0.2-vectors/${name}.json`
 const index = load("index") as {
   cases: { name: string; expected_outcome: "accept" | "reject"; reject_reason: string | null }[];
   sequences: { name: string }[];
-};
-
-/** The vectors' reject labels and the failure each gets (docs/assess.md). */
-const FAILURE_OF_LABEL: Record<string, string> = {
-  signature: "delegation_broken",
-  cnf_signature: "delegation_broken",
-  binding_sd_hash: "delegation_broken",
-  truncated: "delegation_broken",
-  untrusted_root: "untrusted_issuer",
-  disclosure_digest: "disclosure_invalid",
-  aud: "audience_mismatch",
-  nonce: "nonce_mismatch",
-  expired: "expired",
-  iat_future: "not_yet_valid",
-  constraint_amount: "constraint_violated",
-  constraint_payee: "constraint_violated",
-  constraint_merchant: "constraint_violated",
-  constraint_line_items: "constraint_violated",
-  checkout_hash: "constraint_violated",
 };
 
 /** The key that signs the last hop: the `cnf.jwk` of the hop before (null for a lone root). */
