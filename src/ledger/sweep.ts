@@ -2,8 +2,8 @@ import { sql } from "drizzle-orm";
 import { database } from "../db/client";
 import type { Env } from "../env";
 import { logError } from "../lib/log";
+import { anchorDelay } from "./anchoring";
 import { ledgerOf } from "./ledger";
-import { anchorDelay } from "./org-ledger";
 
 /** Orgs anchored per Cron run; the rest wait for the next minute (each DO's alarm also runs). */
 const ORGS_PER_SWEEP = 500;

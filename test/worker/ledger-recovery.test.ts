@@ -17,7 +17,7 @@ const unreachable = (env.DATABASE_URL as string).replace(/@[^/]+\//, "@127.0.0.1
 /** The object's private state, reached into to simulate crashes and outages. */
 interface Internals {
   env: typeof env;
-  flushed: number;
+  commits: { flushed: number };
   append: OrgLedger["append"];
 }
 
@@ -130,7 +130,7 @@ describe("writing to Postgres", () => {
     await runInDurableObject(stub, async (object) => {
       // Forget that the rows were flushed, as after a crash before the bookkeeping.
       const instance = object as unknown as Internals;
-      instance.flushed = 0;
+      instance.commits.flushed = 0;
       await instance.append(org.id, [input]);
     });
     expect(await stored(org.id)).toEqual([1, 2, 3, 4]);

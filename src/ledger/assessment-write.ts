@@ -1,0 +1,70 @@
+import {
+  type AssessmentCommit,
+  type CommitAnswer,
+  signedRecord,
+  type Verdict,
+} from "../assess/commit";
+import { type AnsweredPlan, type PersistPlan, recordOf } from "../assess/persist";
+import type { LedgerStore, StoredEntry } from "./ledger-store";
+
+/**
+ * The write the ledger object keeps for a committed assessment: the record signed with the
+ * chosen verdict, its mandate, events and inputs. `latency_ms` runs from the request's arrival
+ * to now, when the verdict is signed.
+ */
+export function assessmentPlan(
+  commit: AssessmentCommit,
+  verdict: Verdict,
+  signature: { jws: string; kid: string },
+): PersistPlan {
+  const record = signedRecord(
+    commit.record,
+    verdict,
+    signature,
+    Math.max(0, Math.round(Date.now() - commit.receivedAt)),
+  );
+  return {
+    record,
+    mandate: commit.mandate,
+    events: verdict.events,
+    ...(commit.inputs ? { inputs: commit.inputs } : {}),
+  };
+}
+
+/** The entry an earlier commit under one of these keys made. */
+export function earlierCommit(
+  store: LedgerStore,
+  once: readonly string[],
+): StoredEntry | undefined {
+  for (const key of once) {
+    const earlier = store.onceEntry(key);
+    if (earlier) return earlier;
+  }
+  return undefined;
+}
+
+/**
+ * A commit's answer, once its write has reached Postgres (`flushThrough` writes it now if it
+ * had not): stored, refused at the spending cap, or expired from the object's storage.
+ */
+export async function commitAnswer(
+  store: LedgerStore,
+  orgId: string | undefined,
+  entry: StoredEntry,
+  replayed: boolean,
+  flushThrough: (sequence: number) => Promise<void>,
+): Promise<CommitAnswer> {
+  const write = store.write(entry.sequence);
+  if (!write) return { kind: "expired", assessmentId: entry.subject?.id ?? null };
+  await flushThrough(entry.sequence);
+  const status = store.write(entry.sequence)?.status;
+  if (status === "refused") return { kind: "refused" };
+  if (status !== "stored") {
+    throw new Error(`ledger ${orgId}: assessment write ${entry.sequence} is ${status}`);
+  }
+  return {
+    kind: "stored",
+    record: recordOf(JSON.parse(write.body) as AnsweredPlan, entry),
+    replayed,
+  };
+}

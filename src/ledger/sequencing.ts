@@ -1,0 +1,75 @@
+import { newId } from "../lib/ids";
+import { entryHash, GENESIS_HASH, type LedgerEntry, leafHash, type Party } from "./chain";
+import type { Head, LedgerStore, StoredEntry } from "./ledger-store";
+import { appendLeaf } from "./merkle";
+
+/** One thing that happened, as a caller hands it to the ledger. */
+export interface AppendInput {
+  type: string;
+  actor: Party;
+  subject: Party | null;
+  /** `sha256:<hex>` of the canonical payload; the payload itself never enters the ledger. */
+  digest: string;
+  /**
+   * Makes the append idempotent: a second append with the same key returns the first entry
+   * instead of adding one (a retried request whose first attempt already reached the ledger).
+   */
+  once?: string;
+}
+
+export interface Appended {
+  entry_id: string;
+  sequence: number;
+  hash: string;
+  status: "pending" | "anchored";
+}
+
+/**
+ * Sequences one entry after `head`: its number, time, hash and Merkle leaf, written to the
+ * ledger object's storage. Synchronous by design: the caller runs it inside `transactionSync`,
+ * and the whole critical section of sequencing has no await in it. Answers the appended entry
+ * and the new head (the same head when `once` names an earlier entry).
+ */
+export function sequenceEntry(
+  store: LedgerStore,
+  orgId: string,
+  input: AppendInput,
+  head: Head | null,
+): [Appended, Head | null] {
+  const earlier = input.once === undefined ? undefined : store.onceEntry(input.once);
+  if (earlier) {
+    const { id, sequence, hash } = earlier;
+    return [{ entry_id: id, sequence, hash, status: "pending" }, head];
+  }
+  const sequence = (head?.sequence ?? 0) + 1;
+  const prev = head?.hash ?? GENESIS_HASH;
+  const now = new Date();
+  // Time never runs backwards along the chain, whatever the clock does.
+  const time = head && head.time > now.toISOString() ? head.time : now.toISOString();
+  const { type, actor, subject, digest } = input;
+  const id = newId(now.getTime());
+  const entry: LedgerEntry = {
+    v: 1,
+    org_id: orgId,
+    sequence,
+    id,
+    type,
+    actor,
+    subject,
+    digest,
+    time,
+  };
+  const hash = entryHash(prev, entry);
+  const leaf = leafHash(hash);
+  const stored: StoredEntry = {
+    ...{ sequence, id, type, actor, subject, digest, time },
+    ...{ prev_hash: prev, hash, leaf_hash: leaf },
+  };
+  store.insertEntry(stored);
+  if (input.once !== undefined) store.setOnce(input.once, sequence);
+  appendLeaf(store.nodes, sequence - 1, leaf);
+  return [
+    { entry_id: id, sequence, hash, status: "pending" },
+    { sequence, hash, time },
+  ];
+}

@@ -1,0 +1,31 @@
+import type { AssessmentCommit, Verdict } from "../assess/commit";
+import type { LedgerStore } from "./ledger-store";
+
+/**
+ * The verdicts a commit may end with, in the order `spendChoice` numbers them: the model's,
+ * and for a credential-backed approval the two the ledger answers instead when it refuses the
+ * spend. All are signed before the critical section, which must not await.
+ */
+export function candidateVerdicts(commit: AssessmentCommit): Verdict[] {
+  return commit.spend
+    ? [commit.verdict, commit.spend.instead.already_consumed, commit.spend.instead.budget_exceeded]
+    : [commit.verdict];
+}
+
+/**
+ * Which verdict to answer: the model's (0), or for a credential-backed approval the ledger
+ * refuses, `already_consumed` (1: this root's transaction was approved before) or
+ * `budget_exceeded` (2: the approved total would pass an open mandate's budget, or its
+ * recurrence allows no more uses). Synchronous: part of the critical section.
+ */
+export function spendChoice(store: LedgerStore, commit: AssessmentCommit): 0 | 1 | 2 {
+  const spend = commit.spend;
+  if (!spend || commit.verdict.fields.decision !== "approve") return 0;
+  const spent = store.spent(spend.root, spend.transaction, spend.currency);
+  if (spent.consumedBy !== null) return 1;
+  const overBudget = spend.budgets.some(
+    (budget) => budget.currency === spend.currency && spent.total + spend.amount > budget.max,
+  );
+  const exhausted = spend.maxOccurrences !== null && spent.uses >= spend.maxOccurrences;
+  return overBudget || exhausted ? 2 : 0;
+}
