@@ -8,7 +8,7 @@
  * - `checkpoint`: the ledger Durable Object writing checkpoints only;
  * - `read`: everything else (the assess pipeline's context read, which also authenticates).
  */
-import { insertedRows, statementsOf, tapSqlRequests } from "./sql-tap.ts";
+import { insertedRows, type Statement, statementsOf, tapSqlRequests } from "./sql-tap.ts";
 
 export interface Traffic {
   read: number;
@@ -37,20 +37,25 @@ export class TrafficWatch {
   }
 
   #classify(body: string): void {
-    let queries: string[] = [];
+    let statements: Statement[] = [];
     try {
-      queries = statementsOf(body).map((s) => (typeof s.query === "string" ? s.query : ""));
+      statements = statementsOf(body);
     } catch {
       // unparsable: the endpoint answers it with an error; counted as a read
     }
     // Anywhere in the statement: the pipeline inserts its assessment inside a CTE.
     const inserts = (table: string) =>
-      queries.filter((q) => new RegExp(`\\binsert\\s+into\\s+"?${table}"?[\\s(]`, "i").test(q));
+      statements.filter((s) =>
+        new RegExp(`\\binsert\\s+into\\s+"?${table}"?[\\s(]`, "i").test(String(s.query ?? "")),
+      );
     const entries = inserts("audit_entries");
     if (inserts("assessments").length > 0) this.#counts.persist += 1;
     else if (entries.length > 0) {
       this.#counts.flush += 1;
-      this.#counts.flushedRows += entries.reduce((sum, q) => sum + insertedRows(q), 0);
+      this.#counts.flushedRows += entries.reduce(
+        (sum, s) => sum + insertedRows(String(s.query), s.params),
+        0,
+      );
     } else if (inserts("audit_checkpoints").length > 0) this.#counts.checkpoint += 1;
     else this.#counts.read += 1;
   }

@@ -72,8 +72,9 @@ export class WireWatch {
       const text = query.trimStart().toLowerCase();
       if (text.includes("set_config('app.org_id'") && Array.isArray(params)) {
         orgId = String(params[0]);
-      } else if (text.startsWith('insert into "audit_entries"')) {
-        rows += insertedRows(query);
+      } else if (/\binsert\s+into\s+"?audit_entries"?[\s(]/.test(text)) {
+        // Also inside a CTE: the ledger inserts its entries and reads back the skipped ones.
+        rows += insertedRows(query, params);
       } else if (text.startsWith('insert into "audit_checkpoints"')) {
         checkpoints += insertedRows(query);
       }

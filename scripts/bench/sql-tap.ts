@@ -38,8 +38,15 @@ export function statementsOf(body: string): Statement[] {
   return Array.isArray(parsed.queries) ? parsed.queries : [parsed];
 }
 
-/** Rows of a multi-row `insert ... values (...), (...)` as drizzle renders it. */
-export function insertedRows(query: string): number {
+/**
+ * Rows a statement inserts: a multi-row `insert ... values (...), (...)` as drizzle renders it,
+ * or rows sent as one JSON array parameter to `json_populate_recordset` (the ledger's entries).
+ */
+export function insertedRows(query: string, params: unknown = []): number {
+  if (/json_populate_recordset/i.test(query) && Array.isArray(params)) {
+    const rows = params.find((p): p is string => typeof p === "string" && p.startsWith("["));
+    if (rows !== undefined) return (JSON.parse(rows) as unknown[]).length;
+  }
   const values = query.slice(query.toLowerCase().indexOf(" values "));
   return (values.match(/\)\s*,\s*\(/g)?.length ?? 0) + 1;
 }

@@ -1,5 +1,6 @@
-import { between } from "drizzle-orm";
+import { inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
+import { columnJson } from "../action/records";
 import { type Database, isDatabaseUnavailable } from "../db/client";
 import { auditCheckpoints, auditEntries, events } from "../db/schema";
 import { type Batch, orgBatchOf } from "../db/tenant";
@@ -23,11 +24,7 @@ export async function writeToPostgres(
 ): Promise<unknown[]> {
   const writes = (db: Database) => {
     const statements = [];
-    if (entries.length > 0) {
-      statements.push(
-        db.insert(auditEntries).values(entries.map(auditEntryRow)).onConflictDoNothing(),
-      );
-    }
+    if (entries.length > 0) statements.push(insertEntries(db, entries));
     if (checkpoints.length > 0) {
       statements.push(
         db
@@ -49,36 +46,43 @@ export async function writeToPostgres(
     }
     return statements;
   };
-  const first = entries[0]?.sequence ?? 0;
-  const last = entries.at(-1)?.sequence ?? 0;
-  let stored: { sequence: number; hash: string }[];
+  let skipped: SkippedEntry[];
   let done: unknown[];
   try {
     let count = 0;
     const results = await orgBatchOf(env, orgId, (db) => {
       const statements = writes(db);
       count = statements.length;
-      return [
-        ...statements,
-        // Read back in the same round trip: a row already there must be this very entry.
-        db
-          .select({ sequence: auditEntries.sequence, hash: auditEntries.hash })
-          .from(auditEntries)
-          .where(between(auditEntries.sequence, first, last)),
-        ...work(db),
-      ] as unknown as Batch;
+      return [...statements, ...work(db)] as unknown as Batch;
     });
-    stored = results[count] as { sequence: number; hash: string }[];
-    done = results.slice(count + 1);
+    skipped = entries.length > 0 ? (results[0] as unknown as { rows: SkippedEntry[] }).rows : [];
+    done = results.slice(count);
   } catch (error) {
     if (isDatabaseUnavailable(error)) throw new Error(`${LEDGER_UNAVAILABLE}: ${String(error)}`);
     throw error;
   }
   const expected = new Map(entries.map((e) => [e.sequence, e.hash]));
-  const conflicting = stored.filter((row) => expected.get(row.sequence) !== row.hash);
+  // A row committed by another transaction while the insert ran is not in its snapshot: read
+  // those few again (a rare race with a deferred append's own write).
+  const unseen = skipped.filter((row) => row.stored === null).map((row) => Number(row.sequence));
+  const seen = skipped
+    .filter((row) => row.stored !== null)
+    .map((row) => ({ sequence: Number(row.sequence), hash: row.stored as string }));
+  const reread =
+    unseen.length === 0
+      ? []
+      : (
+          await orgBatchOf(env, orgId, (db) => [
+            db
+              .select({ sequence: auditEntries.sequence, hash: auditEntries.hash })
+              .from(auditEntries)
+              .where(inArray(auditEntries.sequence, unseen)),
+          ])
+        )[0];
+  const conflicting = [...seen, ...reread].filter((row) => expected.get(row.sequence) !== row.hash);
   if (conflicting.length > 0) {
     // Someone wrote a row at a sequence only this ledger may assign. Never paper over it.
-    const sequences = conflicting.map((r) => r.sequence);
+    const sequences = conflicting.map((r) => r.sequence).sort((a, b) => a - b);
     await orgBatchOf(env, orgId, (db) => [
       db
         .insert(events)
@@ -90,11 +94,41 @@ export async function writeToPostgres(
         })
         .onConflictDoNothing(),
     ]);
-    throw new Error(
-      `${LEDGER_CONFLICT}: sequences ${conflicting.map((r) => r.sequence).join(",")}`,
-    );
+    throw new Error(`${LEDGER_CONFLICT}: sequences ${sequences.join(",")}`);
   }
   return done;
+}
+
+/** An entry the insert did not add, with the hash already stored at its sequence (if seen). */
+interface SkippedEntry {
+  sequence: string | number;
+  stored: string | null;
+}
+
+/**
+ * Inserts the entries and answers, in the same statement, those it skipped because a row was
+ * already there, with that row's hash: a retried batch finds its own rows (same hashes), a
+ * foreign row at a sequence only this ledger assigns shows as a different hash. The rows go as
+ * one JSON parameter, and only the skipped ones come back: one statement per batch instead of
+ * an insert and a read-back of every row. The outer select sees the rows as they were before
+ * the insert (one snapshot), so a row it skipped that was committed meanwhile shows as null.
+ */
+function insertEntries(db: Database, entries: StoredEntry[]) {
+  const json = `[${entries.map((e) => columnJson(auditEntries, auditEntryRow(e))).join(",")}]`;
+  return db.execute(sql`
+    with batch as (
+      select * from json_populate_recordset(null::audit_entries, ${json}::json)
+    ), inserted as (
+      insert into audit_entries (sequence, id, type, actor_type, actor_id, subject_type,
+        subject_id, digest, time, prev_hash, hash, leaf_hash)
+      select sequence, id, type, actor_type, actor_id, subject_type, subject_id, digest, time,
+        prev_hash, hash, leaf_hash from batch
+      on conflict do nothing
+      returning sequence
+    )
+    select b.sequence, e.hash as stored from batch b
+      left join audit_entries e on e.sequence = b.sequence
+     where b.sequence not in (select sequence from inserted)`);
 }
 
 /** The Postgres row of a ledger entry: the one mapping, for the ledger and deferred writers. */
