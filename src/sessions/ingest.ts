@@ -302,21 +302,22 @@ export async function appendEvents(
     once: [`session.events_appended:${sessionId}:${first.sequence}`],
   };
   const finish = async ({ entry, terms: winner, replayed }: Sequenced<AppendDraft>) => {
-    const written = await writeAppend(tenant, who, sessionId, winner, entry);
+    // A batch from this position was recorded first when replayed: its write is finished here
+    // (its caller may have died before it), marked as a rival's when it is not this batch.
+    const same =
+      winner.events.length === body.events.length && sameHashes(winner.events, body.events);
+    const written = await writeAppend(tenant, who, sessionId, winner, entry, !same);
     if (!replayed) {
       if (written.moved) return { session: written.session, created: true };
-      // The head did not move: never a 201 for a write that did nothing. A racing twin of this
-      // very batch may have finished it first (the `once` key lets no other batch take this
-      // position): then the batch is stored, a replay; otherwise the head is elsewhere.
-      if (written.hashAtTo === body.events.at(-1)?.hash) {
-        return { session: written.session, created: false };
+      // The head did not move: another request finished this batch first (the `once` key lets
+      // no other batch take this position), or the head is elsewhere. This request recorded
+      // the batch, so it answers 201 when a rival finished it (the rival answers 409); when a
+      // twin of this very batch did, the twin answered 201 and this is a replay.
+      if (written.atTo?.hash === body.events.at(-1)?.hash) {
+        return { session: written.session, created: written.atTo?.writtenByRival === true };
       }
       throw conflict(headOf(written.session));
     }
-    // A batch from this position was recorded first: its write is finished (its caller may have
-    // died before it), and this answers as a replay if it is this very batch.
-    const same =
-      winner.events.length === body.events.length && sameHashes(winner.events, body.events);
     if (!same) throw conflict(headOf(written.session));
     // 201 only when this request's write is the one that moved the head (it finished the batch).
     return { session: written.session, created: written.moved };
@@ -340,8 +341,9 @@ function conflict(head: Head): ApiError {
 
 /**
  * One transaction: the ledger entry, then the head moved only if it is still where the batch
- * starts, and the events inserted only if it moved. Answers the session after, and whether
- * this write moved it.
+ * starts, and the events inserted only if it moved (`byRival`: by a request that sent another
+ * batch). Answers the session after, whether this write moved it, and the event at the batch's
+ * end as stored (by whichever request wrote it).
  */
 async function writeAppend(
   tenant: Tenant,
@@ -349,12 +351,17 @@ async function writeAppend(
   sessionId: string,
   draft: AppendDraft,
   entry: StoredEntry,
-): Promise<{ session: SessionRow; moved: boolean; hashAtTo: string | null }> {
+  byRival: boolean,
+): Promise<{
+  session: SessionRow;
+  moved: boolean;
+  atTo: { hash: string; writtenByRival: boolean } | null;
+}> {
   const receivedAt = new Date(draft.receivedAt);
   const first = draft.events[0];
   const last = draft.events.at(-1);
   if (!first || !last) throw new ApiError("internal_error");
-  const rows = eventRows(who.orgId, sessionId, draft.events, receivedAt, entry);
+  const rows = eventRows(who.orgId, sessionId, draft.events, receivedAt, entry, byRival);
   const json = `[${rows.map((row) => columnJson(sessionEvents, row)).join(",")}]`;
   const signed = draft.events.filter((e) => e.signature).length;
   const prevHash = first.sequence === 1 ? null : first.prev_hash;
@@ -376,7 +383,7 @@ async function writeAppend(
       select count(*)::int as moved from moved`),
     db.select().from(sessions).where(eq(sessions.id, sessionId)),
     db
-      .select({ hash: sessionEvents.hash })
+      .select({ hash: sessionEvents.hash, writtenByRival: sessionEvents.writtenByRival })
       .from(sessionEvents)
       .where(
         and(eq(sessionEvents.sessionId, sessionId), eq(sessionEvents.sequence, last.sequence)),
@@ -384,5 +391,5 @@ async function writeAppend(
   ]);
   const session = orNotFound(after[0]);
   const count = (moved as unknown as { rows: { moved: number }[] }).rows[0]?.moved ?? 0;
-  return { session, moved: count > 0, hashAtTo: atTo[0]?.hash ?? null };
+  return { session, moved: count > 0, atTo: atTo[0] ?? null };
 }

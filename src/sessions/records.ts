@@ -124,6 +124,8 @@ export function eventRows(
   events: readonly SessionEventInput[],
   receivedAt: Date,
   audit: { id: string; sequence: number },
+  /** A rival batch's request writes these rows (see `session_events.written_by_rival`). */
+  writtenByRival = false,
 ): SessionEventRow[] {
   return events.map((event) => ({
     orgId,
@@ -140,5 +142,6 @@ export function eventRows(
     receivedAt,
     auditEntryId: audit.id,
     auditSequence: audit.sequence,
+    writtenByRival,
   }));
 }

@@ -137,13 +137,9 @@ describe("POST /v1/sessions/{id}/events", () => {
     const a = await buildChain({ ...owner, after: head }, 3);
     const b = await buildChain({ ...owner, after: head, start: 0 }, 2);
     const results = await Promise.all([appendEvents(org, id, a), appendEvents(org, id, b)]);
-    // Known defect, left open: the loser can finish the winner's deferred write before the
-    // winner does, and the winner then answers 200 (as a replay) instead of 201. Either way its
-    // batch is stored once and the loser gets 409; what this test guards is below.
-    const statuses = results.map((r) => r.status);
-    expect(statuses.filter((s) => s === 409)).toHaveLength(1);
-    expect(statuses.filter((s) => s === 201 || s === 200)).toHaveLength(1);
-    const winner = results[0]?.status === 409 ? b : a;
+    // The winner answers 201 even when the loser finished the winner's write before it did.
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
+    const winner = results[0]?.status === 201 ? a : b;
     // Whichever guard stopped it (the head read, or the ledger object's once key), the loser
     // is told the winner's head.
     const loser = results.find((r) => r.status === 409);

@@ -109,6 +109,13 @@ export const sessionEvents = pgTable(
     receivedAt: timestamp("received_at", { withTimezone: true, precision: 3 }).notNull(),
     auditEntryId: uuid("audit_entry_id").notNull(),
     auditSequence: bigint("audit_sequence", { mode: "number" }).notNull(),
+    /**
+     * Written by a rival: a request that sent a different batch at this position finished this
+     * recorded batch before the batch's own request did. That request still answers 201 (the
+     * rival answers 409), so it must tell a rival's write from a twin's (the same batch resent,
+     * which answered 201 itself).
+     */
+    writtenByRival: boolean("written_by_rival").notNull().default(false),
   },
   (t) => [
     primaryKey({ columns: [t.orgId, t.sessionId, t.sequence] }),

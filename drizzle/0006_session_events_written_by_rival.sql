@@ -1,0 +1,1 @@
+ALTER TABLE "session_events" ADD COLUMN "written_by_rival" boolean DEFAULT false NOT NULL;
