@@ -227,9 +227,9 @@ function insertEventsFrom(json: string) {
   return sql`
     insert into session_events (org_id, session_id, sequence, type, time, payload_digest,
       prev_hash, hash, assessment_id, signature, key_id, received_at, audit_entry_id,
-      audit_sequence)
+      audit_sequence, written_by_rival)
     select org_id, session_id, sequence, type, time, payload_digest, prev_hash, hash,
-      assessment_id, signature, key_id, now(), audit_entry_id, audit_sequence
+      assessment_id, signature, key_id, now(), audit_entry_id, audit_sequence, written_by_rival
     from json_populate_recordset(null::session_events, ${json}::json)`;
 }
 

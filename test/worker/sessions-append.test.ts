@@ -1,6 +1,9 @@
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { canonicalize } from "../../src/lib/canonical";
 import { call } from "./support/api";
+import { ownerSql } from "./support/db";
+import { ledger } from "./support/ledger";
 import {
   appendEvents,
   buildChain,
@@ -157,6 +160,51 @@ describe("POST /v1/sessions/{id}/events", () => {
       head: { sequence: 2 + winner.length, hash: winner.at(-1)?.hash },
       first_break: null,
     });
+    expect(await entriesOf(org, "session.events_appended")).toHaveLength(1);
+  });
+
+  it("answers the winner 201 when the loser finished the winner's write before it did", async () => {
+    const { org, owner, id, head } = await started();
+    const a = await buildChain({ ...owner, after: head }, 3);
+    const b = await buildChain({ ...owner, after: head, start: 0 }, 2);
+    // Hold the winner inside its ledger call, after its entry is sequenced and before its write.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await runInDurableObject(ledger(org.id), (object) => {
+      const alarm = (object as unknown as { alarmClock: { schedule: () => Promise<void> } })
+        .alarmClock;
+      const schedule = alarm.schedule.bind(alarm);
+      alarm.schedule = async () => {
+        alarm.schedule = schedule;
+        await held;
+        return schedule();
+      };
+    });
+    const winner = appendEvents(org, id, a);
+    const once = `session.events_appended:${id}:${head.sequence + 1}`;
+    const sequenced = () =>
+      runInDurableObject(ledger(org.id), (object) =>
+        Boolean(
+          (object as unknown as { store: { onceEntry: (key: string) => unknown } }).store.onceEntry(
+            once,
+          ),
+        ),
+      );
+    for (let i = 0; i < 200 && !(await sequenced()); i++) await scheduler.wait(10);
+    const loser = await appendEvents(org, id, b);
+    expect(loser.status).toBe(409);
+    expect(loser.json.details.head).toEqual({ sequence: 5, hash: a[2]?.hash });
+    expect(
+      await ownerSql`select bool_and(written_by_rival) as rival from session_events
+                     where org_id = ${org.id} and sequence > 2`,
+    ).toEqual([{ rival: true }]);
+    release();
+    const won = await winner;
+    expect(won.status).toBe(201);
+    expect(won.json).toMatchObject({ events: 5, head: { sequence: 5, hash: a[2]?.hash } });
+    expect(await storedCount(org)).toBe(5);
     expect(await entriesOf(org, "session.events_appended")).toHaveLength(1);
   });
 
