@@ -13,10 +13,12 @@ import {
   recordOf,
 } from "../assess/persist";
 import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
+import type { SpendRefusal } from "../credentials/spend";
 import { type Env, modeOf } from "../env";
 import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
 import { logError } from "../lib/log";
+import type { ReviewSpend } from "../schemas/reviews";
 import { signer } from "../signing/signer";
 import { type DeliveryMessage, deliveriesMadeHere, send } from "../webhooks/enqueue";
 import { entryHash, GENESIS_HASH, type LedgerEntry, leafHash, type Party } from "./chain";
@@ -198,6 +200,44 @@ export class OrgLedger extends DurableObject<Env> {
     return this.deferred(orgId, append, voidedBy);
   }
 
+  /**
+   * `appendDeferred` for an approval that spends under an AP2 credential (a person approving a
+   * review): after a replay by the `once` keys, the spend is judged like an automated
+   * approval's (one consent pays once, budgets and recurrence across closed mandates) in the
+   * same synchronous step that sequences the entry and records the spend. A refused spend
+   * sequences nothing.
+   */
+  async appendSpending(
+    orgId: string,
+    input: Omit<AppendInput, "once"> & { once: string[]; attachment: string; spend: ReviewSpend },
+  ): Promise<DeferredAppend | { refused: SpendRefusal }> {
+    this.bind(orgId);
+    const { spend, ...append } = input;
+    const earlier = this.earlierOf(append.once);
+    if (earlier) {
+      const attachment = this.store.attachment(earlier.sequence);
+      return { entry: earlier, replayed: true, attachment };
+    }
+    const refusal = this.spendRefusal(spend);
+    if (refusal !== null) return { refused: refusal };
+    const [primary, ...others] = append.once;
+    if (primary === undefined) throw new Error("appendSpending needs a once key");
+    const head = this.head;
+    const [answer, next] = this.ctx.storage.transactionSync(() => {
+      const sequenced = this.sequence(orgId, { ...append, once: primary }, head);
+      const sequence = sequenced[0].sequence;
+      for (const key of others) this.store.setOnce(key, sequence);
+      this.store.setAttachment(sequence, append.attachment, Date.now());
+      this.store.addSpend(spend.root, spend.transaction, spend.amount, spend.currency, sequence);
+      return sequenced;
+    });
+    this.head = next;
+    await this.scheduleAnchor();
+    const entry = this.store.entry(answer.sequence);
+    if (!entry) throw new Error(`ledger ${orgId}: entry ${answer.sequence} vanished`);
+    return { entry, replayed: false, attachment: null };
+  }
+
   // No await before the transaction: the once keys, the voids and the sequencing are one step.
   private async deferred(
     orgId: string,
@@ -278,6 +318,8 @@ export class OrgLedger extends DurableObject<Env> {
       mandate: commit.mandate,
       events: verdict.events,
       ...(commit.inputs ? { inputs: commit.inputs } : {}),
+      // Only a verdict that is still `review` opens an item (a refused spend is a denial).
+      ...(commit.review && record.decision === "review" ? { review: commit.review } : {}),
     };
     const [primary, ...others] = commit.once;
     if (primary === undefined) throw new Error("commitAssessment needs a once key");
@@ -334,10 +376,12 @@ export class OrgLedger extends DurableObject<Env> {
     if (status !== "stored") {
       throw new Error(`ledger ${this.orgId}: assessment write ${entry.sequence} is ${status}`);
     }
+    const answered = JSON.parse(write.body) as AnsweredPlan;
     return {
       kind: "stored",
-      record: recordOf(JSON.parse(write.body) as AnsweredPlan, entry),
+      record: recordOf(answered, entry),
       replayed,
+      reviewId: answered.review?.id ?? null,
     };
   }
 
@@ -350,13 +394,19 @@ export class OrgLedger extends DurableObject<Env> {
   private spendChoice(commit: AssessmentCommit): 0 | 1 | 2 {
     const spend = commit.spend;
     if (!spend || commit.verdict.fields.decision !== "approve") return 0;
+    const refusal = this.spendRefusal(spend);
+    return refusal === null ? 0 : refusal === "already_consumed" ? 1 : 2;
+  }
+
+  /** Why this org may not approve the spend now, or null when it may. Synchronous. */
+  private spendRefusal(spend: ReviewSpend): SpendRefusal | null {
     const spent = this.store.spent(spend.root, spend.transaction, spend.currency);
-    if (spent.consumedBy !== null) return 1;
+    if (spent.consumedBy !== null) return "already_consumed";
     const overBudget = spend.budgets.some(
       (budget) => budget.currency === spend.currency && spent.total + spend.amount > budget.max,
     );
     const exhausted = spend.maxOccurrences !== null && spent.uses >= spend.maxOccurrences;
-    return overBudget || exhausted ? 2 : 0;
+    return overBudget || exhausted ? "budget_exceeded" : null;
   }
 
   /** Builds, proves consistent, signs and stores a checkpoint over everything appended so far. */
@@ -505,7 +555,10 @@ export class OrgLedger extends DurableObject<Env> {
         const status = persistedOf(results[i], w.plan);
         // A retry is answered from the record alone: the mandate and the inputs go, and so does
         // the counterparty's digest, which only the history reads (from Postgres).
-        const kept: AnsweredPlan = { record: { ...w.plan.record, counterparty: null } };
+        const kept: AnsweredPlan = {
+          record: { ...w.plan.record, counterparty: null },
+          ...(w.plan.review ? { review: w.plan.review } : {}),
+        };
         this.store.setWriteStatus(w.sequence, status, JSON.stringify(kept));
         // A spend whose assessment the cap refused never happened.
         if (status !== "stored") this.store.removeSpend(w.sequence);
