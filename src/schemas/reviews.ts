@@ -68,6 +68,8 @@ export const Refinement = z
   });
 export type Refinement = z.infer<typeof Refinement>;
 
+export const reviewTags = ["Reviews"];
+
 export const Review = z
   .object({
     object: z.literal("review"),
@@ -100,10 +102,6 @@ export const ResolveReviewBody = z
   })
   .openapi("ResolveReview");
 export type ResolveReviewBody = z.infer<typeof ResolveReviewBody>;
-
-export const ResolvedReview = z
-  .object({ review: Review, risk_payload: ResolvedPayload })
-  .openapi("ResolvedReview");
 
 export const ListReviewsQuery = PageQuery.extend({
   status: z.enum(REVIEW_STATUSES).optional(),

@@ -6,6 +6,7 @@ export const EVENT_TYPES = [
   "assessment.completed",
   "assessment.denied",
   "assessment.flagged",
+  "assessment.resolved",
   "agent.trust_changed",
   "agent.suspended",
   "agent.revoked",
