@@ -345,7 +345,7 @@ describe("POST /v1/reviews/{id}/resolve", () => {
 });
 
 describe("the review SLA", () => {
-  async function overdue(org: TestOrg, key: string) {
+  async function overdue(key: string) {
     const { body } = await reviewed(key);
     const item = await itemOf({ key }, body.assessmentId);
     await ownerSql`update reviews set expires_at = now() - interval '1 second'
@@ -386,7 +386,7 @@ describe("the review SLA", () => {
 
   it("refuses to resolve an item past its SLA, even before the sweep", async () => {
     const { org, key } = await orgWithKey();
-    const { item } = await overdue(org, key);
+    const { item } = await overdue(key);
     const res = await resolve(item.id, { token: org.token }, { decision: "approve" });
     expect(res.status).toBe(409);
     expect(res.json.error).toBe("review_expired");
@@ -395,7 +395,7 @@ describe("the review SLA", () => {
 
   it("expires an overdue item through the Cron sweep as deny, audited and signed", async () => {
     const { org, key } = await orgWithKey();
-    const { body, item } = await overdue(org, key);
+    const { body, item } = await overdue(key);
     const fresh = await itemOf({ key }, (await reviewed(key)).body.assessmentId);
     await sweep();
     const expired = await call(`/v1/reviews/${item.id}`, { key });
