@@ -7,7 +7,7 @@ import {
 import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import worker from "../../workers/main";
-import { call, newOrg, type TestOrg } from "./support/api";
+import { call, newOrg } from "./support/api";
 import { assessOk, examples, type Json, orgWithKey, payment } from "./support/assess";
 import { addMember, ownerSql } from "./support/db";
 import { createEndpoint, eventually, received, receiver } from "./support/webhooks";
