@@ -35,6 +35,8 @@ import { registerOrgs } from "./routes/orgs";
 import { registerPolicies } from "./routes/policies";
 import { registerPoliciesBacktest } from "./routes/policies-backtest";
 import { registerPrincipals } from "./routes/principals";
+import { registerReviewSettings } from "./routes/review-settings";
+import { registerReviews } from "./routes/reviews";
 import { registerSessions } from "./routes/sessions";
 import { registerTransparency } from "./routes/transparency";
 import { registerTrustList } from "./routes/trust-list";
@@ -110,6 +112,8 @@ export function buildApp() {
   registerWebhooksDispatch(app);
   registerAssess(app);
   registerAssessments(app);
+  registerReviews(app);
+  registerReviewSettings(app);
   registerMandates(app);
   registerPolicies(app);
   registerPoliciesBacktest(app);

@@ -1,6 +1,7 @@
 import { buildApp } from "../src/app";
 import type { Env } from "../src/env";
 import { anchorPendingLedgers } from "../src/ledger/sweep";
+import { expireOverdueReviews } from "../src/reviews/expire";
 import { deliverBatch, recordDeadLetters } from "../src/webhooks/deliver";
 import { enqueueDueDeliveries } from "../src/webhooks/enqueue";
 import { noteSigningKey } from "../src/webhooks/key-rotation";
@@ -20,6 +21,7 @@ export default {
   },
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(anchorPendingLedgers(env));
+    ctx.waitUntil(expireOverdueReviews(env));
     // The key first: a rotation's events are then enqueued by the same run.
     ctx.waitUntil(noteSigningKey(env).then(() => enqueueDueDeliveries(env)));
   },

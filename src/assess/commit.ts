@@ -1,4 +1,5 @@
 import type { Party } from "../ledger/chain";
+import type { ReviewOpening } from "../schemas/reviews";
 import type { AssessmentRecord } from "./outcome";
 import type { PersistPlan } from "./persist";
 
@@ -67,13 +68,18 @@ export interface AssessmentCommit {
   inputs?: PersistPlan["inputs"];
   verdict: Verdict;
   spend: CredentialSpend | null;
+  /**
+   * The review item a `review` verdict opens, written in the same statement as the assessment
+   * (docs/reviews.md); null for any other decision.
+   */
+  review: ReviewOpening | null;
   /** Test-suite faults the ledger object honours in ENVIRONMENT=test only (`persist`). */
   faults: string[];
 }
 
 export type CommitAnswer =
   /** Stored with its entry; `replayed` when an earlier commit under one of the keys made it. */
-  | { kind: "stored"; record: AssessmentRecord; replayed: boolean }
+  | { kind: "stored"; record: AssessmentRecord; replayed: boolean; reviewId: string | null }
   /** The database refused it at the spending cap: nothing was stored, nothing was billed. */
   | { kind: "refused" }
   /** An earlier commit under one of the keys, whose answer the ledger no longer keeps. */

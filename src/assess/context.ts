@@ -1,7 +1,7 @@
 import { and, eq, max, sql } from "drizzle-orm";
 import { SPEND_STATE_SQL, spendStateOf } from "../billing/guard";
 import { type AnchorRow, activeIssuers, anchorsOf, type RootHeader } from "../credentials/issuers";
-import { assessments, auditCheckpoints, policies } from "../db/schema";
+import { assessments, auditCheckpoints, policies, reviews } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { aggregatesJson } from "../rules/aggregates";
 import type { AgentRowView, AssessContext } from "./input";
@@ -33,9 +33,22 @@ export interface ContextQuery {
  * chosen is the key's, else the card's, else the explicit one; the history is that agent's.
  */
 export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<AssessContext> {
-  const [replay, keyOwner, policy, identity, anchored, spend, issuers] = await tenant.batch(
-    (db) => [
+  const [replay, replayReview, keyOwner, policy, identity, anchored, spend, issuers] =
+    await tenant.batch((db) => [
       db.select().from(assessments).where(eq(assessments.contentHash, q.contentHash)),
+      // The replay's review item, for its refinement: in the same batch, no extra round trip.
+      db
+        .select()
+        .from(reviews)
+        .where(
+          eq(
+            reviews.assessmentId,
+            db
+              .select({ id: assessments.id })
+              .from(assessments)
+              .where(eq(assessments.contentHash, q.contentHash)),
+          ),
+        ),
       db
         .select({ contentHash: assessments.contentHash })
         .from(assessments)
@@ -57,12 +70,12 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
       db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
       db.execute(SPEND_STATE_SQL),
       ...(q.credentialRoot ? [activeIssuers(db)] : []),
-    ],
-  );
+    ]);
   const row = (identity as unknown as { rows: Record<string, unknown>[] }).rows[0] ?? {};
   const active = policy[0];
   return {
     replay: replay[0] ? fromRow(replay[0]) : null,
+    replayReview: replayReview[0] ?? null,
     keyOwner: keyOwner[0]?.contentHash ?? null,
     policy: active?.version ? { version: active.version, rules: active.rules } : null,
     keyHit: (row.key_hit as AssessContext["keyHit"]) ?? null,

@@ -1,6 +1,7 @@
 import type { SpendState } from "../billing/plans";
 import type { TrustAnchors } from "../credentials/verify";
 import { logError } from "../lib/log";
+import type { ReviewRow } from "../reviews/records";
 import { aggregateValues } from "../rules/aggregates";
 import type { AssessmentRecord } from "./outcome";
 import { normalizeRules, PolicyRules } from "./policy";
@@ -20,6 +21,8 @@ export interface AgentRowView {
 export interface AssessContext {
   /** The stored assessment for the same content: the request is a replay. */
   replay: AssessmentRecord | null;
+  /** The replayed assessment's review item, for the Outcome's `refinement`. */
+  replayReview: ReviewRow | null;
   /** The content hash the idempotency key was first used with. */
   keyOwner: string | null;
   policy: { version: number; rules: unknown } | null;

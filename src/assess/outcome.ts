@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { assessments } from "../db/schema";
+import { Refinement } from "../schemas/reviews";
 import { CredentialOutcome } from "./credential";
 import { ACTION_KINDS } from "./request";
 
@@ -101,10 +102,7 @@ export const Outcome = z
           "that can change between two reads of the same assessment)",
       }),
     }),
-    refinement: z
-      .object({ status: z.string() })
-      .nullable()
-      .openapi({ description: "Always null: this version refines nothing asynchronously" }),
+    refinement: Refinement.nullable(),
     agent: AgentSnapshotSchema.nullable(),
     credential: CredentialOutcome.nullable(),
     latency_ms: z.number().int().openapi({
@@ -114,7 +112,15 @@ export const Outcome = z
   .openapi("Outcome");
 export type Outcome = z.infer<typeof Outcome>;
 
-export function toOutcome(record: AssessmentRecord, anchored: boolean): Outcome {
+/**
+ * The Outcome of a record, with its review item's state as `refinement` (null unless the
+ * decision is `review`): the one field besides `audit.status` a later read may see change.
+ */
+export function toOutcome(
+  record: AssessmentRecord,
+  anchored: boolean,
+  refinement: Refinement | null,
+): Outcome {
   return {
     object: "assessment",
     id: record.id,
@@ -137,7 +143,7 @@ export function toOutcome(record: AssessmentRecord, anchored: boolean): Outcome 
       sequence: record.audit_sequence,
       status: anchored ? "anchored" : "pending",
     },
-    refinement: null,
+    refinement,
     agent: record.agent,
     credential: record.credential ?? null,
     latency_ms: record.latency_ms,

@@ -10,6 +10,7 @@ import type { Database } from "../db/client";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
 import { isRecordedInputs, type RecordedInputs } from "../rules/inputs";
+import { REVIEW_SLA_DEFAULT_SECONDS, ReviewOpening } from "../schemas/reviews";
 import { AssessmentRecord } from "./outcome";
 
 /**
@@ -35,6 +36,8 @@ export const PersistPlan = z.object({
   ),
   /** What the model read, for backtests; absent from plans made before it was recorded. */
   inputs: z.custom<RecordedInputs>(isRecordedInputs).optional(),
+  /** The review item a `review` assessment opens; absent for any other decision. */
+  review: ReviewOpening.optional(),
 });
 export type PersistPlan = z.infer<typeof PersistPlan>;
 
@@ -42,7 +45,7 @@ export type PersistPlan = z.infer<typeof PersistPlan>;
  * What the ledger object keeps of a plan once Postgres has its write: the record a retry is
  * answered with. The mandate and the inputs are not kept past the write.
  */
-export type AnsweredPlan = Pick<PersistPlan, "record">;
+export type AnsweredPlan = Pick<PersistPlan, "record" | "review">;
 
 export function recordOf(plan: AnsweredPlan, entry: StoredEntry): AssessmentRecord {
   return { ...plan.record, audit_entry_id: entry.id, audit_sequence: entry.sequence };
@@ -155,6 +158,9 @@ export function persistStatement(
     ),
     -- Test-mode assessments are no evidence about an agent's live trust, nor is an assessment
     -- that named the agent without proof of possession (identity.proven not true: a claim).
+    -- A review assessment opens its review item here, with the assessment, so no review is ever
+    -- missing and a replayed plan (nothing inserted) never opens a second one.
+    ${reviewOpening(orgId, plan)}
     counted as (
       update agents a set
         approvals = a.approvals + (ins.decision = 'approve')::int,
@@ -167,6 +173,23 @@ export function persistStatement(
     select (select id from ins) as inserted,
       coalesce((select id from ins),
         (select id from assessments where content_hash = ${record.content_hash})) as stored`);
+}
+
+/** The CTE that opens the plan's review item, due after the org's SLA (or the default). */
+function reviewOpening(orgId: string, plan: PersistPlan) {
+  const review = plan.review;
+  if (!review) return sql``;
+  const created = plan.record.created;
+  return sql`opened as (
+      insert into reviews (id, org_id, assessment_id, livemode, agent_id, created_at, expires_at, spend)
+      select ${review.id}::uuid, ${orgId}::uuid, ins.id, ins.livemode, ins.agent_id,
+        ${created}::timestamptz,
+        ${created}::timestamptz + make_interval(secs => coalesce(
+          (select s.sla_seconds from review_settings s), ${REVIEW_SLA_DEFAULT_SECONDS}::int)),
+        ${review.spend === null ? null : JSON.stringify(review.spend)}::jsonb
+      from ins where ins.decision = 'review'
+      on conflict do nothing
+    ),`;
 }
 
 /**

@@ -9,7 +9,9 @@ import { commitAssessment } from "../ledger/ledger";
 import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
 import { logError } from "../lib/log";
+import { openedRefinement, refinementOf } from "../reviews/records";
 import { recordInputs } from "../rules/inputs";
+import type { Refinement, ReviewOpening } from "../schemas/reviews";
 import { signer } from "../signing/signer";
 import { scoreBehavior } from "./behavior";
 import type {
@@ -81,7 +83,8 @@ export async function runAssessment(
   );
   if (context.keyOwner !== null && context.keyOwner !== contentHash) throw keyReused();
   if (context.replay) {
-    return answer(context.replay, context.anchoredThrough, request, timing);
+    const refinement = refinementOf(context.replayReview, context.replay.verify_url);
+    return answer(context.replay, context.anchoredThrough, request, timing, refinement);
   }
   // Only a fresh payload needs them: a replay answers the stored one, as it was signed.
   const issuer = publicBaseUrl(tenant.env);
@@ -171,14 +174,37 @@ export async function runAssessment(
       verdict?.spend && chosen.fields.decision === "approve"
         ? spendOf(verdict, decision, facts, credential)
         : null,
+    review: chosen.fields.decision === "review" ? reviewOpening(verdict, receivedAt) : null,
     faults: [...faults],
   };
   // Nothing the ledger would record may be refused by the database afterwards.
   const unstorable = unstorableAt(commit, "request", 0);
   if (unstorable) throw new ApiError("invalid_request", [unstorable]);
   // Signing happens in the ledger object, so `persist` times the whole second hop.
-  const record = await timing.time("persist", () => commitTo(tenant, who, commit));
-  return answer(record, context.anchoredThrough, request, timing);
+  const { record, reviewId } = await timing.time("persist", () => commitTo(tenant, who, commit));
+  const refinement = reviewId === null ? null : openedRefinement(reviewId);
+  return answer(record, context.anchoredThrough, request, timing, refinement);
+}
+
+/**
+ * The review item a `review` verdict opens. With a verified credential it keeps what approving
+ * would spend, so a person's approval is judged like an automated one (docs/reviews.md).
+ */
+function reviewOpening(verdict: ChainVerdict | null, receivedAt: number): ReviewOpening {
+  const spend = verdict?.verified ? verdict.spend : null;
+  return {
+    id: newId(receivedAt),
+    spend: spend
+      ? {
+          root: spend.rootReference,
+          transaction: spend.transactionId,
+          amount: spend.amount,
+          currency: spend.currency,
+          budgets: spend.budgets.map((b) => ({ max: b.maxMinor, currency: b.currency })),
+          maxOccurrences: spend.maxOccurrences,
+        }
+      : null,
+  };
 }
 
 /**
@@ -331,7 +357,7 @@ async function commitTo(
   tenant: Tenant,
   who: Caller,
   commit: AssessmentCommit,
-): Promise<AssessmentRecord> {
+): Promise<{ record: AssessmentRecord; reviewId: string | null }> {
   // The ledger object signs with the same key; without one nothing is sequenced (503).
   await signer(tenant.env);
   const answered = await commitAssessment(tenant.env, who, commit);
@@ -348,7 +374,7 @@ async function commitTo(
   }
   // The key was first used for other content: nothing of this request was written.
   if (answered.record.content_hash !== commit.record.content_hash) throw keyReused();
-  return answered.record;
+  return { record: answered.record, reviewId: answered.reviewId };
 }
 
 function answer(
@@ -356,8 +382,9 @@ function answer(
   anchoredThrough: number,
   request: ParsedAssessRequest,
   timing: Stopwatch,
+  refinement: Refinement | null,
 ): Assessed {
-  const outcome = toOutcome(record, record.audit_sequence <= anchoredThrough);
+  const outcome = toOutcome(record, record.audit_sequence <= anchoredThrough, refinement);
   return { outcome, record, mandate: withRiskPayload(request.mandate, outcome), timing };
 }
 

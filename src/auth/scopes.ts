@@ -16,6 +16,8 @@ export const SCOPES = [
   "keys:write",
   "artifact:write",
   "session:write",
+  "review:read",
+  "review:write",
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
@@ -43,13 +45,22 @@ export const scopeSchema = z.enum(SCOPES).openapi("Scope");
 export const ROLES = ["owner", "admin", "member"] as const;
 export type Role = (typeof ROLES)[number];
 
-/** The owner has every scope on session routes; an admin manages keys; a member reads its context. */
+/**
+ * The review queue's scopes: people decide reviews, so the sessions of owners and admins hold
+ * them (an admin could mint a key with them anyway); keys may be given them too.
+ */
+const REVIEW_SCOPES: readonly Scope[] = ["review:read", "review:write"];
+
+/**
+ * The owner has every scope on session routes; an admin manages keys and decides reviews; a
+ * member reads its context.
+ */
 export function scopesOfRole(role: Role): Scope[] {
   switch (role) {
     case "owner":
       return [...SCOPES];
     case "admin":
-      return [...SESSION_ONLY_SCOPES];
+      return [...SESSION_ONLY_SCOPES, ...REVIEW_SCOPES];
     case "member":
       return [];
   }

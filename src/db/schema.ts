@@ -11,6 +11,7 @@ export * from "./tables/credentials";
 export * from "./tables/foundation";
 export * from "./tables/identity";
 export * from "./tables/ledger";
+export * from "./tables/reviews";
 export * from "./tables/rules";
 export * from "./tables/sessions";
 export * from "./tables/signing";

@@ -28,6 +28,8 @@ export function assessmentPlan(
     mandate: commit.mandate,
     events: verdict.events,
     ...(commit.inputs ? { inputs: commit.inputs } : {}),
+    // Only a verdict that is still `review` opens an item (a refused spend is a denial).
+    ...(commit.review && record.decision === "review" ? { review: commit.review } : {}),
   };
 }
 
@@ -62,9 +64,11 @@ export async function commitAnswer(
   if (status !== "stored") {
     throw new Error(`ledger ${orgId}: assessment write ${entry.sequence} is ${status}`);
   }
+  const answered = JSON.parse(write.body) as AnsweredPlan;
   return {
     kind: "stored",
-    record: recordOf(JSON.parse(write.body) as AnsweredPlan, entry),
+    record: recordOf(answered, entry),
     replayed,
+    reviewId: answered.review?.id ?? null,
   };
 }

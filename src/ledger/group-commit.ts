@@ -99,7 +99,10 @@ export class GroupCommit {
         const status = persistedOf(results[i], w.plan);
         // A retry is answered from the record alone: the mandate and the inputs go, and so does
         // the counterparty's digest, which only the history reads (from Postgres).
-        const kept: AnsweredPlan = { record: { ...w.plan.record, counterparty: null } };
+        const kept: AnsweredPlan = {
+          record: { ...w.plan.record, counterparty: null },
+          ...(w.plan.review ? { review: w.plan.review } : {}),
+        };
         store.setWriteStatus(w.sequence, status, JSON.stringify(kept));
         // A spend whose assessment the cap refused never happened.
         if (status !== "stored") store.removeSpend(w.sequence);

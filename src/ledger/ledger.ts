@@ -1,8 +1,10 @@
 import type { AssessmentCommit, CommitAnswer } from "../assess/commit";
 import type { Actor, Caller } from "../auth/caller";
+import type { SpendRefusal } from "../credentials/spend";
 import type { Env } from "../env";
 import { ApiError, type ErrorCode, errorStatus } from "../errors";
 import { payloadDigest } from "../lib/digest";
+import type { ReviewSpend } from "../schemas/reviews";
 import type { Party } from "./chain";
 import { LEDGER_UNAVAILABLE } from "./ledger-postgres";
 import type { StoredEntry, Voiding } from "./ledger-store";
@@ -127,41 +129,78 @@ const MAX_ORPHANS = 5;
 export async function recordOnce<T, R>(
   env: Env,
   caller: Caller,
-  change: Omit<Change, "once"> & { once: readonly string[]; voidedBy?: readonly string[] },
+  change: OnceChange,
   terms: T,
-  settle: {
-    finish: (sequenced: Sequenced<T>) => Promise<R>;
-    expired: (entry: StoredEntry) => Promise<R | typeof ORPHANED>;
-    /** A `voidedBy` key was revoked before this change could be sequenced: nothing was. */
-    voided?: (revocation: Voiding) => Promise<R>;
-  },
+  settle: Settle<T, R>,
+): Promise<R> {
+  return recordOnceAs(env, caller.orgId, actorParty(caller.actor), change, terms, settle);
+}
+
+/** What `recordOnce` records: a change, its once keys, and what it may be refused by. */
+export type OnceChange = Omit<Change, "once"> & {
+  once: readonly string[];
+  voidedBy?: readonly string[];
+  /**
+   * An approval that spends under an AP2 credential: the ledger object judges it (single use,
+   * budget) in the step that sequences it, and sequences nothing when it refuses.
+   */
+  spend?: ReviewSpend;
+};
+
+export interface Settle<T, R> {
+  finish: (sequenced: Sequenced<T>) => Promise<R>;
+  expired: (entry: StoredEntry) => Promise<R | typeof ORPHANED>;
+  /** A `voidedBy` key was revoked before this change could be sequenced: nothing was. */
+  voided?: (revocation: Voiding) => Promise<R>;
+  /** The ledger object refused `spend`: nothing was sequenced. */
+  refused?: (refusal: SpendRefusal) => Promise<R>;
+}
+
+/**
+ * `recordOnce` for a change no request's caller made (the review SLA sweep): the actor is
+ * named explicitly.
+ */
+export async function recordOnceAs<T, R>(
+  env: Env,
+  orgId: string,
+  actor: Party,
+  change: OnceChange,
+  terms: T,
+  settle: Settle<T, R>,
 ): Promise<R> {
   let once = change.once;
   const voidedBy = change.voidedBy ?? [];
   for (let orphans = 0; ; orphans++) {
     const input = {
       type: change.type,
-      actor: actorParty(caller.actor),
+      actor,
       subject: change.subject,
       digest: payloadDigest(change.payload),
       once: [...once],
       attachment: JSON.stringify(terms),
     };
-    const ledger = ledgerOf(env, caller.orgId);
-    const answer =
-      voidedBy.length === 0
-        ? await reachLedger(() => ledger.appendDeferred(caller.orgId, input))
-        : // The RPC stub's type of a union answer is not the union itself.
-          await reachLedger(
-            () =>
-              ledger.appendUnlessVoided(caller.orgId, {
+    const ledger = ledgerOf(env, orgId);
+    const spend = change.spend;
+    // The RPC stub's type of a union answer is not the union itself.
+    type Answer = DeferredAppend | { voided: Voiding } | { refused: SpendRefusal };
+    const answer = await reachLedger(
+      () =>
+        (spend
+          ? ledger.appendSpending(orgId, { ...input, spend })
+          : voidedBy.length === 0
+            ? ledger.appendDeferred(orgId, input)
+            : ledger.appendUnlessVoided(orgId, {
                 ...input,
                 voidedBy: [...voidedBy],
-              }) as unknown as Promise<DeferredAppend | { voided: Voiding }>,
-          );
+              })) as unknown as Promise<Answer>,
+    );
     if ("voided" in answer) {
       if (!settle.voided) throw new Error("a voided change needs settle.voided");
       return settle.voided(answer.voided);
+    }
+    if ("refused" in answer) {
+      if (!settle.refused) throw new Error("a refused spend needs settle.refused");
+      return settle.refused(answer.refused);
     }
     const { entry, replayed, attachment } = answer;
     if (!replayed) return settle.finish({ entry, terms, replayed });

@@ -1,8 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import type { AssessmentCommit, CommitAnswer, Verdict } from "../assess/commit";
 import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
+import type { SpendRefusal } from "../credentials/spend";
 import { type Env, modeOf } from "../env";
 import { payloadDigest } from "../lib/digest";
+import type { ReviewSpend } from "../schemas/reviews";
 import { signer } from "../signing/signer";
 import { AnchorAlarm, signCheckpoint } from "./anchoring";
 import { assessmentPlan, commitAnswer, earlierCommit } from "./assessment-write";
@@ -12,7 +14,7 @@ import { type InclusionAnswer, inclusionOf } from "./inclusion";
 import { type Head, LedgerStore, type StoredEntry, type Voiding } from "./ledger-store";
 import { consistencyProof } from "./merkle";
 import { type Appended, type AppendInput, sequenceEntry } from "./sequencing";
-import { candidateVerdicts, spendChoice } from "./spend-decision";
+import { candidateVerdicts, spendChoice, spendRefusal } from "./spend-decision";
 
 export { ANCHOR_DELAY_MS, anchorDelay } from "./anchoring";
 export type { InclusionAnswer } from "./inclusion";
@@ -148,6 +150,44 @@ export class OrgLedger extends DurableObject<Env> {
   ): Promise<DeferredAppend | { voided: Voiding }> {
     const { voidedBy, ...append } = input;
     return this.deferred(orgId, append, voidedBy);
+  }
+
+  /**
+   * `appendDeferred` for an approval that spends under an AP2 credential (a person approving a
+   * review): after a replay by the `once` keys, the spend is judged like an automated
+   * approval's (one consent pays once, budgets and recurrence across closed mandates) in the
+   * same synchronous step that sequences the entry and records the spend. A refused spend
+   * sequences nothing.
+   */
+  async appendSpending(
+    orgId: string,
+    input: Omit<AppendInput, "once"> & { once: string[]; attachment: string; spend: ReviewSpend },
+  ): Promise<DeferredAppend | { refused: SpendRefusal }> {
+    this.bind(orgId);
+    const { spend, ...append } = input;
+    const earlier = earlierCommit(this.store, append.once);
+    if (earlier) {
+      const attachment = this.store.attachment(earlier.sequence);
+      return { entry: earlier, replayed: true, attachment };
+    }
+    const refusal = spendRefusal(this.store, spend);
+    if (refusal !== null) return { refused: refusal };
+    const [primary, ...others] = append.once;
+    if (primary === undefined) throw new Error("appendSpending needs a once key");
+    const head = this.head;
+    const [answer, next] = this.ctx.storage.transactionSync(() => {
+      const sequenced = sequenceEntry(this.store, orgId, { ...append, once: primary }, head);
+      const sequence = sequenced[0].sequence;
+      for (const key of others) this.store.setOnce(key, sequence);
+      this.store.setAttachment(sequence, append.attachment, Date.now());
+      this.store.addSpend(spend.root, spend.transaction, spend.amount, spend.currency, sequence);
+      return sequenced;
+    });
+    this.head = next;
+    await this.alarmClock.schedule();
+    const entry = this.store.entry(answer.sequence);
+    if (!entry) throw new Error(`ledger ${orgId}: entry ${answer.sequence} vanished`);
+    return { entry, replayed: false, attachment: null };
   }
 
   // No await before the transaction: the once keys, the voids and the sequencing are one step.

@@ -1,4 +1,6 @@
 import type { AssessmentCommit, Verdict } from "../assess/commit";
+import type { SpendRefusal } from "../credentials/spend";
+import type { ReviewSpend } from "../schemas/reviews";
 import type { LedgerStore } from "./ledger-store";
 
 /**
@@ -21,11 +23,17 @@ export function candidateVerdicts(commit: AssessmentCommit): Verdict[] {
 export function spendChoice(store: LedgerStore, commit: AssessmentCommit): 0 | 1 | 2 {
   const spend = commit.spend;
   if (!spend || commit.verdict.fields.decision !== "approve") return 0;
+  const refusal = spendRefusal(store, spend);
+  return refusal === null ? 0 : refusal === "already_consumed" ? 1 : 2;
+}
+
+/** Why this org may not approve the spend now, or null when it may. Synchronous. */
+export function spendRefusal(store: LedgerStore, spend: ReviewSpend): SpendRefusal | null {
   const spent = store.spent(spend.root, spend.transaction, spend.currency);
-  if (spent.consumedBy !== null) return 1;
+  if (spent.consumedBy !== null) return "already_consumed";
   const overBudget = spend.budgets.some(
     (budget) => budget.currency === spend.currency && spent.total + spend.amount > budget.max,
   );
   const exhausted = spend.maxOccurrences !== null && spent.uses >= spend.maxOccurrences;
-  return overBudget || exhausted ? 2 : 0;
+  return overBudget || exhausted ? "budget_exceeded" : null;
 }

@@ -2,12 +2,13 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, gte, lte, max } from "drizzle-orm";
 import { fromRow, Outcome, toOutcome } from "../assess/outcome";
 import { ACTION_KINDS } from "../assess/request";
-import { assessments, auditCheckpoints } from "../db/schema";
+import { assessments, auditCheckpoints, reviews } from "../db/schema";
 import { orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
 import { listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, rowId } from "../http/schemas";
+import { refinementOf } from "../reviews/records";
 import { DateTime, listOf, PageQuery } from "../schemas/common";
 
 const AssessmentSummary = z
@@ -106,15 +107,17 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(getAssessment, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows, anchored] = await c.var.tenant.batch((db) => [
+    const [rows, anchored, review] = await c.var.tenant.batch((db) => [
       db
         .select()
         .from(assessments)
         .where(and(eq(assessments.id, id), eq(assessments.livemode, c.var.tenant.livemode))),
       db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
+      db.select().from(reviews).where(eq(reviews.assessmentId, id)),
     ]);
     const row = orNotFound(rows[0]);
     const through = Number(anchored[0]?.size ?? 0);
-    return c.json(toOutcome(fromRow(row), row.auditSequence <= through), 200);
+    const refinement = refinementOf(review[0], row.verifyUrl);
+    return c.json(toOutcome(fromRow(row), row.auditSequence <= through, refinement), 200);
   });
 }

@@ -1,11 +1,13 @@
 /**
- * Every event type the outbox carries: the spec's table, nothing else. An endpoint subscribes
+ * Every event type the outbox carries: the spec's table, plus `assessment.resolved` (a review
+ * resolved or expired, docs/reviews.md). An endpoint subscribes
  * to some of them, or to all with an empty list; a name not here is refused at subscription.
  */
 export const EVENT_TYPES = [
   "assessment.completed",
   "assessment.denied",
   "assessment.flagged",
+  "assessment.resolved",
   "agent.trust_changed",
   "agent.suspended",
   "agent.revoked",

@@ -37,7 +37,12 @@ describe("POST /v1/assess: the AP2 reference examples", () => {
     expect(body.outcome.kind).toBe("ap2_payment");
     expect(body.outcome.livemode).toBe(true);
     expect(body.outcome.audit.status).toBe("pending");
-    expect(body.outcome.refinement).toBeNull();
+    // A review opens a review item, which the refinement names; nothing else is refined.
+    if (body.decision === "review") {
+      expect(body.outcome.refinement).toMatchObject({ status: "open", decision: null });
+    } else {
+      expect(body.outcome.refinement).toBeNull();
+    }
     expect(body.mandateId).not.toBe(body.assessmentId);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
   });

@@ -88,6 +88,7 @@ function commitOf(spend: Spend | null, decision: "approve" | "deny" = "approve")
         budget_exceeded: verdict("deny", "credential_budget_exceeded"),
       },
     },
+    review: null,
     faults: [],
   };
 }

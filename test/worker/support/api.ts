@@ -69,6 +69,8 @@ export const ALL_KEY_SCOPES: Scope[] = [
   "gdpr:erase",
   "artifact:write",
   "session:write",
+  "review:read",
+  "review:write",
 ];
 
 export interface TestOrg {

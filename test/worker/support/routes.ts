@@ -218,6 +218,28 @@ export const ROUTES: RouteCase[] = [
     scope: "assess:read",
     resource: async (org) => (await assessOnce(org)).assessmentId,
   },
+  {
+    method: "GET",
+    path: "/v1/reviews",
+    scope: "review:read",
+    filters: { status: UNKNOWN, agent: BAD_UUID, from: BAD_DATE, to: BAD_DATE, order: UNKNOWN },
+  },
+  { method: "GET", path: "/v1/reviews/{id}", scope: "review:read", resource: newReview },
+  {
+    method: "POST",
+    path: "/v1/reviews/{id}/resolve",
+    scope: "review:write",
+    body: { decision: "deny", note: "checked by hand" },
+    resource: newReview,
+  },
+  { method: "GET", path: "/v1/review-settings", scope: "review:read" },
+  {
+    method: "POST",
+    path: "/v1/review-settings",
+    scope: "review:write",
+    liveOnly: true,
+    body: { sla_seconds: 3600 },
+  },
   { method: "GET", path: "/v1/mandates", scope: "assess:read", filters: { kind: UNKNOWN } },
   {
     method: "GET",
@@ -520,6 +542,17 @@ export async function assessOnce(org: TestOrg, key?: string) {
   });
   if (res.status !== 200) throw new Error(`assess failed: ${res.status} ${res.text}`);
   return res.json as { assessmentId: string; mandateId: string };
+}
+
+/** A review item: an assessment of an unknown agent is a `review`, which opens one. */
+async function newReview(org: TestOrg) {
+  const { assessmentId } = await assessOnce(org);
+  const res = await call("/v1/reviews?order=desc&limit=1", { token: org.token });
+  const item = res.json.data[0];
+  if (res.status !== 200 || item?.assessment_id !== assessmentId) {
+    throw new Error(`no review opened: ${res.status} ${res.text}`);
+  }
+  return item.id as string;
 }
 
 async function newPolicy(org: TestOrg) {

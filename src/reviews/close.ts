@@ -1,0 +1,145 @@
+import { and, eq } from "drizzle-orm";
+import type { SpendRefusal } from "../credentials/spend";
+import type { Database } from "../db/client";
+import { auditEntries, events, reviews } from "../db/schema";
+import type { Batch } from "../db/tenant";
+import type { Env } from "../env";
+import { ORPHANED, recordOnceAs } from "../ledger/ledger";
+import { auditEntryRow } from "../ledger/ledger-postgres";
+import type { StoredEntry } from "../ledger/ledger-store";
+import { newId } from "../lib/ids";
+import { ReviewSpend } from "../schemas/reviews";
+import type { ReviewRow } from "./records";
+import { type Resolution, type Resolver, signResolution } from "./resolution";
+
+/** Runs the closing statements as one transaction that also sends the webhooks it made. */
+export type ClosingWrite = (build: (db: Database) => Batch) => Promise<readonly unknown[]>;
+
+/** How a close attempt ended. */
+export type Closed =
+  /** The item is closed; `won` when this call's terms closed it, not an earlier resolver's. */
+  | { kind: "closed"; row: ReviewRow; won: boolean }
+  /** The ledger object refused the approval's spend: nothing was sequenced or written. */
+  | { kind: "refused"; refusal: SpendRefusal };
+
+/** The once key every closer of one item shares: a person, a key and the SLA sweep alike. */
+function onceKey(reviewId: string): string {
+  return `review:${reviewId}`;
+}
+
+/**
+ * Closes a review once, whoever asks and however many ask at once: the org's ledger object
+ * sequences `review.resolved` under the item's one key (and judges an approval's spend in that
+ * same step), and the winner's terms (the decision, who, when, the signed resolved payload) are
+ * written with the entry, the item's row and the `assessment.resolved` outbox event in one
+ * transaction. A loser (or a retry) finishes the winner's write and learns it lost.
+ */
+export async function closeReview(
+  env: Env,
+  orgId: string,
+  actor: Resolver,
+  target: { review: ReviewRow; assessmentJws: string },
+  choice: Pick<Resolution, "decision" | "reason" | "note">,
+  write: ClosingWrite,
+): Promise<Closed> {
+  const { review } = target;
+  const base = {
+    review_id: review.id,
+    assessment_id: review.assessmentId,
+    ...choice,
+    resolved_at: new Date().toISOString(),
+    resolved_by: actor,
+  };
+  const terms: Resolution = {
+    ...base,
+    ...(await signResolution(env, target.assessmentJws, base)),
+  };
+  const spend =
+    choice.decision === "approve" && review.spend !== null
+      ? ReviewSpend.parse(review.spend)
+      : undefined;
+  const change = {
+    type: "review.resolved",
+    subject: { type: "review", id: review.id },
+    payload: terms,
+    once: [onceKey(review.id)],
+    ...(spend ? { spend } : {}),
+  };
+  const reread = async () => {
+    const results = await write((db) => [readReview(db, review.id)]);
+    return (results[0] as ReviewRow[])[0];
+  };
+  return recordOnceAs<Resolution, Closed>(env, orgId, actor, change, terms, {
+    finish: async ({ entry, terms: first, replayed }) => {
+      const results = await write((db) => closingStatements(db, orgId, review, first, entry));
+      const row = (results.at(-1) as ReviewRow[])[0];
+      if (!row) throw new Error(`review ${review.id} vanished while closing`);
+      return { kind: "closed", row, won: !replayed };
+    },
+    // The first closer's terms are gone (a day later): its write landed unless it died.
+    expired: async () => {
+      const row = await reread();
+      return row && row.status !== "open" ? { kind: "closed", row, won: false } : ORPHANED;
+    },
+    refused: async (refusal) => ({ kind: "refused", refusal }),
+  });
+}
+
+function readReview(db: Database, id: string) {
+  return db.select().from(reviews).where(eq(reviews.id, id));
+}
+
+/**
+ * The entry, the item's closing (only from `open`: the terms are the ledger's one winner's, so
+ * a second write changes nothing), the outbox event (one per item, by its dedupe key) and the
+ * item as it now stands, last.
+ */
+function closingStatements(
+  db: Database,
+  orgId: string,
+  review: ReviewRow,
+  terms: Resolution,
+  entry: StoredEntry,
+): Batch {
+  const status = terms.reason === "review.expired" ? "expired" : "resolved";
+  return [
+    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+    db
+      .update(reviews)
+      .set({
+        status,
+        decision: terms.decision,
+        reason: terms.reason,
+        note: terms.note,
+        resolvedAt: new Date(terms.resolved_at),
+        resolvedBy: terms.resolved_by,
+        jws: terms.jws,
+        kid: terms.kid,
+        auditEntryId: entry.id,
+      })
+      .where(and(eq(reviews.id, review.id), eq(reviews.status, "open"))),
+    db
+      .insert(events)
+      .values({
+        id: newId(),
+        orgId,
+        type: "assessment.resolved",
+        data: {
+          assessment_id: terms.assessment_id,
+          review_id: terms.review_id,
+          status,
+          decision: terms.decision,
+          original_decision: "review",
+          reason: terms.reason,
+          resolved_by: terms.resolved_by,
+          resolved_at: terms.resolved_at,
+          agent_id: review.agentId,
+          risk_payload: { jws: terms.jws, kid: terms.kid },
+        },
+        livemode: review.livemode,
+        dedupeKey: `assessment.resolved:${review.id}`,
+      })
+      .onConflictDoNothing(),
+    readReview(db, review.id),
+  ];
+}

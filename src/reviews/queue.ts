@@ -1,0 +1,74 @@
+import { and, eq } from "drizzle-orm";
+import { assessments, reviews } from "../db/schema";
+import type { Tenant } from "../db/tenant";
+import { ApiError, orNotFound } from "../errors";
+import type { ResolveReviewBody } from "../schemas/reviews";
+import { type Closed, closeReview } from "./close";
+import type { ReviewRow } from "./records";
+
+/** One review item of the caller's org and mode, or 404. */
+export async function getReview(tenant: Tenant, id: string): Promise<ReviewRow> {
+  const [rows] = await tenant.batch((db) => [
+    db
+      .select()
+      .from(reviews)
+      .where(and(eq(reviews.id, id), eq(reviews.livemode, tenant.livemode))),
+  ]);
+  return orNotFound(rows[0]);
+}
+
+/**
+ * Resolves an open review as the caller (a session's person, or a key), once: a second
+ * resolve, or the loser of concurrent ones, gets 409 `review_already_resolved`; an item past
+ * its SLA gets 409 `review_expired` (the sweep denies it); an approval whose credential spend
+ * the ledger object refuses gets 409 `review_spend_refused`, and nothing is approved.
+ */
+export async function resolveReview(
+  tenant: Tenant,
+  id: string,
+  body: ResolveReviewBody,
+): Promise<ReviewRow> {
+  const [rows] = await tenant.batch((db) => [
+    db
+      .select({ review: reviews, jws: assessments.jws })
+      .from(reviews)
+      .innerJoin(assessments, eq(assessments.id, reviews.assessmentId))
+      .where(and(eq(reviews.id, id), eq(reviews.livemode, tenant.livemode))),
+  ]);
+  const found = orNotFound(rows[0]);
+  const who = await tenant.caller();
+  if (found.review.status !== "open") throw closedError(found.review);
+  // Availability is never approval: past its SLA an item is only the sweep's to close (deny).
+  if (found.review.expiresAt.getTime() <= Date.now()) {
+    throw new ApiError("review_expired", {
+      message: "the review passed its SLA and is denied by the sweep",
+      expires_at: found.review.expiresAt.toISOString(),
+    });
+  }
+  const closed: Closed = await closeReview(
+    tenant.env,
+    who.orgId,
+    { type: who.actor.type, id: who.actor.id },
+    { review: found.review, assessmentJws: found.jws },
+    { decision: body.decision, reason: "review.resolved", note: body.note ?? null },
+    (build) => tenant.batch(build, { webhooks: true }),
+  );
+  if (closed.kind === "refused") {
+    throw new ApiError("review_spend_refused", {
+      reason: closed.refusal,
+      message:
+        closed.refusal === "already_consumed"
+          ? "the credential's transaction was already approved under this consent"
+          : "approving would take the open mandate past its budget or its number of payments",
+    });
+  }
+  if (!closed.won) throw closedError(closed.row);
+  return closed.row;
+}
+
+function closedError(row: ReviewRow): ApiError {
+  const details = { status: row.status, decision: row.decision, resolved_at: row.resolvedAt };
+  return row.status === "expired"
+    ? new ApiError("review_expired", details)
+    : new ApiError("review_already_resolved", details);
+}

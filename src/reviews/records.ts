@@ -1,0 +1,67 @@
+import type { reviews } from "../db/schema";
+import { isoOrNull } from "../schemas/common";
+import type { Refinement, Review, ReviewStatus } from "../schemas/reviews";
+
+export type ReviewRow = typeof reviews.$inferSelect;
+
+type Resolver = { type: string; id: string };
+
+/** The resolved Risk Payload's reference, once there is one. */
+function payloadOf(row: ReviewRow, verifyUrl: string) {
+  return row.jws && row.kid
+    ? { jws: row.jws, kid: row.kid, alg: "EdDSA" as const, verify_url: verifyUrl }
+    : null;
+}
+
+/** A review item as the API shows it. `verifyUrl` is the key set the payloads verify against. */
+export function reviewOf(row: ReviewRow, verifyUrl: string): Review {
+  return {
+    object: "review",
+    id: row.id,
+    created: row.createdAt.toISOString(),
+    livemode: row.livemode,
+    assessment_id: row.assessmentId,
+    agent_id: row.agentId,
+    status: row.status as ReviewStatus,
+    expires_at: row.expiresAt.toISOString(),
+    original_decision: "review",
+    decision: row.decision ?? null,
+    reason: (row.reason as Review["reason"]) ?? null,
+    note: row.note,
+    resolved_at: isoOrNull(row.resolvedAt),
+    resolved_by: (row.resolvedBy as Resolver | null) ?? null,
+    credential_backed: row.spend !== null,
+    risk_payload: payloadOf(row, verifyUrl),
+    audit_entry_id: row.auditEntryId,
+  };
+}
+
+/** The Outcome's `refinement` from the assessment's review item (null: no review). */
+export function refinementOf(
+  row: ReviewRow | null | undefined,
+  verifyUrl: string,
+): Refinement | null {
+  if (!row) return null;
+  return {
+    status: row.status as ReviewStatus,
+    review_id: row.id,
+    decision: row.decision ?? null,
+    reason: (row.reason as Refinement["reason"]) ?? null,
+    resolved_at: isoOrNull(row.resolvedAt),
+    resolved_by: (row.resolvedBy as Resolver | null) ?? null,
+    risk_payload: payloadOf(row, verifyUrl),
+  };
+}
+
+/** The refinement of a review item this very request opened: open, nothing decided yet. */
+export function openedRefinement(reviewId: string): Refinement {
+  return {
+    status: "open",
+    review_id: reviewId,
+    decision: null,
+    reason: null,
+    resolved_at: null,
+    resolved_by: null,
+    risk_payload: null,
+  };
+}

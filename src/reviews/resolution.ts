@@ -1,0 +1,75 @@
+import { decodeJwt } from "jose";
+import { RISK_PAYLOAD_TYP, riskPayloadTtlSeconds } from "../assess/risk-payload";
+import type { Env } from "../env";
+import { newId } from "../lib/ids";
+import type { REVIEW_DECISIONS, REVIEW_REASONS } from "../schemas/reviews";
+import { signer } from "../signing/signer";
+
+/** Who closed a review: a person (`user`), an API key, or the SLA sweep (`system`). */
+export interface Resolver {
+  type: string;
+  id: string;
+}
+
+/** The SLA sweep, as the ledger and the resolved payload name it. */
+export const SLA_SWEEP: Resolver = { type: "system", id: "review-sla" };
+
+/**
+ * How a review ended: what the ledger entry's terms carry, what the item's row stores, and
+ * what a racing resolver finishes writing when it loses (the first resolver's terms).
+ */
+export interface Resolution {
+  review_id: string;
+  assessment_id: string;
+  decision: (typeof REVIEW_DECISIONS)[number];
+  reason: (typeof REVIEW_REASONS)[number];
+  note: string | null;
+  resolved_at: string;
+  resolved_by: Resolver;
+  /** The resolution's own signed Risk Payload. */
+  jws: string;
+  kid: string;
+}
+
+/** Who resolved, in the payload's words: a person, an API key, or the SLA. */
+function resolvedByKind(resolver: Resolver): "person" | "api_key" | "sla" {
+  if (resolver.type === "user") return "person";
+  return resolver.type === "api_key" ? "api_key" : "sla";
+}
+
+/**
+ * Signs the resolved Risk Payload: the original payload's claims (issuer, audience, mode, log
+ * id, assessment, mandate and its hash, score, policy version, agent, credential), a new id and
+ * validity window, `decision` set to the human (or expired) decision, and a `resolution` claim
+ * naming the review, who resolved it and when, and the original automated decision. Same
+ * signer and key set as every Risk Payload, so it verifies offline like the first; the first
+ * stays as it was.
+ */
+export async function signResolution(
+  env: Env,
+  originalJws: string,
+  terms: Omit<Resolution, "jws" | "kid">,
+): Promise<Pick<Resolution, "jws" | "kid">> {
+  const key = await signer(env);
+  // Our own payload, read back from our own row: its signature was checked when it was made.
+  const { iat: _iat, exp: _exp, jti: _jti, ...original } = decodeJwt(originalJws);
+  const now = Math.floor(Date.parse(terms.resolved_at) / 1000);
+  const claims = {
+    ...original,
+    iat: now,
+    exp: now + riskPayloadTtlSeconds(env),
+    jti: newId(),
+    decision: terms.decision,
+    resolution: {
+      review_id: terms.review_id,
+      status: terms.reason === "review.expired" ? "expired" : "resolved",
+      reason: terms.reason,
+      resolved_by: resolvedByKind(terms.resolved_by),
+      resolver: terms.resolved_by,
+      resolved_at: terms.resolved_at,
+      original_decision: original.decision,
+      original_jti: _jti ?? null,
+    },
+  };
+  return { jws: await key.signClaims(claims, RISK_PAYLOAD_TYP), kid: key.kid };
+}

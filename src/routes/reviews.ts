@@ -1,0 +1,126 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { and, asc, desc, eq, gt, gte, lt, lte, type SQL } from "drizzle-orm";
+import { reviews } from "../db/schema";
+import type { Tenant } from "../db/tenant";
+import { publicBaseUrl } from "../env";
+import type { AppEnv } from "../http/context";
+import { decodeIdCursor, mapPage, type Page, page } from "../http/pagination";
+import { guarded } from "../http/route";
+import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
+import { getReview, resolveReview } from "../reviews/queue";
+import { type ReviewRow, reviewOf } from "../reviews/records";
+import { listOf } from "../schemas/common";
+import {
+  ListReviewsQuery,
+  type REVIEW_STATUSES,
+  ResolveReviewBody,
+  Review,
+  reviewTags as tags,
+} from "../schemas/reviews";
+
+const list = createRoute(
+  guarded("review:read", {
+    method: "get",
+    path: "/v1/reviews",
+    tags,
+    summary: "List review items of the caller's mode, oldest first",
+    request: { query: ListReviewsQuery },
+    responses: {
+      200: json(listOf(Review, "ReviewList"), "A page of review items"),
+      ...errorResponses(400, 401, 403, 503),
+    },
+  }),
+);
+
+const get = createRoute(
+  guarded("review:read", {
+    method: "get",
+    path: "/v1/reviews/{id}",
+    tags,
+    summary: "Retrieve a review item",
+    request: { params: IdParam },
+    responses: { 200: json(Review, "The review item"), ...errorResponses(401, 403, 404, 503) },
+  }),
+);
+
+const resolve = createRoute(
+  guarded("review:write", {
+    method: "post",
+    path: "/v1/reviews/{id}/resolve",
+    tags,
+    summary: "Resolve an open review as approve or deny, once; answers a new signed Risk Payload",
+    description:
+      "Records who resolved it (the session's person, or the key), appends `review.resolved` " +
+      "to the ledger, emits `assessment.resolved`, and signs a new Risk Payload for the same " +
+      "assessment (`review.risk_payload`); the original stays. 409 `review_already_resolved` " +
+      "for a second resolve (one of concurrent resolves wins), `review_expired` past the SLA, " +
+      "`review_spend_refused` when approving a credential-backed assessment fails its single " +
+      "use or budget (docs/reviews.md).",
+    request: { params: IdParam, body: jsonBody(ResolveReviewBody) },
+    responses: {
+      200: json(Review, "The resolved review item, with its signed Risk Payload"),
+      ...errorResponses(400, 401, 403, 404, 409, 503),
+    },
+  }),
+);
+
+interface ReviewFilters {
+  status?: (typeof REVIEW_STATUSES)[number] | undefined;
+  agent?: string | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+  order: "asc" | "desc";
+  limit: number;
+  cursor?: string | undefined;
+}
+
+/**
+ * A page of the caller's review items in its own mode, oldest first by default (a queue is
+ * worked from the longest waiting), keyset by the UUIDv7 id in either direction.
+ */
+async function listReviews(tenant: Tenant, q: ReviewFilters): Promise<Page<ReviewRow>> {
+  const after = decodeIdCursor(q.cursor);
+  const ascending = q.order === "asc";
+  const filters: (SQL | undefined)[] = [
+    eq(reviews.livemode, tenant.livemode),
+    after ? (ascending ? gt(reviews.id, after) : lt(reviews.id, after)) : undefined,
+    q.status ? eq(reviews.status, q.status) : undefined,
+    q.agent ? eq(reviews.agentId, q.agent.toLowerCase()) : undefined,
+    q.from ? gte(reviews.createdAt, new Date(q.from)) : undefined,
+    q.to ? lte(reviews.createdAt, new Date(q.to)) : undefined,
+  ];
+  const [rows] = await tenant.batch((db) => [
+    db
+      .select()
+      .from(reviews)
+      .where(and(...filters))
+      .orderBy(ascending ? asc(reviews.id) : desc(reviews.id))
+      .limit(q.limit + 1),
+  ]);
+  return page(rows, q.limit, (row) => row.id);
+}
+
+export function registerReviews(app: OpenAPIHono<AppEnv>) {
+  const verifyUrl = (env: AppEnv["Bindings"]) => `${publicBaseUrl(env)}/.well-known/jwks.json`;
+
+  app.openapi(list, async (c) => {
+    const q = c.req.valid("query");
+    const rows = await listReviews(c.var.tenant, q);
+    const url = verifyUrl(c.env);
+    return c.json(
+      mapPage(rows, (row) => reviewOf(row, url)),
+      200,
+    );
+  });
+
+  app.openapi(get, async (c) => {
+    const row = await getReview(c.var.tenant, rowId(c.req.valid("param").id));
+    return c.json(reviewOf(row, verifyUrl(c.env)), 200);
+  });
+
+  app.openapi(resolve, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const row = await resolveReview(c.var.tenant, id, c.req.valid("json"));
+    return c.json(reviewOf(row, verifyUrl(c.env)), 200);
+  });
+}

@@ -1,0 +1,129 @@
+import { z } from "@hono/zod-openapi";
+import { DateTime, PageQuery, plainText } from "./common";
+
+/** The states of a review item: open until a person resolves it or its SLA expires it. */
+export const REVIEW_STATUSES = ["open", "resolved", "expired"] as const;
+export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
+
+/** The decisions a review can end with: availability is never approval, so expiry denies. */
+export const REVIEW_DECISIONS = ["approve", "deny"] as const;
+
+/** Why an item was closed: the ledger's and the webhook's name for each way. */
+export const REVIEW_REASONS = ["review.resolved", "review.expired"] as const;
+
+/** The SLA an org without settings has: a day, then the item expires as `deny`. */
+export const REVIEW_SLA_DEFAULT_SECONDS = 86_400;
+/** The SLA's bounds: a minute (the Cron sweep's period) to thirty days. */
+export const REVIEW_SLA_MIN_SECONDS = 60;
+export const REVIEW_SLA_MAX_SECONDS = 2_592_000;
+
+/**
+ * What approving a review of a credential-backed assessment spends, kept on the item when it
+ * opens: the same terms the ledger object judges an automated approval by (assess/commit.ts).
+ */
+export const ReviewSpend = z.object({
+  root: z.string(),
+  transaction: z.string(),
+  amount: z.number().int(),
+  currency: z.string(),
+  budgets: z.array(z.object({ max: z.number(), currency: z.string() })),
+  maxOccurrences: z.number().int().nullable(),
+});
+export type ReviewSpend = z.infer<typeof ReviewSpend>;
+
+/** The item a `review` assessment opens, as it travels with the assessment's write. */
+export const ReviewOpening = z.object({ id: z.string(), spend: ReviewSpend.nullable() });
+export type ReviewOpening = z.infer<typeof ReviewOpening>;
+
+const Party = z.object({ type: z.string(), id: z.string() }).openapi("ReviewResolver", {
+  description: "`user` (a session: the person), `api_key`, or `system` (the SLA sweep)",
+});
+
+const ResolvedPayload = z
+  .object({
+    jws: z.string(),
+    kid: z.string(),
+    alg: z.literal("EdDSA"),
+    verify_url: z.string(),
+  })
+  .openapi("ResolvedRiskPayload", {
+    description: "The resolution's own signed Risk Payload (docs/reviews.md); the original stays",
+  });
+
+/** The Outcome's `refinement`: the review a `review` assessment opened, and how it ended. */
+export const Refinement = z
+  .object({
+    status: z.enum(REVIEW_STATUSES),
+    review_id: z.string(),
+    decision: z.enum(REVIEW_DECISIONS).nullable(),
+    reason: z.enum(REVIEW_REASONS).nullable(),
+    resolved_at: z.string().nullable(),
+    resolved_by: Party.nullable(),
+    risk_payload: ResolvedPayload.nullable(),
+  })
+  .openapi("Refinement", {
+    description:
+      "Null unless the decision is `review`; then the review item and, once closed, the " +
+      "human (or expired) decision and its signed payload (docs/reviews.md)",
+  });
+export type Refinement = z.infer<typeof Refinement>;
+
+export const reviewTags = ["Reviews"];
+
+export const Review = z
+  .object({
+    object: z.literal("review"),
+    id: z.string(),
+    created: z.string(),
+    livemode: z.boolean(),
+    assessment_id: z.string(),
+    agent_id: z.string().nullable(),
+    status: z.enum(REVIEW_STATUSES),
+    expires_at: z.string(),
+    original_decision: z.literal("review"),
+    decision: z.enum(REVIEW_DECISIONS).nullable(),
+    reason: z.enum(REVIEW_REASONS).nullable(),
+    note: z.string().nullable(),
+    resolved_at: z.string().nullable(),
+    resolved_by: Party.nullable(),
+    credential_backed: z.boolean().openapi({
+      description: "Approving spends under a verified AP2 credential (single use, budget)",
+    }),
+    risk_payload: ResolvedPayload.nullable(),
+    audit_entry_id: z.string().nullable(),
+  })
+  .openapi("Review");
+export type Review = z.infer<typeof Review>;
+
+export const ResolveReviewBody = z
+  .strictObject({
+    decision: z.enum(REVIEW_DECISIONS),
+    note: plainText(1000).optional(),
+  })
+  .openapi("ResolveReview");
+export type ResolveReviewBody = z.infer<typeof ResolveReviewBody>;
+
+export const ListReviewsQuery = PageQuery.extend({
+  status: z.enum(REVIEW_STATUSES).optional(),
+  agent: z.uuid().optional(),
+  from: DateTime.optional().openapi({ description: "opened at or after (ISO 8601)" }),
+  to: DateTime.optional().openapi({ description: "opened at or before (ISO 8601)" }),
+  order: z
+    .enum(["asc", "desc"])
+    .default("asc")
+    .openapi({ description: "`asc` (default): the oldest waiting first" }),
+});
+
+export const ReviewSettings = z
+  .object({
+    object: z.literal("review_settings"),
+    sla_seconds: z.number().int(),
+    default: z.boolean().openapi({ description: "True while the org has not set its own" }),
+  })
+  .openapi("ReviewSettings");
+
+export const UpdateReviewSettingsBody = z
+  .strictObject({
+    sla_seconds: z.number().int().min(REVIEW_SLA_MIN_SECONDS).max(REVIEW_SLA_MAX_SECONDS),
+  })
+  .openapi("UpdateReviewSettings");
