@@ -107,6 +107,8 @@ export const assessments = pgTable(
     uniqueIndex("assessments_content_idx").on(t.orgId, t.contentHash),
     uniqueIndex("assessments_idempotency_idx").on(t.orgId, t.livemode, t.idempotencyKey),
     index("assessments_org_idx").on(t.orgId, t.id),
+    // The target of org-scoped foreign keys (feedback): a row can only name its own org's assessment.
+    uniqueIndex("assessments_org_id_key").on(t.orgId, t.id),
     index("assessments_agent_idx").on(t.orgId, t.agentId, t.createdAt),
     index("assessments_counterparty_idx").on(t.orgId, t.agentId, t.counterparty),
     // Per-payee window aggregates of the rule language, across the org's agents.
