@@ -34,6 +34,7 @@ import { registerMe } from "./routes/me";
 import { registerOrgs } from "./routes/orgs";
 import { registerPolicies } from "./routes/policies";
 import { registerPoliciesBacktest } from "./routes/policies-backtest";
+import { registerPoliciesShadowReport } from "./routes/policies-shadow-report";
 import { registerPrincipals } from "./routes/principals";
 import { registerSessions } from "./routes/sessions";
 import { registerTransparency } from "./routes/transparency";
@@ -113,6 +114,7 @@ export function buildApp() {
   registerMandates(app);
   registerPolicies(app);
   registerPoliciesBacktest(app);
+  registerPoliciesShadowReport(app);
   registerEvalSets(app);
   registerEvals(app);
   registerPrincipals(app);

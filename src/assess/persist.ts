@@ -10,6 +10,7 @@ import type { Database } from "../db/client";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
 import { isRecordedInputs, type RecordedInputs } from "../rules/inputs";
+import { ShadowVerdict } from "../schemas/shadow";
 import { AssessmentRecord } from "./outcome";
 
 /**
@@ -35,6 +36,11 @@ export const PersistPlan = z.object({
   ),
   /** What the model read, for backtests; absent from plans made before it was recorded. */
   inputs: z.custom<RecordedInputs>(isRecordedInputs).optional(),
+  /**
+   * The shadow policy's verdict (`assessments.shadow`): beside the record, so neither the
+   * ledger entry's digest nor the Outcome covers it; absent when the org shadows nothing.
+   */
+  shadow: ShadowVerdict.optional(),
 });
 export type PersistPlan = z.infer<typeof PersistPlan>;
 
@@ -74,6 +80,7 @@ export function persistStatement(
     created_at: record.created,
     agent_id: record.agent?.id ?? null,
     inputs: plan.inputs ?? null,
+    shadow: plan.shadow ?? null,
   };
   const mandateRow = {
     id: mandate.id,

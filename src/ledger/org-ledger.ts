@@ -278,6 +278,7 @@ export class OrgLedger extends DurableObject<Env> {
       mandate: commit.mandate,
       events: verdict.events,
       ...(commit.inputs ? { inputs: commit.inputs } : {}),
+      ...(commit.shadow ? { shadow: commit.shadow } : {}),
     };
     const [primary, ...others] = commit.once;
     if (primary === undefined) throw new Error("commitAssessment needs a once key");
