@@ -34,6 +34,7 @@ import { registerMe } from "./routes/me";
 import { registerOrgs } from "./routes/orgs";
 import { registerPolicies } from "./routes/policies";
 import { registerPoliciesBacktest } from "./routes/policies-backtest";
+import { registerPoliciesShadowReport } from "./routes/policies-shadow-report";
 import { registerPrincipals } from "./routes/principals";
 import { registerReviewSettings } from "./routes/review-settings";
 import { registerReviews } from "./routes/reviews";
@@ -117,6 +118,7 @@ export function buildApp() {
   registerMandates(app);
   registerPolicies(app);
   registerPoliciesBacktest(app);
+  registerPoliciesShadowReport(app);
   registerEvalSets(app);
   registerEvals(app);
   registerPrincipals(app);

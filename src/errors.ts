@@ -38,6 +38,8 @@ export const errorStatus = {
   agent_status_changed: 409,
   principal_erased: 409,
   policy_activation_conflict: 409,
+  policy_active: 409,
+  policy_shadow_conflict: 409,
   key_in_use: 409,
   key_revoked: 409,
   mandate_revoked: 409,

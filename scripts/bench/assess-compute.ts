@@ -11,9 +11,11 @@ import { evaluatePolicy } from "../../src/assess/policy-rules.ts";
 import { mandateCanonicalHash, parseAssessRequest } from "../../src/assess/request.ts";
 import { decide, scoreIdentity } from "../../src/assess/risk.ts";
 import type { CredentialEvidence } from "../../src/assess/risk-input.ts";
+import { shadowVerdict } from "../../src/assess/shadow.ts";
 import { type TrustAnchors, verifyChain } from "../../src/credentials/verify.ts";
 import { ed25519Jwk } from "../local-keys.ts";
 import { consentFor, p256KeyPair, presentation } from "./assess-credentials.ts";
+import { SHADOW_RULES } from "./assess-tenant.ts";
 
 export interface ComputeFigures {
   iterations: number;
@@ -50,6 +52,7 @@ async function scenario() {
     replay: null,
     keyOwner: null,
     policy: {
+      id: "0190b7d2-8c5e-7c4a-9d3e-000000000003",
       version: 3,
       rules: {
         max_amount: 1000000,
@@ -98,6 +101,19 @@ async function credentialScenario() {
   return { ...base, body, anchors };
 }
 
+/** The same with the org's shadow policy evaluated next to the active one (its windows counted). */
+async function shadowScenario() {
+  const base = await scenario();
+  const shadow = {
+    id: "0190b7d2-8c5e-7c4a-9d3e-00000000000a",
+    version: null,
+    rules: SHADOW_RULES,
+    window_count: 12,
+    aggregates: { "count.agent.600": 12 },
+  };
+  return { ...base, context: { ...base.context, shadow } };
+}
+
 type Scenario = Omit<Awaited<ReturnType<typeof scenario>>, "body"> & {
   body: Record<string, unknown>;
   anchors?: TrustAnchors;
@@ -126,6 +142,8 @@ async function once(s: Scenario): Promise<void> {
     { kya: scoreIdentity(input), policy: evaluatePolicy(input), risk: scoreBehavior(input) },
     input,
   );
+  // What the pipeline adds with a shadow policy: null (nothing done) without one.
+  shadowVerdict(request, s.context, thumbprint, Date.now(), evidence);
   await new SignJWT({ decision: decision.decision, risk_score: decision.risk_score })
     .setProtectedHeader({ alg: "EdDSA", kid: "bench", typ: "risk-payload+jwt" })
     .setIssuedAt()
@@ -134,9 +152,10 @@ async function once(s: Scenario): Promise<void> {
 
 export async function measureCompute(
   iterations = 5000,
-  kind: "json" | "credential" = "json",
+  kind: "json" | "credential" | "shadow" = "json",
 ): Promise<ComputeFigures> {
-  const s: Scenario = kind === "credential" ? await credentialScenario() : await scenario();
+  const scenarios = { json: scenario, credential: credentialScenario, shadow: shadowScenario };
+  const s: Scenario = await scenarios[kind]();
   for (let i = 0; i < 500; i++) await once(s); // JIT warm-up
   const times: number[] = [];
   for (let i = 0; i < iterations; i++) {

@@ -44,6 +44,8 @@ export interface Phases {
   compute: ComputeFigures;
   /** The same with a 3-hop ES256 AP2 credential verified (assess-compute.ts). */
   credentialCompute?: ComputeFigures;
+  /** The same with a shadow policy evaluated next to the active one (`--shadow`). */
+  shadowCompute?: ComputeFigures;
 }
 
 import type { ComputeFigures } from "./assess-compute.ts";
@@ -224,6 +226,7 @@ function printCompute({
   healthAfter,
   compute,
   credentialCompute,
+  shadowCompute,
 }: Phases): void {
   const healthCpu = (workerMsPerRequest(healthBefore) + workerMsPerRequest(healthAfter)) / 2;
   const bound = workerMsPerRequest(fresh) - healthCpu;
@@ -244,6 +247,15 @@ function printCompute({
         `${verdict(credentialCompute.p50 < BUDGETS.computeMs)}\n` +
         `    (parse, three ES256 verifications, disclosures, constraints, scoring and the ` +
         `signature; p99 ${fixed(credentialCompute.p99, 3)} ms)`,
+    );
+  }
+  if (shadowCompute) {
+    say(
+      `  p50 compute with a shadow policy < ${BUDGETS.computeMs} ms: ` +
+        `${fixed(shadowCompute.p50, 3)} ms — ${verdict(shadowCompute.p50 < BUDGETS.computeMs)}\n` +
+        `    (the shadow's kya, policy and risk stages added: ` +
+        `${fixed(shadowCompute.p50 - compute.p50, 3)} ms at p50; p99 ` +
+        `${fixed(shadowCompute.p99, 3)} ms)`,
     );
   }
 }

@@ -29,6 +29,24 @@ export const POLICY_RULES = {
   velocity: { window: "1h", max: 100_000 },
 };
 
+/**
+ * The shadow policy `--shadow` installs: stricter limits, its own velocity window and a rule
+ * list reading a window aggregate, so that the context read counts both policies' windows.
+ */
+export const SHADOW_RULES = {
+  max_amount: 500_000,
+  currencies: ["USD"],
+  velocity: { window: "10m", max: 50_000 },
+  grammar: 1,
+  rules: [
+    {
+      id: "agent-burst",
+      action: "review",
+      when: { attr: "count.agent.PT10M", op: "gte", value: 40_000 },
+    },
+  ],
+};
+
 const KEY_SCOPES = ["assess:write", "assess:read", "agents:write", "policy:write"];
 
 async function sessionToken(idp: LocalIdp): Promise<string> {
@@ -55,6 +73,7 @@ export async function setUpTenant(
   client: Client,
   idp: LocalIdp,
   agentCount: number,
+  shadow = false,
 ): Promise<Tenant> {
   const session = { authorization: `Bearer ${await sessionToken(idp)}` };
   const org = await client.json("/v1/orgs", 201, { method: "POST", headers: session });
@@ -97,6 +116,14 @@ export async function setUpTenant(
     headers: asKey,
     body: JSON.stringify({ name: "bench", rules: POLICY_RULES, activate: true }),
   });
+  if (shadow) {
+    const draft = await client.json("/v1/policies", 201, {
+      method: "POST",
+      headers: asKey,
+      body: JSON.stringify({ name: "bench shadow", rules: SHADOW_RULES }),
+    });
+    await client.json(`/v1/policies/${draft.id}/shadow`, 200, { method: "POST", headers: asKey });
+  }
   const consent = await consentFor(holder ?? p256KeyPair());
   await client.json("/v1/credential-issuers", 201, {
     method: "POST",

@@ -14,6 +14,10 @@
  *   3. replays: `--replays` of the bodies phase 2 sent, each answering the stored assessment;
  *   4. `GET /health` again, so a change in the machine's load shows.
  *
+ * With `--shadow` the org also has a shadow policy (docs/shadow-policies.md): the round trips
+ * must not change, every fresh assessment must record its shadow verdict, and the compute is
+ * timed with and without it.
+ *
  * Round trips come from the endpoint's counters (everything the Worker and the DO sent), stage
  * times from `Server-Timing`. Exits non-zero only when the benchmark cannot run; a missed
  * budget is printed. See docs/performance.md.
@@ -33,7 +37,7 @@ import { Client, type Reply } from "./assess-http.ts";
 import { type AssessBody, assessBodies, withCredentials } from "./assess-mandates.ts";
 import { type PhaseResult, parseServerTiming, printReport, type Stage } from "./assess-report.ts";
 import { type Stack, startStack } from "./assess-stack.ts";
-import { POLICY_RULES, setUpTenant, type Tenant } from "./assess-tenant.ts";
+import { POLICY_RULES, SHADOW_RULES, setUpTenant, type Tenant } from "./assess-tenant.ts";
 import { TrafficWatch } from "./assess-wire.ts";
 import { cpuShare, sampleCpu } from "./cpu.ts";
 import { optionsOrExit, type Run, runBench } from "./harness.ts";
@@ -48,6 +52,8 @@ interface Options {
   agents: number;
   /** Percent of the assess bodies that are AP2 credentials (3-hop ES256 chains). */
   credentialShare: number;
+  /** Installs a shadow policy next to the active one. */
+  shadow: boolean;
   timeoutS: number;
 }
 
@@ -58,6 +64,7 @@ const USAGE = `usage: npm run bench:assess [-- options]
   --agents N       agents acting for the org, each with its own key (default 1)
   --credentials P  percent of assess bodies that are AP2 credentials, 3-hop ES256 chains whose
                    last hop the first agent signs (default 25; 100 for credentials only)
+  --shadow         also install a shadow policy (SHADOW_RULES), evaluated on every assessment
   --timeout S      stop everything after S seconds (default 900)
 DATABASE_URL=postgres://... selects a fresh database on that PostgreSQL server instead of PGlite.`;
 
@@ -80,6 +87,7 @@ function parseOptions(argv: string[]): Options | null {
       agents: { type: "string" },
       credentials: { type: "string" },
       timeout: { type: "string" },
+      shadow: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -92,6 +100,7 @@ function parseOptions(argv: string[]): Options | null {
     replays: integer("replays", values.replays, requests, 1),
     agents: integer("agents", values.agents, 1, 1),
     credentialShare: Math.min(100, integer("credentials", values.credentials, 25, 0)),
+    shadow: values.shadow === true,
     timeoutS: integer("timeout", values.timeout, 900, 10),
   };
 }
@@ -278,10 +287,11 @@ async function benchmark(options: Options, run: Run) {
 
   const client = new Client(stack.origin, options.concurrency);
   run.defer(() => client.close());
-  const tenant = await setUpTenant(client, stack.idp, options.agents);
+  const tenant = await setUpTenant(client, stack.idp, options.agents, options.shadow);
   say(
     `tenant: org ${tenant.orgId}, ${tenant.agents.length} agent(s) with a P-256 key each, ` +
-      `active policy ${JSON.stringify(POLICY_RULES)}`,
+      `active policy ${JSON.stringify(POLICY_RULES)}` +
+      (options.shadow ? `, shadow policy ${JSON.stringify(SHADOW_RULES)}` : ", no shadow policy"),
   );
   const traffic = new TrafficWatch(stack.endpoint.port);
   run.defer(() => traffic.close());
@@ -328,8 +338,29 @@ async function benchmark(options: Options, run: Run) {
   say("timing the pure stages in Node …");
   const compute = await measureCompute();
   const credentialCompute = await measureCompute(5000, "credential");
-  printReport({ healthBefore, fresh, replay, healthAfter, compute, credentialCompute });
+  const shadowCompute = options.shadow ? await measureCompute(5000, "shadow") : undefined;
+  if (options.shadow) await expectShadowed(bench, seen.size);
+  printReport({
+    healthBefore,
+    fresh,
+    replay,
+    healthAfter,
+    compute,
+    credentialCompute,
+    shadowCompute,
+  });
   say(`\nload average at the end: ${load()}`);
+}
+
+/** Every fresh assessment recorded its shadow verdict, or the shadow figures mean nothing. */
+async function expectShadowed(bench: Bench, fresh: number): Promise<void> {
+  const rows = (await bench.owner.query(
+    "select count(*)::int as n from assessments where org_id = $1 and shadow is not null",
+    [bench.tenant.orgId],
+  )) as { n: number }[];
+  const shadowed = rows[0]?.n ?? 0;
+  if (shadowed !== fresh) throw new Error(`${shadowed} of ${fresh} assessments were shadowed`);
+  say(`shadow: all ${shadowed} fresh assessments recorded the shadow policy's verdict`);
 }
 
 // --- Running -------------------------------------------------------------------------------

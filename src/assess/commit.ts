@@ -66,6 +66,8 @@ export interface AssessmentCommit {
   record: RecordDraft;
   mandate: PersistPlan["mandate"];
   inputs?: PersistPlan["inputs"];
+  /** The shadow policy's would-be verdict: stored, never signed (docs/shadow-policies.md). */
+  shadow?: PersistPlan["shadow"] | null;
   verdict: Verdict;
   spend: CredentialSpend | null;
   /**

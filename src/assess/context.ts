@@ -1,4 +1,4 @@
-import { and, eq, max, sql } from "drizzle-orm";
+import { and, eq, max, or, sql } from "drizzle-orm";
 import { SPEND_STATE_SQL, spendStateOf } from "../billing/guard";
 import { type AnchorRow, activeIssuers, anchorsOf, type RootHeader } from "../credentials/issuers";
 import { assessments, auditCheckpoints, policies, reviews } from "../db/schema";
@@ -27,7 +27,8 @@ export interface ContextQuery {
 }
 
 /**
- * One batch: the replay lookup, the idempotency key's owner, the active policy, the agent
+ * One batch: the replay lookup, the idempotency key's owner, the active and shadow policies
+ * (one statement: a shadow adds no round trip and no statement), the agent
  * named by each piece of evidence, the agent's history, the window aggregates the active rule
  * list reads, the anchoring frontier, and the spend guard's state (plan, cap, meter). The agent
  * chosen is the key's, else the card's, else the explicit one; the history is that agent's.
@@ -60,24 +61,38 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
         ),
       db
         .select({
+          id: policies.id,
+          status: policies.status,
+          shadow: policies.shadow,
           version: policies.version,
           rules: policies.rules,
-          window: policies.velocityWindowSeconds,
         })
         .from(policies)
-        .where(eq(policies.status, "active")),
+        .where(or(eq(policies.status, "active"), eq(policies.shadow, true))),
       db.execute(identityAndHistory(q)),
       db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
       db.execute(SPEND_STATE_SQL),
       ...(q.credentialRoot ? [activeIssuers(db)] : []),
     ]);
   const row = (identity as unknown as { rows: Record<string, unknown>[] }).rows[0] ?? {};
-  const active = policy[0];
+  const active = policy.find((p) => p.status === "active");
+  const shadow = policy.find((p) => p.shadow);
   return {
     replay: replay[0] ? fromRow(replay[0]) : null,
     replayReview: replayReview[0] ?? null,
     keyOwner: keyOwner[0]?.contentHash ?? null,
-    policy: active?.version ? { version: active.version, rules: active.rules } : null,
+    policy: active?.version
+      ? { id: active.id, version: active.version, rules: active.rules }
+      : null,
+    shadow: shadow
+      ? {
+          id: shadow.id,
+          version: shadow.version,
+          rules: shadow.rules,
+          window_count: Number(row.shadow_window_count ?? 0),
+          aggregates: (row.shadow_aggregates as Record<string, unknown> | null) ?? null,
+        }
+      : null,
     keyHit: (row.key_hit as AssessContext["keyHit"]) ?? null,
     cardHit: (row.card_hit as AssessContext["cardHit"]) ?? null,
     explicit: (row.explicit as AgentRowView | null) ?? null,
@@ -103,6 +118,13 @@ const AGENT_JSON = sql.raw(`json_build_object('id', a.id, 'status', a.status,
   'trust_score', a.trust_score, 'risk_tier', a.risk_tier, 'card_status', a.card_status)`);
 
 function identityAndHistory(q: ContextQuery) {
+  const scope = {
+    agentId: sql`(select id from chosen)`,
+    counterparty: sql`${q.counterparty}`,
+    currency: sql`${q.currency}`,
+    livemode: sql`${q.livemode}`,
+    until: null,
+  };
   return sql`
     with key_hit as (
       select k.agent_id, k.status from agent_keys k where k.thumbprint = ${q.thumbprint}
@@ -125,9 +147,12 @@ function identityAndHistory(q: ContextQuery) {
     -- and would read the agent's whole history (src/rules/aggregates.ts).
     window_seconds as materialized (
       select w.s, now() - make_interval(secs => w.s) as since,
+             w.shadow_s, now() - make_interval(secs => w.shadow_s) as shadow_since,
              now() - interval '60 seconds' as burst_since
       from (select coalesce((select p.velocity_window_seconds from policies p
-                             where p.status = 'active'), 0) as s) w
+                             where p.status = 'active'), 0) as s,
+                   coalesce((select p.velocity_window_seconds from policies p
+                             where p.shadow), 0) as shadow_s) w
     )
     select
       (select row_to_json(key_hit) from key_hit) as key_hit,
@@ -158,15 +183,22 @@ function identityAndHistory(q: ContextQuery) {
        from chosen c, window_seconds w
        where c.id is not null
       ) as history,
+      -- The shadow policy's velocity window, counted only when it has one.
+      (select case when w.shadow_s = 0 then 0 else (
+         select count(*) from assessments h
+         where h.agent_id = c.id and h.livemode = ${q.livemode}
+           and h.created_at > w.shadow_since) end
+       from chosen c, window_seconds w
+       where c.id is not null
+      ) as shadow_window_count,
       -- The active rule list's window aggregates: '[]' (nothing counted) for most policies.
       ${aggregatesJson(
         sql`coalesce((select p.aggregates from policies p where p.status = 'active'), '[]'::jsonb)`,
-        {
-          agentId: sql`(select id from chosen)`,
-          counterparty: sql`${q.counterparty}`,
-          currency: sql`${q.currency}`,
-          livemode: sql`${q.livemode}`,
-          until: null,
-        },
-      )} as aggregates`;
+        scope,
+      )} as aggregates,
+      -- The shadow rule list's window aggregates, the same way.
+      ${aggregatesJson(
+        sql`coalesce((select p.aggregates from policies p where p.shadow), '[]'::jsonb)`,
+        scope,
+      )} as shadow_aggregates`;
 }

@@ -25,7 +25,18 @@ export interface AssessContext {
   replayReview: ReviewRow | null;
   /** The content hash the idempotency key was first used with. */
   keyOwner: string | null;
-  policy: { version: number; rules: unknown } | null;
+  policy: { id: string; version: number; rules: unknown } | null;
+  /**
+   * The org's shadow policy (docs/shadow-policies.md), read in the same statement, with what
+   * its own velocity window and rule list count; null when the org shadows none.
+   */
+  shadow?: {
+    id: string;
+    version: number | null;
+    rules: unknown;
+    window_count: number;
+    aggregates: Record<string, unknown> | null;
+  } | null;
   keyHit: { agent_id: string; status: "active" | "revoked" } | null;
   cardHit: { agent_id: string; card_status: AgentRowView["card_status"] } | null;
   explicit: AgentRowView | null;

@@ -11,6 +11,7 @@ import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
 import { isRecordedInputs, type RecordedInputs } from "../rules/inputs";
 import { REVIEW_SLA_DEFAULT_SECONDS, ReviewOpening } from "../schemas/reviews";
+import { ShadowVerdict } from "../schemas/shadow";
 import { AssessmentRecord } from "./outcome";
 
 /**
@@ -38,6 +39,11 @@ export const PersistPlan = z.object({
   inputs: z.custom<RecordedInputs>(isRecordedInputs).optional(),
   /** The review item a `review` assessment opens; absent for any other decision. */
   review: ReviewOpening.optional(),
+  /**
+   * The shadow policy's verdict (`assessments.shadow`): beside the record, so neither the
+   * ledger entry's digest nor the Outcome covers it; absent when the org shadows nothing.
+   */
+  shadow: ShadowVerdict.optional(),
 });
 export type PersistPlan = z.infer<typeof PersistPlan>;
 
@@ -77,6 +83,7 @@ export function persistStatement(
     created_at: record.created,
     agent_id: record.agent?.id ?? null,
     inputs: plan.inputs ?? null,
+    shadow: plan.shadow ?? null,
   };
   const mandateRow = {
     id: mandate.id,

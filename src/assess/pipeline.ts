@@ -39,6 +39,7 @@ import { type Decision, decide, scoreIdentity } from "./risk";
 import type { CredentialEvidence } from "./risk-input";
 import { type ComponentResult, THRESHOLDS } from "./risk-model";
 import { type RiskPayloadFacts, riskPayloadClaims, riskPayloadTtlSeconds } from "./risk-payload";
+import { shadowVerdict } from "./shadow";
 import { rejection } from "./signals";
 import { Stopwatch } from "./stopwatch";
 
@@ -112,6 +113,10 @@ export async function runAssessment(
   const decision = timing.timeSync("risk", () =>
     decide({ kya, policy, risk: component("risk", faults, () => scoreBehavior(input)) }, input),
   );
+  // Recorded with the assessment, never acted on, never signed (docs/shadow-policies.md).
+  const shadow = timing.timeSync("policy", () =>
+    shadowVerdict(request, context, thumbprint, receivedAt, evidence),
+  );
 
   const id = newId(receivedAt);
   const mandateId = newId(receivedAt);
@@ -169,6 +174,7 @@ export async function runAssessment(
       mandate: submitted,
     },
     inputs: recordInputs(input),
+    shadow,
     verdict: chosen,
     spend:
       verdict?.spend && chosen.fields.decision === "approve"

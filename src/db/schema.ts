@@ -8,6 +8,7 @@ export * from "./tables/assess";
 export * from "./tables/billing";
 export * from "./tables/coverage";
 export * from "./tables/credentials";
+export * from "./tables/feedback";
 export * from "./tables/foundation";
 export * from "./tables/identity";
 export * from "./tables/ledger";

@@ -28,6 +28,7 @@ export function assessmentPlan(
     mandate: commit.mandate,
     events: verdict.events,
     ...(commit.inputs ? { inputs: commit.inputs } : {}),
+    ...(commit.shadow ? { shadow: commit.shadow } : {}),
     // Only a verdict that is still `review` opens an item (a refused spend is a denial).
     ...(commit.review && record.decision === "review" ? { review: commit.review } : {}),
   };

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, ne, sql } from "drizzle-orm";
 import { normalizeRules, PolicyRules } from "../assess/policy";
 import { policies } from "../db/schema";
-import { ApiError } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { getById, listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
@@ -36,6 +36,11 @@ const Policy = z
           "assessments it governs); null for a policy never activated",
       }),
     rules: PolicyRules,
+    shadow: z.boolean().openapi({
+      description:
+        "The org's shadow policy: a draft evaluated on every assessment next to the active " +
+        "one, recorded and never acted on (docs/shadow-policies.md)",
+    }),
     created: z.string(),
     activated_at: z.string().nullable(),
   })
@@ -109,6 +114,50 @@ const activate = createRoute(
   ),
 );
 
+const shadow = createRoute(
+  guarded(
+    "policy:write",
+    {
+      method: "post",
+      path: "/v1/policies/{id}/shadow",
+      tags,
+      summary: "Make a draft the org's one shadow policy",
+      description:
+        "The policy stays a `draft` with `shadow: true` and is evaluated on every assessment " +
+        "next to the active policy, never acted on. A previous shadow policy stops shadowing. " +
+        "Shadowing the shadow policy changes nothing and answers 200; the active policy " +
+        "cannot be shadowed (409 `policy_active`).",
+      request: { params: IdParam },
+      responses: {
+        200: json(Policy, "The shadow policy"),
+        ...errorResponses(401, 403, 404, 409, 503),
+      },
+    },
+    { liveOnly: true },
+  ),
+);
+
+const unshadow = createRoute(
+  guarded(
+    "policy:write",
+    {
+      method: "delete",
+      path: "/v1/policies/{id}/shadow",
+      tags,
+      summary: "Stop shadowing with a policy",
+      description:
+        "The policy stays a draft with `shadow: false`; its recorded shadow verdicts stay. " +
+        "A policy that is not shadowing answers 200 unchanged.",
+      request: { params: IdParam },
+      responses: {
+        200: json(Policy, "The policy"),
+        ...errorResponses(401, 403, 404, 503),
+      },
+    },
+    { liveOnly: true },
+  ),
+);
+
 type PolicyRow = typeof policies.$inferSelect;
 
 function toPolicy(row: PolicyRow): z.infer<typeof Policy> {
@@ -119,6 +168,7 @@ function toPolicy(row: PolicyRow): z.infer<typeof Policy> {
     status: row.status,
     version: row.version,
     rules: row.rules as z.infer<typeof PolicyRules>,
+    shadow: row.shadow,
     created: row.createdAt.toISOString(),
     activated_at: row.activatedAt?.toISOString() ?? null,
   };
@@ -126,7 +176,7 @@ function toPolicy(row: PolicyRow): z.infer<typeof Policy> {
 
 /**
  * Activation in one transaction: the active policy (if another) returns to draft, this one
- * takes the next version. The partial unique index keeps "one active" true under races; the
+ * takes the next version (and stops shadowing: the active policy is never its own shadow). The partial unique index keeps "one active" true under races; the
  * loser of a race answers 409 and can retry.
  */
 async function activateInBatch(c: AppContext, id: string): Promise<PolicyRow | undefined> {
@@ -147,6 +197,7 @@ async function activateInBatch(c: AppContext, id: string): Promise<PolicyRow | u
         .update(policies)
         .set({
           status: "active",
+          shadow: false,
           version: sql`(select coalesce(max(p.version), 0) + 1 from policies p)`,
           activatedAt: sql`now()`,
         })
@@ -188,6 +239,42 @@ async function createActive(c: AppContext, values: typeof policies.$inferInsert)
     ])
     .catch((error: unknown) => activationConflict(error, "activate"));
   return [rows] as const;
+}
+
+/**
+ * Shadowing in one transaction: the previous shadow policy (if another) stops, this draft
+ * starts. The partial unique index keeps "one shadow" true under races (the loser: 409).
+ */
+async function shadowInBatch(c: AppContext, id: string) {
+  const [, started, rows] = await c.var.tenant
+    .batch((db) => [
+      db
+        .update(policies)
+        .set({ shadow: false })
+        .where(
+          and(
+            eq(policies.shadow, true),
+            ne(policies.id, id),
+            // Only when there is a draft to take its place: a bad id or the active one changes nothing.
+            sql`exists (select 1 from policies d where d.id = ${id} and d.status = 'draft')`,
+          ),
+        ),
+      db
+        .update(policies)
+        .set({ shadow: true })
+        .where(and(eq(policies.id, id), eq(policies.status, "draft"), eq(policies.shadow, false)))
+        .returning({ id: policies.id }),
+      db.select().from(policies).where(eq(policies.id, id)),
+    ])
+    .catch((error: unknown) => {
+      if (isUniqueViolation(error)) {
+        throw new ApiError("policy_shadow_conflict", [
+          { path: "id", message: "another policy was made the shadow at the same time; retry" },
+        ]);
+      }
+      throw error;
+    });
+  return { row: rows[0], started: started.length > 0 };
 }
 
 /** Recorded once per version: a repeated activation of the active policy records nothing. */
@@ -255,6 +342,48 @@ export function registerPolicies(app: OpenAPIHono<AppEnv>) {
     const row = await activateInBatch(c, id);
     if (!row) throw new ApiError("not_found");
     await recordActivation(c, row);
+    return c.json(toPolicy(row), 200);
+  });
+
+  app.openapi(shadow, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const { row, started } = await shadowInBatch(c, id);
+    if (!row) throw new ApiError("not_found");
+    if (row.status === "active") {
+      throw new ApiError("policy_active", [
+        { path: "id", message: "the active policy decides; only a draft can shadow it" },
+      ]);
+    }
+    // Only a change is audited: shadowing the shadow policy again records nothing.
+    if (started) {
+      await record(c.env, await c.var.tenant.caller(), {
+        type: "policy.shadowed",
+        subject: { type: "policy", id: row.id },
+        payload: toPolicy(row),
+      });
+    }
+    return c.json(toPolicy(row), 200);
+  });
+
+  app.openapi(unshadow, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    const [changed, rows] = await c.var.tenant.batch((db) => [
+      db
+        .update(policies)
+        .set({ shadow: false })
+        .where(and(eq(policies.id, id), eq(policies.shadow, true)))
+        .returning({ id: policies.id }),
+      db.select().from(policies).where(eq(policies.id, id)),
+    ]);
+    const row = orNotFound(rows[0]);
+    // Only a change is audited: a repeated stop records nothing.
+    if (changed.length > 0) {
+      await record(c.env, await c.var.tenant.caller(), {
+        type: "policy.unshadowed",
+        subject: { type: "policy", id: row.id },
+        payload: toPolicy(row),
+      });
+    }
     return c.json(toPolicy(row), 200);
   });
 }

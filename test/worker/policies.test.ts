@@ -44,6 +44,7 @@ describe("POST /v1/policies", () => {
       version: null,
       rules,
       created: expect.stringMatching(isoDate),
+      shadow: false,
       activated_at: null,
     });
     const read = await call(`/v1/policies/${res.json.id}`, { token: org.token });

@@ -18,7 +18,9 @@ import { organizations } from "./foundation";
 
 /**
  * Policies: drafts, and at most one active per org (a partial unique index). `version` is
- * assigned at each activation from an org-wide sequence, so it only ever grows.
+ * assigned at each activation from an org-wide sequence, so it only ever grows. At most one
+ * draft per org is the shadow policy (docs/shadow-policies.md): evaluated on every assessment
+ * next to the active one, never acted on.
  */
 export const policies = pgTable(
   "policies",
@@ -41,6 +43,8 @@ export const policies = pgTable(
       .notNull()
       .default("draft"),
     version: integer("version"),
+    /** The org's shadow policy: always a draft (activation clears it). */
+    shadow: boolean("shadow").notNull().default(false),
     createdAt: createdAt(),
     activatedAt: timestamp("activated_at", { withTimezone: true }),
   },
@@ -49,6 +53,8 @@ export const policies = pgTable(
     uniqueIndex("policies_version_idx").on(t.orgId, t.version),
     index("policies_org_idx").on(t.orgId, t.id),
     check("policies_status_check", sql`${t.status} in ('draft', 'active')`),
+    uniqueIndex("policies_one_shadow_idx").on(t.orgId).where(sql`${t.shadow}`),
+    check("policies_shadow_draft_check", sql`not (${t.shadow} and ${t.status} = 'active')`),
   ],
 );
 
@@ -102,15 +108,27 @@ export const assessments = pgTable(
      * assessment made without one.
      */
     credential: jsonb("credential"),
+    /**
+     * The shadow policy's would-be verdict (`{policy_id, version, decision, risk_score, reason,
+     * rule}`, docs/shadow-policies.md); null when the org shadowed nothing. Never signed, never
+     * in the Outcome.
+     */
+    shadow: jsonb("shadow"),
   },
   (t) => [
     uniqueIndex("assessments_content_idx").on(t.orgId, t.contentHash),
     uniqueIndex("assessments_idempotency_idx").on(t.orgId, t.livemode, t.idempotencyKey),
     index("assessments_org_idx").on(t.orgId, t.id),
+    // The target of org-scoped foreign keys (feedback): a row can only name its own org's assessment.
+    uniqueIndex("assessments_org_id_key").on(t.orgId, t.id),
     index("assessments_agent_idx").on(t.orgId, t.agentId, t.createdAt),
     index("assessments_counterparty_idx").on(t.orgId, t.agentId, t.counterparty),
     // Per-payee window aggregates of the rule language, across the org's agents.
     index("assessments_payee_window_idx").on(t.orgId, t.counterparty, t.createdAt),
+    // The shadow report: one policy's shadowed assessments in a window.
+    index("assessments_shadow_idx")
+      .on(t.orgId, sql`(${t.shadow}->>'policy_id')`, t.createdAt)
+      .where(sql`${t.shadow} is not null`),
     check("assessments_decision_check", sql`${t.decision} in ('approve', 'review', 'deny')`),
   ],
 );

@@ -270,6 +270,27 @@ export const ROUTES: RouteCase[] = [
   },
   {
     method: "POST",
+    path: "/v1/policies/{id}/shadow",
+    liveOnly: true,
+    scope: "policy:write",
+    resource: newPolicy,
+  },
+  {
+    method: "DELETE",
+    path: "/v1/policies/{id}/shadow",
+    liveOnly: true,
+    scope: "policy:write",
+    resource: newPolicy,
+  },
+  {
+    method: "GET",
+    path: "/v1/policies/{id}/shadow-report",
+    scope: "policy:read",
+    resource: newPolicy,
+    filters: { from: BAD_DATE, to: BAD_DATE, samples: "-1" },
+  },
+  {
+    method: "POST",
     path: "/v1/policies/{id}/backtest",
     scope: "policy:read",
     body: {},

@@ -1,0 +1,56 @@
+/** What the org learned after an assessment: confirmed and pending outcomes (docs/feedback.md). */
+import { sql } from "drizzle-orm";
+import {
+  boolean,
+  check,
+  foreignKey,
+  index,
+  pgTable,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
+import { assessments } from "./assess";
+import { createdAt, currentOrg } from "./columns";
+import { organizations } from "./foundation";
+
+export const FEEDBACK_LABELS = ["fraud", "dispute", "chargeback", "refund", "legitimate"] as const;
+export type FeedbackLabel = (typeof FEEDBACK_LABELS)[number];
+
+/**
+ * One label on one assessment; several per assessment, never changed or removed (a later label
+ * supersedes an earlier one, e.g. a `dispute` followed by a `chargeback`). `livemode` is the
+ * assessment's: test-mode labels never reach live trust or live metrics.
+ */
+export const assessmentFeedback = pgTable(
+  "assessment_feedback",
+  {
+    id: uuid("id").primaryKey(),
+    orgId: uuid("org_id")
+      .notNull()
+      .default(currentOrg)
+      .references(() => organizations.id),
+    assessmentId: uuid("assessment_id").notNull(),
+    livemode: boolean("livemode").notNull(),
+    label: text("label", { enum: FEEDBACK_LABELS }).notNull(),
+    /** When the outcome happened (the chargeback's date); the time it was sent when not given. */
+    occurredAt: timestamp("occurred_at", { withTimezone: true, precision: 3 }).notNull(),
+    /** Where the label came from, as the caller names it (`stripe_dispute`, `analyst`, ...). */
+    source: text("source"),
+    note: text("note"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    foreignKey({
+      columns: [t.orgId, t.assessmentId],
+      foreignColumns: [assessments.orgId, assessments.id],
+      name: "assessment_feedback_assessment_fk",
+    }),
+    index("assessment_feedback_assessment_idx").on(t.orgId, t.assessmentId, t.createdAt),
+    index("assessment_feedback_label_idx").on(t.orgId, t.livemode, t.label, t.occurredAt),
+    check(
+      "assessment_feedback_label_check",
+      sql`${t.label} in ('fraud', 'dispute', 'chargeback', 'refund', 'legitimate')`,
+    ),
+  ],
+);
