@@ -50,6 +50,7 @@ async function scenario() {
     replay: null,
     keyOwner: null,
     policy: {
+      id: "0190b7d2-8c5e-7c4a-9d3e-0000000000a1",
       version: 3,
       rules: {
         max_amount: 1000000,

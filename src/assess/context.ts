@@ -47,6 +47,7 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
         ),
       db
         .select({
+          id: policies.id,
           version: policies.version,
           rules: policies.rules,
           window: policies.velocityWindowSeconds,
@@ -64,7 +65,9 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
   return {
     replay: replay[0] ? fromRow(replay[0]) : null,
     keyOwner: keyOwner[0]?.contentHash ?? null,
-    policy: active?.version ? { version: active.version, rules: active.rules } : null,
+    policy: active?.version
+      ? { id: active.id, version: active.version, rules: active.rules }
+      : null,
     keyHit: (row.key_hit as AssessContext["keyHit"]) ?? null,
     cardHit: (row.card_hit as AssessContext["cardHit"]) ?? null,
     explicit: (row.explicit as AgentRowView | null) ?? null,

@@ -1,9 +1,9 @@
 import type { SpendState } from "../billing/plans";
 import type { TrustAnchors } from "../credentials/verify";
-import { logError } from "../lib/log";
 import { aggregateValues } from "../rules/aggregates";
 import type { AssessmentRecord } from "./outcome";
-import { normalizeRules, PolicyRules } from "./policy";
+import type { NormalizedRules } from "./policy";
+import { parsedPolicy } from "./policy-cache";
 import type { ParsedAssessRequest } from "./request";
 import { type CredentialEvidence, type Identity, provenIdentity } from "./risk-input";
 import type { RiskInput } from "./risk-model";
@@ -22,7 +22,7 @@ export interface AssessContext {
   replay: AssessmentRecord | null;
   /** The content hash the idempotency key was first used with. */
   keyOwner: string | null;
-  policy: { version: number; rules: unknown } | null;
+  policy: { id: string; version: number; rules: unknown } | null;
   keyHit: { agent_id: string; status: "active" | "revoked" } | null;
   cardHit: { agent_id: string; card_status: AgentRowView["card_status"] } | null;
   explicit: AgentRowView | null;
@@ -54,31 +54,16 @@ export function counterpartyOf(request: ParsedAssessRequest): string | null {
   return request.facts.payee?.id ?? request.facts.recipient ?? null;
 }
 
-type Rules = ReturnType<typeof normalizeRules>;
-
-// Read once per request: the pipeline asks whether the rules are readable, then reads them.
-const read = new WeakMap<AssessContext, Rules | "unreadable" | null>();
+type Rules = NormalizedRules;
 
 /**
- * The active policy's rules, once per context: null without a policy; "unreadable" when the
- * stored rules no longer parse (an older grammar) or their rule list does not compile. Either
- * makes the policy component fail, and the assessment is at least review: never a 500.
+ * The active policy's rules: null without a policy; "unreadable" when the stored rules no
+ * longer parse (an older grammar) or their rule list does not compile. Either makes the policy
+ * component fail, and the assessment is at least review: never a 500. Parsed once per policy
+ * version in the isolate (`policy-cache.ts`), not once per request.
  */
 function readRules(context: AssessContext): Rules | "unreadable" | null {
-  const known = read.get(context);
-  if (known !== undefined) return known;
-  let rules: Rules | "unreadable" | null = null;
-  if (context.policy) {
-    const parsed = PolicyRules.safeParse(context.policy.rules);
-    try {
-      rules = parsed.success ? normalizeRules(parsed.data) : "unreadable";
-    } catch (error) {
-      logError("policy rules do not compile", { error: String(error) });
-      rules = "unreadable";
-    }
-  }
-  read.set(context, rules);
-  return rules;
+  return context.policy ? parsedPolicy(context.policy) : null;
 }
 
 /** The active policy's rules, or null without one (or when they cannot be read). */
