@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Backend, BackendUnavailableError } from "./backend";
+import { type DelaySampler, sleep } from "./delay";
 import {
   isPostgresError,
   ProtocolError,
@@ -70,8 +71,25 @@ async function answerSql(
   backend: Backend,
   stats: SqlEndpointStats,
   log: (line: string) => void,
+  delay: DelaySampler | undefined,
 ): Promise<Answer> {
   stats.requests += 1;
+  const rtt = delay?.() ?? 0;
+  // Half on the way there, half on the way back (delay.ts): locks are held only in between.
+  await sleep(rtt / 2);
+  try {
+    return await runSql(request, backend, stats, log);
+  } finally {
+    await sleep(rtt / 2);
+  }
+}
+
+async function runSql(
+  request: IncomingMessage,
+  backend: Backend,
+  stats: SqlEndpointStats,
+  log: (line: string) => void,
+): Promise<Answer> {
   try {
     const sqlRequest = parseSqlRequest(request.headers, await readBody(request));
     if (sqlRequest.batch) stats.batches += 1;
@@ -90,12 +108,13 @@ async function route(
   backend: Backend,
   stats: SqlEndpointStats,
   log: (line: string) => void,
+  delay: DelaySampler | undefined,
 ): Promise<Answer> {
   const path = new URL(request.url ?? "/", "http://localhost").pathname;
   const route = `${request.method ?? "GET"} ${path}`;
   switch (route) {
     case "POST /sql":
-      return answerSql(request, backend, stats, log);
+      return answerSql(request, backend, stats, log, delay);
     case "GET /stats":
       return { status: 200, body: { ...stats } };
     case "POST /stats/reset":
@@ -116,13 +135,21 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  log: (line: string) => void;
+  /** The injected round trip of each `POST /sql` (`--db-rtt`); none when absent. */
+  delay?: DelaySampler;
+}
+
 export async function startHttpServer(
   backend: Backend,
-  { host, port, log }: { host: string; port: number; log: (line: string) => void },
+  { host, port, log, delay }: HttpServerOptions,
 ): Promise<HttpServer> {
   const stats = emptyStats();
   const server = createServer((request, response) => {
-    route(request, backend, stats, log).then(
+    route(request, backend, stats, log, delay).then(
       (answer) => send(response, answer),
       (error: unknown) => send(response, errorAnswer(error, log)),
     );
