@@ -97,10 +97,12 @@ describe("the endpoint with an injected round trip", () => {
       const res = await post();
       const elapsed = performance.now() - started;
       expect(res.status).toBe(200);
-      expect((await res.json()).rows).toEqual([["1"]]);
+      expect(((await res.json()) as { rows: unknown }).rows).toEqual([["1"]]);
       expect(elapsed).toBeGreaterThanOrEqual(145);
       const statsStarted = performance.now();
-      const stats = await (await fetch(new URL("/stats", endpoint.url))).json();
+      const stats = (await (await fetch(new URL("/stats", endpoint.url))).json()) as {
+        requests: number;
+      };
       expect(performance.now() - statsStarted).toBeLessThan(145);
       expect(stats.requests).toBe(2);
     } finally {
