@@ -93,3 +93,16 @@ export function describeDbRtt(text: string): string {
 export function sleep(ms: number): Promise<void> {
   return ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** The mean of a `--db-rtt` value in ms (a clipped normal's is taken as its mean). */
+export function meanDbRtt(text: string): number {
+  const rtt = DbRtt.parse(text.trim());
+  switch (rtt.kind) {
+    case "fixed":
+      return rtt.ms;
+    case "normal":
+      return rtt.mean;
+    case "uniform":
+      return (rtt.low + rtt.high) / 2;
+  }
+}

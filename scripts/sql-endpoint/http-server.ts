@@ -74,11 +74,20 @@ async function answerSql(
   delay: DelaySampler | undefined,
 ): Promise<Answer> {
   stats.requests += 1;
+  // The body is read before any wait: a listener added after an await could miss chunks that
+  // another reader (the benchmarks' tap) already set flowing.
+  let body: string;
+  try {
+    body = await readBody(request);
+  } catch (error) {
+    stats.errors += 1;
+    return errorAnswer(error, log);
+  }
   const rtt = delay?.() ?? 0;
   // Half on the way there, half on the way back (delay.ts): locks are held only in between.
   await sleep(rtt / 2);
   try {
-    return await runSql(request, backend, stats, log);
+    return await runSql(request, body, backend, stats, log);
   } finally {
     await sleep(rtt / 2);
   }
@@ -86,12 +95,13 @@ async function answerSql(
 
 async function runSql(
   request: IncomingMessage,
+  body: string,
   backend: Backend,
   stats: SqlEndpointStats,
   log: (line: string) => void,
 ): Promise<Answer> {
   try {
-    const sqlRequest = parseSqlRequest(request.headers, await readBody(request));
+    const sqlRequest = parseSqlRequest(request.headers, body);
     if (sqlRequest.batch) stats.batches += 1;
     const results = await backend.run(sqlRequest, () => {
       stats.statements += 1;
