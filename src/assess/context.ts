@@ -1,7 +1,7 @@
-import { and, eq, max, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { SPEND_STATE_SQL, spendStateOf } from "../billing/guard";
 import { type AnchorRow, activeIssuers, anchorsOf, type RootHeader } from "../credentials/issuers";
-import { assessments, auditCheckpoints, policies } from "../db/schema";
+import { assessments } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { aggregatesJson } from "../rules/aggregates";
 import type { AgentRowView, AssessContext } from "./input";
@@ -27,41 +27,29 @@ export interface ContextQuery {
 }
 
 /**
- * One batch: the replay lookup, the idempotency key's owner, the active policy, the agent
- * named by each piece of evidence, the agent's history, the window aggregates the active rule
- * list reads, the anchoring frontier, and the spend guard's state (plan, cap, meter). The agent
+ * One batch of three statements after authentication's two: the replay lookup, the idempotency
+ * key's owner, and one statement for the rest: the agent named by each piece of evidence, the
+ * agent's history, the window aggregates the active rule list reads, the active policy, the
+ * anchoring frontier, and the spend guard's state (plan, cap, meter). The agent
  * chosen is the key's, else the card's, else the explicit one; the history is that agent's.
  */
 export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<AssessContext> {
-  const [replay, keyOwner, policy, identity, anchored, spend, issuers] = await tenant.batch(
-    (db) => [
-      db.select().from(assessments).where(eq(assessments.contentHash, q.contentHash)),
-      db
-        .select({ contentHash: assessments.contentHash })
-        .from(assessments)
-        .where(
-          and(
-            eq(assessments.livemode, q.livemode),
-            eq(assessments.idempotencyKey, q.idempotencyKey ?? ""),
-          ),
+  const [replay, keyOwner, identity, issuers] = await tenant.batch((db) => [
+    db.select().from(assessments).where(eq(assessments.contentHash, q.contentHash)),
+    db
+      .select({ contentHash: assessments.contentHash })
+      .from(assessments)
+      .where(
+        and(
+          eq(assessments.livemode, q.livemode),
+          eq(assessments.idempotencyKey, q.idempotencyKey ?? ""),
         ),
-      db
-        .select({
-          id: policies.id,
-          version: policies.version,
-          rules: policies.rules,
-          window: policies.velocityWindowSeconds,
-        })
-        .from(policies)
-        .where(eq(policies.status, "active")),
-      db.execute(identityAndHistory(q)),
-      db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
-      db.execute(SPEND_STATE_SQL),
-      ...(q.credentialRoot ? [activeIssuers(db)] : []),
-    ],
-  );
+      ),
+    db.execute(identityAndHistory(q)),
+    ...(q.credentialRoot ? [activeIssuers(db)] : []),
+  ]);
   const row = (identity as unknown as { rows: Record<string, unknown>[] }).rows[0] ?? {};
-  const active = policy[0];
+  const active = row.policy as { id: string; version: number | null; rules: unknown } | null;
   return {
     replay: replay[0] ? fromRow(replay[0]) : null,
     keyOwner: keyOwner[0]?.contentHash ?? null,
@@ -74,8 +62,8 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     agent: (row.agent as AgentRowView | null) ?? null,
     history: (row.history as AssessContext["history"]) ?? null,
     aggregates: (row.aggregates as Record<string, unknown> | null) ?? null,
-    anchoredThrough: Number(anchored[0]?.size ?? 0),
-    spend: spendStateOf((spend as unknown as { rows: Record<string, unknown>[] }).rows[0]),
+    anchoredThrough: Number(row.anchored ?? 0),
+    spend: spendStateOf((row.spend as Record<string, unknown> | null) ?? undefined),
     ...(q.credentialRoot && !replay[0]
       ? {
           anchors: await anchorsOf(
@@ -158,5 +146,12 @@ function identityAndHistory(q: ContextQuery) {
           livemode: sql`${q.livemode}`,
           until: null,
         },
-      )} as aggregates`;
+      )} as aggregates,
+      -- The active policy, the anchoring frontier and the spend guard's state ride in this one
+      -- statement (they were three of their own): each is a scalar subquery, and a statement
+      -- costs the database a parse, a plan and a result set however small it is.
+      (select json_build_object('id', p.id, 'version', p.version, 'rules', p.rules)
+         from policies p where p.status = 'active') as policy,
+      (select max(c.tree_size) from audit_checkpoints c) as anchored,
+      (select row_to_json(s) from (${SPEND_STATE_SQL}) s) as spend`;
 }
