@@ -164,6 +164,11 @@ export async function startHttpServer(
       (error: unknown) => send(response, errorAnswer(error, log)),
     );
   });
+  // Longer than the clients' idle keep-alive: with Node's 5 s default the server may close a
+  // socket just as workerd reuses it ("Network connection lost"), which an injected round trip
+  // on a loaded machine made frequent enough to fail a benchmark run.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
