@@ -266,6 +266,8 @@ async function main(): Promise<number> {
       fresh: false,
       migrationsFolder: join(REPO_ROOT, "drizzle"),
       log: (line) => process.stdout.write(`[sql] ${line.replace(/^sql-endpoint: /, "")}\n`),
+      // An injected round trip per SQL request, to feel a distant database (docs/latency.md).
+      dbRtt: process.env.DB_RTT || undefined,
     });
     // Registered before awaiting: a stop during migrations still closes PGlite once it opened.
     cleanups.push(async () => (await starting.catch(() => undefined))?.close());

@@ -34,6 +34,13 @@ export interface Env {
   IDP_JWKS?: string;
   /** One OrgLedger Durable Object per organization: the audit chain's sequencer. */
   ORG_LEDGER?: DurableObjectNamespace<OrgLedger>;
+  /**
+   * Where new org ledger objects are created: one of Cloudflare's location hints (`enam`,
+   * `weur`, …; src/ledger/location-hint.ts), matching the database's region. Unset: Cloudflare
+   * places each object near the Worker that first asks for it. Applies only at an object's
+   * creation (docs/latency.md).
+   */
+  LEDGER_LOCATION_HINT?: string;
   /** Milliseconds from an append to the checkpoint that anchors it (default 10 000). */
   LEDGER_ANCHOR_DELAY_MS?: string;
   /** Webhook deliveries waiting to be attempted (one message per delivery attempt chain). */

@@ -50,9 +50,10 @@ async function scenario() {
   };
   const context: AssessContext = {
     replay: null,
+    replayReview: null,
     keyOwner: null,
     policy: {
-      id: "0190b7d2-8c5e-7c4a-9d3e-000000000003",
+      id: "0190b7d2-8c5e-7c4a-9d3e-0000000000a1",
       version: 3,
       rules: {
         max_amount: 1000000,

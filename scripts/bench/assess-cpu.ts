@@ -13,10 +13,14 @@ const TICK_MS = 10;
 
 export type Role = "worker" | "wrangler" | "other";
 
-/** Which part of the stack a descendant process is. */
-function roleOf(pid: number, name: string, publicAddress: string): Role {
+/**
+ * Which part of the stack a descendant process is. Without a `publicAddress` (plain workerd
+ * through Miniflare, no wrangler) every workerd is the Worker's.
+ */
+function roleOf(pid: number, name: string, publicAddress: string | null): Role {
   if (name === "node") return "wrangler";
   if (name !== "workerd") return "other";
+  if (publicAddress === null) return "worker";
   try {
     const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
     return args.includes(`--socket-addr=entry=${publicAddress}`) ? "wrangler" : "worker";
@@ -27,9 +31,9 @@ function roleOf(pid: number, name: string, publicAddress: string): Role {
 
 /**
  * Milliseconds of CPU (user + system) per role, over all descendants; `publicAddress` is
- * wrangler dev's `host:port`.
+ * wrangler dev's `host:port`, null under plain workerd.
  */
-export function descendantCpuMs(publicAddress: string): Map<Role, number> {
+export function descendantCpuMs(publicAddress: string | null): Map<Role, number> {
   const byRole = new Map<Role, number>();
   let table: { pid: number; ppid: number; name: string; ms: number }[] = [];
   try {

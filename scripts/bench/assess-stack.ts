@@ -20,7 +20,9 @@ import { type GroupChild, spawnGroup } from "../dev-process.ts";
 import { REPO_ROOT } from "../dev-state.ts";
 import { ensureLocalDevVars } from "../dev-vars.ts";
 import { localDatabaseUrl, localIdentityProvider } from "../local-keys.ts";
+import type { DelaySampler } from "../sql-endpoint/delay.ts";
 import { type SqlEndpoint, startSqlEndpoint } from "../sql-endpoint/index.ts";
+import { startWorkerd } from "./assess-workerd.ts";
 import type { Run } from "./harness.ts";
 
 const HOST = "127.0.0.1";
@@ -31,8 +33,13 @@ export interface Stack {
   endpoint: SqlEndpoint;
   /** The identity provider this run's Worker trusts (its private key signs the session). */
   idp: LocalIdp;
-  wrangler: GroupChild;
+  /** `wrangler dev` (its proxy and inspector in the path) or plain workerd through Miniflare. */
+  runtime: Runtime;
+  /** Absent under plain workerd. */
+  wrangler?: GroupChild;
 }
+
+export type Runtime = "workerd" | "wrangler";
 
 /** A port nobody listens on right now (wrangler binds it a moment later). */
 function freePort(): Promise<number> {
@@ -107,13 +114,17 @@ export async function startStack(options: {
   workDir: string;
   run: Run;
   log: (line: string) => void;
+  runtime: Runtime;
+  /** The injected round trip of each SQL request (`--db-rtt`), read anew per request. */
+  dbRtt: DelaySampler;
 }): Promise<Stack> {
-  const { workDir, run, log } = options;
+  const { workDir, run, log, runtime } = options;
   const endpoint = await run.started(
     startSqlEndpoint({
       databaseUrl: options.databaseUrl,
       fresh: true,
       migrationsFolder: join(REPO_ROOT, "drizzle"),
+      dbRtt: options.dbRtt,
     }),
     (started) => started.close(),
   );
@@ -126,6 +137,19 @@ export async function startStack(options: {
   const idp = localIdentityProvider(origin) as LocalIdp;
   const devVars = join(workDir, ".dev.vars");
   ensureLocalDevVars(devVars, idp);
+
+  if (runtime === "workerd") {
+    log(`starting the Worker under plain workerd (Miniflare) on ${origin}`);
+    await startWorkerd({
+      script,
+      devVars,
+      vars: { DATABASE_URL: localDatabaseUrl(endpoint.url), PUBLIC_BASE_URL: origin },
+      host: HOST,
+      port,
+      run,
+    });
+    return { origin, endpoint, idp, runtime };
+  }
 
   log(`starting wrangler dev on ${origin}`);
   const args = [
@@ -180,5 +204,5 @@ export async function startStack(options: {
   } finally {
     clearTimeout(timer);
   }
-  return { origin, endpoint, idp, wrangler };
+  return { origin, endpoint, idp, runtime, wrangler };
 }

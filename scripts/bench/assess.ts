@@ -31,12 +31,14 @@ import { type NeonQueryFunction, neon, neonConfig } from "@neondatabase/serverle
 import { redactDatabaseUrl } from "../database-url.ts";
 import { REPO_ROOT } from "../dev-state.ts";
 import { localDatabaseUrl } from "../local-keys.ts";
+import { type DelaySampler, describeDbRtt, parseDbRtt } from "../sql-endpoint/delay.ts";
 import { measureCompute } from "./assess-compute.ts";
 import { cpuMsBetween, descendantCpuMs } from "./assess-cpu.ts";
 import { Client, type Reply } from "./assess-http.ts";
+import { printLatencySweep, type RttLevel } from "./assess-latency.ts";
 import { type AssessBody, assessBodies, withCredentials } from "./assess-mandates.ts";
 import { type PhaseResult, parseServerTiming, printReport, type Stage } from "./assess-report.ts";
-import { type Stack, startStack } from "./assess-stack.ts";
+import { type Runtime, type Stack, startStack } from "./assess-stack.ts";
 import { POLICY_RULES, SHADOW_RULES, setUpTenant, type Tenant } from "./assess-tenant.ts";
 import { TrafficWatch } from "./assess-wire.ts";
 import { cpuShare, sampleCpu } from "./cpu.ts";
@@ -54,6 +56,9 @@ interface Options {
   credentialShare: number;
   /** Installs a shadow policy next to the active one. */
   shadow: boolean;
+  /** `--db-rtt` values, one fresh and one replay phase each; the first also feeds the report. */
+  dbRtts: string[];
+  runtime: Runtime;
   timeoutS: number;
 }
 
@@ -65,6 +70,11 @@ const USAGE = `usage: npm run bench:assess [-- options]
   --credentials P  percent of assess bodies that are AP2 credentials, 3-hop ES256 chains whose
                    last hop the first agent signs (default 25; 100 for credentials only)
   --shadow         also install a shadow policy (SHADOW_RULES), evaluated on every assessment
+  --db-rtt LIST    injected round trip per SQL request, one fresh and one replay phase per
+                   value, comma-separated: MS, MEAN±SD (or MEAN+-SD, normal) or
+                   uniform:LOW-HIGH (default 0,20,80; see docs/latency.md)
+  --runtime R      workerd (default: plain workerd through Miniflare, the Worker's CPU alone) or
+                   wrangler (wrangler dev, its proxy and inspector included, as npm run dev)
   --timeout S      stop everything after S seconds (default 900)
 DATABASE_URL=postgres://... selects a fresh database on that PostgreSQL server instead of PGlite.`;
 
@@ -86,6 +96,8 @@ function parseOptions(argv: string[]): Options | null {
       replays: { type: "string" },
       agents: { type: "string" },
       credentials: { type: "string" },
+      "db-rtt": { type: "string" },
+      runtime: { type: "string" },
       timeout: { type: "string" },
       shadow: { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -94,7 +106,15 @@ function parseOptions(argv: string[]): Options | null {
   });
   if (values.help) return null;
   const requests = integer("requests", values.requests, 2000, 1);
+  const dbRtts = (values["db-rtt"] ?? "0,20,80").split(",").map((v) => v.trim());
+  for (const rtt of dbRtts) parseDbRtt(rtt); // throws, naming the accepted forms
+  const runtime = values.runtime ?? "workerd";
+  if (runtime !== "workerd" && runtime !== "wrangler") {
+    throw new Error(`--runtime must be workerd or wrangler, got ${JSON.stringify(runtime)}`);
+  }
   return {
+    dbRtts,
+    runtime,
     requests,
     concurrency: integer("concurrency", values.concurrency, 16, 1),
     replays: integer("replays", values.replays, requests, 1),
@@ -155,7 +175,8 @@ async function runPhase(bench: Bench, label: string, jobs: Job[]): Promise<Phase
   const statsBefore = stack.endpoint.stats();
   bench.traffic.take();
   const cpuBefore = sampleCpu();
-  const cpuMsBefore = descendantCpuMs(new URL(stack.origin).host);
+  const address = stack.runtime === "wrangler" ? new URL(stack.origin).host : null;
+  const cpuMsBefore = descendantCpuMs(address);
 
   const ids = jobs.map((_, i) => String(i));
   const outcome = await runPool(ids, options.concurrency, budgetMs, async (_, index) => {
@@ -175,7 +196,7 @@ async function runPhase(bench: Bench, label: string, jobs: Job[]): Promise<Phase
   });
 
   const cpu = cpuShare(cpuBefore, sampleCpu(), cpus().length);
-  const cpuMs = cpuMsBetween(cpuMsBefore, descendantCpuMs(new URL(stack.origin).host));
+  const cpuMs = cpuMsBetween(cpuMsBefore, descendantCpuMs(address));
   const traffic = bench.traffic.take();
   const statsAfter = stack.endpoint.stats();
   if (outcome.failed > 0) throw new Error(`${label}: a request failed: ${outcome.firstError}`);
@@ -270,7 +291,16 @@ async function benchmark(options: Options, run: Run) {
   const workDir = mkdtempSync(join(tmpdir(), "bench-assess-"));
   run.defer(() => rmSync(workDir, { recursive: true, force: true }));
   neonConfig.fetchEndpoint = (host, port) => `http://${host}:${port}/sql`;
-  const stack = await startStack({ databaseUrl, workDir, run, log: say });
+  // The endpoint reads the current level's sampler per request, so one stack serves every level.
+  let delay: DelaySampler = parseDbRtt(options.dbRtts[0] ?? "0");
+  const stack = await startStack({
+    databaseUrl,
+    workDir,
+    run,
+    log: say,
+    runtime: options.runtime,
+    dbRtt: () => delay(),
+  });
   const owner = neon(localDatabaseUrl(stack.endpoint.url, "owner"));
   const [server] = (await owner.query("select version() as v")) as { v: string }[];
   say(
@@ -281,8 +311,11 @@ async function benchmark(options: Options, run: Run) {
     } — ${server?.v.split(" ").slice(0, 2).join(" ")}, via ${stack.endpoint.url}`,
   );
   say(
-    `worker: the \`wrangler deploy --dry-run\` build under \`wrangler dev --no-bundle\` at ` +
-      `${stack.origin}; DO storage under ${workDir}`,
+    stack.runtime === "wrangler"
+      ? `worker: the \`wrangler deploy --dry-run\` build under \`wrangler dev --no-bundle\` at ` +
+          `${stack.origin}; DO storage under ${workDir}`
+      : `worker: the \`wrangler deploy --dry-run\` build under plain workerd (Miniflare) at ` +
+          `${stack.origin}; no proxy, no inspector`,
   );
 
   const client = new Client(stack.origin, options.concurrency);
@@ -300,8 +333,9 @@ async function benchmark(options: Options, run: Run) {
   const { requests, replays, concurrency } = options;
   const warm = Math.min(200, Math.max(20, Math.ceil(requests / 10)));
   say(
-    `load: C=${concurrency}; ${requests} GET /health twice, ${requests} fresh assessments, ` +
-      `${replays} replays; warm-ups: ${warm} health, ${warm} fresh, ${Math.min(warm, 100)} replays`,
+    `load: C=${concurrency}; ${requests} GET /health twice; at each --db-rtt ` +
+      `(${options.dbRtts.join(", ")}): ${requests} fresh assessments, ${replays} replays; ` +
+      `warm-ups: ${warm} health, ${warm} fresh, ${Math.min(warm, 100)} replays`,
   );
   const seen = new Set<string>();
   const progress = (r: PhaseResult) =>
@@ -312,34 +346,52 @@ async function benchmark(options: Options, run: Run) {
   progress(healthBefore);
 
   const share = options.credentialShare;
-  const warmBodies = await withCredentials(
-    assessBodies(warm, tenant.agents),
-    tenant.consent,
-    share,
-  );
-  const warmIds: string[] = [];
-  await runPhase(bench, "warm-up fresh", freshJobs(warmBodies, seen, warmIds));
-  const bodies = await withCredentials(
-    assessBodies(requests, tenant.agents),
-    tenant.consent,
-    share,
-  );
-  const ids: string[] = [];
-  const fresh = await runPhase(bench, "assess, fresh", freshJobs(bodies, seen, ids));
-  progress(fresh);
-
-  await runPhase(bench, "warm-up replay", replayJobs(warmBodies, warmIds, Math.min(warm, 100)));
-  const replay = await runPhase(bench, "assess, replay", replayJobs(bodies, ids, replays));
-  progress(replay);
+  const levels: RttLevel[] = [];
+  for (const [n, rtt] of options.dbRtts.entries()) {
+    delay = parseDbRtt(rtt);
+    const tag = `db-rtt ${describeDbRtt(rtt)}`;
+    const warmBodies = await withCredentials(
+      assessBodies(warm, tenant.agents),
+      tenant.consent,
+      share,
+    );
+    const warmIds: string[] = [];
+    await runPhase(bench, `warm-up fresh, ${tag}`, freshJobs(warmBodies, seen, warmIds));
+    const bodies = await withCredentials(
+      assessBodies(requests, tenant.agents),
+      tenant.consent,
+      share,
+    );
+    const ids: string[] = [];
+    const fresh = await runPhase(bench, `assess, fresh, ${tag}`, freshJobs(bodies, seen, ids));
+    progress(fresh);
+    await runPhase(
+      bench,
+      `warm-up replay, ${tag}`,
+      replayJobs(warmBodies, warmIds, Math.min(warm, 100)),
+    );
+    const replay = await runPhase(
+      bench,
+      `assess, replay, ${tag}`,
+      replayJobs(bodies, ids, replays),
+    );
+    progress(replay);
+    levels.push({ rtt, fresh, replay, first: n === 0 });
+  }
+  delay = parseDbRtt("0");
 
   const healthAfter = await runPhase(bench, "GET /health (after)", healthJobs(requests));
   progress(healthAfter);
+  const first = levels[0] as RttLevel;
+  const fresh = first.fresh;
+  const replay = first.replay;
 
   say("timing the pure stages in Node …");
   const compute = await measureCompute();
   const credentialCompute = await measureCompute(5000, "credential");
   const shadowCompute = options.shadow ? await measureCompute(5000, "shadow") : undefined;
   if (options.shadow) await expectShadowed(bench, seen.size);
+  say(`\nthe detailed report is of the first --db-rtt level (${describeDbRtt(first.rtt)}):`);
   printReport({
     healthBefore,
     fresh,
@@ -349,6 +401,7 @@ async function benchmark(options: Options, run: Run) {
     credentialCompute,
     shadowCompute,
   });
+  printLatencySweep({ levels, healthBefore, healthAfter, runtime: stack.runtime });
   say(`\nload average at the end: ${load()}`);
 }
 

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Backend, BackendUnavailableError } from "./backend";
+import { type DelaySampler, sleep } from "./delay";
 import {
   isPostgresError,
   ProtocolError,
@@ -70,10 +71,37 @@ async function answerSql(
   backend: Backend,
   stats: SqlEndpointStats,
   log: (line: string) => void,
+  delay: DelaySampler | undefined,
 ): Promise<Answer> {
   stats.requests += 1;
+  // The body is read before any wait: a listener added after an await could miss chunks that
+  // another reader (the benchmarks' tap) already set flowing.
+  let body: string;
   try {
-    const sqlRequest = parseSqlRequest(request.headers, await readBody(request));
+    body = await readBody(request);
+  } catch (error) {
+    stats.errors += 1;
+    return errorAnswer(error, log);
+  }
+  const rtt = delay?.() ?? 0;
+  // Half on the way there, half on the way back (delay.ts): locks are held only in between.
+  await sleep(rtt / 2);
+  try {
+    return await runSql(request, body, backend, stats, log);
+  } finally {
+    await sleep(rtt / 2);
+  }
+}
+
+async function runSql(
+  request: IncomingMessage,
+  body: string,
+  backend: Backend,
+  stats: SqlEndpointStats,
+  log: (line: string) => void,
+): Promise<Answer> {
+  try {
+    const sqlRequest = parseSqlRequest(request.headers, body);
     if (sqlRequest.batch) stats.batches += 1;
     const results = await backend.run(sqlRequest, () => {
       stats.statements += 1;
@@ -90,12 +118,13 @@ async function route(
   backend: Backend,
   stats: SqlEndpointStats,
   log: (line: string) => void,
+  delay: DelaySampler | undefined,
 ): Promise<Answer> {
   const path = new URL(request.url ?? "/", "http://localhost").pathname;
   const route = `${request.method ?? "GET"} ${path}`;
   switch (route) {
     case "POST /sql":
-      return answerSql(request, backend, stats, log);
+      return answerSql(request, backend, stats, log, delay);
     case "GET /stats":
       return { status: 200, body: { ...stats } };
     case "POST /stats/reset":
@@ -116,17 +145,30 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  log: (line: string) => void;
+  /** The injected round trip of each `POST /sql` (`--db-rtt`); none when absent. */
+  delay?: DelaySampler;
+}
+
 export async function startHttpServer(
   backend: Backend,
-  { host, port, log }: { host: string; port: number; log: (line: string) => void },
+  { host, port, log, delay }: HttpServerOptions,
 ): Promise<HttpServer> {
   const stats = emptyStats();
   const server = createServer((request, response) => {
-    route(request, backend, stats, log).then(
+    route(request, backend, stats, log, delay).then(
       (answer) => send(response, answer),
       (error: unknown) => send(response, errorAnswer(error, log)),
     );
   });
+  // Longer than the clients' idle keep-alive: with Node's 5 s default the server may close a
+  // socket just as workerd reuses it ("Network connection lost"), which an injected round trip
+  // on a loaded machine made frequent enough to fail a benchmark run.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {

@@ -3,6 +3,7 @@
  * and `neon()` runs its production code path against PGlite or a local PostgreSQL server.
  */
 import type { Backend, BackendName } from "./backend";
+import { type DelaySampler, parseDbRtt } from "./delay";
 import { startHttpServer } from "./http-server";
 import { openPgliteBackend } from "./pglite-backend";
 import { openPostgresBackend } from "./postgres-backend";
@@ -29,6 +30,11 @@ export interface SqlEndpointOptions {
    */
   migrationsFolder: string;
   log?: (line: string) => void;
+  /**
+   * An injected round trip per SQL request (`--db-rtt`, scripts/sql-endpoint/delay.ts): a
+   * spec such as `20`, `20±5` or `uniform:10-30`, or a sampler; none when absent.
+   */
+  dbRtt?: string | DelaySampler;
 }
 
 export interface SqlEndpoint {
@@ -61,10 +67,12 @@ function urlHost(host: string): string {
 export async function startSqlEndpoint(options: SqlEndpointOptions): Promise<SqlEndpoint> {
   const log = options.log ?? (() => undefined);
   const host = options.host ?? "127.0.0.1";
+  // Parsed before anything opens: a bad spec fails with nothing to clean up.
+  const delay = typeof options.dbRtt === "string" ? parseDbRtt(options.dbRtt) : options.dbRtt;
   const backend = await openBackend(options, log);
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
-    server = await startHttpServer(backend, { host, port: options.port ?? 0, log });
+    server = await startHttpServer(backend, { host, port: options.port ?? 0, log, delay });
   } catch (error) {
     await backend.close();
     throw error;

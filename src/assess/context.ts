@@ -1,7 +1,7 @@
-import { and, eq, max, or, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { SPEND_STATE_SQL, spendStateOf } from "../billing/guard";
 import { type AnchorRow, activeIssuers, anchorsOf, type RootHeader } from "../credentials/issuers";
-import { assessments, auditCheckpoints, policies, reviews } from "../db/schema";
+import { assessments, reviews } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { aggregatesJson } from "../rules/aggregates";
 import type { AgentRowView, AssessContext } from "./input";
@@ -27,59 +27,40 @@ export interface ContextQuery {
 }
 
 /**
- * One batch: the replay lookup, the idempotency key's owner, the active and shadow policies
- * (one statement: a shadow adds no round trip and no statement), the agent
- * named by each piece of evidence, the agent's history, the window aggregates the active rule
- * list reads, the anchoring frontier, and the spend guard's state (plan, cap, meter). The agent
- * chosen is the key's, else the card's, else the explicit one; the history is that agent's.
+ * One batch of three statements after authentication's two: the replay lookup with its review
+ * item (for the refinement), the idempotency key's owner, and one statement for the rest: the
+ * agent named by each piece of evidence, the agent's history, the window aggregates the active
+ * and shadow rule lists read, the active and shadow policies (a shadow adds no round trip and
+ * no statement), the anchoring frontier, and the spend guard's state (plan, cap, meter). The
+ * agent chosen is the key's, else the card's, else the explicit one; the history is that
+ * agent's.
  */
 export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<AssessContext> {
-  const [replay, replayReview, keyOwner, policy, identity, anchored, spend, issuers] =
-    await tenant.batch((db) => [
-      db.select().from(assessments).where(eq(assessments.contentHash, q.contentHash)),
-      // The replay's review item, for its refinement: in the same batch, no extra round trip.
-      db
-        .select()
-        .from(reviews)
-        .where(
-          eq(
-            reviews.assessmentId,
-            db
-              .select({ id: assessments.id })
-              .from(assessments)
-              .where(eq(assessments.contentHash, q.contentHash)),
-          ),
+  const [replay, keyOwner, identity, issuers] = await tenant.batch((db) => [
+    db
+      .select({ assessment: assessments, review: reviews })
+      .from(assessments)
+      .leftJoin(reviews, eq(reviews.assessmentId, assessments.id))
+      .where(eq(assessments.contentHash, q.contentHash)),
+    db
+      .select({ contentHash: assessments.contentHash })
+      .from(assessments)
+      .where(
+        and(
+          eq(assessments.livemode, q.livemode),
+          eq(assessments.idempotencyKey, q.idempotencyKey ?? ""),
         ),
-      db
-        .select({ contentHash: assessments.contentHash })
-        .from(assessments)
-        .where(
-          and(
-            eq(assessments.livemode, q.livemode),
-            eq(assessments.idempotencyKey, q.idempotencyKey ?? ""),
-          ),
-        ),
-      db
-        .select({
-          id: policies.id,
-          status: policies.status,
-          shadow: policies.shadow,
-          version: policies.version,
-          rules: policies.rules,
-        })
-        .from(policies)
-        .where(or(eq(policies.status, "active"), eq(policies.shadow, true))),
-      db.execute(identityAndHistory(q)),
-      db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
-      db.execute(SPEND_STATE_SQL),
-      ...(q.credentialRoot ? [activeIssuers(db)] : []),
-    ]);
+      ),
+    db.execute(identityAndHistory(q)),
+    ...(q.credentialRoot ? [activeIssuers(db)] : []),
+  ]);
   const row = (identity as unknown as { rows: Record<string, unknown>[] }).rows[0] ?? {};
-  const active = policy.find((p) => p.status === "active");
-  const shadow = policy.find((p) => p.shadow);
+  type PolicyRow = { id: string; version: number | null; rules: unknown };
+  const active = row.policy as PolicyRow | null;
+  const shadow = row.shadow_policy as PolicyRow | null;
   return {
-    replay: replay[0] ? fromRow(replay[0]) : null,
-    replayReview: replayReview[0] ?? null,
+    replay: replay[0] ? fromRow(replay[0].assessment) : null,
+    replayReview: replay[0]?.review ?? null,
     keyOwner: keyOwner[0]?.contentHash ?? null,
     policy: active?.version
       ? { id: active.id, version: active.version, rules: active.rules }
@@ -99,8 +80,8 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     agent: (row.agent as AgentRowView | null) ?? null,
     history: (row.history as AssessContext["history"]) ?? null,
     aggregates: (row.aggregates as Record<string, unknown> | null) ?? null,
-    anchoredThrough: Number(anchored[0]?.size ?? 0),
-    spend: spendStateOf((spend as unknown as { rows: Record<string, unknown>[] }).rows[0]),
+    anchoredThrough: Number(row.anchored ?? 0),
+    spend: spendStateOf((row.spend as Record<string, unknown> | null) ?? undefined),
     ...(q.credentialRoot && !replay[0]
       ? {
           anchors: await anchorsOf(
@@ -200,5 +181,14 @@ function identityAndHistory(q: ContextQuery) {
       ${aggregatesJson(
         sql`coalesce((select p.aggregates from policies p where p.shadow), '[]'::jsonb)`,
         scope,
-      )} as shadow_aggregates`;
+      )} as shadow_aggregates,
+      -- The active and shadow policies, the anchoring frontier and the spend guard's state ride
+      -- in this one statement (they were statements of their own): each is a scalar subquery,
+      -- and a statement costs the database a parse, a plan and a result set however small.
+      (select json_build_object('id', p.id, 'version', p.version, 'rules', p.rules)
+         from policies p where p.status = 'active') as policy,
+      (select json_build_object('id', p.id, 'version', p.version, 'rules', p.rules)
+         from policies p where p.shadow) as shadow_policy,
+      (select max(c.tree_size) from audit_checkpoints c) as anchored,
+      (select row_to_json(s) from (${SPEND_STATE_SQL}) s) as spend`;
 }

@@ -4,7 +4,8 @@ import { logError } from "../lib/log";
 import type { ReviewRow } from "../reviews/records";
 import { aggregateValues } from "../rules/aggregates";
 import type { AssessmentRecord } from "./outcome";
-import { normalizeRules, PolicyRules } from "./policy";
+import type { NormalizedRules } from "./policy";
+import { parsedPolicy } from "./policy-cache";
 import type { ParsedAssessRequest } from "./request";
 import { type CredentialEvidence, type Identity, provenIdentity } from "./risk-input";
 import type { RiskInput } from "./risk-model";
@@ -68,31 +69,16 @@ export function counterpartyOf(request: ParsedAssessRequest): string | null {
   return request.facts.payee?.id ?? request.facts.recipient ?? null;
 }
 
-type Rules = ReturnType<typeof normalizeRules>;
-
-// Read once per request: the pipeline asks whether the rules are readable, then reads them.
-const read = new WeakMap<AssessContext, Rules | "unreadable" | null>();
+type Rules = NormalizedRules;
 
 /**
- * The active policy's rules, once per context: null without a policy; "unreadable" when the
- * stored rules no longer parse (an older grammar) or their rule list does not compile. Either
- * makes the policy component fail, and the assessment is at least review: never a 500.
+ * The active policy's rules: null without a policy; "unreadable" when the stored rules no
+ * longer parse (an older grammar) or their rule list does not compile. Either makes the policy
+ * component fail, and the assessment is at least review: never a 500. Parsed once per policy
+ * version in the isolate (`policy-cache.ts`), not once per request.
  */
 function readRules(context: AssessContext): Rules | "unreadable" | null {
-  const known = read.get(context);
-  if (known !== undefined) return known;
-  let rules: Rules | "unreadable" | null = null;
-  if (context.policy) {
-    const parsed = PolicyRules.safeParse(context.policy.rules);
-    try {
-      rules = parsed.success ? normalizeRules(parsed.data) : "unreadable";
-    } catch (error) {
-      logError("policy rules do not compile", { error: String(error) });
-      rules = "unreadable";
-    }
-  }
-  read.set(context, rules);
-  return rules;
+  return context.policy ? parsedPolicy(context.policy) : null;
 }
 
 /** The active policy's rules, or null without one (or when they cannot be read). */

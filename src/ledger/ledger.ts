@@ -8,6 +8,7 @@ import type { ReviewSpend } from "../schemas/reviews";
 import type { Party } from "./chain";
 import { LEDGER_UNAVAILABLE } from "./ledger-postgres";
 import type { StoredEntry, Voiding } from "./ledger-store";
+import { ledgerLocationHint } from "./location-hint";
 import type { Appended, DeferredAppend, OrgLedger } from "./org-ledger";
 
 /** A state change to record: what happened, to what, and the payload it is a digest of. */
@@ -22,7 +23,9 @@ export interface Change {
 
 export function ledgerOf(env: Env, orgId: string): DurableObjectStub<OrgLedger> {
   if (!env.ORG_LEDGER) throw new ApiError("ledger_unavailable");
-  return env.ORG_LEDGER.get(env.ORG_LEDGER.idFromName(orgId));
+  const locationHint = ledgerLocationHint(env.LEDGER_LOCATION_HINT);
+  const id = env.ORG_LEDGER.idFromName(orgId);
+  return locationHint ? env.ORG_LEDGER.get(id, { locationHint }) : env.ORG_LEDGER.get(id);
 }
 
 function actorParty(actor: Actor): Party {

@@ -1,0 +1,75 @@
+/**
+ * The Worker under plain workerd, as Miniflare runs it (the way `bench:ledger` does): the same
+ * deployable bundle `wrangler dev` would serve, but without wrangler's proxy Worker, its
+ * inspector and its Node process in the path, so the CPU the workerd process spends per
+ * request is the Worker's and its Durable Object's (plus Miniflare's small entry Worker, which a
+ * `GET /health` pays too and the baseline removes). Bindings mirror wrangler.toml.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { Log, LogLevel, Miniflare } from "miniflare";
+import { readDevVars } from "../dev-vars.ts";
+import type { Run } from "./harness.ts";
+import { withoutSignalHooks } from "./harness.ts";
+
+const COMPATIBILITY_DATE = "2026-04-26"; // as wrangler.toml
+
+// wrangler.toml's [[ratelimits]], so a request pays the same limiter calls as in production.
+const RATE_LIMITS = {
+  RATE_LIMIT_ASSESS: { simple: { limit: 3000, period: 10 as const } },
+  RATE_LIMIT_WRITE: { simple: { limit: 600, period: 10 as const } },
+  RATE_LIMIT_EXPENSIVE: { simple: { limit: 30, period: 60 as const } },
+  RATE_LIMIT_PUBLIC: { simple: { limit: 300, period: 60 as const } },
+};
+
+/**
+ * Serves `script` (a bundle of workers/main.ts) on `host`:`port` with the variables of
+ * `devVars` plus `vars`; registered with `run.defer`. Answers the origin.
+ */
+export async function startWorkerd(options: {
+  script: string;
+  devVars: string;
+  vars: Record<string, string>;
+  host: string;
+  port: number;
+  run: Run;
+}): Promise<string> {
+  const { run } = options;
+  const bindings = { ...Object.fromEntries(readDevVars(options.devVars) ?? []), ...options.vars };
+  // Miniflare names its temp dir (the DOs' SQLite files) after os.tmpdir() when constructed and
+  // removes it fire-and-forget on dispose(): give it a parent of ours, removed by us.
+  const mfTmp = mkdtempSync(join(tmpdir(), "bench-assess-workerd-"));
+  run.defer(() => rmSync(mfTmp, { recursive: true, force: true }));
+  const previousTmp = process.env.TMPDIR;
+  process.env.TMPDIR = mfTmp;
+  let mf: Miniflare;
+  try {
+    // Without its exit hook, which would skip our cleanups on Ctrl-C: the harness disposes of it.
+    mf = withoutSignalHooks(
+      () =>
+        new Miniflare({
+          log: new Log(LogLevel.WARN),
+          cf: false, // no fetch of Request.cf data from the Internet
+          host: options.host,
+          port: options.port,
+          modules: true,
+          scriptPath: options.script,
+          // Module names are paths below this root; the build lives outside the working directory.
+          modulesRoot: dirname(options.script),
+          compatibilityDate: COMPATIBILITY_DATE,
+          compatibilityFlags: ["nodejs_compat"],
+          durableObjects: { ORG_LEDGER: { className: "OrgLedger", useSQLite: true } },
+          queueProducers: { WEBHOOK_QUEUE: "webhook-deliveries" },
+          ratelimits: RATE_LIMITS,
+          bindings,
+        }),
+    );
+  } finally {
+    if (previousTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previousTmp;
+  }
+  run.defer(() => mf.dispose());
+  const url = await mf.ready;
+  return url.origin;
+}
