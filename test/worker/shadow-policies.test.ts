@@ -80,8 +80,10 @@ describe("POST /v1/policies/{id}/shadow", () => {
     expect(res.shadow).toBe(true);
     expect((await call(`/v1/policies/${draft.id}`, { token: org.token })).json.shadow).toBe(false);
     expect(await shadowFlags(org.id)).toEqual([{ id: other.id }]);
-    const list = await call("/v1/policies", { token: org.token });
-    expect(list.json.data.filter((p: Json) => p.shadow).map((p: Json) => p.id)).toEqual([other.id]);
+    const list = await call("/v1/policies?shadow=true", { token: org.token });
+    expect(list.json.data.map((p: Json) => p.id)).toEqual([other.id]);
+    const rest = await call("/v1/policies?shadow=false&status=draft", { token: org.token });
+    expect(rest.json.data.map((p: Json) => p.id)).toEqual([draft.id]);
   });
 
   it("concurrent shadowing of several drafts leaves exactly one shadow", async () => {
