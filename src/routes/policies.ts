@@ -46,7 +46,13 @@ const Policy = z
   })
   .openapi("Policy");
 
-const ListPoliciesQuery = PageQuery.extend({ status: z.enum(["draft", "active"]).optional() });
+const ListPoliciesQuery = PageQuery.extend({
+  status: z.enum(["draft", "active"]).optional(),
+  shadow: z
+    .enum(["true", "false"])
+    .optional()
+    .openapi({ description: "`true`: the org's shadow policy only (docs/shadow-policies.md)" }),
+});
 
 const tags = ["Policies"];
 
@@ -321,12 +327,15 @@ export function registerPolicies(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(list, async (c) => {
-    const { limit, cursor, status } = c.req.valid("query");
+    const { limit, cursor, status, shadow } = c.req.valid("query");
     const list = await listById(
       c.var.tenant,
       policies,
       { limit, cursor },
-      status ? eq(policies.status, status) : undefined,
+      and(
+        status ? eq(policies.status, status) : undefined,
+        shadow ? eq(policies.shadow, shadow === "true") : undefined,
+      ),
     );
     return c.json(mapPage(list, toPolicy), 200);
   });

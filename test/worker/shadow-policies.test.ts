@@ -4,6 +4,7 @@ import { call, type TestOrg } from "./support/api";
 import {
   agentOf,
   assessOk,
+  assessWith,
   createPolicy,
   decodeJwsPart,
   type Json,
@@ -79,8 +80,10 @@ describe("POST /v1/policies/{id}/shadow", () => {
     expect(res.shadow).toBe(true);
     expect((await call(`/v1/policies/${draft.id}`, { token: org.token })).json.shadow).toBe(false);
     expect(await shadowFlags(org.id)).toEqual([{ id: other.id }]);
-    const list = await call("/v1/policies", { token: org.token });
-    expect(list.json.data.filter((p: Json) => p.shadow).map((p: Json) => p.id)).toEqual([other.id]);
+    const list = await call("/v1/policies?shadow=true", { token: org.token });
+    expect(list.json.data.map((p: Json) => p.id)).toEqual([other.id]);
+    const rest = await call("/v1/policies?shadow=false&status=draft", { token: org.token });
+    expect(rest.json.data.map((p: Json) => p.id)).toEqual([draft.id]);
   });
 
   it("concurrent shadowing of several drafts leaves exactly one shadow", async () => {
@@ -259,6 +262,37 @@ describe("assessing with a shadow policy", () => {
     const rows = (await ownerSql`select count(*)::int as n from assessments
       where org_id = ${org.id} and shadow is not null`) as Json[];
     expect(rows[0]?.n).toBe(1);
+  });
+});
+
+describe("a shadow that fails", () => {
+  it("rules that can no longer be read fail the shadow's policy stage, and the assessment is decided as without", async () => {
+    const { org, key, draft } = await orgWithStricterDraft();
+    const without = await assessOk(key, { mandate: payment() });
+    await shadowOk(org, draft.id);
+    // As if stored under a grammar this version no longer reads.
+    await ownerSql`update policies set rules = '{"grammar": 99, "rules": []}'::jsonb
+      where id = ${draft.id}`;
+    const assessed = await assessOk(key, { mandate: payment() });
+    expect(assessed.decision).toBe(without.decision);
+    expect(assessed.outcome.signals).toEqual(without.outcome.signals);
+    const recorded = (await stored(assessed.assessmentId)).shadow;
+    // Its policy stage failed: a high fault signal on top of what the active policy saw.
+    expect(recorded).toMatchObject({ policy_id: draft.id, decision: "deny", rule: null });
+    expect(recorded?.risk_score).toBeGreaterThan(without.outcome.outcome.risk_score);
+  });
+
+  it("an assessment completed by its retry after a persist fault keeps its shadow verdict", async () => {
+    const { org, key, draft } = await orgWithStricterDraft();
+    await shadowOk(org, draft.id);
+    const body = { mandate: payment() };
+    const failed = await assessWith({ TEST_FAULTS: "persist" }, key, body);
+    expect(failed.status).toBe(500);
+    const retried = await assessOk(key, body);
+    expect((await stored(retried.assessmentId)).shadow).toMatchObject({
+      policy_id: draft.id,
+      decision: "deny",
+    });
   });
 });
 

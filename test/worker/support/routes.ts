@@ -254,7 +254,12 @@ export const ROUTES: RouteCase[] = [
     scope: "policy:write",
     body: { name: "p", rules: { max_amount: 1000 } },
   },
-  { method: "GET", path: "/v1/policies", scope: "policy:read", filters: { status: UNKNOWN } },
+  {
+    method: "GET",
+    path: "/v1/policies",
+    scope: "policy:read",
+    filters: { status: UNKNOWN, shadow: UNKNOWN },
+  },
   {
     method: "GET",
     path: "/v1/policies/{id}",
