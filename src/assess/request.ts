@@ -30,12 +30,16 @@ export type A2AVersion = (typeof A2A_VERSIONS)[number];
 /** What A2A assumes when no version is stated (A2A spec: an empty `A2A-Version` means 0.3). */
 export const A2A_DEFAULT_VERSION: A2AVersion = "0.3";
 
-export interface A2ABinding {
-  version: A2AVersion;
-  task_id: string | null;
-  context_id: string | null;
-  agent_card_ref: string | null;
-}
+/** The A2A binding of an assessment, as stored and as listed. */
+export const A2ABinding = z
+  .object({
+    version: z.enum(A2A_VERSIONS),
+    task_id: z.string().nullable(),
+    context_id: z.string().nullable(),
+    agent_card_ref: z.string().nullable(),
+  })
+  .openapi("A2ABinding");
+export type A2ABinding = z.infer<typeof A2ABinding>;
 
 export interface ParsedAssessRequest {
   kind: ActionKind;

@@ -12,7 +12,7 @@ export const ErrorSchema = z
       .optional()
       .openapi({ description: "Structured details, e.g. failing paths" }),
   })
-  .openapi("Error");
+  .openapi("ErrorResponse");
 
 const describe: Record<number, string> = {
   400: "Malformed request",
