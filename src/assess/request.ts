@@ -3,6 +3,7 @@ import { ApiError } from "../errors";
 import { canonicalize } from "../lib/canonical";
 import { sha256 } from "../lib/digest";
 import { toHex, utf8 } from "../lib/encoding";
+import { unicodePattern } from "../schemas/common";
 import {
   isMandateType,
   MANDATE_TYPES,
@@ -65,11 +66,9 @@ export interface IssueDetail {
 
 /** Identifiers from another system: bounded, and free of control characters (logs, SQL text). */
 function foreignId(max: number) {
-  return z
-    .string()
+  return unicodePattern(/^\P{Cc}*$/u, "must not contain control characters")
     .min(1)
     .max(max)
-    .regex(/^\P{Cc}*$/u, "must not contain control characters")
     .refine((text) => !LONE_SURROGATE.test(text), "must not contain a lone surrogate");
 }
 
@@ -145,7 +144,24 @@ export const AssessRequest = z
       .regex(/^[\x21-\x7e]*$/, "must be printable ASCII without spaces")
       .optional(),
   })
-  .openapi("AssessRequest");
+  .openapi("AssessRequest", {
+    example: {
+      kind: "ap2_payment",
+      mandate: {
+        vct: "mandate.payment.1",
+        transaction_id: "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
+        payee: {
+          id: "merchant_1",
+          name: "Demo Merchant",
+          website: "https://demo-merchant.example",
+        },
+        payment_amount: { amount: 19900, currency: "USD" },
+        payment_instrument: { id: "stub", type: "card", description: "Card ending 4242" },
+      },
+      audience: "https://psp.example",
+      idempotency_key: "order-1042",
+    },
+  });
 
 /** Deeper than any real mandate; bounds the recursion of every walk over it. */
 const MAX_DEPTH = 32;
