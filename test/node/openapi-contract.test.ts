@@ -5,7 +5,9 @@ import { serveOpenApiDocument } from "../../src/http/openapi-document";
 import { ErrorSchema, errorResponses, json, jsonBody } from "../../src/http/schemas";
 import {
   type ContractExceptions,
+  closedDocument,
   contractViolations,
+  schemaErrors,
   servedRoutes,
 } from "../support/openapi-contract";
 
@@ -173,5 +175,25 @@ describe("the contract check", () => {
       'GET /v1/loose 200 application/json: the example is invalid: #/n: Instance type "number" is invalid. Expected "integer".',
       "Loose.data: a free-form object; give it a schema (or list it as free-form)",
     ]);
+  });
+});
+
+describe("the closed document the worker test validates answers against", () => {
+  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+  it("refuses a member the document does not name, in a plain and in an extended object", async () => {
+    const closed = closedDocument(await documentOf(buildApp()));
+    expect(schemaErrors(closed, ref("ErrorResponse"), { error: "not_found" })).toEqual([]);
+    expect(schemaErrors(closed, ref("ErrorResponse"), { error: "not_found", hint: 1 })).toEqual([
+      "#/hint: False boolean schema.",
+    ]);
+    const created = {
+      object: "webhook_endpoint",
+      id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e",
+      secret: "whsec_x",
+    };
+    const errors = (value: unknown) => schemaErrors(closed, ref("CreatedWebhookEndpoint"), value);
+    expect(errors({ ...created, surprise: true })).toContain("#/surprise: False boolean schema.");
+    expect(errors(created).some((error) => error.startsWith("#/surprise"))).toBe(false);
   });
 });

@@ -220,3 +220,40 @@ function mediaViolations(
   }
   return problems;
 }
+
+/**
+ * The document with every object closed to members it does not name (`unevaluatedProperties:
+ * false`), so a response carrying an undocumented field fails validation against it. A
+ * component another one extends (an `allOf` member) stays open: closing it would refuse the
+ * extension's own members.
+ */
+export function closedDocument(document: Json): Json {
+  const extended = new Set<string>();
+  const findExtended = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(findExtended);
+    if (!isObject(node)) return;
+    for (const member of (node.allOf ?? []) as Json[]) {
+      if (typeof member.$ref === "string") extended.add(member.$ref);
+    }
+    Object.values(node).forEach(findExtended);
+  };
+  findExtended(document.components);
+  // An allOf member stays open (its siblings name the rest); the allOf itself is closed.
+  const close = (node: unknown, member = false): unknown => {
+    if (Array.isArray(node)) return node.map((item) => close(item, member));
+    if (!isObject(node)) return node;
+    const copy = Object.fromEntries(
+      Object.entries(node).map(([key, value]) => [key, close(value, key === "allOf")]),
+    );
+    const open = "additionalProperties" in node || "unevaluatedProperties" in node;
+    if ((node.properties || node.allOf) && !open && !member) copy.unevaluatedProperties = false;
+    return copy;
+  };
+  const schemas = Object.fromEntries(
+    Object.entries<Json>(document.components?.schemas ?? {}).map(([name, schema]) => [
+      name,
+      extended.has(`#/components/schemas/${name}`) ? schema : close(schema),
+    ]),
+  );
+  return { ...document, components: { ...document.components, schemas } };
+}
