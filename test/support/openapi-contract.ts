@@ -230,12 +230,11 @@ function mediaViolations(
 export function closedDocument(document: Json): Json {
   const extended = new Set<string>();
   const findExtended = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(findExtended);
-    if (!isObject(node)) return;
-    for (const member of (node.allOf ?? []) as Json[]) {
+    if (!isObject(node) && !Array.isArray(node)) return;
+    for (const member of (isObject(node) ? (node.allOf ?? []) : []) as Json[]) {
       if (typeof member.$ref === "string") extended.add(member.$ref);
     }
-    Object.values(node).forEach(findExtended);
+    for (const value of Object.values(node)) findExtended(value);
   };
   findExtended(document.components);
   // An allOf member stays open (its siblings name the rest); the allOf itself is closed.
