@@ -230,8 +230,9 @@ function mediaViolations(
 export function closedDocument(document: Json): Json {
   const extended = new Set<string>();
   const findExtended = (node: unknown): void => {
-    if (!isObject(node) && !Array.isArray(node)) return;
-    for (const member of (isObject(node) ? (node.allOf ?? []) : []) as Json[]) {
+    if (typeof node !== "object" || node === null) return;
+    const members = Array.isArray(node) ? [] : ((node as Json).allOf ?? []);
+    for (const member of members as Json[]) {
       if (typeof member.$ref === "string") extended.add(member.$ref);
     }
     for (const value of Object.values(node)) findExtended(value);
