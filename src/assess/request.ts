@@ -3,7 +3,7 @@ import { ApiError } from "../errors";
 import { canonicalize } from "../lib/canonical";
 import { sha256 } from "../lib/digest";
 import { toHex, utf8 } from "../lib/encoding";
-import { unicodePattern } from "../schemas/common";
+import { withUnicodePattern } from "../schemas/common";
 import {
   isMandateType,
   MANDATE_TYPES,
@@ -66,10 +66,11 @@ export interface IssueDetail {
 
 /** Identifiers from another system: bounded, and free of control characters (logs, SQL text). */
 function foreignId(max: number) {
-  return unicodePattern(/^\P{Cc}*$/u, "must not contain control characters")
-    .min(1)
-    .max(max)
-    .refine((text) => !LONE_SURROGATE.test(text), "must not contain a lone surrogate");
+  return withUnicodePattern(
+    z.string().min(1).max(max),
+    /^\P{Cc}*$/u,
+    "must not contain control characters",
+  ).refine((text) => !LONE_SURROGATE.test(text), "must not contain a lone surrogate");
 }
 
 const a2aBlockSchema = z.strictObject({

@@ -9,8 +9,8 @@ import { z } from "@hono/zod-openapi";
  * pattern no value matches; JSON Schema reads patterns in Unicode mode, so the document gets
  * the source alone.
  */
-export function unicodePattern(pattern: RegExp, message: string) {
-  return z.string().regex(pattern, message).openapi({ pattern: pattern.source });
+export function withUnicodePattern(schema: z.ZodString, pattern: RegExp, message: string) {
+  return schema.regex(pattern, message).openapi({ pattern: pattern.source });
 }
 
 /**

@@ -4,7 +4,7 @@ import { BREAK_REASONS } from "../sessions/breaks";
 import { MAX_EVENTS_PER_BATCH, MAX_EVENTS_PER_SESSION } from "../sessions/chain";
 import { MAX_SIGNATURE_LENGTH } from "../sessions/signature";
 import { RowUuid } from "./agents";
-import { Metadata, PageQuery, unicodePattern } from "./common";
+import { Metadata, PageQuery, withUnicodePattern } from "./common";
 
 export const sessionTags = ["Sessions"];
 
@@ -32,13 +32,11 @@ const LowerUuid = z
   );
 
 // Names only: no control characters or unpaired surrogates, and never trimmed (it is hashed).
-const ExternalId = unicodePattern(
+const ExternalId = withUnicodePattern(
+  z.string().min(1).max(200),
   /^[^\p{Cc}\p{Cs}]+$/u,
   "must not contain control characters or lone surrogates",
-)
-  .min(1)
-  .max(200)
-  .openapi({ description: "The agent's own name for the session", example: "run-2026-01-01-42" });
+).openapi({ description: "The agent's own name for the session", example: "run-2026-01-01-42" });
 
 export const SessionEventInput = z
   .object({
