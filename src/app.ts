@@ -1,9 +1,9 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
-import { API_VERSION } from "./env";
 import { ApiError } from "./errors";
 import type { AppEnv } from "./http/context";
 import { issueDetails, onError, onNotFound } from "./http/errors";
+import { serveOpenApiDocument } from "./http/openapi-document";
 import { publicRateLimit } from "./http/rate-limit";
 import { newId } from "./lib/ids";
 import { registerActionDecisions } from "./routes/action-decisions";
@@ -137,13 +137,6 @@ export function buildApp() {
   registerBillingWebhooks(app);
   registerSessions(app);
 
-  app.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: {
-      title: "Agent Action Risk Assessment API",
-      version: API_VERSION,
-      description: "Scores agent-initiated actions and signs the verdict.",
-    },
-  });
+  serveOpenApiDocument(app);
   return app;
 }

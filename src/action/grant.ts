@@ -1,7 +1,7 @@
-import { z } from "@hono/zod-openapi";
 import { compactVerify, decodeJwt } from "jose";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
+import { GRANT_ISSUER, GrantClaims } from "../schemas/actions";
 import { signer } from "../signing/signer";
 import type { RedemptionPayload } from "./records";
 
@@ -10,30 +10,10 @@ export const GRANT_TYP = "action-grant+jwt";
 export const RECEIPT_TYP = "action-redemption+jwt";
 export const PACK_TYP = "incident-pack+jws";
 
-const ISSUER = "agent-risk";
+const ISSUER = GRANT_ISSUER;
 
 /** How long a grant can be redeemed after it is issued. */
 export const GRANT_TTL_SECONDS = 300;
-
-const uuid = z.uuid();
-
-/** The claims of a grant; anything else in a token that verifies is not a grant of ours. */
-export const GrantClaims = z.object({
-  iss: z.literal(ISSUER),
-  jti: uuid,
-  org: uuid,
-  decision: uuid,
-  mandate: uuid,
-  action: z.string(),
-  resource: z.string(),
-  amount: z.number().int().nullable(),
-  currency: z.string().nullable(),
-  aud: z.string(),
-  iat: z.number().int(),
-  exp: z.number().int(),
-});
-
-export type GrantClaims = z.infer<typeof GrantClaims>;
 
 /**
  * Signs a grant: a compact JWS (EdDSA) with `typ: action-grant+jwt`, valid for five minutes,

@@ -11,8 +11,9 @@ import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import { recordOnce } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";
+import type { GrantClaims } from "../schemas/actions";
 import type { ActionRequest } from "./checks";
-import { assertUnexpired, type GrantClaims, signReceipt, verifyGrant } from "./grant";
+import { assertUnexpired, signReceipt, verifyGrant } from "./grant";
 import {
   type RedemptionPayload,
   type RedemptionRow,

@@ -7,6 +7,7 @@ import { isPinned, pinKey, thumbprint } from "../credentials/keys";
 import type { ChainVerdict, PresentationInputs } from "../credentials/verify";
 import { ApiError } from "../errors";
 import { canonicalize } from "../lib/canonical";
+import { withUnicodePattern } from "../schemas/common";
 import { VCT_BY_MANDATE_TYPE } from "./ap2";
 import { withoutServiceRiskData } from "./facts";
 
@@ -19,11 +20,11 @@ import { withoutServiceRiskData } from "./facts";
 
 /** Bounded text from the caller; compared byte for byte by the verifier. */
 const presented = (max: number) =>
-  z
-    .string()
-    .min(1)
-    .max(max)
-    .regex(/^\P{Cc}*$/u, "must not contain control characters");
+  withUnicodePattern(
+    z.string().min(1).max(max),
+    /^\P{Cc}*$/u,
+    "must not contain control characters",
+  );
 
 export const PresentationSchema = z
   .strictObject({

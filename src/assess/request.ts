@@ -3,6 +3,7 @@ import { ApiError } from "../errors";
 import { canonicalize } from "../lib/canonical";
 import { sha256 } from "../lib/digest";
 import { toHex, utf8 } from "../lib/encoding";
+import { withUnicodePattern } from "../schemas/common";
 import {
   isMandateType,
   MANDATE_TYPES,
@@ -30,12 +31,16 @@ export type A2AVersion = (typeof A2A_VERSIONS)[number];
 /** What A2A assumes when no version is stated (A2A spec: an empty `A2A-Version` means 0.3). */
 export const A2A_DEFAULT_VERSION: A2AVersion = "0.3";
 
-export interface A2ABinding {
-  version: A2AVersion;
-  task_id: string | null;
-  context_id: string | null;
-  agent_card_ref: string | null;
-}
+/** The A2A binding of an assessment, as stored and as listed. */
+export const A2ABinding = z
+  .object({
+    version: z.enum(A2A_VERSIONS),
+    task_id: z.string().nullable(),
+    context_id: z.string().nullable(),
+    agent_card_ref: z.string().nullable(),
+  })
+  .openapi("A2ABinding");
+export type A2ABinding = z.infer<typeof A2ABinding>;
 
 export interface ParsedAssessRequest {
   kind: ActionKind;
@@ -61,12 +66,11 @@ export interface IssueDetail {
 
 /** Identifiers from another system: bounded, and free of control characters (logs, SQL text). */
 function foreignId(max: number) {
-  return z
-    .string()
-    .min(1)
-    .max(max)
-    .regex(/^\P{Cc}*$/u, "must not contain control characters")
-    .refine((text) => !LONE_SURROGATE.test(text), "must not contain a lone surrogate");
+  return withUnicodePattern(
+    z.string().min(1).max(max),
+    /^\P{Cc}*$/u,
+    "must not contain control characters",
+  ).refine((text) => !LONE_SURROGATE.test(text), "must not contain a lone surrogate");
 }
 
 const a2aBlockSchema = z.strictObject({
@@ -141,7 +145,24 @@ export const AssessRequest = z
       .regex(/^[\x21-\x7e]*$/, "must be printable ASCII without spaces")
       .optional(),
   })
-  .openapi("AssessRequest");
+  .openapi("AssessRequest", {
+    example: {
+      kind: "ap2_payment",
+      mandate: {
+        vct: "mandate.payment.1",
+        transaction_id: "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
+        payee: {
+          id: "merchant_1",
+          name: "Demo Merchant",
+          website: "https://demo-merchant.example",
+        },
+        payment_amount: { amount: 19900, currency: "USD" },
+        payment_instrument: { id: "stub", type: "card", description: "Card ending 4242" },
+      },
+      audience: "https://psp.example",
+      idempotency_key: "order-1042",
+    },
+  });
 
 /** Deeper than any real mandate; bounds the recursion of every walk over it. */
 const MAX_DEPTH = 32;

@@ -4,6 +4,7 @@ type Security = NonNullable<RouteConfig["security"]>;
 
 import { acceptedScopes, type ScopeRequirement } from "../auth/scopes";
 import { type AuthorizeOptions, authorize } from "./authorize";
+import { errorResponses } from "./schemas";
 
 /**
  * Declares, in the one place a route is defined, the scope it needs: the middleware enforces
@@ -24,8 +25,11 @@ export function guarded<R extends Omit<RouteConfig, "middleware" | "security">>(
     : options.liveOnly
       ? " Live keys and sessions only (a test key: 403 `live_key_required`)."
       : "";
+  // The doors authorize counts (every write, and the assess and expensive limits) answer 429.
+  const limited = route.method !== "get" || options.rateLimit !== undefined;
   return {
     ...route,
+    responses: { ...route.responses, ...(limited ? errorResponses(429) : {}) },
     description: [route.description, `${needs}${who}`].filter(Boolean).join("\n\n"),
     middleware: [authorize(scope, options)],
     security: (options.sessionOnly

@@ -12,7 +12,7 @@ export const ErrorSchema = z
       .optional()
       .openapi({ description: "Structured details, e.g. failing paths" }),
   })
-  .openapi("Error");
+  .openapi("ErrorResponse");
 
 const describe: Record<number, string> = {
   400: "Malformed request",
@@ -22,6 +22,7 @@ const describe: Record<number, string> = {
   404: "Not found in the caller's organization",
   409: "Conflicts with the current state",
   422: "Failed schema validation",
+  429: "A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits)",
   500: "Internal error",
   503: "Database or signing key temporarily unavailable",
 };

@@ -22,9 +22,12 @@ const AssessResponse = z
   })
   .openapi("AssessResponse");
 
-const LooseBody = z.record(z.string(), z.unknown()).openapi("AssessRequestBody", {
-  description: "See AssessRequest",
-});
+/**
+ * What the route's own validator checks: a JSON object, sent as JSON. The rest is
+ * parseAssessRequest's (AssessRequest, then the mandate), so its order (400 before 422) and its
+ * details have one home; the document shows AssessRequest (see registerAssess).
+ */
+const JsonObject = z.record(z.string(), z.unknown());
 
 const assess = createRoute(
   guarded(
@@ -39,7 +42,7 @@ const assess = createRoute(
         "assessment. Response headers `Server-Timing` and `x-service-server-timing` carry the " +
         "stages `context`, `kya`, `policy`, `risk`, `sign`, `persist`.",
       request: {
-        body: jsonBody(LooseBody),
+        body: jsonBody(JsonObject),
         headers: z.object({
           "a2a-version": z.string().optional().openapi({ description: "`0.3` or `1.0`" }),
         }),
@@ -53,11 +56,19 @@ const assess = createRoute(
   ),
 );
 
+/**
+ * The route as the document shows it: the same route, its body the AssessRequest schema that
+ * parseAssessRequest applies, not the route validator's bare object check.
+ */
+const { middleware: _validatedBody, ...assessRoute } = assess;
+const assessDocumented = {
+  ...assessRoute,
+  request: { ...assessRoute.request, body: jsonBody(AssessRequest) },
+};
+
 export function registerAssess(app: OpenAPIHono<AppEnv>) {
-  // Documented apart from the route's own validator: parseAssessRequest applies it, so its
-  // rules (400 before 422, the body as submitted) have one home.
-  app.openAPIRegistry.register("AssessRequest", AssessRequest);
-  app.openapi(assess, async (c) => {
+  app.openAPIRegistry.registerPath(assessDocumented);
+  app.openapi({ ...assess, hide: true }, async (c) => {
     const receivedAt = Date.now();
     // The body as sent (the validator above checked it is an object), not a parsed copy.
     const body: unknown = await c.req.json().catch(() => {

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, gte, lte, max } from "drizzle-orm";
 import { fromRow, Outcome, toOutcome } from "../assess/outcome";
-import { ACTION_KINDS } from "../assess/request";
+import { A2ABinding, ACTION_KINDS } from "../assess/request";
 import { assessments, auditCheckpoints, reviews } from "../db/schema";
 import { orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
@@ -23,9 +23,7 @@ const AssessmentSummary = z
     risk_score: z.number().int(),
     reason: z.string(),
     agent_id: z.string().nullable(),
-    a2a: z.record(z.string(), z.unknown()).nullable().openapi({
-      description: "The A2A binding (`version`, `task_id`, `context_id`, `agent_card_ref`), if any",
-    }),
+    a2a: z.union([A2ABinding, z.null()]).openapi({ description: "The A2A binding, if any" }),
   })
   .openapi("AssessmentSummary");
 
@@ -100,7 +98,7 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
       risk_score: row.riskScore,
       reason: row.reason,
       agent_id: row.agentId,
-      a2a: row.a2a as Record<string, unknown> | null,
+      a2a: row.a2a as A2ABinding | null,
     });
     return c.json(mapPage(list, summary), 200);
   });

@@ -29,7 +29,7 @@ const route = createRoute({
       ...json(KeySet, "The current key first, then retired keys still needed for old payloads"),
       headers: z.object({ "cache-control": z.literal("public, max-age=3600") }),
     },
-    ...errorResponses(503),
+    ...errorResponses(429, 503),
   },
 });
 

@@ -41,7 +41,8 @@ const PersonalData = z.object({
   phone: z
     .string()
     .regex(/^\+[1-9][0-9]{6,14}$/, "an E.164 number such as +14155550100")
-    .optional(),
+    .optional()
+    .openapi({ example: "+14155550100" }),
   address: Address.optional(),
   external_ref: plainText(200).optional().openapi({
     description: "Your own reference for this principal (a customer id)",

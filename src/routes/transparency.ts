@@ -69,7 +69,7 @@ const logRoute = createRoute({
   tags,
   summary: "A ledger's newest signed checkpoint",
   request: { params: LogParam },
-  responses: { 200: json(TransparencyLog, "The log"), ...errorResponses(400, 404, 503) },
+  responses: { 200: json(TransparencyLog, "The log"), ...errorResponses(400, 404, 429, 503) },
 });
 
 const checkpointsRoute = createRoute({
@@ -80,7 +80,7 @@ const checkpointsRoute = createRoute({
   request: { params: LogParam, query: PageQuery },
   responses: {
     200: json(listOf(Checkpoint, "PublicCheckpointList"), "A page"),
-    ...errorResponses(400, 404, 503),
+    ...errorResponses(400, 404, 429, 503),
   },
 });
 
@@ -96,7 +96,7 @@ const consistencyRoute = createRoute({
       second: z.coerce.number().int().min(1),
     }),
   },
-  responses: { 200: json(ConsistencyProof, "The proof"), ...errorResponses(400, 404, 503) },
+  responses: { 200: json(ConsistencyProof, "The proof"), ...errorResponses(400, 404, 429, 503) },
 });
 
 const proofRoute = createRoute({
@@ -105,7 +105,7 @@ const proofRoute = createRoute({
   tags,
   summary: "The inclusion proof of a leaf, by its RFC 6962 leaf hash",
   request: { params: LeafParam },
-  responses: { 200: json(InclusionProof, "The proof"), ...errorResponses(400, 404, 503) },
+  responses: { 200: json(InclusionProof, "The proof"), ...errorResponses(400, 404, 429, 503) },
 });
 
 /** A log's newest signed checkpoint (with the org it belongs to, which is never returned). */

@@ -71,7 +71,7 @@ const route = createRoute({
       ...json(TrustList, "The signed trust list"),
       headers: z.object({ "cache-control": z.literal(CACHE_CONTROL) }),
     },
-    ...errorResponses(503),
+    ...errorResponses(429, 503),
   },
 });
 

@@ -21,7 +21,7 @@ const route = createRoute({
   request: { query: VerifyArtifactQuery },
   responses: {
     200: json(ArtifactVerification, "The verdict"),
-    ...errorResponses(400, 503),
+    ...errorResponses(400, 429, 503),
   },
 });
 

@@ -175,6 +175,31 @@ export const ActionRedemption = z
 
 const Hex = z.string().regex(/^[0-9a-f]{64}$/);
 
+/** The `iss` of every grant and redemption receipt the service signs. */
+export const GRANT_ISSUER = "agent-risk";
+
+const uuid = z.uuid();
+
+/** The claims of a grant; anything else in a token that verifies is not a grant of ours. */
+export const GrantClaims = z
+  .object({
+    iss: z.literal(GRANT_ISSUER),
+    jti: uuid,
+    org: uuid,
+    decision: uuid,
+    mandate: uuid,
+    action: z.string(),
+    resource: z.string(),
+    amount: z.number().int().nullable(),
+    currency: z.string().nullable(),
+    aud: z.string(),
+    iat: z.number().int(),
+    exp: z.number().int(),
+  })
+  .openapi("GrantClaims");
+
+export type GrantClaims = z.infer<typeof GrantClaims>;
+
 export const IncidentPack = z
   .object({
     object: z.literal("incident_pack"),
@@ -183,9 +208,7 @@ export const IncidentPack = z
     org_id: z.string(),
     decision: ActionDecision,
     mandate: ActionMandate,
-    grant: z
-      .object({ id: z.string(), jws: z.string(), claims: z.record(z.string(), z.unknown()) })
-      .nullable(),
+    grant: z.object({ id: z.string(), jws: z.string(), claims: GrantClaims }).nullable(),
     redemption: ActionRedemption.nullable(),
     ledger: z.array(
       z.object({

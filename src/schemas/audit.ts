@@ -11,7 +11,9 @@ export const AuditEntry = z
     sequence: z.number().int(),
     type: z.string().openapi({ example: "api_key.created" }),
     actor: Party,
-    subject: Party.nullable(),
+    // A union, not .nullable(): the generator renders a nullable reference as an allOf that
+    // no null satisfies.
+    subject: z.union([Party, z.null()]),
     digest: z.string().openapi({ description: "`sha256:` + hex of the RFC 8785 payload" }),
     time: z.string(),
     prev_hash: Hex,

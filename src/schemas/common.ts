@@ -4,6 +4,16 @@ import { z } from "@hono/zod-openapi";
 // that builds them (the HTTP envelope is in src/http/schemas.ts).
 
 /**
+ * A string matching a Unicode pattern (`\p{…}` classes need the `u` flag). zod-to-openapi
+ * 9.1 renders a regex with flags as its source with the flags appended (`^\P{Cc}*$/u`), a
+ * pattern no value matches; JSON Schema reads patterns in Unicode mode, so the document gets
+ * the source alone.
+ */
+export function withUnicodePattern(schema: z.ZodString, pattern: RegExp, message: string) {
+  return schema.regex(pattern, message).openapi({ pattern: pattern.source });
+}
+
+/**
  * Free text from clients: no control characters (Postgres refuses NUL in text, and nobody
  * needs a newline in a name), no lone UTF-16 surrogates (not text at all: jsonb refuses them,
  * and a UTF-8 encoder would silently replace them), trimmed, bounded.

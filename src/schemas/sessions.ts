@@ -4,7 +4,7 @@ import { BREAK_REASONS } from "../sessions/breaks";
 import { MAX_EVENTS_PER_BATCH, MAX_EVENTS_PER_SESSION } from "../sessions/chain";
 import { MAX_SIGNATURE_LENGTH } from "../sessions/signature";
 import { RowUuid } from "./agents";
-import { Metadata, PageQuery } from "./common";
+import { Metadata, PageQuery, withUnicodePattern } from "./common";
 
 export const sessionTags = ["Sessions"];
 
@@ -21,7 +21,8 @@ const EventTime = z
   .refine((time) => {
     const ms = Date.parse(time);
     return Number.isFinite(ms) && ms >= 0 && new Date(ms).toISOString() === time;
-  }, "must be a real instant from 1970 on");
+  }, "must be a real instant from 1970 on")
+  .openapi({ example: "2026-01-01T00:00:00.000Z" });
 
 const LowerUuid = z
   .string()
@@ -31,12 +32,11 @@ const LowerUuid = z
   );
 
 // Names only: no control characters or unpaired surrogates, and never trimmed (it is hashed).
-const ExternalId = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^[^\p{Cc}\p{Cs}]+$/u, "must not contain control characters or lone surrogates")
-  .openapi({ description: "The agent's own name for the session", example: "run-2026-01-01-42" });
+const ExternalId = withUnicodePattern(
+  z.string().min(1).max(200),
+  /^[^\p{Cc}\p{Cs}]+$/u,
+  "must not contain control characters or lone surrogates",
+).openapi({ description: "The agent's own name for the session", example: "run-2026-01-01-42" });
 
 export const SessionEventInput = z
   .object({
@@ -57,7 +57,10 @@ export const SessionEventInput = z
       .max(MAX_SIGNATURE_LENGTH)
       .regex(/^[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]+$/, "must be a detached compact JWS (header..sig)")
       .optional()
-      .openapi({ description: "Detached compact JWS over UTF-8(JCS(chained event))" }),
+      .openapi({
+        description: "Detached compact JWS over UTF-8(JCS(chained event))",
+        example: "eyJhbGciOiJFZERTQSJ9..bm90LWEtcmVhbC1zaWduYXR1cmU",
+      }),
   })
   .strict()
   .openapi("SessionEventInput");

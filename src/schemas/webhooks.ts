@@ -27,6 +27,7 @@ const Token = z
     description:
       "A shared secret sent as `x-service-token` with every delivery; never returned. " +
       "The signature is what proves a delivery; the token is a second, simpler check",
+    example: "tok_5f2b8c1e9a7d4e3f",
   });
 
 export const CreateWebhookEndpoint = z

@@ -1,0 +1,62 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { sample } from "openapi-sampler";
+import { API_VERSION } from "../env";
+import type { AppEnv } from "./context";
+
+type Document = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
+type Media = { schema?: unknown; example?: unknown };
+type Content = Record<string, Media>;
+
+/**
+ * Gives every JSON body of the document (request bodies and success responses) an example:
+ * the one written on its schema where there is one (`.openapi({ example })`), else one built
+ * from the schema itself by openapi-sampler, so an example can never disagree with its schema
+ * in shape (test/node/openapi.test.ts validates each one against its schema).
+ */
+function withExamples(document: Document): Document {
+  const sampled = (media: Media) => {
+    if (media.schema === undefined || media.example !== undefined) return;
+    // openapi-sampler's types name draft-07 schemas; the document's are OpenAPI 3.1 ones.
+    media.example = sample(
+      media.schema as Parameters<typeof sample>[0],
+      { enablePatterns: true },
+      document,
+    );
+  };
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item ?? {})) {
+      if (typeof operation !== "object" || operation === null || !("responses" in operation)) {
+        continue;
+      }
+      const body = operation.requestBody as { content?: Content } | undefined;
+      for (const media of Object.values(body?.content ?? {})) sampled(media);
+      const responses = operation.responses as Record<string, { content?: Content }>;
+      for (const [status, response] of Object.entries(responses)) {
+        if (!status.startsWith("2")) continue;
+        for (const media of Object.values(response.content ?? {})) sampled(media);
+      }
+    }
+  }
+  return document;
+}
+
+/**
+ * Serves the OpenAPI 3.1 document at `/openapi.json`, built once per isolate: it is a pure
+ * function of the routes (docs/api.md, "The OpenAPI document").
+ */
+export function serveOpenApiDocument(app: OpenAPIHono<AppEnv>): void {
+  let document: Document | undefined;
+  app.get("/openapi.json", (c) => {
+    document ??= withExamples(
+      app.getOpenAPI31Document({
+        openapi: "3.1.0",
+        info: {
+          title: "Agent Action Risk Assessment API",
+          version: API_VERSION,
+          description: "Scores agent-initiated actions and signs the verdict.",
+        },
+      }),
+    );
+    return c.json(document);
+  });
+}
