@@ -11,7 +11,7 @@ import { newId } from "../lib/ids";
 import { logError } from "../lib/log";
 import { openedRefinement, refinementOf } from "../reviews/records";
 import { recordInputs } from "../rules/inputs";
-import type { Refinement, ReviewOpening } from "../schemas/reviews";
+import type { Refinement, ReviewOpening, ReviewSpend } from "../schemas/reviews";
 import { signer } from "../signing/signer";
 import { scoreBehavior } from "./behavior";
 import type {
@@ -198,18 +198,18 @@ export async function runAssessment(
  */
 function reviewOpening(verdict: ChainVerdict | null, receivedAt: number): ReviewOpening {
   const spend = verdict?.verified ? verdict.spend : null;
+  return { id: newId(receivedAt), spend: spend ? spendTerms(spend) : null };
+}
+
+/** What approving a verified payment spends, as the ledger object judges it. */
+function spendTerms(spend: NonNullable<ChainVerdict["spend"]>): ReviewSpend {
   return {
-    id: newId(receivedAt),
-    spend: spend
-      ? {
-          root: spend.rootReference,
-          transaction: spend.transactionId,
-          amount: spend.amount,
-          currency: spend.currency,
-          budgets: spend.budgets.map((b) => ({ max: b.maxMinor, currency: b.currency })),
-          maxOccurrences: spend.maxOccurrences,
-        }
-      : null,
+    root: spend.rootReference,
+    transaction: spend.transactionId,
+    amount: spend.amount,
+    currency: spend.currency,
+    budgets: spend.budgets.map((b) => ({ max: b.maxMinor, currency: b.currency })),
+    maxOccurrences: spend.maxOccurrences,
   };
 }
 
@@ -285,12 +285,7 @@ function spendOf(
       failure,
     });
   return {
-    root: spend.rootReference,
-    transaction: spend.transactionId,
-    amount: spend.amount,
-    currency: spend.currency,
-    budgets: spend.budgets.map((b) => ({ max: b.maxMinor, currency: b.currency })),
-    maxOccurrences: spend.maxOccurrences,
+    ...spendTerms(spend),
     instead: {
       already_consumed: refused(
         "already_consumed",

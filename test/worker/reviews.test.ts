@@ -168,6 +168,10 @@ describe("GET /v1/reviews", () => {
     expect(own.status).toBe(200);
     expect(own.json.livemode).toBe(false);
     expect(decodeJwt(own.json.risk_payload.jws).livemode).toBe(false);
+    // Its event is a test event, delivered to test endpoints only.
+    const events = await ownerSql`select livemode from events
+      where type = 'assessment.resolved' and data->>'review_id' = ${testItem.id}`;
+    expect(events).toEqual([{ livemode: false }]);
   });
 });
 
