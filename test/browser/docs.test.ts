@@ -87,9 +87,12 @@ describe.skipIf(!origin)("GET /docs in Chromium", () => {
     const text = await section.innerText();
     expect(text).toMatch(/POST\s*\/v1\/assess/);
     expect(text).toMatch(/Body\s+required\s+application\/json/);
-    for (const label of labels) {
-      await section.getByText(label, { exact: true }).first().waitFor();
-    }
+    // Line by line: a field's row also holds a screen-reader-only "Copy link to <field>".
+    const missing = async () => {
+      const lines = (await section.innerText()).split("\n").map((line) => line.trim());
+      return labels.filter((label) => !lines.includes(label));
+    };
+    await expect.poll(missing, { timeout: 10_000 }).toEqual([]);
 
     await section.scrollIntoViewIfNeeded();
     await tab.screenshot("post-v1-assess");
