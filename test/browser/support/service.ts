@@ -56,7 +56,13 @@ function freePort(): Promise<number> {
 /** Process ids (not zombies) whose command line names `needle`: what a stop must not leave. */
 function survivors(needle: string): number[] {
   const found: number[] = [];
-  for (const entry of readdirSync("/proc")) {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return found; // no procfs (macOS): the process group's SIGKILL is all there is
+  }
+  for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
       const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ");
