@@ -15,6 +15,18 @@ export default defineConfig({
         },
       },
       {
+        // Headless Chromium against `npm run dev` (docs/browser-tests.md): one service for the
+        // project, started by its setup; skipped loudly without Chromium, never under CI.
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.ts"],
+          environment: "node",
+          globalSetup: ["./test/browser/support/global-setup.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
         plugins: [
           cloudflareTest(async ({ inject }) => {
             const idp = JSON.parse(inject("idp"));

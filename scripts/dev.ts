@@ -3,11 +3,12 @@
  *
  *   1. ensures the local state: `.dev.vars` (signing key, local IdP's public side, flags) and
  *      `.data/local-idp.json` (the IdP's private key, for `npm run token`);
- *   2. starts the SQL-over-HTTP endpoint: PGlite under `.data/pglite`, or the PostgreSQL server
+ *   2. refreshes the API reference's renderer in public/docs/vendor/ if node_modules changed;
+ *   3. starts the SQL-over-HTTP endpoint: PGlite under `.data/pglite`, or the PostgreSQL server
  *      named by DATABASE_URL (used as is);
- *   3. starts `wrangler dev` (local, non-interactive) on 127.0.0.1:PORT (default 8787), with
+ *   4. starts `wrangler dev` (local, non-interactive) on 127.0.0.1:PORT (default 8787), with
  *      DATABASE_URL pointing at the endpoint, and waits for /health;
- *   4. on SIGINT/SIGTERM stops wrangler's whole process group, then the endpoint, and exits 0;
+ *   5. on SIGINT/SIGTERM stops wrangler's whole process group, then the endpoint, and exits 0;
  *      if a child dies on its own, stops the rest and exits 1.
  *
  * DEV_STATE_DIR moves `.dev.vars` and `.data/` elsewhere (see dev-state.ts).
@@ -22,6 +23,7 @@
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
+import { ensureReferenceBundle } from "./build-reference.ts";
 import { redactDatabaseUrl } from "./database-url.ts";
 import { ensureLocalIdp } from "./dev-idp.ts";
 import { acquireDevLock } from "./dev-lock.ts";
@@ -145,6 +147,7 @@ function printReady(
     `  API       ${origin}`,
     `  health    ${origin}/health`,
     `  OpenAPI   ${origin}/openapi.json`,
+    `  reference ${origin}/docs`,
     `  JWKS      ${origin}/.well-known/jwks.json`,
     `  database  ${database}`,
     `  Stripe    ${stripe}`,
@@ -254,6 +257,9 @@ async function main(): Promise<number> {
     cleanups.push(acquireDevLock(paths.lock));
     prepareState(paths, origin);
     await assertPortFree(HOST, port);
+    // `npm ci` built it; a node_modules changed since (a branch switch) must not serve a stale one.
+    if (ensureReferenceBundle())
+      say("refreshed the API reference's renderer (public/docs/vendor/)");
 
     const databaseUrl = process.env.DATABASE_URL;
     const database = databaseUrl

@@ -32,6 +32,12 @@ export interface Env {
   IDP_JWKS_URL?: string;
   /** Local development: the key set inline, as JSON. */
   IDP_JWKS?: string;
+  /**
+   * The static pages (`[assets]` in wrangler.toml: the API reference at /docs). The asset layer
+   * answers their paths before the Worker runs; the binding lets code (and the Worker tests,
+   * whose `SELF` bypasses the asset layer) read them with their `_headers` applied.
+   */
+  ASSETS?: Fetcher;
   /** One OrgLedger Durable Object per organization: the audit chain's sequencer. */
   ORG_LEDGER?: DurableObjectNamespace<OrgLedger>;
   /**

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import type { TestProject } from "vitest/node";
+import { ensureReferenceBundle } from "../../scripts/build-reference";
 import { ed25519Jwk, localIdentityProvider, principalMasterKey } from "../../scripts/local-keys";
 import { startSqlEndpoint } from "../../scripts/sql-endpoint";
 import { startFixtureServer } from "./fixture-server";
@@ -22,6 +23,9 @@ declare module "vitest" {
  * database on the PostgreSQL server named by DATABASE_URL) and fresh keys for the run.
  */
 export default async function setup(project: TestProject) {
+  // The Worker's static assets (the API reference's renderer) as `npm ci` builds them: the pool
+  // reads the assets directory after this setup, so a stale or missing copy is replaced first.
+  ensureReferenceBundle();
   const endpoint = await startSqlEndpoint({
     databaseUrl: process.env.DATABASE_URL,
     fresh: true,

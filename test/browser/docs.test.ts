@@ -1,0 +1,101 @@
+/**
+ * `GET /docs` in a real browser: Debian's Chromium opens the reference on the running service
+ * (`npm run dev`), which renders `/openapi.json` with nothing from another origin and no error.
+ */
+import { describe, expect, inject, it } from "vitest";
+import { cspWeaknesses } from "../support/csp";
+import { useBrowser } from "./support/browser";
+
+const origin = inject("browserOrigin");
+
+interface Schema {
+  $ref?: string;
+  properties?: Record<string, unknown>;
+  description?: string;
+}
+
+interface Operation {
+  tags?: string[];
+  summary?: string;
+  requestBody?: { content: Record<string, { schema: Schema }> };
+}
+
+interface Document {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema> };
+}
+
+async function openApi(): Promise<Document> {
+  const response = await fetch(`${origin}/openapi.json`);
+  expect(response.status).toBe(200);
+  return (await response.json()) as Document;
+}
+
+function resolve(document: Document, schema: Schema): Schema {
+  const name = schema.$ref?.replace("#/components/schemas/", "");
+  return name ? (document.components.schemas[name] ?? {}) : schema;
+}
+
+/**
+ * What the reference must show of an operation's JSON body: its fields by name, or, for a body
+ * the document leaves free-form, the schema's description. Taken from the document, so the test
+ * follows the contract as it grows instead of a copy of it.
+ */
+function bodyLabels(document: Document, operation: Operation): string[] {
+  const schema = operation.requestBody?.content["application/json"]?.schema;
+  if (!schema) return [];
+  const body = resolve(document, schema);
+  const fields = Object.keys(body.properties ?? {});
+  return fields.length > 0 ? fields : body.description ? [body.description] : [];
+}
+
+/** Scalar's address of an operation: `#tag/<tag slug>/<METHOD><path>`. */
+function anchor(tag: string, method: string, path: string): string {
+  return `tag/${tag.toLowerCase().replaceAll(/[^a-z0-9]+/g, "-")}/${method.toUpperCase()}${path}`;
+}
+
+describe.skipIf(!origin)("GET /docs in Chromium", () => {
+  const browser = useBrowser("docs");
+
+  it("answers the page from the asset layer under a strict Content-Security-Policy", async () => {
+    const tab = await browser.open("/docs");
+    expect(tab.response?.status()).toBe(200);
+    const headers = tab.response?.headers() ?? {};
+    expect(headers["content-type"]).toBe("text/html; charset=utf-8");
+    expect(cspWeaknesses(headers["content-security-policy"] ?? null)).toEqual([]);
+    // The Worker stamps every answer it makes; the asset layer answered this one before it ran.
+    expect(headers["x-request-id"]).toBeUndefined();
+    await expect(tab.page.title()).resolves.toBe("API reference · Agent Action Risk Assessment");
+  });
+
+  it("shows POST /v1/assess and its request schema, with no error and nothing from elsewhere", async () => {
+    const document = await openApi();
+    const assess = document.paths["/v1/assess"]?.post;
+    expect(assess?.summary).toBeTruthy();
+    const labels = bodyLabels(document, assess as Operation);
+    expect(labels.length).toBeGreaterThan(0);
+
+    const id = anchor(assess?.tags?.[0] ?? "", "post", "/v1/assess");
+    const tab = await browser.open(`/docs#${id}`);
+    // Scalar prefixes each id with its document's slug: the operation's section ends with ours.
+    const section = tab.page.locator(`[id$="${id}"]`);
+    // playwright-core has no test runner's assertions: waitFor throws, naming what never showed.
+    await section
+      .getByText(assess?.summary ?? "", { exact: true })
+      .first()
+      .waitFor();
+    const text = await section.innerText();
+    expect(text).toMatch(/POST\s*\/v1\/assess/);
+    expect(text).toMatch(/Body\s+required\s+application\/json/);
+    // Line by line: a field's row also holds a screen-reader-only "Copy link to <field>".
+    const missing = async () => {
+      const lines = (await section.innerText()).split("\n").map((line) => line.trim());
+      return labels.filter((label) => !lines.includes(label));
+    };
+    await expect.poll(missing, { timeout: 10_000 }).toEqual([]);
+
+    await section.scrollIntoViewIfNeeded();
+    await tab.screenshot("post-v1-assess");
+    expect(await tab.problems()).toEqual([]);
+  });
+});

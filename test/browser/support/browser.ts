@@ -1,0 +1,140 @@
+/**
+ * Headless Chromium for a test file, watching everything a page does wrong: console errors,
+ * uncaught exceptions, failed requests, error statuses, and any request to another origin
+ * (blocked, so a page that needs one fails here as it would offline). docs/browser-tests.md.
+ *
+ *   const origin = inject("browserOrigin");
+ *   describe.skipIf(!origin)("the page", () => {
+ *     const browser = useBrowser("page");
+ *     it("…", async () => {
+ *       const tab = await browser.open("/docs");
+ *       …
+ *       await tab.screenshot("docs");
+ *       expect(await tab.problems()).toEqual([]);
+ *     });
+ *   });
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import {
+  type Browser,
+  type BrowserContext,
+  chromium,
+  type Page,
+  type Response,
+} from "playwright-core";
+import { afterAll, afterEach, beforeAll, inject } from "vitest";
+import { CHROMIUM_PATH, expectedChromiumMajor } from "./chromium";
+import { RESULTS_DIR } from "./service";
+
+export const SCREENSHOTS_DIR = join(RESULTS_DIR, "screenshots");
+
+/** How long a page may keep the network busy before `problems()` stops waiting for it. */
+const IDLE_TIMEOUT_MS = 10_000;
+/**
+ * Navigations and waits for an element. A page loads in about 3 s here; the margin is for a CI
+ * machine busy with the rest of `npm test` (the renderer alone is 3.5 MB of script to parse).
+ */
+const PAGE_TIMEOUT_MS = 45_000;
+
+export interface BrowserTab {
+  page: Page;
+  /** The answer to the navigation `open` made. */
+  response: Response | null;
+  /**
+   * Everything that went wrong in the tab so far, once the network is idle: an empty list is a
+   * clean page. A test that provokes an error on purpose filters out the lines it expects.
+   */
+  problems(): Promise<string[]>;
+  /** Saves the viewport as `.browser-results/screenshots/<suite>/<name>.png`; returns the path. */
+  screenshot(name: string): Promise<string>;
+}
+
+export interface OpenOptions {
+  /** Default 1280×800, the console's desktop size (390×844 is its phone size). */
+  viewport?: { width: number; height: number };
+}
+
+/** Launches Chromium before the file's tests, closes each test's tabs after it, and itself last. */
+export function useBrowser(suite: string) {
+  let browser: Browser | undefined;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH });
+    const major = browser.version().split(".")[0];
+    if (major !== expectedChromiumMajor()) {
+      process.stderr.write(
+        `[browser] Chromium ${browser.version()} at ${CHROMIUM_PATH}; playwright-core expects ` +
+          `${expectedChromiumMajor()}: pin the playwright-core release that matches it.\n`,
+      );
+    }
+  });
+  afterEach(async () => {
+    for (const context of contexts.splice(0)) await context.close();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  return {
+    /** Opens `path` of the running service in a fresh context (no cookies, no storage). */
+    async open(path: string, options: OpenOptions = {}): Promise<BrowserTab> {
+      const origin = inject("browserOrigin");
+      if (!browser || !origin) throw new Error("useBrowser: no browser or no service running");
+      const context = await browser.newContext({
+        viewport: options.viewport ?? { width: 1280, height: 800 },
+      });
+      contexts.push(context);
+      context.setDefaultTimeout(PAGE_TIMEOUT_MS);
+      context.setDefaultNavigationTimeout(PAGE_TIMEOUT_MS);
+      const problems: string[] = [];
+      await context.route("**/*", (route) => {
+        const url = route.request().url();
+        if (url.startsWith(`${origin}/`) || url === origin) return route.continue();
+        problems.push(`request to another origin (blocked): ${url}`);
+        return route.abort("blockedbyclient");
+      });
+      context.on("console", (message) => {
+        if (message.type() === "error" || message.type() === "assert") {
+          problems.push(`console.${message.type()}: ${message.text()}`);
+        }
+      });
+      context.on("weberror", (error) => problems.push(`uncaught: ${error.error().message}`));
+      context.on("requestfailed", (request) => {
+        const reason = request.failure()?.errorText ?? "failed";
+        // Requests to other origins were counted when they were blocked.
+        if (reason !== "net::ERR_BLOCKED_BY_CLIENT") {
+          problems.push(`request failed (${reason}): ${request.method()} ${request.url()}`);
+        }
+      });
+      context.on("response", (response) => {
+        if (response.status() >= 400) {
+          problems.push(
+            `HTTP ${response.status()}: ${response.request().method()} ${response.url()}`,
+          );
+        }
+      });
+
+      const page = await context.newPage();
+      const response = await page.goto(`${origin}${path}`);
+      return {
+        page,
+        response,
+        async problems() {
+          await page.waitForLoadState("networkidle", { timeout: IDLE_TIMEOUT_MS }).catch(() => {
+            problems.push(`the network was still busy after ${IDLE_TIMEOUT_MS} ms`);
+          });
+          return [...problems];
+        },
+        async screenshot(name: string) {
+          const dir = join(SCREENSHOTS_DIR, suite);
+          mkdirSync(dir, { recursive: true });
+          const file = join(dir, `${name}.png`);
+          await page.screenshot({ path: file });
+          return file;
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * The service the browser tests open, started the way a developer starts it: `npm run dev`
+ * (the Worker in wrangler dev, its static assets, the embedded database, the local identity
+ * provider and the Stripe stand-in), on a free port, with its state in a temporary directory
+ * (DEV_STATE_DIR), so the developer's own `.dev.vars` and `.data/` are never touched. With
+ * DATABASE_URL set (CI's second pass) it gets a fresh database on that server, dropped at the end.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import {
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  createFreshDatabase,
+  type FreshDatabase,
+} from "../../../scripts/sql-endpoint/fresh-database";
+
+export const REPO = resolve(import.meta.dirname, "../../..");
+/** Git-ignored: screenshots and the service's log (docs/browser-tests.md). */
+export const RESULTS_DIR = join(REPO, ".browser-results");
+
+const READY_TIMEOUT_MS = 120_000;
+const STOP_TIMEOUT_MS = 15_000;
+
+export interface RunningService {
+  /** `http://127.0.0.1:<port>`: the Worker, its assets and the public API. */
+  origin: string;
+  /** The DEV_STATE_DIR: `npm run token` with it mints sessions from this service's local IdP. */
+  stateDir: string;
+  /** Everything `npm run dev` printed, also in `.browser-results/service.log`. */
+  output(): string;
+  /** Stops the service (SIGTERM, as Ctrl-C would), removes its state and its fresh database. */
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Process ids (not zombies) whose command line names `needle`: what a stop must not leave. */
+function survivors(needle: string): number[] {
+  const found: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return found; // no procfs (macOS): the process group's SIGKILL is all there is
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ");
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+      if (args.includes(needle) && state !== "Z") found.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return found;
+}
+
+function devEnv(stateDir: string, port: number, databaseUrl: string | undefined) {
+  const env: NodeJS.ProcessEnv = { ...process.env, DEV_STATE_DIR: stateDir, PORT: String(port) };
+  // A developer's shell, not vitest's: no test-mode switches leak into wrangler or miniflare.
+  for (const key of Object.keys(env)) {
+    if (key.startsWith("VITEST") || key === "NODE_ENV") delete env[key];
+  }
+  delete env.PUBLIC_BASE_URL; // the service names itself by the address the browser opens
+  if (databaseUrl) env.DATABASE_URL = databaseUrl;
+  else delete env.DATABASE_URL;
+  return env;
+}
+
+async function waitReady(child: ChildProcess, origin: string, output: () => string) {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      throw new Error(`npm run dev exited (${child.exitCode}):\n${output()}`);
+    }
+    try {
+      const response = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(2_000) });
+      await response.body?.cancel();
+      if (response.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(250);
+  }
+  throw new Error(`${origin}/health not ready after ${READY_TIMEOUT_MS} ms:\n${output()}`);
+}
+
+/** Starts `npm run dev` and resolves once `/health` answers 200. */
+export async function startService(): Promise<RunningService> {
+  const stateDir = mkdtempSync(join(tmpdir(), "agent-risk-browser-"));
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  let fresh: FreshDatabase | undefined;
+  if (process.env.DATABASE_URL) fresh = await createFreshDatabase(process.env.DATABASE_URL);
+
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const log = createWriteStream(join(RESULTS_DIR, "service.log"));
+  let output = "";
+  const child = spawn("npm", ["run", "dev"], {
+    cwd: REPO,
+    env: devEnv(stateDir, port, fresh?.url),
+    detached: true, // a group of its own, for the last-resort kill
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      log.write(chunk);
+    });
+  }
+
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, "exit");
+        child.kill("SIGTERM"); // npm relays it; dev.ts stops wrangler, then the database
+        // The deadline is cancelled once the child exits: a pending timer would hold vitest open.
+        const deadline = new AbortController();
+        const timeout = sleep(STOP_TIMEOUT_MS, "timeout" as const, { signal: deadline.signal });
+        const result = await Promise.race([exited, timeout.catch(() => "exited" as const)]);
+        deadline.abort();
+        if (result === "timeout" && child.pid) {
+          try {
+            process.kill(-child.pid, "SIGKILL");
+          } catch {
+            // already gone
+          }
+        }
+      }
+      // wrangler and workerd run in a group of their own: whatever names our state dies too.
+      for (const pid of survivors(stateDir)) process.kill(pid, "SIGKILL");
+      rmSync(stateDir, { recursive: true, force: true });
+      await fresh?.drop();
+      log.end();
+    })();
+    return stopped;
+  };
+
+  try {
+    await waitReady(child, origin, () => output);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { origin, stateDir, output: () => output, stop };
+}
