@@ -4,7 +4,7 @@
  * `npm run client:generate` (writes the file) and the test that fails when it is stale.
  */
 import openapiTS, { astToString } from "openapi-typescript";
-import { buildApp } from "../src/app.ts";
+import { buildApp } from "../src/app";
 
 export const CLIENT_TYPES_PATH = "packages/client/src/generated/openapi.ts";
 

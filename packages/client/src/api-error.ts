@@ -22,14 +22,8 @@ export class ApiError extends Error {
     super(`${status} ${error}`);
   }
 
-  /** Reads the envelope `{error, details}` off a failed response (consumes its body). */
-  static async from(response: Response): Promise<ApiError> {
-    let body: unknown;
-    try {
-      body = await response.json();
-    } catch {
-      body = undefined;
-    }
+  /** The error for a failed response whose body was already read (`body`: parsed or text). */
+  static of(response: Response, body: unknown): ApiError {
     const envelope = body as { error?: unknown; details?: unknown } | undefined;
     const code = typeof envelope?.error === "string" ? (envelope.error as ErrorCode) : undefined;
     return new ApiError(

@@ -76,7 +76,7 @@ export function createClient(options: ClientOptions): AgentRiskClient {
         url,
         init,
       );
-      if (!result.response.ok) throw await ApiError.from(result.response.clone());
+      if (!result.response.ok) throw ApiError.of(result.response, result.error);
       return { data: result.data, response: result.response };
     };
   return {
