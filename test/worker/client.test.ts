@@ -27,7 +27,7 @@ function clientFor(apiKey: string) {
 async function keySet() {
   const res = await SELF.fetch(`${BASE}/.well-known/jwks.json`);
   expect(res.status).toBe(200);
-  return res.json() as Promise<{ keys: Record<string, string>[] }>;
+  return res.json() as Promise<{ keys: { kid: string; x: string; kty: string; crv: string }[] }>;
 }
 
 /** A delivery as the fixture server captured it: the exact bytes and the headers. */

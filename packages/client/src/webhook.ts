@@ -89,7 +89,9 @@ export async function verifyWebhook(
 
   let event: WebhookEvent;
   try {
-    event = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body)) as WebhookEvent;
+    event = JSON.parse(
+      new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body),
+    ) as WebhookEvent;
   } catch {
     throw new VerificationError("malformed", "the body is not JSON");
   }
