@@ -30,20 +30,22 @@ export interface Success<Data> {
   response: Response;
 }
 
-type Operations = Record<string, Record<HttpMethod, object>>;
+/** The operation at a path and method, in the shape openapi-fetch's response types take. */
+type Operation<Path extends keyof paths, M extends HttpMethod> = paths[Path][M &
+  keyof paths[Path]] extends infer O extends Record<string | number, unknown>
+  ? O
+  : never;
 
 /** openapi-fetch's own method signature, resolving to the success body instead of a result. */
-type TypedMethod<Paths extends Operations, M extends HttpMethod> = <
-  Path extends PathsWithMethod<Paths, M>,
-  Init extends MaybeOptionalInit<Paths[Path], M>,
+type Method<M extends HttpMethod> = <
+  Path extends PathsWithMethod<paths, M>,
+  Init extends MaybeOptionalInit<paths[Path], M>,
 >(
   url: Path,
   ...init: InitParam<Init>
 ) => Promise<
-  Success<Exclude<FetchResponse<Paths[Path][M], Init, "application/json">["data"], undefined>>
+  Success<Exclude<FetchResponse<Operation<Path, M>, Init, "application/json">["data"], undefined>>
 >;
-
-type Method<M extends HttpMethod> = TypedMethod<paths & Operations, M>;
 
 /** Typed calls for every operation of the service; each throws ApiError on a non-2xx answer. */
 export interface AgentRiskClient {
