@@ -7,7 +7,7 @@ import { VerificationError } from "./verification-error.js";
  */
 const PREFIX = "whsec_";
 
-async function hmacKey(secret: string): Promise<CryptoKey> {
+async function hmacKey(secret: string): ReturnType<typeof crypto.subtle.importKey> {
   const encoded = secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret;
   let bytes: Uint8Array<ArrayBuffer>;
   try {
