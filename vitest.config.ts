@@ -1,11 +1,32 @@
+import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { localDatabaseUrl } from "./scripts/local-keys.ts";
 
+// Tests and examples import the client package by name; they get its source, never a stale
+// dist/ (the packed build is checked by packages/client/test/pack.test.ts).
+const clientSource = (path: string) =>
+  fileURLToPath(new URL(`./packages/client/src/${path}`, import.meta.url));
+const alias = [
+  { find: /^@agent-risk\/client$/, replacement: clientSource("index.ts") },
+  { find: /^@agent-risk\/client\/audit$/, replacement: clientSource("audit/index.ts") },
+];
+
 export default defineConfig({
+  resolve: { alias },
   test: {
     projects: [
       {
+        extends: true,
+        test: {
+          name: "client",
+          include: ["packages/client/test/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
         test: {
           name: "node",
           include: ["test/node/**/*.test.ts"],
@@ -17,6 +38,7 @@ export default defineConfig({
       {
         // Headless Chromium against `npm run dev` (docs/browser-tests.md): one service for the
         // project, started by its setup; skipped loudly without Chromium, never under CI.
+        extends: true,
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],
@@ -27,6 +49,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         plugins: [
           cloudflareTest(async ({ inject }) => {
             const idp = JSON.parse(inject("idp"));

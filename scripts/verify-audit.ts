@@ -1,6 +1,7 @@
 /**
  * `npm run verify-audit -- [--jwks <jwks.json>] <export.jsonl>`: verifies an audit export
- * offline, with the same algorithm the service's verification endpoint runs (src/ledger).
+ * offline: a thin wrapper over `verifyAuditExport` of @agent-risk/client/audit, the same code
+ * the service's verification endpoint runs (one copy, packages/client/src/audit).
  *
  * stdout: the VerifyReport as pretty JSON, and nothing else. stderr: a one-line verdict.
  * Exit 0 when ok; 1 when not ok, truncated or not an export; 2 on usage or I/O errors.
@@ -9,11 +10,13 @@
  */
 import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import type { VerificationKey } from "../src/ledger/checkpoint.ts";
-import { ExportFormatError, verifyExport } from "../src/ledger/export-format.ts";
-import type { VerifyReport } from "../src/ledger/verify.ts";
+import {
+  ExportFormatError,
+  type VerificationKey,
+  type VerifyReport,
+  verifyAuditExport,
+} from "../packages/client/src/audit/index.ts";
 
 const USAGE = "usage: npm run verify-audit -- [--jwks <jwks.json>] <export.jsonl>";
 
@@ -65,30 +68,22 @@ async function main(): Promise<void> {
     exit(2, `cannot read --jwks: ${(error as Error).message}`);
   }
 
-  const stream = createReadStream(path, { encoding: "utf8" });
+  const stream = createReadStream(path);
   try {
     await new Promise((resolve, reject) => stream.once("open", resolve).once("error", reject));
   } catch (error) {
     exit(2, `cannot read ${path}: ${(error as Error).message}`);
   }
-  // readline does not forward errors of its input: remember them and end the iteration.
-  let ioError: Error | undefined;
-  const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
-  stream.on("error", (error) => {
-    ioError = error;
-    lines.close();
-  });
 
   try {
-    const { report, truncated } = await verifyExport(lines, keys ? { keys } : {});
-    if (ioError) exit(2, `cannot read ${path}: ${ioError.message}`);
+    const { report, truncated } = await verifyAuditExport(stream, keys ? { jwks: keys } : {});
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     process.stderr.write(`${verdict(report, truncated)}\n`);
     process.exitCode = report.ok && !truncated ? 0 : 1;
   } catch (error) {
-    if (ioError) exit(2, `cannot read ${path}: ${ioError.message}`);
     if (error instanceof ExportFormatError)
       exit(1, `FAIL: not a valid audit export, ${error.message}`);
+    // A read error after opening (or bytes that are not UTF-8) surfaces from the stream.
     exit(2, `verification failed to run: ${(error as Error).message}`);
   }
 }

@@ -1,0 +1,45 @@
+import {
+  type AgentRiskClient,
+  type KeySource,
+  type RiskPayloadClaims,
+  verifyRiskPayload,
+} from "@agent-risk/client";
+
+export interface CheckoutCheck {
+  client: AgentRiskClient;
+  /** The service's keys: its /.well-known/jwks.json URL, or the set itself. */
+  keys: KeySource;
+  /** The service's public origin, the payload's `iss`. */
+  issuer: string;
+  /** This merchant's identifier: the payload is requested for it and must name it. */
+  merchantId: string;
+  /** The AP2 mandate the agent presented at checkout. */
+  mandate: Record<string, unknown>;
+}
+
+export type CheckoutVerdict =
+  | { proceed: true; claims: RiskPayloadClaims }
+  | { proceed: false; claims: RiskPayloadClaims; reason: string };
+
+/**
+ * Assesses the mandate, then trusts only what the signed Risk Payload says, verified offline:
+ * the answer's own `decision` field is never read. Anything but `approve` stops the checkout;
+ * a failed call or a payload that does not verify throws, and a throw must stop it too.
+ */
+export async function checkMandate(check: CheckoutCheck): Promise<CheckoutVerdict> {
+  const { data } = await check.client.POST("/v1/assess", {
+    body: { mandate: check.mandate, audience: check.merchantId },
+  });
+  const claims = await verifyRiskPayload(data.riskPayloadJws, {
+    ...check.keys,
+    issuer: check.issuer,
+    audience: check.merchantId,
+    maxAgeSeconds: 300,
+  } as Parameters<typeof verifyRiskPayload>[1]);
+  if (claims.decision === "approve") return { proceed: true, claims };
+  return {
+    proceed: false,
+    claims,
+    reason: `decision ${claims.decision}, score ${claims.risk_score}`,
+  };
+}

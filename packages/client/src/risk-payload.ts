@@ -1,0 +1,88 @@
+import { errors, jwtVerify } from "jose";
+import { type KeySource, keyGetter } from "./key-set.js";
+import { VerificationError } from "./verification-error.js";
+
+/** The JWS `typ` of a Risk Payload: no other signed object of the service verifies as one. */
+export const RISK_PAYLOAD_TYP = "risk-payload+jwt";
+
+/** The claims of a Risk Payload, as the service signs them (docs/assess.md). */
+export interface RiskPayloadClaims {
+  /** The service's public origin. */
+  iss: string;
+  /** The assessment id. */
+  sub: string;
+  /** Who the payload is for, when the request named one. */
+  aud?: string;
+  iat: number;
+  exp: number;
+  jti: string;
+  livemode: boolean;
+  /** The assessing org's public transparency log id (the org id itself is never shown). */
+  log_id: string;
+  assessment_id: string;
+  mandate_id: string;
+  /** `sha256:<hex>` of the mandate's canonical JSON (RFC 8785). */
+  mandate_hash: string;
+  kind: string;
+  decision: "approve" | "review" | "deny";
+  risk_score: number;
+  risk_level: string;
+  policy_version: number;
+  agent_id: string | null;
+  credential_reference: string | null;
+  mandate_verified: boolean;
+}
+
+export type VerifyRiskPayloadOptions = KeySource & {
+  /** The service's origin, e.g. `https://risk.example.com`: required to equal `iss`. */
+  issuer?: string;
+  /** Your own identifier: required to be the `aud` (a payload without one then fails). */
+  audience?: string;
+  /** Refuse a payload issued longer ago than this, even if `exp` is later. */
+  maxAgeSeconds?: number;
+  /** Seconds of clock skew tolerated on `exp`/`iat`. Default 0. */
+  clockToleranceSeconds?: number;
+  /** "Now", for tests and replays of old decisions. */
+  currentDate?: Date;
+};
+
+/**
+ * Verifies a Risk Payload offline: an EdDSA signature by a key of the service's set, `typ`
+ * `risk-payload+jwt`, and `iss`, `aud`, `exp` (and the age) when asked. Returns the claims;
+ * throws VerificationError. Runs on WebCrypto alone: Node 20, Workers and browsers.
+ */
+export async function verifyRiskPayload(
+  jws: string,
+  options: VerifyRiskPayloadOptions,
+): Promise<RiskPayloadClaims> {
+  try {
+    const { payload } = await jwtVerify(jws, keyGetter(options), {
+      algorithms: ["EdDSA"],
+      typ: RISK_PAYLOAD_TYP,
+      requiredClaims: ["iss", "sub", "iat", "exp", "jti"],
+      ...(options.issuer === undefined ? {} : { issuer: options.issuer }),
+      ...(options.audience === undefined ? {} : { audience: options.audience }),
+      ...(options.maxAgeSeconds === undefined ? {} : { maxTokenAge: options.maxAgeSeconds }),
+      ...(options.currentDate === undefined ? {} : { currentDate: options.currentDate }),
+      clockTolerance: options.clockToleranceSeconds ?? 0,
+    });
+    return payload as unknown as RiskPayloadClaims;
+  } catch (error) {
+    throw asVerificationError(error);
+  }
+}
+
+/** jose's errors in the package's terms; anything else is rethrown untouched. */
+export function asVerificationError(error: unknown): unknown {
+  if (error instanceof errors.JWTExpired) return new VerificationError("expired", error.message);
+  if (error instanceof errors.JWTClaimValidationFailed)
+    return new VerificationError("claim_invalid", error.message);
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return new VerificationError("signature_invalid", error.message);
+  if (error instanceof errors.JWKSNoMatchingKey)
+    return new VerificationError("signature_invalid", "no key of the set verifies it");
+  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid)
+    return new VerificationError("key_unavailable", error.message);
+  if (error instanceof errors.JOSEError) return new VerificationError("malformed", error.message);
+  return error;
+}
