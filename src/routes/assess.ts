@@ -20,7 +20,66 @@ const AssessResponse = z
     outcome: Outcome,
     idempotency_key: z.string().nullable().openapi({ description: "Echoed from the request" }),
   })
-  .openapi("AssessResponse");
+  .openapi("AssessResponse", { example: assessResponseExample() });
+
+/**
+ * The answer to AssessRequest's example: an unknown agent's payment, held for review. The JWS
+ * is shortened; `test/worker/openapi-responses.test.ts` checks real answers against the schema.
+ */
+function assessResponseExample() {
+  const assessmentId = "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b";
+  const jws = "eyJhbGciOiJFZERTQSIsInR5cCI6InJpc2stcGF5bG9hZCtqd3QifQ.eyJzdWIiOiIuLi4ifQ.c2ln";
+  const mandate = {
+    vct: "mandate.payment.1",
+    transaction_id: "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
+    payee: { id: "merchant_1", name: "Demo Merchant", website: "https://demo-merchant.example" },
+    payment_amount: { amount: 19900, currency: "USD" },
+    payment_instrument: { id: "stub", type: "card", description: "Card ending 4242" },
+  };
+  return {
+    decision: "review",
+    score: 55,
+    assessmentId,
+    mandateId: "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7c",
+    riskPayloadJws: jws,
+    mandate: { ...mandate, risk_data: { "agent-risk": jws } },
+    outcome: {
+      object: "assessment",
+      id: assessmentId,
+      created: "2026-01-01T12:00:00.000Z",
+      livemode: true,
+      kind: "ap2_payment",
+      outcome: {
+        decision: "review",
+        risk_level: "elevated",
+        risk_score: 55,
+        reason: "Review: the agent could not be identified.",
+        policy_version: 1,
+      },
+      confidences: {
+        agent_identity: 0,
+        mandate_validity: 1,
+        policy_adherence: 1,
+        behavioral_risk: 0.5,
+        recipient_risk: 0.5,
+      },
+      signals: [{ category: "identity", type: "agent_unknown", severity: "high" }],
+      rejection_reasons: [],
+      risk_payload: {
+        jws,
+        kid: "hQ5n0Zq3eX1v2Yb7mWc9tRk4LpS6uJd8aFg0iHe2oTs",
+        alg: "EdDSA",
+        verify_url: "https://risk.example.com/.well-known/jwks.json",
+      },
+      audit: { entry_id: "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7d", sequence: 42, status: "pending" },
+      refinement: null,
+      agent: null,
+      credential: null,
+      latency_ms: 18,
+    },
+    idempotency_key: "order-1042",
+  };
+}
 
 /**
  * What the route's own validator checks: a JSON object, sent as JSON. The rest is

@@ -84,7 +84,22 @@ function freeFormsIn(schema: unknown, base: string, found: string[] = []): strin
 
 /** A validator of `schema` with the document's components in reach of its `$ref`s. */
 export function schemaValidator(document: Json, schema: Json): Validator {
-  return new Validator({ ...schema, components: document.components }, "2020-12", false);
+  const components = withoutExamples(document.components) as Json;
+  return new Validator({ ...schema, components }, "2020-12", false);
+}
+
+/**
+ * The schemas without their examples: the validator indexes every `id` it walks as a schema
+ * id, examples' members included (two examples naming one payee would collide).
+ */
+function withoutExamples(node: unknown, inProperties = false): unknown {
+  if (Array.isArray(node)) return node.map((item) => withoutExamples(item));
+  if (!isObject(node)) return node;
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([key]) => inProperties || (key !== "example" && key !== "examples"))
+      .map(([key, value]) => [key, withoutExamples(value, key === "properties" && !inProperties)]),
+  );
 }
 
 /** The errors of `value` against `schema`, one line each (empty when it is valid). */
