@@ -1,6 +1,5 @@
 import type { SpendState } from "../billing/plans";
 import type { TrustAnchors } from "../credentials/verify";
-import { logError } from "../lib/log";
 import type { ReviewRow } from "../reviews/records";
 import { aggregateValues } from "../rules/aggregates";
 import type { AssessmentRecord } from "./outcome";

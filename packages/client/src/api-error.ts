@@ -1,7 +1,7 @@
 import type { components } from "./generated/openapi.js";
 
 /** The service's error codes, as its OpenAPI document lists them. */
-export type ErrorCode = components["schemas"]["Error"]["error"];
+export type ErrorCode = components["schemas"]["ErrorResponse"]["error"];
 
 /**
  * A non-2xx answer, thrown by every client call (as Stripe's client throws): `status` is the

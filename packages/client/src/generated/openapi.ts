@@ -27,6 +27,13 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "status": "ok",
+                         *       "service": "agent-risk",
+                         *       "ap2": "0.2.0"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Health"];
                     };
                 };
@@ -64,7 +71,30 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "keys": [
+                         *         {
+                         *           "kty": "OKP",
+                         *           "crv": "Ed25519",
+                         *           "x": "string",
+                         *           "kid": "string",
+                         *           "alg": "EdDSA",
+                         *           "use": "sig"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["KeySet"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -73,7 +103,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -114,6 +144,21 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "orgId": "string",
+                         *       "actor": {
+                         *         "type": "api_key",
+                         *         "id": "string",
+                         *         "name": "string",
+                         *         "mode": "live"
+                         *       },
+                         *       "scopes": [
+                         *         "assess:write"
+                         *       ],
+                         *       "livemode": true
+                         *     }
+                         */
                         "application/json": components["schemas"]["CallerContext"];
                     };
                 };
@@ -123,7 +168,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -132,7 +177,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -141,7 +186,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -178,6 +223,11 @@ export interface paths {
             };
             requestBody?: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "string"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateOrganizationRequest"];
                 };
             };
@@ -188,6 +238,15 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "organization",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "created": "string",
+                         *       "role": "owner"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Organization"];
                     };
                 };
@@ -197,6 +256,15 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "organization",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "created": "string",
+                         *       "role": "owner"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Organization"];
                     };
                 };
@@ -206,7 +274,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -215,7 +283,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -224,7 +292,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -233,7 +310,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -274,6 +351,29 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "api_key",
+                         *           "id": "string",
+                         *           "name": "string",
+                         *           "prefix": "string",
+                         *           "mode": "live",
+                         *           "scopes": [
+                         *             "assess:write"
+                         *           ],
+                         *           "status": "active",
+                         *           "created": "string",
+                         *           "revoked_at": "string",
+                         *           "created_by": "string"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["ApiKeyList"];
                     };
                 };
@@ -283,7 +383,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -292,7 +392,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -301,7 +401,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -310,7 +410,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -329,6 +429,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "string",
+                     *       "scopes": [
+                     *         "assess:write",
+                     *         "assess:read"
+                     *       ],
+                     *       "mode": "live"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateApiKeyRequest"];
                 };
             };
@@ -339,6 +449,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "api_key",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "prefix": "string",
+                         *       "mode": "live",
+                         *       "scopes": [
+                         *         "assess:write"
+                         *       ],
+                         *       "status": "active",
+                         *       "created": "string",
+                         *       "revoked_at": "string",
+                         *       "created_by": "string",
+                         *       "key": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["CreatedApiKey"];
                     };
                 };
@@ -348,7 +475,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -357,7 +484,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -366,7 +493,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -375,7 +511,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -418,6 +554,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "api_key",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "prefix": "string",
+                         *       "mode": "live",
+                         *       "scopes": [
+                         *         "assess:write"
+                         *       ],
+                         *       "status": "active",
+                         *       "created": "string",
+                         *       "revoked_at": "string",
+                         *       "created_by": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["ApiKey"];
                     };
                 };
@@ -427,7 +579,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -436,7 +588,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -445,7 +597,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -454,7 +615,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -493,6 +654,46 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "ok": true,
+                         *       "checked": 0,
+                         *       "head": {
+                         *         "sequence": 0,
+                         *         "hash": "0000000000000000000000000000000000000000000000000000000000000000"
+                         *       },
+                         *       "first_break": {
+                         *         "sequence": 0,
+                         *         "reason": "sequence_gap",
+                         *         "expected": "string",
+                         *         "actual": "string"
+                         *       },
+                         *       "checkpoints": {
+                         *         "checked": 0,
+                         *         "latest": {
+                         *           "tree_size": 0,
+                         *           "root_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *           "time": "string"
+                         *         },
+                         *         "first_invalid": {
+                         *           "tree_size": 0,
+                         *           "reason": "string",
+                         *           "expected": "string",
+                         *           "actual": "string"
+                         *         }
+                         *       },
+                         *       "ledger": {
+                         *         "tree_size": 0,
+                         *         "root_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *         "entries_stored": true,
+                         *         "checkpoint_stored": true
+                         *       },
+                         *       "alert": {
+                         *         "type": "audit.integrity_alert",
+                         *         "event_id": "string"
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["AuditVerifyReport"];
                     };
                 };
@@ -502,7 +703,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -511,7 +712,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -520,7 +730,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -559,6 +769,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /** @example string */
                         "application/x-ndjson": string;
                     };
                 };
@@ -568,7 +779,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -577,7 +788,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -586,7 +806,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -634,6 +854,35 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "audit_entry",
+                         *           "id": "string",
+                         *           "sequence": 0,
+                         *           "type": "api_key.created",
+                         *           "actor": {
+                         *             "type": "string",
+                         *             "id": "string"
+                         *           },
+                         *           "subject": {
+                         *             "type": "string",
+                         *             "id": "string"
+                         *           },
+                         *           "digest": "string",
+                         *           "time": "string",
+                         *           "prev_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *           "hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *           "leaf_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *           "status": "pending"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["AuditEntryList"];
                     };
                 };
@@ -643,7 +892,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -652,7 +901,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -661,7 +910,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -670,7 +919,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -711,6 +960,32 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "audit_proof",
+                         *       "entry_id": "string",
+                         *       "sequence": 0,
+                         *       "leaf_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *       "status": "pending",
+                         *       "leaf_index": 0,
+                         *       "tree_size": 0,
+                         *       "audit_path": [
+                         *         "0000000000000000000000000000000000000000000000000000000000000000"
+                         *       ],
+                         *       "checkpoint": {
+                         *         "log_id": "string",
+                         *         "tree_size": 0,
+                         *         "root_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *         "time": "string",
+                         *         "note": "string",
+                         *         "jws": "string",
+                         *         "previous_tree_size": 0,
+                         *         "consistency_proof": [
+                         *           "0000000000000000000000000000000000000000000000000000000000000000"
+                         *         ]
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["AuditProof"];
                     };
                 };
@@ -720,7 +995,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -729,7 +1004,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -738,7 +1013,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -747,7 +1022,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -790,6 +1065,28 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "checkpoint",
+                         *           "log_id": "string",
+                         *           "tree_size": 0,
+                         *           "root_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *           "time": "string",
+                         *           "note": "string",
+                         *           "jws": "string",
+                         *           "previous_tree_size": 0,
+                         *           "consistency_proof": [
+                         *             "0000000000000000000000000000000000000000000000000000000000000000"
+                         *           ]
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["CheckpointList"];
                     };
                 };
@@ -799,7 +1096,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -808,7 +1105,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -817,7 +1114,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -826,7 +1123,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -864,6 +1161,26 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "transparency_log",
+                         *       "log_id": "string",
+                         *       "latest_checkpoint": {
+                         *         "object": "checkpoint",
+                         *         "log_id": "string",
+                         *         "tree_size": 0,
+                         *         "root_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *         "time": "string",
+                         *         "note": "string",
+                         *         "jws": "string",
+                         *         "previous_tree_size": 0,
+                         *         "consistency_proof": [
+                         *           "0000000000000000000000000000000000000000000000000000000000000000"
+                         *         ]
+                         *       },
+                         *       "key_set": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["TransparencyLog"];
                     };
                 };
@@ -873,7 +1190,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -882,7 +1199,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -891,7 +1217,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -933,6 +1259,28 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "checkpoint",
+                         *           "log_id": "string",
+                         *           "tree_size": 0,
+                         *           "root_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *           "time": "string",
+                         *           "note": "string",
+                         *           "jws": "string",
+                         *           "previous_tree_size": 0,
+                         *           "consistency_proof": [
+                         *             "0000000000000000000000000000000000000000000000000000000000000000"
+                         *           ]
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["PublicCheckpointList"];
                     };
                 };
@@ -942,7 +1290,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -951,7 +1299,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -960,7 +1317,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1001,6 +1358,17 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "consistency_proof",
+                         *       "log_id": "string",
+                         *       "first": 0,
+                         *       "second": 0,
+                         *       "proof": [
+                         *         "string"
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["ConsistencyProof"];
                     };
                 };
@@ -1010,7 +1378,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -1019,7 +1387,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -1028,7 +1405,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1066,6 +1443,31 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "inclusion_proof",
+                         *       "log_id": "string",
+                         *       "leaf_hash": "string",
+                         *       "status": "pending",
+                         *       "leaf_index": 0,
+                         *       "tree_size": 0,
+                         *       "audit_path": [
+                         *         "string"
+                         *       ],
+                         *       "checkpoint": {
+                         *         "log_id": "string",
+                         *         "tree_size": 0,
+                         *         "root_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *         "time": "string",
+                         *         "note": "string",
+                         *         "jws": "string",
+                         *         "previous_tree_size": 0,
+                         *         "consistency_proof": [
+                         *           "0000000000000000000000000000000000000000000000000000000000000000"
+                         *         ]
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["InclusionProof"];
                     };
                 };
@@ -1075,7 +1477,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -1084,7 +1486,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -1093,7 +1504,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1138,6 +1549,34 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "artifact",
+                         *           "id": "string",
+                         *           "digest": "string",
+                         *           "name": "string",
+                         *           "media_type": "string",
+                         *           "size_bytes": 0,
+                         *           "metadata": {
+                         *             "property1": "string",
+                         *             "property2": "string"
+                         *           },
+                         *           "livemode": true,
+                         *           "created": "string",
+                         *           "receipt": "string",
+                         *           "audit": {
+                         *             "entry_id": "string",
+                         *             "sequence": 0
+                         *           }
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["ArtifactList"];
                     };
                 };
@@ -1147,7 +1586,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -1156,7 +1595,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -1165,7 +1604,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -1174,7 +1613,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1195,6 +1634,17 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "digest": "sha256:9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f9f",
+                     *       "name": "contract-v3.pdf",
+                     *       "media_type": "application/pdf",
+                     *       "size_bytes": 0,
+                     *       "metadata": {
+                     *         "crm_id": "cus_123"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["RegisterArtifactRequest"];
                 };
             };
@@ -1205,6 +1655,27 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "artifact",
+                         *       "id": "string",
+                         *       "digest": "string",
+                         *       "name": "string",
+                         *       "media_type": "string",
+                         *       "size_bytes": 0,
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "livemode": true,
+                         *       "created": "string",
+                         *       "receipt": "string",
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Artifact"];
                     };
                 };
@@ -1214,6 +1685,27 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "artifact",
+                         *       "id": "string",
+                         *       "digest": "string",
+                         *       "name": "string",
+                         *       "media_type": "string",
+                         *       "size_bytes": 0,
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "livemode": true,
+                         *       "created": "string",
+                         *       "receipt": "string",
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Artifact"];
                     };
                 };
@@ -1223,7 +1715,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -1232,7 +1724,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -1241,7 +1733,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -1250,7 +1751,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1289,6 +1790,50 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "artifact",
+                         *       "id": "string",
+                         *       "digest": "string",
+                         *       "name": "string",
+                         *       "media_type": "string",
+                         *       "size_bytes": 0,
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "livemode": true,
+                         *       "created": "string",
+                         *       "receipt": "string",
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       },
+                         *       "receipt_valid": true,
+                         *       "anchor": {
+                         *         "status": "pending",
+                         *         "log_id": "string",
+                         *         "leaf_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *         "leaf_index": 0,
+                         *         "tree_size": 0,
+                         *         "audit_path": [
+                         *           "0000000000000000000000000000000000000000000000000000000000000000"
+                         *         ],
+                         *         "checkpoint": {
+                         *           "log_id": "string",
+                         *           "tree_size": 0,
+                         *           "root_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *           "time": "string",
+                         *           "note": "string",
+                         *           "jws": "string",
+                         *           "previous_tree_size": 0,
+                         *           "consistency_proof": [
+                         *             "0000000000000000000000000000000000000000000000000000000000000000"
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["ArtifactWithState"];
                     };
                 };
@@ -1298,7 +1843,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -1307,7 +1852,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -1316,7 +1861,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -1325,7 +1870,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1369,6 +1914,66 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "artifact_verification",
+                         *       "valid": true,
+                         *       "reasons": [
+                         *         {
+                         *           "code": "malformed_receipt",
+                         *           "message": "string"
+                         *         }
+                         *       ],
+                         *       "receipt": {
+                         *         "signature_valid": true,
+                         *         "kid": "string",
+                         *         "key_status": "current",
+                         *         "claims": {
+                         *           "iss": "agent-risk",
+                         *           "sub": "753487e7-10bc-4e69-b3b2-4da33721ea3e",
+                         *           "org": "3b4eb1f5-aaca-43c1-9ccf-5bbd44308aba",
+                         *           "livemode": true,
+                         *           "digest": "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+                         *           "iat": 0,
+                         *           "registered_at": "string",
+                         *           "log_id": "00000000000000000000000000000000",
+                         *           "entry": {
+                         *             "id": "497f6eca-6276-4993-bfeb-53cbbbba6f08",
+                         *             "sequence": 1,
+                         *             "hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *             "leaf_hash": "0000000000000000000000000000000000000000000000000000000000000000"
+                         *           }
+                         *         }
+                         *       },
+                         *       "digest": {
+                         *         "value": "string",
+                         *         "matches": true,
+                         *         "registered": true
+                         *       },
+                         *       "anchor": {
+                         *         "status": "anchored",
+                         *         "log_id": "string",
+                         *         "leaf_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *         "leaf_index": 0,
+                         *         "tree_size": 0,
+                         *         "audit_path": [
+                         *           "0000000000000000000000000000000000000000000000000000000000000000"
+                         *         ],
+                         *         "checkpoint": {
+                         *           "log_id": "string",
+                         *           "tree_size": 0,
+                         *           "root_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *           "time": "string",
+                         *           "note": "string",
+                         *           "jws": "string",
+                         *           "previous_tree_size": 0,
+                         *           "consistency_proof": [
+                         *             "0000000000000000000000000000000000000000000000000000000000000000"
+                         *           ]
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["ArtifactVerification"];
                     };
                 };
@@ -1378,7 +1983,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -1387,7 +2001,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1424,7 +2038,52 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "trust_list",
+                         *       "issuer": "https://api.example.com",
+                         *       "issued_at": "string",
+                         *       "expires_at": "string",
+                         *       "keys": [
+                         *         {
+                         *           "kid": "string",
+                         *           "jwk": {
+                         *             "kty": "OKP",
+                         *             "crv": "Ed25519",
+                         *             "x": "string",
+                         *             "kid": "string",
+                         *             "alg": "EdDSA",
+                         *             "use": "sig"
+                         *           },
+                         *           "status": "current",
+                         *           "valid_from": "string",
+                         *           "valid_until": "string",
+                         *           "purposes": [
+                         *             "string"
+                         *           ]
+                         *         }
+                         *       ],
+                         *       "transparency": {
+                         *         "key_set": "string",
+                         *         "logs": "string",
+                         *         "checkpoints": "string",
+                         *         "consistency": "string",
+                         *         "proofs": "string",
+                         *         "verify_artifact": "string"
+                         *       },
+                         *       "jws": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["TrustList"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -1433,7 +2092,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1476,6 +2135,31 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "webhook_endpoint",
+                         *           "id": "string",
+                         *           "url": "string",
+                         *           "event_types": [
+                         *             "assessment.completed"
+                         *           ],
+                         *           "description": "string",
+                         *           "token_set": true,
+                         *           "livemode": true,
+                         *           "status": "enabled",
+                         *           "disabled_reason": "gone",
+                         *           "created": "string",
+                         *           "disabled_at": "string",
+                         *           "previous_secret_expires_at": "string"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["WebhookEndpointList"];
                     };
                 };
@@ -1485,7 +2169,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -1494,7 +2178,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -1503,7 +2187,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -1512,7 +2196,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1533,6 +2217,19 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "url": "https://example.com/hooks/agent-risk",
+                     *       "eventTypes": [
+                     *         "assessment.completed"
+                     *       ],
+                     *       "event_types": [
+                     *         "assessment.completed"
+                     *       ],
+                     *       "token": "tok_5f2b8c1e9a7d4e3f",
+                     *       "description": "string"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
                 };
             };
@@ -1543,6 +2240,25 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "webhook_endpoint",
+                         *       "id": "string",
+                         *       "url": "string",
+                         *       "event_types": [
+                         *         "assessment.completed"
+                         *       ],
+                         *       "description": "string",
+                         *       "token_set": true,
+                         *       "livemode": true,
+                         *       "status": "enabled",
+                         *       "disabled_reason": "gone",
+                         *       "created": "string",
+                         *       "disabled_at": "string",
+                         *       "previous_secret_expires_at": "string",
+                         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4iuY2Eobd5s="
+                         *     }
+                         */
                         "application/json": components["schemas"]["CreatedWebhookEndpoint"];
                     };
                 };
@@ -1552,7 +2268,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -1561,7 +2277,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -1570,7 +2286,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -1579,7 +2304,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1616,6 +2341,11 @@ export interface paths {
             };
             requestBody?: {
                 content: {
+                    /**
+                     * @example {
+                     *       "expires_in": 86400
+                     *     }
+                     */
                     "application/json": components["schemas"]["RotateWebhookSecretRequest"];
                 };
             };
@@ -1626,6 +2356,25 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "webhook_endpoint",
+                         *       "id": "string",
+                         *       "url": "string",
+                         *       "event_types": [
+                         *         "assessment.completed"
+                         *       ],
+                         *       "description": "string",
+                         *       "token_set": true,
+                         *       "livemode": true,
+                         *       "status": "enabled",
+                         *       "disabled_reason": "gone",
+                         *       "created": "string",
+                         *       "disabled_at": "string",
+                         *       "previous_secret_expires_at": "string",
+                         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4iuY2Eobd5s="
+                         *     }
+                         */
                         "application/json": components["schemas"]["CreatedWebhookEndpoint"];
                     };
                 };
@@ -1635,7 +2384,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -1644,7 +2393,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -1653,7 +2402,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -1662,7 +2411,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -1671,7 +2429,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1713,6 +2471,13 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "webhook_endpoint",
+                         *       "id": "string",
+                         *       "deleted": true
+                         *     }
+                         */
                         "application/json": components["schemas"]["DeletedWebhookEndpoint"];
                     };
                 };
@@ -1722,7 +2487,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -1731,7 +2496,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -1740,7 +2505,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -1749,7 +2523,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1792,6 +2566,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "webhook_delivery",
+                         *           "id": "string",
+                         *           "endpoint_id": "string",
+                         *           "event": {
+                         *             "id": "string",
+                         *             "type": "assessment.completed",
+                         *             "created": 0
+                         *           },
+                         *           "status": "pending",
+                         *           "attempt_count": 0,
+                         *           "attempts": [
+                         *             {
+                         *               "number": 0,
+                         *               "time": "string",
+                         *               "status_code": 0,
+                         *               "duration_ms": 0,
+                         *               "error": "string",
+                         *               "next_retry_at": "string"
+                         *             }
+                         *           ],
+                         *           "next_attempt_at": "string",
+                         *           "dead_lettered_at": "string",
+                         *           "created": "string",
+                         *           "completed_at": "string"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["WebhookDeliveryList"];
                     };
                 };
@@ -1801,7 +2610,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -1810,7 +2619,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -1819,7 +2628,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -1828,7 +2637,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -1837,7 +2646,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1880,6 +2689,13 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "webhook_dispatch",
+                         *       "enqueued": 0,
+                         *       "has_more": true
+                         *     }
+                         */
                         "application/json": components["schemas"]["WebhookDispatch"];
                     };
                 };
@@ -1889,7 +2705,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -1898,7 +2714,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -1907,7 +2732,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1945,7 +2770,32 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["AssessRequestBody"];
+                    /**
+                     * @example {
+                     *       "kind": "ap2_payment",
+                     *       "mandate": {
+                     *         "vct": "mandate.payment.1",
+                     *         "transaction_id": "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
+                     *         "payee": {
+                     *           "id": "merchant_1",
+                     *           "name": "Demo Merchant",
+                     *           "website": "https://demo-merchant.example"
+                     *         },
+                     *         "payment_amount": {
+                     *           "amount": 19900,
+                     *           "currency": "USD"
+                     *         },
+                     *         "payment_instrument": {
+                     *           "id": "stub",
+                     *           "type": "card",
+                     *           "description": "Card ending 4242"
+                     *         }
+                     *       },
+                     *       "audience": "https://psp.example",
+                     *       "idempotency_key": "order-1042"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AssessRequest"];
                 };
             };
             responses: {
@@ -1955,6 +2805,81 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "decision": "review",
+                         *       "score": 55,
+                         *       "assessmentId": "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b",
+                         *       "mandateId": "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7c",
+                         *       "riskPayloadJws": "eyJhbGciOiJFZERTQSIsInR5cCI6InJpc2stcGF5bG9hZCtqd3QifQ.eyJzdWIiOiIuLi4ifQ.c2ln",
+                         *       "mandate": {
+                         *         "vct": "mandate.payment.1",
+                         *         "transaction_id": "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
+                         *         "payee": {
+                         *           "id": "merchant_1",
+                         *           "name": "Demo Merchant",
+                         *           "website": "https://demo-merchant.example"
+                         *         },
+                         *         "payment_amount": {
+                         *           "amount": 19900,
+                         *           "currency": "USD"
+                         *         },
+                         *         "payment_instrument": {
+                         *           "id": "stub",
+                         *           "type": "card",
+                         *           "description": "Card ending 4242"
+                         *         },
+                         *         "risk_data": {
+                         *           "agent-risk": "eyJhbGciOiJFZERTQSIsInR5cCI6InJpc2stcGF5bG9hZCtqd3QifQ.eyJzdWIiOiIuLi4ifQ.c2ln"
+                         *         }
+                         *       },
+                         *       "outcome": {
+                         *         "object": "assessment",
+                         *         "id": "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b",
+                         *         "created": "2026-01-01T12:00:00.000Z",
+                         *         "livemode": true,
+                         *         "kind": "ap2_payment",
+                         *         "outcome": {
+                         *           "decision": "review",
+                         *           "risk_level": "elevated",
+                         *           "risk_score": 55,
+                         *           "reason": "Review: the agent could not be identified.",
+                         *           "policy_version": 1
+                         *         },
+                         *         "confidences": {
+                         *           "agent_identity": 0,
+                         *           "mandate_validity": 1,
+                         *           "policy_adherence": 1,
+                         *           "behavioral_risk": 0.5,
+                         *           "recipient_risk": 0.5
+                         *         },
+                         *         "signals": [
+                         *           {
+                         *             "category": "identity",
+                         *             "type": "agent_unknown",
+                         *             "severity": "high"
+                         *           }
+                         *         ],
+                         *         "rejection_reasons": [],
+                         *         "risk_payload": {
+                         *           "jws": "eyJhbGciOiJFZERTQSIsInR5cCI6InJpc2stcGF5bG9hZCtqd3QifQ.eyJzdWIiOiIuLi4ifQ.c2ln",
+                         *           "kid": "hQ5n0Zq3eX1v2Yb7mWc9tRk4LpS6uJd8aFg0iHe2oTs",
+                         *           "alg": "EdDSA",
+                         *           "verify_url": "https://risk.example.com/.well-known/jwks.json"
+                         *         },
+                         *         "audit": {
+                         *           "entry_id": "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7d",
+                         *           "sequence": 42,
+                         *           "status": "pending"
+                         *         },
+                         *         "refinement": null,
+                         *         "agent": null,
+                         *         "credential": null,
+                         *         "latency_ms": 18
+                         *       },
+                         *       "idempotency_key": "order-1042"
+                         *     }
+                         */
                         "application/json": components["schemas"]["AssessResponse"];
                     };
                 };
@@ -1964,7 +2889,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -1973,7 +2898,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The spending cap is reached: an owner must confirm going further */
@@ -1982,7 +2907,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -1991,7 +2916,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Failed schema validation */
@@ -2000,7 +2925,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Internal error */
@@ -2009,7 +2943,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -2018,7 +2952,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -2066,6 +3000,33 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "id": "string",
+                         *           "object": "assessment",
+                         *           "created": "string",
+                         *           "kind": "ap2_payment",
+                         *           "livemode": true,
+                         *           "decision": "approve",
+                         *           "risk_level": "normal",
+                         *           "risk_score": 0,
+                         *           "reason": "string",
+                         *           "agent_id": "string",
+                         *           "a2a": {
+                         *             "version": "0.3",
+                         *             "task_id": "string",
+                         *             "context_id": "string",
+                         *             "agent_card_ref": "string"
+                         *           }
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["AssessmentList"];
                     };
                 };
@@ -2075,7 +3036,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -2084,7 +3045,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -2093,7 +3054,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -2102,7 +3063,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -2143,6 +3104,85 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "assessment",
+                         *       "id": "string",
+                         *       "created": "string",
+                         *       "livemode": true,
+                         *       "kind": "ap2_payment",
+                         *       "outcome": {
+                         *         "decision": "approve",
+                         *         "risk_level": "normal",
+                         *         "risk_score": 0,
+                         *         "reason": "string",
+                         *         "policy_version": 0
+                         *       },
+                         *       "confidences": {
+                         *         "agent_identity": 0,
+                         *         "mandate_validity": 0,
+                         *         "policy_adherence": 0,
+                         *         "behavioral_risk": 0,
+                         *         "recipient_risk": 0
+                         *       },
+                         *       "signals": [
+                         *         {
+                         *           "category": "string",
+                         *           "type": "string",
+                         *           "severity": "string"
+                         *         }
+                         *       ],
+                         *       "rejection_reasons": [
+                         *         {
+                         *           "key": "string",
+                         *           "category": "string",
+                         *           "description": "string"
+                         *         }
+                         *       ],
+                         *       "risk_payload": {
+                         *         "jws": "string",
+                         *         "kid": "string",
+                         *         "alg": "EdDSA",
+                         *         "verify_url": "string"
+                         *       },
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0,
+                         *         "status": "pending"
+                         *       },
+                         *       "refinement": {
+                         *         "status": "open",
+                         *         "review_id": "string",
+                         *         "decision": "approve",
+                         *         "reason": "review.resolved",
+                         *         "resolved_at": "string",
+                         *         "resolved_by": {
+                         *           "type": "string",
+                         *           "id": "string"
+                         *         },
+                         *         "risk_payload": {
+                         *           "jws": "string",
+                         *           "kid": "string",
+                         *           "alg": "EdDSA",
+                         *           "verify_url": "string"
+                         *         }
+                         *       },
+                         *       "agent": {
+                         *         "id": "string",
+                         *         "trust_score": 0,
+                         *         "risk_tier": "string"
+                         *       },
+                         *       "credential": {
+                         *         "verified": true,
+                         *         "reference": "string",
+                         *         "issuer": "string",
+                         *         "holder_thumbprint": "string",
+                         *         "hops": 0,
+                         *         "failure": "string"
+                         *       },
+                         *       "latency_ms": 0
+                         *     }
+                         */
                         "application/json": components["schemas"]["Outcome"];
                     };
                 };
@@ -2152,7 +3192,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -2161,7 +3201,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -2170,7 +3210,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -2179,13 +3219,546 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List review items of the caller's mode, oldest first
+         * @description Requires scope `review:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description Opaque; from `next_cursor` */
+                    cursor?: string;
+                    status?: "open" | "resolved" | "expired";
+                    agent?: string;
+                    /** @description opened at or after (ISO 8601) */
+                    from?: string;
+                    /** @description opened at or before (ISO 8601) */
+                    to?: string;
+                    /** @description `asc` (default): the oldest waiting first */
+                    order?: "asc" | "desc";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of review items */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "review",
+                         *           "id": "string",
+                         *           "created": "string",
+                         *           "livemode": true,
+                         *           "assessment_id": "string",
+                         *           "agent_id": "string",
+                         *           "status": "open",
+                         *           "expires_at": "string",
+                         *           "original_decision": "review",
+                         *           "decision": "approve",
+                         *           "reason": "review.resolved",
+                         *           "note": "string",
+                         *           "resolved_at": "string",
+                         *           "resolved_by": {
+                         *             "type": "string",
+                         *             "id": "string"
+                         *           },
+                         *           "credential_backed": true,
+                         *           "risk_payload": {
+                         *             "jws": "string",
+                         *             "kid": "string",
+                         *             "alg": "EdDSA",
+                         *             "verify_url": "string"
+                         *           },
+                         *           "audit_entry_id": "string"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ReviewList"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reviews/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a review item
+         * @description Requires scope `review:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The review item */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "review",
+                         *       "id": "string",
+                         *       "created": "string",
+                         *       "livemode": true,
+                         *       "assessment_id": "string",
+                         *       "agent_id": "string",
+                         *       "status": "open",
+                         *       "expires_at": "string",
+                         *       "original_decision": "review",
+                         *       "decision": "approve",
+                         *       "reason": "review.resolved",
+                         *       "note": "string",
+                         *       "resolved_at": "string",
+                         *       "resolved_by": {
+                         *         "type": "string",
+                         *         "id": "string"
+                         *       },
+                         *       "credential_backed": true,
+                         *       "risk_payload": {
+                         *         "jws": "string",
+                         *         "kid": "string",
+                         *         "alg": "EdDSA",
+                         *         "verify_url": "string"
+                         *       },
+                         *       "audit_entry_id": "string"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Review"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reviews/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve an open review as approve or deny, once; answers a new signed Risk Payload
+         * @description Records who resolved it (the session's person, or the key), appends `review.resolved` to the ledger, emits `assessment.resolved`, and signs a new Risk Payload for the same assessment (`review.risk_payload`); the original stays. 409 `review_already_resolved` for a second resolve (one of concurrent resolves wins), `review_expired` past the SLA, `review_spend_refused` when approving a credential-backed assessment fails its single use or budget (docs/reviews.md).
+         *
+         *     Requires scope `review:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "decision": "approve",
+                     *       "note": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ResolveReview"];
+                };
+            };
+            responses: {
+                /** @description The resolved review item, with its signed Risk Payload */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "review",
+                         *       "id": "string",
+                         *       "created": "string",
+                         *       "livemode": true,
+                         *       "assessment_id": "string",
+                         *       "agent_id": "string",
+                         *       "status": "open",
+                         *       "expires_at": "string",
+                         *       "original_decision": "review",
+                         *       "decision": "approve",
+                         *       "reason": "review.resolved",
+                         *       "note": "string",
+                         *       "resolved_at": "string",
+                         *       "resolved_by": {
+                         *         "type": "string",
+                         *         "id": "string"
+                         *       },
+                         *       "credential_backed": true,
+                         *       "risk_payload": {
+                         *         "jws": "string",
+                         *         "kid": "string",
+                         *         "alg": "EdDSA",
+                         *         "verify_url": "string"
+                         *       },
+                         *       "audit_entry_id": "string"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Review"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/review-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The org's review settings: the SLA after which an open review expires as deny
+         * @description Requires scope `review:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The settings (the defaults until set) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "review_settings",
+                         *       "sla_seconds": 0,
+                         *       "default": true
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ReviewSettings"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Update the org's review settings
+         * @description `sla_seconds` from 60 to 2592000 (30 days). Items opened afterwards are due after the new SLA; open items keep their `expires_at`.
+         *
+         *     Requires scope `review:write`. Live keys and sessions only (a test key: 403 `live_key_required`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "sla_seconds": 60
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UpdateReviewSettings"];
+                };
+            };
+            responses: {
+                /** @description The updated settings */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "review_settings",
+                         *       "sla_seconds": 0,
+                         *       "default": true
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ReviewSettings"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -2223,6 +3796,35 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "mandate",
+                         *           "id": "string",
+                         *           "assessment_id": "string",
+                         *           "kind": "ap2_payment",
+                         *           "mandate_type": "string",
+                         *           "vct": "string",
+                         *           "content_hash": "string",
+                         *           "mandate_hash": "string",
+                         *           "mandate": {
+                         *             "property1": null,
+                         *             "property2": null
+                         *           },
+                         *           "livemode": true,
+                         *           "created": "string",
+                         *           "erased_at": "string",
+                         *           "erased_fields": [
+                         *             "string"
+                         *           ]
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["MandateList"];
                     };
                 };
@@ -2232,7 +3834,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -2241,7 +3843,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -2250,7 +3852,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -2259,7 +3861,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -2300,6 +3902,28 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "mandate",
+                         *       "id": "string",
+                         *       "assessment_id": "string",
+                         *       "kind": "ap2_payment",
+                         *       "mandate_type": "string",
+                         *       "vct": "string",
+                         *       "content_hash": "string",
+                         *       "mandate_hash": "string",
+                         *       "mandate": {
+                         *         "property1": null,
+                         *         "property2": null
+                         *       },
+                         *       "livemode": true,
+                         *       "created": "string",
+                         *       "erased_at": "string",
+                         *       "erased_fields": [
+                         *         "string"
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["Mandate"];
                     };
                 };
@@ -2309,7 +3933,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -2318,7 +3942,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -2327,7 +3951,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -2336,7 +3960,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -2367,6 +3991,8 @@ export interface paths {
                     /** @description Opaque; from `next_cursor` */
                     cursor?: string;
                     status?: "draft" | "active";
+                    /** @description `true`: the org's shadow policy only (docs/shadow-policies.md) */
+                    shadow?: "true" | "false";
                 };
                 header?: never;
                 path?: never;
@@ -2380,6 +4006,55 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "policy",
+                         *           "id": "string",
+                         *           "name": "string",
+                         *           "status": "draft",
+                         *           "version": 0,
+                         *           "rules": {
+                         *             "max_amount": 100000,
+                         *             "currencies": [
+                         *               "EUR",
+                         *               "USD"
+                         *             ],
+                         *             "geo": {
+                         *               "allow": [
+                         *                 "DE",
+                         *                 "FR"
+                         *               ]
+                         *             },
+                         *             "velocity": {
+                         *               "window": "1h",
+                         *               "max": 1
+                         *             },
+                         *             "grammar": 1,
+                         *             "rules": [
+                         *               {
+                         *                 "id": "large-new-payee",
+                         *                 "action": "approve",
+                         *                 "when": {
+                         *                   "attr": "amount",
+                         *                   "op": "gt",
+                         *                   "value": 50000
+                         *                 },
+                         *                 "description": "string"
+                         *               }
+                         *             ]
+                         *           },
+                         *           "shadow": true,
+                         *           "created": "string",
+                         *           "activated_at": "string"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["PolicyList"];
                     };
                 };
@@ -2389,7 +4064,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -2398,7 +4073,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -2407,7 +4082,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -2416,7 +4091,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -2435,6 +4110,42 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "string",
+                     *       "rules": {
+                     *         "max_amount": 100000,
+                     *         "currencies": [
+                     *           "EUR",
+                     *           "USD"
+                     *         ],
+                     *         "geo": {
+                     *           "allow": [
+                     *             "DE",
+                     *             "FR"
+                     *           ]
+                     *         },
+                     *         "velocity": {
+                     *           "window": "1h",
+                     *           "max": 1
+                     *         },
+                     *         "grammar": 1,
+                     *         "rules": [
+                     *           {
+                     *             "id": "large-new-payee",
+                     *             "action": "approve",
+                     *             "when": {
+                     *               "attr": "amount",
+                     *               "op": "gt",
+                     *               "value": 50000
+                     *             },
+                     *             "description": "string"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "activate": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatePolicyRequest"];
                 };
             };
@@ -2445,6 +4156,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "policy",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "status": "draft",
+                         *       "version": 0,
+                         *       "rules": {
+                         *         "max_amount": 100000,
+                         *         "currencies": [
+                         *           "EUR",
+                         *           "USD"
+                         *         ],
+                         *         "geo": {
+                         *           "allow": [
+                         *             "DE",
+                         *             "FR"
+                         *           ]
+                         *         },
+                         *         "velocity": {
+                         *           "window": "1h",
+                         *           "max": 1
+                         *         },
+                         *         "grammar": 1,
+                         *         "rules": [
+                         *           {
+                         *             "id": "large-new-payee",
+                         *             "action": "approve",
+                         *             "when": {
+                         *               "attr": "amount",
+                         *               "op": "gt",
+                         *               "value": 50000
+                         *             },
+                         *             "description": "string"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "shadow": true,
+                         *       "created": "string",
+                         *       "activated_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Policy"];
                     };
                 };
@@ -2454,7 +4207,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -2463,7 +4216,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -2472,7 +4225,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Conflicts with the current state */
@@ -2481,7 +4234,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -2490,7 +4252,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -2529,6 +4291,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "policy",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "status": "draft",
+                         *       "version": 0,
+                         *       "rules": {
+                         *         "max_amount": 100000,
+                         *         "currencies": [
+                         *           "EUR",
+                         *           "USD"
+                         *         ],
+                         *         "geo": {
+                         *           "allow": [
+                         *             "DE",
+                         *             "FR"
+                         *           ]
+                         *         },
+                         *         "velocity": {
+                         *           "window": "1h",
+                         *           "max": 1
+                         *         },
+                         *         "grammar": 1,
+                         *         "rules": [
+                         *           {
+                         *             "id": "large-new-payee",
+                         *             "action": "approve",
+                         *             "when": {
+                         *               "attr": "amount",
+                         *               "op": "gt",
+                         *               "value": 50000
+                         *             },
+                         *             "description": "string"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "shadow": true,
+                         *       "created": "string",
+                         *       "activated_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Policy"];
                     };
                 };
@@ -2538,7 +4342,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -2547,7 +4351,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -2556,7 +4360,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -2565,7 +4369,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -2610,6 +4414,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "policy",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "status": "draft",
+                         *       "version": 0,
+                         *       "rules": {
+                         *         "max_amount": 100000,
+                         *         "currencies": [
+                         *           "EUR",
+                         *           "USD"
+                         *         ],
+                         *         "geo": {
+                         *           "allow": [
+                         *             "DE",
+                         *             "FR"
+                         *           ]
+                         *         },
+                         *         "velocity": {
+                         *           "window": "1h",
+                         *           "max": 1
+                         *         },
+                         *         "grammar": 1,
+                         *         "rules": [
+                         *           {
+                         *             "id": "large-new-payee",
+                         *             "action": "approve",
+                         *             "when": {
+                         *               "attr": "amount",
+                         *               "op": "gt",
+                         *               "value": 50000
+                         *             },
+                         *             "description": "string"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "shadow": true,
+                         *       "created": "string",
+                         *       "activated_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Policy"];
                     };
                 };
@@ -2619,7 +4465,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -2628,7 +4474,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -2637,7 +4483,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Conflicts with the current state */
@@ -2646,7 +4492,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -2655,12 +4510,265 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/policies/{id}/shadow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a draft the org's one shadow policy
+         * @description The policy stays a `draft` with `shadow: true` and is evaluated on every assessment next to the active policy, never acted on. A previous shadow policy stops shadowing. Shadowing the shadow policy changes nothing and answers 200; the active policy cannot be shadowed (409 `policy_active`).
+         *
+         *     Requires scope `policy:write`. Live keys and sessions only (a test key: 403 `live_key_required`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The shadow policy */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "policy",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "status": "draft",
+                         *       "version": 0,
+                         *       "rules": {
+                         *         "max_amount": 100000,
+                         *         "currencies": [
+                         *           "EUR",
+                         *           "USD"
+                         *         ],
+                         *         "geo": {
+                         *           "allow": [
+                         *             "DE",
+                         *             "FR"
+                         *           ]
+                         *         },
+                         *         "velocity": {
+                         *           "window": "1h",
+                         *           "max": 1
+                         *         },
+                         *         "grammar": 1,
+                         *         "rules": [
+                         *           {
+                         *             "id": "large-new-payee",
+                         *             "action": "approve",
+                         *             "when": {
+                         *               "attr": "amount",
+                         *               "op": "gt",
+                         *               "value": 50000
+                         *             },
+                         *             "description": "string"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "shadow": true,
+                         *       "created": "string",
+                         *       "activated_at": "string"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Policy"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        /**
+         * Stop shadowing with a policy
+         * @description The policy stays a draft with `shadow: false`; its recorded shadow verdicts stay. A policy that is not shadowing answers 200 unchanged.
+         *
+         *     Requires scope `policy:write`. Live keys and sessions only (a test key: 403 `live_key_required`).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The policy */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "policy",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "status": "draft",
+                         *       "version": 0,
+                         *       "rules": {
+                         *         "max_amount": 100000,
+                         *         "currencies": [
+                         *           "EUR",
+                         *           "USD"
+                         *         ],
+                         *         "geo": {
+                         *           "allow": [
+                         *             "DE",
+                         *             "FR"
+                         *           ]
+                         *         },
+                         *         "velocity": {
+                         *           "window": "1h",
+                         *           "max": 1
+                         *         },
+                         *         "grammar": 1,
+                         *         "rules": [
+                         *           {
+                         *             "id": "large-new-payee",
+                         *             "action": "approve",
+                         *             "when": {
+                         *               "attr": "amount",
+                         *               "op": "gt",
+                         *               "value": 50000
+                         *             },
+                         *             "description": "string"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "shadow": true,
+                         *       "created": "string",
+                         *       "activated_at": "string"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Policy"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -2692,6 +4800,14 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "from": "2019-08-24T14:15:22Z",
+                     *       "to": "2019-08-24T14:15:22Z",
+                     *       "limit": 10000,
+                     *       "samples": 20
+                     *     }
+                     */
                     "application/json": components["schemas"]["BacktestRequest"];
                 };
             };
@@ -2702,6 +4818,66 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "policy_backtest",
+                         *       "policy": {
+                         *         "id": "string",
+                         *         "status": "draft",
+                         *         "version": 0
+                         *       },
+                         *       "livemode": true,
+                         *       "from": "string",
+                         *       "to": "string",
+                         *       "limit": 0,
+                         *       "replayed": 0,
+                         *       "skipped": 0,
+                         *       "changed": 0,
+                         *       "has_more": true,
+                         *       "truncated": true,
+                         *       "limits": {
+                         *         "rows": 0,
+                         *         "max_rows": 0,
+                         *         "aggregates": 0,
+                         *         "max_aggregate_evaluations": 0
+                         *       },
+                         *       "matrix": {
+                         *         "approve": {
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 0
+                         *         },
+                         *         "review": {
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 0
+                         *         },
+                         *         "deny": {
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 0
+                         *         }
+                         *       },
+                         *       "rules": [
+                         *         {
+                         *           "id": "string",
+                         *           "action": "string",
+                         *           "hits": 0
+                         *         }
+                         *       ],
+                         *       "unmatched": 0,
+                         *       "samples": [
+                         *         {
+                         *           "assessment_id": "string",
+                         *           "created": "string",
+                         *           "decision": "approve",
+                         *           "replayed_decision": "approve",
+                         *           "rule": "string",
+                         *           "reason": "string"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["PolicyBacktest"];
                     };
                 };
@@ -2711,7 +4887,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -2720,7 +4896,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -2729,7 +4905,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -2738,7 +4914,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -2747,11 +4932,164 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/policies/{id}/shadow-report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a shadow policy would have decided, against what was decided and learned
+         * @description Over the window's assessments of the key's mode that this policy shadowed: counts by (active decision × shadow decision), each disagreement's outcomes by effective label, and a sample of disagreements (docs/shadow-policies.md).
+         *
+         *     Requires scope `policy:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Assessments created at or after; default `to` minus 7 days */
+                    from?: string;
+                    /** @description Assessments created before; default now */
+                    to?: string;
+                    /** @description Disagreements to list, newest first */
+                    samples?: number | null;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The shadow report */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "shadow_report",
+                         *       "policy": {
+                         *         "id": "string",
+                         *         "status": "draft",
+                         *         "version": 0,
+                         *         "shadow": true
+                         *       },
+                         *       "livemode": true,
+                         *       "from": "string",
+                         *       "to": "string",
+                         *       "shadowed": 0,
+                         *       "agreed": 0,
+                         *       "disagreed": 0,
+                         *       "matrix": {
+                         *         "approve": {
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 0
+                         *         },
+                         *         "review": {
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 0
+                         *         },
+                         *         "deny": {
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 0
+                         *         }
+                         *       },
+                         *       "disagreements": [
+                         *         {
+                         *           "decision": "approve",
+                         *           "shadow_decision": "approve",
+                         *           "count": 0,
+                         *           "labels": {
+                         *             "fraud": 0,
+                         *             "chargeback": 0,
+                         *             "refund": 0,
+                         *             "legitimate": 0,
+                         *             "pending": 0,
+                         *             "unlabeled": 0
+                         *           }
+                         *         }
+                         *       ],
+                         *       "samples": [
+                         *         {
+                         *           "assessment_id": "string",
+                         *           "created": "string",
+                         *           "decision": "approve",
+                         *           "shadow_decision": "approve",
+                         *           "label": "fraud"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ShadowReport"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2788,6 +5126,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "eval_set",
+                         *           "id": "string",
+                         *           "name": "string",
+                         *           "description": "string",
+                         *           "case_count": 0,
+                         *           "created": "string"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["EvalSetList"];
                     };
                 };
@@ -2797,7 +5152,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -2806,7 +5161,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -2815,7 +5170,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -2824,7 +5179,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -2845,6 +5200,37 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "string",
+                     *       "description": "string",
+                     *       "cases": [
+                     *         {
+                     *           "id": "string",
+                     *           "request": {
+                     *             "property1": null,
+                     *             "property2": null
+                     *           },
+                     *           "context": {
+                     *             "agent": null,
+                     *             "key": null,
+                     *             "card": null,
+                     *             "conflict": false,
+                     *             "history": {
+                     *               "burst": 0,
+                     *               "approved_count": 0,
+                     *               "median_approved_amount": null,
+                     *               "payee_seen": null,
+                     *               "recipient_seen": null
+                     *             },
+                     *             "aggregates": {}
+                     *           },
+                     *           "expected": "approve",
+                     *           "fraud": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateEvalSetRequest"];
                 };
             };
@@ -2855,6 +5241,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "eval_set",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "description": "string",
+                         *       "case_count": 0,
+                         *       "created": "string",
+                         *       "cases": [
+                         *         {
+                         *           "id": "string",
+                         *           "request": {
+                         *             "property1": null,
+                         *             "property2": null
+                         *           },
+                         *           "context": {
+                         *             "agent": null,
+                         *             "key": null,
+                         *             "card": null,
+                         *             "conflict": false,
+                         *             "history": {
+                         *               "burst": 0,
+                         *               "approved_count": 0,
+                         *               "median_approved_amount": null,
+                         *               "payee_seen": null,
+                         *               "recipient_seen": null
+                         *             },
+                         *             "aggregates": {}
+                         *           },
+                         *           "expected": "approve",
+                         *           "fraud": true
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["EvalSet"];
                     };
                 };
@@ -2864,7 +5285,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -2873,7 +5294,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -2882,7 +5303,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -2891,7 +5321,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -2930,6 +5360,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "eval_set",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "description": "string",
+                         *       "case_count": 0,
+                         *       "created": "string",
+                         *       "cases": [
+                         *         {
+                         *           "id": "string",
+                         *           "request": {
+                         *             "property1": null,
+                         *             "property2": null
+                         *           },
+                         *           "context": {
+                         *             "agent": null,
+                         *             "key": null,
+                         *             "card": null,
+                         *             "conflict": false,
+                         *             "history": {
+                         *               "burst": 0,
+                         *               "approved_count": 0,
+                         *               "median_approved_amount": null,
+                         *               "payee_seen": null,
+                         *               "recipient_seen": null
+                         *             },
+                         *             "aggregates": {}
+                         *           },
+                         *           "expected": "approve",
+                         *           "fraud": true
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["EvalSet"];
                     };
                 };
@@ -2939,7 +5404,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -2948,7 +5413,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -2957,7 +5422,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -2966,7 +5431,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -2994,6 +5459,13 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "eval_set",
+                         *       "id": "string",
+                         *       "deleted": true
+                         *     }
+                         */
                         "application/json": components["schemas"]["DeletedEvalSet"];
                     };
                 };
@@ -3003,7 +5475,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -3012,7 +5484,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -3021,7 +5493,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -3030,7 +5511,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -3062,6 +5543,13 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "eval_set_id": "f35ccc2c-74ae-4816-8833-eaeff379defd",
+                     *       "policy_id": "ee9b03e0-6495-427a-85a5-34444d24ae04",
+                     *       "positive": "deny"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RunEvalRequest"];
                 };
             };
@@ -3072,6 +5560,91 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "eval",
+                         *       "id": "string",
+                         *       "eval_set_id": "string",
+                         *       "eval_set_name": "string",
+                         *       "policy_id": "string",
+                         *       "positive": "deny",
+                         *       "case_count": 0,
+                         *       "metrics": {
+                         *         "precision": 0,
+                         *         "recall": 0,
+                         *         "f1": 0,
+                         *         "accuracy": 0,
+                         *         "approval_rate": 0,
+                         *         "decision_accuracy": 0
+                         *       },
+                         *       "confusion": {
+                         *         "tp": 0,
+                         *         "fp": 0,
+                         *         "tn": 0,
+                         *         "fn": 0,
+                         *         "decisions": {
+                         *           "approve": {
+                         *             "approve": 0,
+                         *             "review": 0,
+                         *             "deny": 0
+                         *           },
+                         *           "review": {
+                         *             "approve": 0,
+                         *             "review": 0,
+                         *             "deny": 0
+                         *           },
+                         *           "deny": {
+                         *             "approve": 0,
+                         *             "review": 0,
+                         *             "deny": 0
+                         *           }
+                         *         }
+                         *       },
+                         *       "created": "string",
+                         *       "policy_rules": {
+                         *         "max_amount": 100000,
+                         *         "currencies": [
+                         *           "EUR",
+                         *           "USD"
+                         *         ],
+                         *         "geo": {
+                         *           "allow": [
+                         *             "DE",
+                         *             "FR"
+                         *           ]
+                         *         },
+                         *         "velocity": {
+                         *           "window": "1h",
+                         *           "max": 1
+                         *         },
+                         *         "grammar": 1,
+                         *         "rules": [
+                         *           {
+                         *             "id": "large-new-payee",
+                         *             "action": "approve",
+                         *             "when": {
+                         *               "attr": "amount",
+                         *               "op": "gt",
+                         *               "value": 50000
+                         *             },
+                         *             "description": "string"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "misclassified": [
+                         *         {
+                         *           "index": 0,
+                         *           "id": "string",
+                         *           "expected": "approve",
+                         *           "fraud": true,
+                         *           "decision": "approve",
+                         *           "risk_score": 0,
+                         *           "rule": "string",
+                         *           "reason": "string"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["Eval"];
                     };
                 };
@@ -3081,7 +5654,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -3090,7 +5663,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -3099,7 +5672,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -3108,7 +5681,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -3117,7 +5699,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -3160,6 +5742,56 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "eval",
+                         *           "id": "string",
+                         *           "eval_set_id": "string",
+                         *           "eval_set_name": "string",
+                         *           "policy_id": "string",
+                         *           "positive": "deny",
+                         *           "case_count": 0,
+                         *           "metrics": {
+                         *             "precision": 0,
+                         *             "recall": 0,
+                         *             "f1": 0,
+                         *             "accuracy": 0,
+                         *             "approval_rate": 0,
+                         *             "decision_accuracy": 0
+                         *           },
+                         *           "confusion": {
+                         *             "tp": 0,
+                         *             "fp": 0,
+                         *             "tn": 0,
+                         *             "fn": 0,
+                         *             "decisions": {
+                         *               "approve": {
+                         *                 "approve": 0,
+                         *                 "review": 0,
+                         *                 "deny": 0
+                         *               },
+                         *               "review": {
+                         *                 "approve": 0,
+                         *                 "review": 0,
+                         *                 "deny": 0
+                         *               },
+                         *               "deny": {
+                         *                 "approve": 0,
+                         *                 "review": 0,
+                         *                 "deny": 0
+                         *               }
+                         *             }
+                         *           },
+                         *           "created": "string"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["EvalList"];
                     };
                 };
@@ -3169,7 +5801,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -3178,7 +5810,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -3187,7 +5819,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -3196,7 +5828,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -3237,6 +5869,91 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "eval",
+                         *       "id": "string",
+                         *       "eval_set_id": "string",
+                         *       "eval_set_name": "string",
+                         *       "policy_id": "string",
+                         *       "positive": "deny",
+                         *       "case_count": 0,
+                         *       "metrics": {
+                         *         "precision": 0,
+                         *         "recall": 0,
+                         *         "f1": 0,
+                         *         "accuracy": 0,
+                         *         "approval_rate": 0,
+                         *         "decision_accuracy": 0
+                         *       },
+                         *       "confusion": {
+                         *         "tp": 0,
+                         *         "fp": 0,
+                         *         "tn": 0,
+                         *         "fn": 0,
+                         *         "decisions": {
+                         *           "approve": {
+                         *             "approve": 0,
+                         *             "review": 0,
+                         *             "deny": 0
+                         *           },
+                         *           "review": {
+                         *             "approve": 0,
+                         *             "review": 0,
+                         *             "deny": 0
+                         *           },
+                         *           "deny": {
+                         *             "approve": 0,
+                         *             "review": 0,
+                         *             "deny": 0
+                         *           }
+                         *         }
+                         *       },
+                         *       "created": "string",
+                         *       "policy_rules": {
+                         *         "max_amount": 100000,
+                         *         "currencies": [
+                         *           "EUR",
+                         *           "USD"
+                         *         ],
+                         *         "geo": {
+                         *           "allow": [
+                         *             "DE",
+                         *             "FR"
+                         *           ]
+                         *         },
+                         *         "velocity": {
+                         *           "window": "1h",
+                         *           "max": 1
+                         *         },
+                         *         "grammar": 1,
+                         *         "rules": [
+                         *           {
+                         *             "id": "large-new-payee",
+                         *             "action": "approve",
+                         *             "when": {
+                         *               "attr": "amount",
+                         *               "op": "gt",
+                         *               "value": 50000
+                         *             },
+                         *             "description": "string"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "misclassified": [
+                         *         {
+                         *           "index": 0,
+                         *           "id": "string",
+                         *           "expected": "approve",
+                         *           "fraud": true,
+                         *           "decision": "approve",
+                         *           "risk_score": 0,
+                         *           "rule": "string",
+                         *           "reason": "string"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["Eval"];
                     };
                 };
@@ -3246,7 +5963,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -3255,7 +5972,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -3264,7 +5981,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -3273,7 +5990,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -3317,6 +6034,39 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "principal",
+                         *           "id": "string",
+                         *           "type": "individual",
+                         *           "status": "active",
+                         *           "name": "string",
+                         *           "email": "string",
+                         *           "phone": "string",
+                         *           "address": {
+                         *             "line1": "string",
+                         *             "line2": "string",
+                         *             "city": "string",
+                         *             "region": "string",
+                         *             "postal_code": "string",
+                         *             "country": "AA"
+                         *           },
+                         *           "external_ref": "string",
+                         *           "metadata": {
+                         *             "property1": "string",
+                         *             "property2": "string"
+                         *           },
+                         *           "created": "string",
+                         *           "erased_at": "string"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["PrincipalList"];
                     };
                 };
@@ -3326,7 +6076,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -3335,7 +6085,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -3344,7 +6094,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -3353,7 +6103,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -3374,6 +6124,26 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "string",
+                     *       "email": "user@example.com",
+                     *       "phone": "+14155550100",
+                     *       "address": {
+                     *         "line1": "string",
+                     *         "line2": "string",
+                     *         "city": "string",
+                     *         "region": "string",
+                     *         "postal_code": "string",
+                     *         "country": "AA"
+                     *       },
+                     *       "external_ref": "string",
+                     *       "type": "individual",
+                     *       "metadata": {
+                     *         "crm_id": "cus_123"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatePrincipalRequest"];
                 };
             };
@@ -3384,6 +6154,32 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "principal",
+                         *       "id": "string",
+                         *       "type": "individual",
+                         *       "status": "active",
+                         *       "name": "string",
+                         *       "email": "string",
+                         *       "phone": "string",
+                         *       "address": {
+                         *         "line1": "string",
+                         *         "line2": "string",
+                         *         "city": "string",
+                         *         "region": "string",
+                         *         "postal_code": "string",
+                         *         "country": "AA"
+                         *       },
+                         *       "external_ref": "string",
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "erased_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Principal"];
                     };
                 };
@@ -3393,7 +6189,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -3402,7 +6198,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -3411,7 +6207,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -3420,7 +6225,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -3459,6 +6264,32 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "principal",
+                         *       "id": "string",
+                         *       "type": "individual",
+                         *       "status": "active",
+                         *       "name": "string",
+                         *       "email": "string",
+                         *       "phone": "string",
+                         *       "address": {
+                         *         "line1": "string",
+                         *         "line2": "string",
+                         *         "city": "string",
+                         *         "region": "string",
+                         *         "postal_code": "string",
+                         *         "country": "AA"
+                         *       },
+                         *       "external_ref": "string",
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "erased_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Principal"];
                     };
                 };
@@ -3468,7 +6299,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -3477,7 +6308,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -3486,7 +6317,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -3495,7 +6326,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -3540,6 +6371,32 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "principal",
+                         *       "id": "string",
+                         *       "type": "individual",
+                         *       "status": "active",
+                         *       "name": "string",
+                         *       "email": "string",
+                         *       "phone": "string",
+                         *       "address": {
+                         *         "line1": "string",
+                         *         "line2": "string",
+                         *         "city": "string",
+                         *         "region": "string",
+                         *         "postal_code": "string",
+                         *         "country": "AA"
+                         *       },
+                         *       "external_ref": "string",
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "erased_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Principal"];
                     };
                 };
@@ -3549,7 +6406,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -3558,7 +6415,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -3567,7 +6424,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -3576,7 +6442,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -3611,6 +6477,17 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "agent_id": "2b1e3b65-2c04-4fa2-a2d7-467901e98978",
+                     *       "card": {
+                     *         "property1": null,
+                     *         "property2": null
+                     *       },
+                     *       "card_url": "http://example.com",
+                     *       "protocol_version": "0.3"
+                     *     }
+                     */
                     "application/json": components["schemas"]["VerifyAgentCardRequest"];
                 };
             };
@@ -3621,6 +6498,38 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "agent_card_status",
+                         *       "agent_id": "string",
+                         *       "status": "unverified",
+                         *       "reasons": [
+                         *         {
+                         *           "code": "string",
+                         *           "message": "string",
+                         *           "path": "string"
+                         *         }
+                         *       ],
+                         *       "protocol_version": "string",
+                         *       "digest": "string",
+                         *       "name": "string",
+                         *       "url": "string",
+                         *       "source_url": "string",
+                         *       "signatures": [
+                         *         {
+                         *           "index": 0,
+                         *           "kid": "string",
+                         *           "alg": "string",
+                         *           "status": "string",
+                         *           "message": "string",
+                         *           "form": "spec",
+                         *           "diagnosis": "signed_as_received"
+                         *         }
+                         *       ],
+                         *       "checked_at": "string",
+                         *       "verified_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["AgentCardStatus"];
                     };
                 };
@@ -3630,7 +6539,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -3639,7 +6548,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -3648,7 +6557,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -3657,7 +6566,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Conflicts with the current state */
@@ -3666,7 +6575,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -3675,7 +6593,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -3714,6 +6632,38 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "agent_card_status",
+                         *       "agent_id": "string",
+                         *       "status": "unverified",
+                         *       "reasons": [
+                         *         {
+                         *           "code": "string",
+                         *           "message": "string",
+                         *           "path": "string"
+                         *         }
+                         *       ],
+                         *       "protocol_version": "string",
+                         *       "digest": "string",
+                         *       "name": "string",
+                         *       "url": "string",
+                         *       "source_url": "string",
+                         *       "signatures": [
+                         *         {
+                         *           "index": 0,
+                         *           "kid": "string",
+                         *           "alg": "string",
+                         *           "status": "string",
+                         *           "message": "string",
+                         *           "form": "spec",
+                         *           "diagnosis": "signed_as_received"
+                         *         }
+                         *       ],
+                         *       "checked_at": "string",
+                         *       "verified_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["AgentCardStatus"];
                     };
                 };
@@ -3723,7 +6673,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -3732,7 +6682,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -3741,7 +6691,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -3750,7 +6700,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -3796,6 +6746,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "agent",
+                         *           "id": "string",
+                         *           "principal_id": "string",
+                         *           "name": "string",
+                         *           "description": "string",
+                         *           "metadata": {
+                         *             "property1": "string",
+                         *             "property2": "string"
+                         *           },
+                         *           "status": "active",
+                         *           "trust_score": 0,
+                         *           "risk_tier": "low",
+                         *           "evidence": {
+                         *             "card_status": "unverified",
+                         *             "active_keys": 0,
+                         *             "approvals": 0,
+                         *             "reviews": 0,
+                         *             "denials": 0,
+                         *             "suspensions": 0
+                         *           },
+                         *           "card": {
+                         *             "digest": "string",
+                         *             "protocol_version": "string",
+                         *             "name": "string",
+                         *             "url": "string",
+                         *             "verified_at": "string"
+                         *           },
+                         *           "created": "string",
+                         *           "updated": "string",
+                         *           "suspended_at": "string",
+                         *           "revoked_at": "string"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["AgentList"];
                     };
                 };
@@ -3805,7 +6797,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -3814,7 +6806,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -3823,7 +6815,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -3832,7 +6824,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -3851,6 +6843,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "principal_id": "b0fe3bdd-8201-445a-aab3-a018692d6aca",
+                     *       "name": "string",
+                     *       "description": "string",
+                     *       "metadata": {
+                     *         "crm_id": "cus_123"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateAgentRequest"];
                 };
             };
@@ -3861,6 +6863,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "agent",
+                         *       "id": "string",
+                         *       "principal_id": "string",
+                         *       "name": "string",
+                         *       "description": "string",
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "status": "active",
+                         *       "trust_score": 0,
+                         *       "risk_tier": "low",
+                         *       "evidence": {
+                         *         "card_status": "unverified",
+                         *         "active_keys": 0,
+                         *         "approvals": 0,
+                         *         "reviews": 0,
+                         *         "denials": 0,
+                         *         "suspensions": 0
+                         *       },
+                         *       "card": {
+                         *         "digest": "string",
+                         *         "protocol_version": "string",
+                         *         "name": "string",
+                         *         "url": "string",
+                         *         "verified_at": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "updated": "string",
+                         *       "suspended_at": "string",
+                         *       "revoked_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Agent"];
                     };
                 };
@@ -3870,7 +6907,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -3879,7 +6916,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -3888,7 +6925,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Conflicts with the current state */
@@ -3897,7 +6934,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -3906,7 +6952,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -3945,6 +6991,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "agent",
+                         *       "id": "string",
+                         *       "principal_id": "string",
+                         *       "name": "string",
+                         *       "description": "string",
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "status": "active",
+                         *       "trust_score": 0,
+                         *       "risk_tier": "low",
+                         *       "evidence": {
+                         *         "card_status": "unverified",
+                         *         "active_keys": 0,
+                         *         "approvals": 0,
+                         *         "reviews": 0,
+                         *         "denials": 0,
+                         *         "suspensions": 0
+                         *       },
+                         *       "card": {
+                         *         "digest": "string",
+                         *         "protocol_version": "string",
+                         *         "name": "string",
+                         *         "url": "string",
+                         *         "verified_at": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "updated": "string",
+                         *       "suspended_at": "string",
+                         *       "revoked_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Agent"];
                     };
                 };
@@ -3954,7 +7035,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -3963,7 +7044,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -3972,7 +7053,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -3981,7 +7062,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -4006,6 +7087,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "string",
+                     *       "description": "string",
+                     *       "metadata": {
+                     *         "crm_id": "cus_123"
+                     *       },
+                     *       "status": "active"
+                     *     }
+                     */
                     "application/json": components["schemas"]["UpdateAgentRequest"];
                 };
             };
@@ -4016,6 +7107,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "agent",
+                         *       "id": "string",
+                         *       "principal_id": "string",
+                         *       "name": "string",
+                         *       "description": "string",
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "status": "active",
+                         *       "trust_score": 0,
+                         *       "risk_tier": "low",
+                         *       "evidence": {
+                         *         "card_status": "unverified",
+                         *         "active_keys": 0,
+                         *         "approvals": 0,
+                         *         "reviews": 0,
+                         *         "denials": 0,
+                         *         "suspensions": 0
+                         *       },
+                         *       "card": {
+                         *         "digest": "string",
+                         *         "protocol_version": "string",
+                         *         "name": "string",
+                         *         "url": "string",
+                         *         "verified_at": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "updated": "string",
+                         *       "suspended_at": "string",
+                         *       "revoked_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Agent"];
                     };
                 };
@@ -4025,7 +7151,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -4034,7 +7160,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -4043,7 +7169,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -4052,7 +7178,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Conflicts with the current state */
@@ -4061,7 +7187,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -4070,7 +7205,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -4109,6 +7244,27 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "trust_event",
+                         *           "id": "string",
+                         *           "agent_id": "string",
+                         *           "reason": "string",
+                         *           "status": "active",
+                         *           "trust_score": 0,
+                         *           "risk_tier": "low",
+                         *           "previous_score": 0,
+                         *           "previous_tier": "low",
+                         *           "created": "string"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["TrustEventList"];
                     };
                 };
@@ -4118,7 +7274,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -4127,7 +7283,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -4136,7 +7292,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -4145,7 +7301,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -4154,7 +7310,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -4199,6 +7355,30 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "agent_key",
+                         *           "id": "string",
+                         *           "agent_id": "string",
+                         *           "kty": "string",
+                         *           "crv": "string",
+                         *           "alg": "string",
+                         *           "jwk": {
+                         *             "property1": "string",
+                         *             "property2": "string"
+                         *           },
+                         *           "status": "active",
+                         *           "created": "string",
+                         *           "revoked_at": "string"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["AgentKeyList"];
                     };
                 };
@@ -4208,7 +7388,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -4217,7 +7397,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -4226,7 +7406,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -4235,7 +7415,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -4244,7 +7424,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -4267,6 +7447,15 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "jwk": {
+                     *         "kty": "OKP",
+                     *         "crv": "Ed25519",
+                     *         "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["RegisterAgentKeyRequest"];
                 };
             };
@@ -4277,6 +7466,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "agent_key",
+                         *       "id": "string",
+                         *       "agent_id": "string",
+                         *       "kty": "string",
+                         *       "crv": "string",
+                         *       "alg": "string",
+                         *       "jwk": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "status": "active",
+                         *       "created": "string",
+                         *       "revoked_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["AgentKey"];
                     };
                 };
@@ -4286,6 +7492,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "agent_key",
+                         *       "id": "string",
+                         *       "agent_id": "string",
+                         *       "kty": "string",
+                         *       "crv": "string",
+                         *       "alg": "string",
+                         *       "jwk": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "status": "active",
+                         *       "created": "string",
+                         *       "revoked_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["AgentKey"];
                     };
                 };
@@ -4295,7 +7518,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -4304,7 +7527,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -4313,7 +7536,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -4322,7 +7545,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Conflicts with the current state */
@@ -4331,7 +7554,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -4340,7 +7572,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -4384,6 +7616,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "agent_key",
+                         *       "id": "string",
+                         *       "agent_id": "string",
+                         *       "kty": "string",
+                         *       "crv": "string",
+                         *       "alg": "string",
+                         *       "jwk": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "status": "active",
+                         *       "created": "string",
+                         *       "revoked_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["AgentKey"];
                     };
                 };
@@ -4393,7 +7642,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -4402,7 +7651,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -4411,7 +7660,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -4420,7 +7678,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -4462,6 +7720,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "credential_issuer",
+                         *           "id": "string",
+                         *           "name": "string",
+                         *           "jwks": {
+                         *             "keys": [
+                         *               {
+                         *                 "kty": "string",
+                         *                 "crv": "string",
+                         *                 "x": "string",
+                         *                 "y": "string",
+                         *                 "kid": "string"
+                         *               }
+                         *             ]
+                         *           },
+                         *           "jwks_url": "string",
+                         *           "jwks_cache": {
+                         *             "keys": [
+                         *               {
+                         *                 "kty": "string",
+                         *                 "crv": "string",
+                         *                 "x": "string",
+                         *                 "y": "string",
+                         *                 "kid": "string"
+                         *               }
+                         *             ],
+                         *             "fetched_at": "string"
+                         *           },
+                         *           "principal_id": "string",
+                         *           "status": "active",
+                         *           "created": "string",
+                         *           "revoked_at": "string"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["CredentialIssuerList"];
                     };
                 };
@@ -4471,7 +7771,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -4480,7 +7780,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -4489,7 +7789,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -4498,7 +7798,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -4519,6 +7819,24 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "string",
+                     *       "jwks": {
+                     *         "keys": [
+                     *           {
+                     *             "kty": "EC",
+                     *             "crv": "P-256",
+                     *             "kid": "issuer-2026-01",
+                     *             "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+                     *             "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "jwks_url": "https://issuer.example/.well-known/jwks.json",
+                     *       "principal_id": "b0fe3bdd-8201-445a-aab3-a018692d6aca"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateCredentialIssuerRequest"];
                 };
             };
@@ -4529,6 +7847,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "credential_issuer",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "jwks": {
+                         *         "keys": [
+                         *           {
+                         *             "kty": "string",
+                         *             "crv": "string",
+                         *             "x": "string",
+                         *             "y": "string",
+                         *             "kid": "string"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "jwks_url": "string",
+                         *       "jwks_cache": {
+                         *         "keys": [
+                         *           {
+                         *             "kty": "string",
+                         *             "crv": "string",
+                         *             "x": "string",
+                         *             "y": "string",
+                         *             "kid": "string"
+                         *           }
+                         *         ],
+                         *         "fetched_at": "string"
+                         *       },
+                         *       "principal_id": "string",
+                         *       "status": "active",
+                         *       "created": "string",
+                         *       "revoked_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["CredentialIssuer"];
                     };
                 };
@@ -4538,7 +7891,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -4547,7 +7900,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -4556,7 +7909,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Conflicts with the current state */
@@ -4565,7 +7918,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -4574,7 +7936,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -4613,6 +7975,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "credential_issuer",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "jwks": {
+                         *         "keys": [
+                         *           {
+                         *             "kty": "string",
+                         *             "crv": "string",
+                         *             "x": "string",
+                         *             "y": "string",
+                         *             "kid": "string"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "jwks_url": "string",
+                         *       "jwks_cache": {
+                         *         "keys": [
+                         *           {
+                         *             "kty": "string",
+                         *             "crv": "string",
+                         *             "x": "string",
+                         *             "y": "string",
+                         *             "kid": "string"
+                         *           }
+                         *         ],
+                         *         "fetched_at": "string"
+                         *       },
+                         *       "principal_id": "string",
+                         *       "status": "active",
+                         *       "created": "string",
+                         *       "revoked_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["CredentialIssuer"];
                     };
                 };
@@ -4622,7 +8019,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -4631,7 +8028,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -4640,7 +8037,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -4649,7 +8046,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -4694,6 +8091,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "credential_issuer",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "jwks": {
+                         *         "keys": [
+                         *           {
+                         *             "kty": "string",
+                         *             "crv": "string",
+                         *             "x": "string",
+                         *             "y": "string",
+                         *             "kid": "string"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "jwks_url": "string",
+                         *       "jwks_cache": {
+                         *         "keys": [
+                         *           {
+                         *             "kty": "string",
+                         *             "crv": "string",
+                         *             "x": "string",
+                         *             "y": "string",
+                         *             "kid": "string"
+                         *           }
+                         *         ],
+                         *         "fetched_at": "string"
+                         *       },
+                         *       "principal_id": "string",
+                         *       "status": "active",
+                         *       "created": "string",
+                         *       "revoked_at": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["CredentialIssuer"];
                     };
                 };
@@ -4703,7 +8135,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -4712,7 +8144,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -4721,7 +8153,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -4730,7 +8171,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -4773,6 +8214,42 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "action_mandate",
+                         *           "id": "string",
+                         *           "agent_id": "string",
+                         *           "principal_id": "string",
+                         *           "action": "string",
+                         *           "resource": "string",
+                         *           "not_before": "string",
+                         *           "expires_at": "string",
+                         *           "currency": "string",
+                         *           "max_amount_per_use": 0,
+                         *           "max_amount_total": 0,
+                         *           "max_uses": 0,
+                         *           "metadata": {
+                         *             "property1": "string",
+                         *             "property2": "string"
+                         *           },
+                         *           "created": "string",
+                         *           "status": "active",
+                         *           "uses": 0,
+                         *           "amount_used": 0,
+                         *           "revoked_at": "string",
+                         *           "audit": {
+                         *             "entry_id": "string",
+                         *             "sequence": 0
+                         *           }
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["ActionMandateList"];
                     };
                 };
@@ -4782,7 +8259,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -4791,7 +8268,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -4800,7 +8277,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -4809,7 +8286,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -4828,6 +8305,23 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "agent_id": "2b1e3b65-2c04-4fa2-a2d7-467901e98978",
+                     *       "principal_id": "b0fe3bdd-8201-445a-aab3-a018692d6aca",
+                     *       "action": "payment.capture",
+                     *       "resource": "merchant:acme/*",
+                     *       "not_before": "2019-08-24T14:15:22Z",
+                     *       "expires_at": "2019-08-24T14:15:22Z",
+                     *       "currency": "USD",
+                     *       "max_amount_per_use": 0,
+                     *       "max_amount_total": 0,
+                     *       "max_uses": 1,
+                     *       "metadata": {
+                     *         "crm_id": "cus_123"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateActionMandateRequest"];
                 };
             };
@@ -4838,6 +8332,35 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "action_mandate",
+                         *       "id": "string",
+                         *       "agent_id": "string",
+                         *       "principal_id": "string",
+                         *       "action": "string",
+                         *       "resource": "string",
+                         *       "not_before": "string",
+                         *       "expires_at": "string",
+                         *       "currency": "string",
+                         *       "max_amount_per_use": 0,
+                         *       "max_amount_total": 0,
+                         *       "max_uses": 0,
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "status": "active",
+                         *       "uses": 0,
+                         *       "amount_used": 0,
+                         *       "revoked_at": "string",
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["ActionMandate"];
                     };
                 };
@@ -4847,7 +8370,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -4856,7 +8379,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -4865,7 +8388,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Conflicts with the current state */
@@ -4874,7 +8397,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -4883,7 +8415,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -4922,6 +8454,35 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "action_mandate",
+                         *       "id": "string",
+                         *       "agent_id": "string",
+                         *       "principal_id": "string",
+                         *       "action": "string",
+                         *       "resource": "string",
+                         *       "not_before": "string",
+                         *       "expires_at": "string",
+                         *       "currency": "string",
+                         *       "max_amount_per_use": 0,
+                         *       "max_amount_total": 0,
+                         *       "max_uses": 0,
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "status": "active",
+                         *       "uses": 0,
+                         *       "amount_used": 0,
+                         *       "revoked_at": "string",
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["ActionMandate"];
                     };
                 };
@@ -4931,7 +8492,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -4940,7 +8501,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -4949,7 +8510,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -4958,7 +8519,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5003,6 +8564,35 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "action_mandate",
+                         *       "id": "string",
+                         *       "agent_id": "string",
+                         *       "principal_id": "string",
+                         *       "action": "string",
+                         *       "resource": "string",
+                         *       "not_before": "string",
+                         *       "expires_at": "string",
+                         *       "currency": "string",
+                         *       "max_amount_per_use": 0,
+                         *       "max_amount_total": 0,
+                         *       "max_uses": 0,
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "status": "active",
+                         *       "uses": 0,
+                         *       "amount_used": 0,
+                         *       "revoked_at": "string",
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["ActionMandate"];
                     };
                 };
@@ -5012,7 +8602,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -5021,7 +8611,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -5030,7 +8620,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -5039,7 +8638,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5076,6 +8675,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "action": "payment.capture",
+                     *       "resource": "merchant:acme/order-1",
+                     *       "amount": 0,
+                     *       "currency": "USD",
+                     *       "audience": "0ff0092a-9631-4ad5-a4dd-fe4329a52f3b",
+                     *       "grant": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["ActionDecisionRequest"];
                 };
             };
@@ -5086,6 +8695,42 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "action_decision",
+                         *       "id": "string",
+                         *       "mandate_id": "string",
+                         *       "decision": "ALLOW",
+                         *       "reasons": [
+                         *         {
+                         *           "code": "mandate_revoked",
+                         *           "message": "string"
+                         *         }
+                         *       ],
+                         *       "agent": {
+                         *         "id": "string",
+                         *         "status": "string",
+                         *         "trust_score": 0,
+                         *         "risk_tier": "string"
+                         *       },
+                         *       "action": "string",
+                         *       "resource": "string",
+                         *       "amount": 0,
+                         *       "currency": "string",
+                         *       "audience": "string",
+                         *       "grant": {
+                         *         "id": "string",
+                         *         "jws": "string",
+                         *         "expires_at": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "grant_status": "issued",
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["ActionDecision"];
                     };
                 };
@@ -5095,7 +8740,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -5104,7 +8749,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -5113,7 +8758,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -5122,7 +8767,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -5131,7 +8785,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5170,6 +8824,42 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "action_decision",
+                         *       "id": "string",
+                         *       "mandate_id": "string",
+                         *       "decision": "ALLOW",
+                         *       "reasons": [
+                         *         {
+                         *           "code": "mandate_revoked",
+                         *           "message": "string"
+                         *         }
+                         *       ],
+                         *       "agent": {
+                         *         "id": "string",
+                         *         "status": "string",
+                         *         "trust_score": 0,
+                         *         "risk_tier": "string"
+                         *       },
+                         *       "action": "string",
+                         *       "resource": "string",
+                         *       "amount": 0,
+                         *       "currency": "string",
+                         *       "audience": "string",
+                         *       "grant": {
+                         *         "id": "string",
+                         *         "jws": "string",
+                         *         "expires_at": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "grant_status": "issued",
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["ActionDecision"];
                     };
                 };
@@ -5179,7 +8869,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -5188,7 +8878,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -5197,7 +8887,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -5206,7 +8896,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5249,6 +8939,149 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "incident_pack",
+                         *       "version": 1,
+                         *       "generated_at": "string",
+                         *       "org_id": "string",
+                         *       "decision": {
+                         *         "object": "action_decision",
+                         *         "id": "string",
+                         *         "mandate_id": "string",
+                         *         "decision": "ALLOW",
+                         *         "reasons": [
+                         *           {
+                         *             "code": "mandate_revoked",
+                         *             "message": "string"
+                         *           }
+                         *         ],
+                         *         "agent": {
+                         *           "id": "string",
+                         *           "status": "string",
+                         *           "trust_score": 0,
+                         *           "risk_tier": "string"
+                         *         },
+                         *         "action": "string",
+                         *         "resource": "string",
+                         *         "amount": 0,
+                         *         "currency": "string",
+                         *         "audience": "string",
+                         *         "grant": {
+                         *           "id": "string",
+                         *           "jws": "string",
+                         *           "expires_at": "string"
+                         *         },
+                         *         "created": "string",
+                         *         "grant_status": "issued",
+                         *         "audit": {
+                         *           "entry_id": "string",
+                         *           "sequence": 0
+                         *         }
+                         *       },
+                         *       "mandate": {
+                         *         "object": "action_mandate",
+                         *         "id": "string",
+                         *         "agent_id": "string",
+                         *         "principal_id": "string",
+                         *         "action": "string",
+                         *         "resource": "string",
+                         *         "not_before": "string",
+                         *         "expires_at": "string",
+                         *         "currency": "string",
+                         *         "max_amount_per_use": 0,
+                         *         "max_amount_total": 0,
+                         *         "max_uses": 0,
+                         *         "metadata": {
+                         *           "property1": "string",
+                         *           "property2": "string"
+                         *         },
+                         *         "created": "string",
+                         *         "status": "active",
+                         *         "uses": 0,
+                         *         "amount_used": 0,
+                         *         "revoked_at": "string",
+                         *         "audit": {
+                         *           "entry_id": "string",
+                         *           "sequence": 0
+                         *         }
+                         *       },
+                         *       "grant": {
+                         *         "id": "string",
+                         *         "jws": "string",
+                         *         "claims": {
+                         *           "iss": "agent-risk",
+                         *           "jti": "4ac6ef77-0af9-4160-85e9-606fa1793f11",
+                         *           "org": "3b4eb1f5-aaca-43c1-9ccf-5bbd44308aba",
+                         *           "decision": "b305d55e-0862-4587-9143-9f22ade13b9d",
+                         *           "mandate": "7d6f36e8-b1c6-4f82-8396-cb8674c42cb6",
+                         *           "action": "string",
+                         *           "resource": "string",
+                         *           "amount": 0,
+                         *           "currency": "string",
+                         *           "aud": "string",
+                         *           "iat": 0,
+                         *           "exp": 0
+                         *         }
+                         *       },
+                         *       "redemption": {
+                         *         "object": "action_redemption",
+                         *         "redeemed": true,
+                         *         "grant_id": "string",
+                         *         "decision_id": "string",
+                         *         "mandate_id": "string",
+                         *         "action": "string",
+                         *         "resource": "string",
+                         *         "amount": 0,
+                         *         "currency": "string",
+                         *         "executor": {
+                         *           "type": "string",
+                         *           "id": "string"
+                         *         },
+                         *         "redeemed_at": "string",
+                         *         "proves": "string",
+                         *         "receipt_jws": "string",
+                         *         "audit": {
+                         *           "entry_id": "string",
+                         *           "sequence": 0
+                         *         }
+                         *       },
+                         *       "ledger": [
+                         *         {
+                         *           "entry": {
+                         *             "property1": null,
+                         *             "property2": null
+                         *           },
+                         *           "prev_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *           "hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *           "leaf_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *           "payload": null,
+                         *           "inclusion": {
+                         *             "leaf_index": 0,
+                         *             "tree_size": 0,
+                         *             "audit_path": [
+                         *               "0000000000000000000000000000000000000000000000000000000000000000"
+                         *             ]
+                         *           }
+                         *         }
+                         *       ],
+                         *       "checkpoint": {
+                         *         "log_id": "string",
+                         *         "tree_size": 0,
+                         *         "root_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *         "time": "string",
+                         *         "note": "string",
+                         *         "jws": "string"
+                         *       },
+                         *       "keys": [
+                         *         {
+                         *           "property1": "string",
+                         *           "property2": "string"
+                         *         }
+                         *       ],
+                         *       "signature": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["IncidentPack"];
                     };
                 };
@@ -5258,7 +9091,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -5267,7 +9100,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -5276,7 +9109,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -5285,7 +9118,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5322,6 +9155,15 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "grant": "string",
+                     *       "action": "payment.capture",
+                     *       "resource": "merchant:acme/order-1",
+                     *       "amount": 0,
+                     *       "currency": "USD"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RedeemGrantRequest"];
                 };
             };
@@ -5332,6 +9174,30 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "action_redemption",
+                         *       "redeemed": true,
+                         *       "grant_id": "string",
+                         *       "decision_id": "string",
+                         *       "mandate_id": "string",
+                         *       "action": "string",
+                         *       "resource": "string",
+                         *       "amount": 0,
+                         *       "currency": "string",
+                         *       "executor": {
+                         *         "type": "string",
+                         *         "id": "string"
+                         *       },
+                         *       "redeemed_at": "string",
+                         *       "proves": "string",
+                         *       "receipt_jws": "string",
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["ActionRedemption"];
                     };
                 };
@@ -5341,7 +9207,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -5350,7 +9216,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -5359,7 +9225,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -5368,7 +9234,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Conflicts with the current state */
@@ -5377,7 +9243,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -5386,7 +9261,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5432,6 +9307,44 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "control_effect",
+                         *           "id": "string",
+                         *           "effect": "string",
+                         *           "observer": "string",
+                         *           "reference": "string",
+                         *           "occurred_at": "string",
+                         *           "action": "string",
+                         *           "resource": "string",
+                         *           "amount": 0,
+                         *           "currency": "string",
+                         *           "gate": {
+                         *             "assessment_id": "9f60a03f-b3de-4b19-9361-0380d9aa1e9e"
+                         *           },
+                         *           "metadata": {
+                         *             "property1": "string",
+                         *             "property2": "string"
+                         *           },
+                         *           "reported_by": {
+                         *             "type": "api_key",
+                         *             "id": "string"
+                         *           },
+                         *           "created": "string",
+                         *           "livemode": true,
+                         *           "audit": {
+                         *             "entry_id": "string",
+                         *             "sequence": 0
+                         *           }
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["ControlEffectList"];
                     };
                 };
@@ -5441,7 +9354,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -5450,7 +9363,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -5459,7 +9372,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -5468,7 +9381,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5489,6 +9402,24 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "effect": "payment.executed",
+                     *       "observer": "stripe-webhook",
+                     *       "reference": "pi_3PZ0",
+                     *       "occurred_at": "2019-08-24T14:15:22Z",
+                     *       "action": "payment.capture",
+                     *       "resource": "merchant:acme/order-1",
+                     *       "amount": 0,
+                     *       "currency": "USD",
+                     *       "gate": {
+                     *         "assessment_id": "9f60a03f-b3de-4b19-9361-0380d9aa1e9e"
+                     *       },
+                     *       "metadata": {
+                     *         "crm_id": "cus_123"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateControlEffectRequest"];
                 };
             };
@@ -5499,6 +9430,37 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "control_effect",
+                         *       "id": "string",
+                         *       "effect": "string",
+                         *       "observer": "string",
+                         *       "reference": "string",
+                         *       "occurred_at": "string",
+                         *       "action": "string",
+                         *       "resource": "string",
+                         *       "amount": 0,
+                         *       "currency": "string",
+                         *       "gate": {
+                         *         "assessment_id": "9f60a03f-b3de-4b19-9361-0380d9aa1e9e"
+                         *       },
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "reported_by": {
+                         *         "type": "api_key",
+                         *         "id": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "livemode": true,
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["ControlEffect"];
                     };
                 };
@@ -5508,6 +9470,37 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "control_effect",
+                         *       "id": "string",
+                         *       "effect": "string",
+                         *       "observer": "string",
+                         *       "reference": "string",
+                         *       "occurred_at": "string",
+                         *       "action": "string",
+                         *       "resource": "string",
+                         *       "amount": 0,
+                         *       "currency": "string",
+                         *       "gate": {
+                         *         "assessment_id": "9f60a03f-b3de-4b19-9361-0380d9aa1e9e"
+                         *       },
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "reported_by": {
+                         *         "type": "api_key",
+                         *         "id": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "livemode": true,
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["ControlEffect"];
                     };
                 };
@@ -5517,7 +9510,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -5526,7 +9519,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -5535,7 +9528,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -5544,7 +9546,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5583,6 +9585,52 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "control_effect",
+                         *       "id": "string",
+                         *       "effect": "string",
+                         *       "observer": "string",
+                         *       "reference": "string",
+                         *       "occurred_at": "string",
+                         *       "action": "string",
+                         *       "resource": "string",
+                         *       "amount": 0,
+                         *       "currency": "string",
+                         *       "gate": {
+                         *         "assessment_id": "9f60a03f-b3de-4b19-9361-0380d9aa1e9e"
+                         *       },
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "reported_by": {
+                         *         "type": "api_key",
+                         *         "id": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "livemode": true,
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       },
+                         *       "match": {
+                         *         "status": "gated",
+                         *         "gaps": [
+                         *           {
+                         *             "code": "effect_without_gate",
+                         *             "message": "string",
+                         *             "effect_id": "string",
+                         *             "reference": "string",
+                         *             "occurred_at": "string",
+                         *             "assessment_id": "string",
+                         *             "decision_id": "string",
+                         *             "grant_id": "string"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["ControlEffectWithMatch"];
                     };
                 };
@@ -5592,7 +9640,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -5601,7 +9649,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -5610,7 +9658,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -5619,7 +9667,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5663,6 +9711,44 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "control_coverage",
+                         *       "livemode": true,
+                         *       "period": {
+                         *         "from": "string",
+                         *         "to": "string"
+                         *       },
+                         *       "effects": {
+                         *         "observed": 0,
+                         *         "gated": 0,
+                         *         "gated_by_redemption": 0,
+                         *         "gated_by_assessment": 0,
+                         *         "ungated": 0
+                         *       },
+                         *       "gates": {
+                         *         "approved_assessments": 0,
+                         *         "grants_issued": 0,
+                         *         "grants_redeemed": 0
+                         *       },
+                         *       "coverage_ratio": 0,
+                         *       "redemption_coverage_ratio": 0,
+                         *       "truncated": true,
+                         *       "gaps": [
+                         *         {
+                         *           "code": "effect_without_gate",
+                         *           "message": "string",
+                         *           "effect_id": "string",
+                         *           "reference": "string",
+                         *           "occurred_at": "string",
+                         *           "assessment_id": "string",
+                         *           "decision_id": "string",
+                         *           "grant_id": "string"
+                         *         }
+                         *       ],
+                         *       "gaps_truncated": true
+                         *     }
+                         */
                         "application/json": components["schemas"]["ControlCoverage"];
                     };
                 };
@@ -5672,7 +9758,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -5681,7 +9767,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -5690,7 +9776,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -5699,7 +9785,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5745,6 +9831,76 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "control_coverage_report",
+                         *       "id": "string",
+                         *       "report": {
+                         *         "object": "control_coverage",
+                         *         "livemode": true,
+                         *         "period": {
+                         *           "from": "string",
+                         *           "to": "string"
+                         *         },
+                         *         "effects": {
+                         *           "observed": 0,
+                         *           "gated": 0,
+                         *           "gated_by_redemption": 0,
+                         *           "gated_by_assessment": 0,
+                         *           "ungated": 0
+                         *         },
+                         *         "gates": {
+                         *           "approved_assessments": 0,
+                         *           "grants_issued": 0,
+                         *           "grants_redeemed": 0
+                         *         },
+                         *         "coverage_ratio": 0,
+                         *         "redemption_coverage_ratio": 0,
+                         *         "truncated": true,
+                         *         "gaps": [
+                         *           {
+                         *             "code": "effect_without_gate",
+                         *             "message": "string",
+                         *             "effect_id": "string",
+                         *             "reference": "string",
+                         *             "occurred_at": "string",
+                         *             "assessment_id": "string",
+                         *             "decision_id": "string",
+                         *             "grant_id": "string"
+                         *           }
+                         *         ],
+                         *         "gaps_truncated": true,
+                         *         "id": "string",
+                         *         "org_id": "string",
+                         *         "log_id": "string",
+                         *         "generated_at": "string",
+                         *         "ledger": {
+                         *           "head_sequence": 0,
+                         *           "head_hash": "string",
+                         *           "effects_digest": "string",
+                         *           "checkpoint": {
+                         *             "tree_size": 0,
+                         *             "root_hash": "string",
+                         *             "time": "string",
+                         *             "note": "string",
+                         *             "jws": "string"
+                         *           }
+                         *         },
+                         *         "disclosures": {
+                         *           "observed": "string",
+                         *           "gated": "string",
+                         *           "cannot_prove": [
+                         *             "string"
+                         *           ]
+                         *         }
+                         *       },
+                         *       "jws": "string",
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["ControlCoverageReport"];
                     };
                 };
@@ -5754,7 +9910,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -5763,7 +9919,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -5772,7 +9928,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -5781,7 +9937,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5820,6 +9976,43 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "billing",
+                         *       "plan": {
+                         *         "id": "free",
+                         *         "object": "plan",
+                         *         "name": "string",
+                         *         "currency": "usd",
+                         *         "amount": 0,
+                         *         "interval": "month",
+                         *         "included_assessments": 0,
+                         *         "unit_amount": 0
+                         *       },
+                         *       "current_period": {
+                         *         "start": "string",
+                         *         "end": "string"
+                         *       },
+                         *       "usage": {
+                         *         "assessments": 0,
+                         *         "included_remaining": 0,
+                         *         "billable_overage": 0
+                         *       },
+                         *       "projected_charge": {
+                         *         "currency": "string",
+                         *         "plan_amount": 0,
+                         *         "usage_amount": 0,
+                         *         "total": 0
+                         *       },
+                         *       "spending_cap": {
+                         *         "amount": 0,
+                         *         "currency": "string",
+                         *         "review_threshold_percent": 0,
+                         *         "status": "none"
+                         *       },
+                         *       "customer": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Billing"];
                     };
                 };
@@ -5829,7 +10022,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -5838,7 +10031,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -5847,7 +10040,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5884,6 +10077,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "amount": 5000
+                     *     }
+                     */
                     "application/json": components["schemas"]["SetSpendingCapRequest"];
                 };
             };
@@ -5894,6 +10092,43 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "billing",
+                         *       "plan": {
+                         *         "id": "free",
+                         *         "object": "plan",
+                         *         "name": "string",
+                         *         "currency": "usd",
+                         *         "amount": 0,
+                         *         "interval": "month",
+                         *         "included_assessments": 0,
+                         *         "unit_amount": 0
+                         *       },
+                         *       "current_period": {
+                         *         "start": "string",
+                         *         "end": "string"
+                         *       },
+                         *       "usage": {
+                         *         "assessments": 0,
+                         *         "included_remaining": 0,
+                         *         "billable_overage": 0
+                         *       },
+                         *       "projected_charge": {
+                         *         "currency": "string",
+                         *         "plan_amount": 0,
+                         *         "usage_amount": 0,
+                         *         "total": 0
+                         *       },
+                         *       "spending_cap": {
+                         *         "amount": 0,
+                         *         "currency": "string",
+                         *         "review_threshold_percent": 0,
+                         *         "status": "none"
+                         *       },
+                         *       "customer": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Billing"];
                     };
                 };
@@ -5903,7 +10138,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -5912,7 +10147,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -5921,7 +10156,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Conflicts with the current state */
@@ -5930,7 +10165,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -5939,7 +10183,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -5972,6 +10216,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "spending_cap": 20000
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateSpendConfirmationRequest"];
                 };
             };
@@ -5982,6 +10231,18 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "spend_confirmation",
+                         *       "period_start": "string",
+                         *       "previous_spending_cap": 0,
+                         *       "spending_cap": 0,
+                         *       "currency": "string",
+                         *       "confirmed_by": "string",
+                         *       "created": 0
+                         *     }
+                         */
                         "application/json": components["schemas"]["SpendConfirmation"];
                     };
                 };
@@ -5991,7 +10252,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -6000,7 +10261,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -6009,7 +10270,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Conflicts with the current state */
@@ -6018,7 +10279,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -6027,7 +10297,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -6062,6 +10332,13 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "plan": "starter",
+                     *       "success_url": "http://example.com",
+                     *       "cancel_url": "http://example.com"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateCheckoutRequest"];
                 };
             };
@@ -6072,6 +10349,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "checkout_session",
+                         *       "plan": "starter",
+                         *       "url": "string",
+                         *       "status": "open",
+                         *       "expires_at": 0
+                         *     }
+                         */
                         "application/json": components["schemas"]["CheckoutSession"];
                     };
                 };
@@ -6081,7 +10368,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -6090,7 +10377,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -6099,7 +10386,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Conflicts with the current state */
@@ -6108,7 +10395,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -6117,7 +10413,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -6156,6 +10452,13 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "received": true,
+                         *       "duplicate": true,
+                         *       "ignored": true
+                         *     }
+                         */
                         "application/json": components["schemas"]["ProviderWebhookReceipt"];
                     };
                 };
@@ -6165,7 +10468,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -6174,7 +10477,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -6218,6 +10521,39 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "session",
+                         *           "id": "string",
+                         *           "agent_id": "string",
+                         *           "external_id": "string",
+                         *           "require_signatures": true,
+                         *           "metadata": {
+                         *             "property1": "string",
+                         *             "property2": "string"
+                         *           },
+                         *           "events": 0,
+                         *           "signed_events": 0,
+                         *           "head": {
+                         *             "sequence": 0,
+                         *             "hash": "string"
+                         *           },
+                         *           "created": "string",
+                         *           "updated": "string",
+                         *           "livemode": true,
+                         *           "audit": {
+                         *             "entry_id": "string",
+                         *             "sequence": 0
+                         *           }
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["SessionList"];
                     };
                 };
@@ -6227,7 +10563,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -6236,7 +10572,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -6245,7 +10581,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -6254,7 +10590,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -6275,6 +10611,17 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "agent_id": "2b1e3b65-2c04-4fa2-a2d7-467901e98978",
+                     *       "external_id": "run-2026-01-01-42",
+                     *       "require_signatures": false,
+                     *       "metadata": {
+                     *         "crm_id": "cus_123"
+                     *       },
+                     *       "events": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateSessionRequest"];
                 };
             };
@@ -6285,6 +10632,32 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "session",
+                         *       "id": "string",
+                         *       "agent_id": "string",
+                         *       "external_id": "string",
+                         *       "require_signatures": true,
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "events": 0,
+                         *       "signed_events": 0,
+                         *       "head": {
+                         *         "sequence": 0,
+                         *         "hash": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "updated": "string",
+                         *       "livemode": true,
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Session"];
                     };
                 };
@@ -6294,6 +10667,32 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "session",
+                         *       "id": "string",
+                         *       "agent_id": "string",
+                         *       "external_id": "string",
+                         *       "require_signatures": true,
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "events": 0,
+                         *       "signed_events": 0,
+                         *       "head": {
+                         *         "sequence": 0,
+                         *         "hash": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "updated": "string",
+                         *       "livemode": true,
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Session"];
                     };
                 };
@@ -6303,7 +10702,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -6312,7 +10711,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -6321,7 +10720,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Conflicts with the current state */
@@ -6330,7 +10729,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description `session_chain_broken`: the first break, `{sequence, index, reason}` */
@@ -6339,7 +10738,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -6348,7 +10756,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -6391,6 +10799,34 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "object": "session_event",
+                         *           "session_id": "string",
+                         *           "sequence": 0,
+                         *           "type": "message",
+                         *           "time": "string",
+                         *           "payload_digest": "string",
+                         *           "prev_hash": "string",
+                         *           "hash": "string",
+                         *           "assessment_id": "string",
+                         *           "signature": "string",
+                         *           "kid": "string",
+                         *           "received_at": "string",
+                         *           "livemode": true,
+                         *           "audit": {
+                         *             "entry_id": "string",
+                         *             "sequence": 0
+                         *           }
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
                         "application/json": components["schemas"]["SessionEventList"];
                     };
                 };
@@ -6400,7 +10836,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -6409,7 +10845,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -6418,7 +10854,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -6427,7 +10863,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -6436,7 +10872,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -6459,6 +10895,22 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         {
+                     *           "sequence": 1,
+                     *           "type": "message",
+                     *           "time": "2026-01-01T00:00:00.000Z",
+                     *           "payload_digest": "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+                     *           "prev_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                     *           "hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                     *           "assessment_id": "00000000-0000-0000-0000-000000000000",
+                     *           "signature": "eyJhbGciOiJFZERTQSJ9..bm90LWEtcmVhbC1zaWduYXR1cmU"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["AppendSessionEventsRequest"];
                 };
             };
@@ -6469,6 +10921,32 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "session",
+                         *       "id": "string",
+                         *       "agent_id": "string",
+                         *       "external_id": "string",
+                         *       "require_signatures": true,
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "events": 0,
+                         *       "signed_events": 0,
+                         *       "head": {
+                         *         "sequence": 0,
+                         *         "hash": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "updated": "string",
+                         *       "livemode": true,
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Session"];
                     };
                 };
@@ -6478,6 +10956,32 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "session",
+                         *       "id": "string",
+                         *       "agent_id": "string",
+                         *       "external_id": "string",
+                         *       "require_signatures": true,
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "events": 0,
+                         *       "signed_events": 0,
+                         *       "head": {
+                         *         "sequence": 0,
+                         *         "hash": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "updated": "string",
+                         *       "livemode": true,
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Session"];
                     };
                 };
@@ -6487,7 +10991,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -6496,7 +11000,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -6505,7 +11009,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -6514,7 +11018,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Conflicts with the current state */
@@ -6523,7 +11027,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description `session_chain_broken`: the first break, `{sequence, index, reason}` */
@@ -6532,7 +11036,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -6541,7 +11054,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -6580,6 +11093,52 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "session",
+                         *       "id": "string",
+                         *       "agent_id": "string",
+                         *       "external_id": "string",
+                         *       "require_signatures": true,
+                         *       "metadata": {
+                         *         "property1": "string",
+                         *         "property2": "string"
+                         *       },
+                         *       "events": 0,
+                         *       "signed_events": 0,
+                         *       "head": {
+                         *         "sequence": 0,
+                         *         "hash": "string"
+                         *       },
+                         *       "created": "string",
+                         *       "updated": "string",
+                         *       "livemode": true,
+                         *       "audit": {
+                         *         "entry_id": "string",
+                         *         "sequence": 0
+                         *       },
+                         *       "verification": {
+                         *         "status": "verified",
+                         *         "basis": "ingestion",
+                         *         "events": 0,
+                         *         "signed_events": 0,
+                         *         "head": {
+                         *           "sequence": 0,
+                         *           "hash": "string"
+                         *         },
+                         *         "verified_at": "string",
+                         *         "verify_url": "/v1/sessions/0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e/verify"
+                         *       },
+                         *       "assessments": [
+                         *         {
+                         *           "id": "string",
+                         *           "decision": "approve",
+                         *           "risk_score": 0,
+                         *           "created": "string"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["SessionDetail"];
                     };
                 };
@@ -6589,7 +11148,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -6598,7 +11157,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -6607,7 +11166,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -6616,7 +11175,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -6657,6 +11216,28 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "object": "session_verification",
+                         *       "session_id": "string",
+                         *       "ok": true,
+                         *       "checked": 0,
+                         *       "signed_events": 0,
+                         *       "head": {
+                         *         "sequence": 0,
+                         *         "hash": "string"
+                         *       },
+                         *       "first_break": {
+                         *         "sequence": 0,
+                         *         "index": 0,
+                         *         "reason": "sequence_gap",
+                         *         "expected": null,
+                         *         "actual": null
+                         *       },
+                         *       "verified_at": "string",
+                         *       "livemode": true
+                         *     }
+                         */
                         "application/json": components["schemas"]["SessionVerification"];
                     };
                 };
@@ -6666,7 +11247,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description The credential lacks the required scope */
@@ -6675,7 +11256,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -6684,7 +11265,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
                 /** @description Database or signing key temporarily unavailable */
@@ -6693,7 +11274,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -6710,51 +11291,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        AssessRequest: {
-            /** @description For `ap2_payment` an AP2 v0.2 mandate; for other kinds any object. Required without `credential`; beside one, it must equal the credential's leaf payload */
-            mandate?: {
-                [key: string]: unknown;
-            };
-            /** @description An AP2 v0.2 credential: the compact SD-JWT delegation chain as the AP2 client sends it (`ap2_payment` only). The mandate assessed is its verified leaf's payload */
-            credential?: string;
-            presentation?: components["schemas"]["CredentialPresentation"];
-            /**
-             * @description Default `ap2_payment`
-             * @default ap2_payment
-             * @enum {string}
-             */
-            kind: "ap2_payment" | "message_send" | "voice_call" | "custom";
-            /** @description `checkout`, `payment`, `open_checkout` or `open_payment`; else from `vct` */
-            mandateType?: string;
-            a2a?: {
-                task_id?: string;
-                context_id?: string;
-                agent_card_ref?: string;
-                /** @description `0.3` or `1.0` */
-                a2a_version?: string;
-            };
-            /**
-             * Format: uuid
-             * @description The acting agent, when the mandate carries no key and no card names it
-             */
-            agent_id?: string;
-            /**
-             * @description Who will check the Risk Payload (the merchant or PSP): its `aud` claim. Part of the request's idempotency identity
-             * @example https://psp.example
-             */
-            audience?: string;
-            idempotency_key?: string;
-        };
-        CredentialPresentation: {
-            /** @description The audience this verifier issued: the last hop's `aud` must equal it */
-            aud?: string;
-            /** @description The challenge this verifier issued: the last hop's `nonce` must equal it */
-            nonce?: string;
-            /** @description The merchant's checkout JWT, whose hash the checkout constraints bind */
-            checkout_jwt?: string;
-            /** @description The open checkout mandate's hash a `payment.reference` constraint names */
-            open_checkout_hash?: string;
-        };
         Health: {
             /** @enum {string} */
             status: "ok";
@@ -6782,12 +11318,12 @@ export interface components {
                 use: "sig";
             }[];
         };
-        Error: {
+        ErrorResponse: {
             /**
              * @description Machine-readable error code
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "unauthenticated" | "insufficient_scope" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "request_too_large" | "url_not_allowed" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
+            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "unauthenticated" | "insufficient_scope" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "request_too_large" | "url_not_allowed" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
             /** @description Structured details, e.g. failing paths */
             details?: unknown;
         };
@@ -6814,7 +11350,7 @@ export interface components {
             role: "owner" | "admin" | "member";
         };
         /** @enum {string} */
-        Scope: "assess:write" | "assess:read" | "agents:read" | "agents:write" | "audit:read" | "policy:read" | "policy:write" | "webhooks:read" | "webhooks:write" | "gdpr:erase" | "keys:read" | "keys:write" | "artifact:write" | "session:write";
+        Scope: "assess:write" | "assess:read" | "agents:read" | "agents:write" | "audit:read" | "policy:read" | "policy:write" | "webhooks:read" | "webhooks:write" | "gdpr:erase" | "keys:read" | "keys:write" | "artifact:write" | "session:write" | "review:read" | "review:write";
         Organization: {
             /** @enum {string} */
             object: "organization";
@@ -6860,7 +11396,7 @@ export interface components {
              * @default live
              * @enum {string}
              */
-            mode: "live" | "test";
+            mode?: "live" | "test";
         };
         ApiKeyList: {
             /** @enum {string} */
@@ -6926,7 +11462,7 @@ export interface components {
             /** @example api_key.created */
             type: string;
             actor: components["schemas"]["Party"];
-            subject: components["schemas"]["Party"] & (Record<string, never> | null);
+            subject: components["schemas"]["Party"] | null;
             /** @description `sha256:` + hex of the RFC 8785 payload */
             digest: string;
             time: string;
@@ -7237,7 +11773,7 @@ export interface components {
             id: string;
             url: string;
             /** @description Empty: every type */
-            event_types: ("assessment.completed" | "assessment.denied" | "assessment.flagged" | "agent.trust_changed" | "agent.suspended" | "agent.revoked" | "audit.integrity_alert" | "key.rotation" | "spend.review_required" | "spend.denied" | "spend.confirmed")[];
+            event_types: ("assessment.completed" | "assessment.denied" | "assessment.flagged" | "assessment.resolved" | "agent.trust_changed" | "agent.suspended" | "agent.revoked" | "audit.integrity_alert" | "key.rotation" | "spend.review_required" | "spend.denied" | "spend.confirmed")[];
             description: string | null;
             /** @description Whether deliveries carry x-service-token */
             token_set: boolean;
@@ -7259,10 +11795,13 @@ export interface components {
             /** @example https://example.com/hooks/agent-risk */
             url: string;
             /** @description Event types to receive; empty (or absent) for every type */
-            eventTypes?: ("assessment.completed" | "assessment.denied" | "assessment.flagged" | "agent.trust_changed" | "agent.suspended" | "agent.revoked" | "audit.integrity_alert" | "key.rotation" | "spend.review_required" | "spend.denied" | "spend.confirmed")[];
+            eventTypes?: ("assessment.completed" | "assessment.denied" | "assessment.flagged" | "assessment.resolved" | "agent.trust_changed" | "agent.suspended" | "agent.revoked" | "audit.integrity_alert" | "key.rotation" | "spend.review_required" | "spend.denied" | "spend.confirmed")[];
             /** @description The same as `eventTypes` */
-            event_types?: ("assessment.completed" | "assessment.denied" | "assessment.flagged" | "agent.trust_changed" | "agent.suspended" | "agent.revoked" | "audit.integrity_alert" | "key.rotation" | "spend.review_required" | "spend.denied" | "spend.confirmed")[];
-            /** @description A shared secret sent as `x-service-token` with every delivery; never returned. The signature is what proves a delivery; the token is a second, simpler check */
+            event_types?: ("assessment.completed" | "assessment.denied" | "assessment.flagged" | "assessment.resolved" | "agent.trust_changed" | "agent.suspended" | "agent.revoked" | "audit.integrity_alert" | "key.rotation" | "spend.review_required" | "spend.denied" | "spend.confirmed")[];
+            /**
+             * @description A shared secret sent as `x-service-token` with every delivery; never returned. The signature is what proves a delivery; the token is a second, simpler check
+             * @example tok_5f2b8c1e9a7d4e3f
+             */
             token?: string;
             description?: string;
         };
@@ -7271,7 +11810,7 @@ export interface components {
              * @description Seconds the previous secret keeps signing beside the new one (default 86400); 0 retires it at once
              * @default 86400
              */
-            expires_in: number;
+            expires_in?: number;
         };
         WebhookEndpointList: {
             /** @enum {string} */
@@ -7303,7 +11842,7 @@ export interface components {
             event: {
                 id: string;
                 /** @enum {string} */
-                type: "assessment.completed" | "assessment.denied" | "assessment.flagged" | "agent.trust_changed" | "agent.suspended" | "agent.revoked" | "audit.integrity_alert" | "key.rotation" | "spend.review_required" | "spend.denied" | "spend.confirmed";
+                type: "assessment.completed" | "assessment.denied" | "assessment.flagged" | "assessment.resolved" | "agent.trust_changed" | "agent.suspended" | "agent.revoked" | "audit.integrity_alert" | "key.rotation" | "spend.review_required" | "spend.denied" | "spend.confirmed";
                 created: number;
             };
             /** @enum {string} */
@@ -7335,6 +11874,81 @@ export interface components {
             /** @description More are pending: call again */
             has_more: boolean;
         };
+        /**
+         * @example {
+         *       "decision": "review",
+         *       "score": 55,
+         *       "assessmentId": "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b",
+         *       "mandateId": "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7c",
+         *       "riskPayloadJws": "eyJhbGciOiJFZERTQSIsInR5cCI6InJpc2stcGF5bG9hZCtqd3QifQ.eyJzdWIiOiIuLi4ifQ.c2ln",
+         *       "mandate": {
+         *         "vct": "mandate.payment.1",
+         *         "transaction_id": "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
+         *         "payee": {
+         *           "id": "merchant_1",
+         *           "name": "Demo Merchant",
+         *           "website": "https://demo-merchant.example"
+         *         },
+         *         "payment_amount": {
+         *           "amount": 19900,
+         *           "currency": "USD"
+         *         },
+         *         "payment_instrument": {
+         *           "id": "stub",
+         *           "type": "card",
+         *           "description": "Card ending 4242"
+         *         },
+         *         "risk_data": {
+         *           "agent-risk": "eyJhbGciOiJFZERTQSIsInR5cCI6InJpc2stcGF5bG9hZCtqd3QifQ.eyJzdWIiOiIuLi4ifQ.c2ln"
+         *         }
+         *       },
+         *       "outcome": {
+         *         "object": "assessment",
+         *         "id": "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b",
+         *         "created": "2026-01-01T12:00:00.000Z",
+         *         "livemode": true,
+         *         "kind": "ap2_payment",
+         *         "outcome": {
+         *           "decision": "review",
+         *           "risk_level": "elevated",
+         *           "risk_score": 55,
+         *           "reason": "Review: the agent could not be identified.",
+         *           "policy_version": 1
+         *         },
+         *         "confidences": {
+         *           "agent_identity": 0,
+         *           "mandate_validity": 1,
+         *           "policy_adherence": 1,
+         *           "behavioral_risk": 0.5,
+         *           "recipient_risk": 0.5
+         *         },
+         *         "signals": [
+         *           {
+         *             "category": "identity",
+         *             "type": "agent_unknown",
+         *             "severity": "high"
+         *           }
+         *         ],
+         *         "rejection_reasons": [],
+         *         "risk_payload": {
+         *           "jws": "eyJhbGciOiJFZERTQSIsInR5cCI6InJpc2stcGF5bG9hZCtqd3QifQ.eyJzdWIiOiIuLi4ifQ.c2ln",
+         *           "kid": "hQ5n0Zq3eX1v2Yb7mWc9tRk4LpS6uJd8aFg0iHe2oTs",
+         *           "alg": "EdDSA",
+         *           "verify_url": "https://risk.example.com/.well-known/jwks.json"
+         *         },
+         *         "audit": {
+         *           "entry_id": "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7d",
+         *           "sequence": 42,
+         *           "status": "pending"
+         *         },
+         *         "refinement": null,
+         *         "agent": null,
+         *         "credential": null,
+         *         "latency_ms": 18
+         *       },
+         *       "idempotency_key": "order-1042"
+         *     }
+         */
         AssessResponse: {
             /** @enum {string} */
             decision: "approve" | "review" | "deny";
@@ -7401,10 +12015,7 @@ export interface components {
                  */
                 status: "pending" | "anchored";
             };
-            /** @description Always null: this version refines nothing asynchronously */
-            refinement: {
-                status: string;
-            } | null;
+            refinement: components["schemas"]["Refinement"];
             /** @description The acting agent as it stood when assessed; null when unknown */
             agent: {
                 id: string;
@@ -7415,6 +12026,32 @@ export interface components {
             /** @description From receipt of the request to the signed decision (persistence excluded) */
             latency_ms: number;
         };
+        /** @description Null unless the decision is `review`; then the review item and, once closed, the human (or expired) decision and its signed payload (docs/reviews.md) */
+        Refinement: {
+            /** @enum {string} */
+            status: "open" | "resolved" | "expired";
+            review_id: string;
+            /** @enum {string|null} */
+            decision: "approve" | "deny" | null;
+            /** @enum {string|null} */
+            reason: "review.resolved" | "review.expired" | null;
+            resolved_at: string | null;
+            resolved_by: components["schemas"]["ReviewResolver"];
+            risk_payload: components["schemas"]["ResolvedRiskPayload"];
+        } | null;
+        /** @description `user` (a session: the person), `api_key`, or `system` (the SLA sweep) */
+        ReviewResolver: {
+            type: string;
+            id: string;
+        } | null;
+        /** @description The resolution's own signed Risk Payload (docs/reviews.md); the original stays */
+        ResolvedRiskPayload: {
+            jws: string;
+            kid: string;
+            /** @enum {string} */
+            alg: "EdDSA";
+            verify_url: string;
+        } | null;
         /** @description What an AP2 credential proved; null for an assessment without one */
         CredentialOutcome: {
             verified: boolean;
@@ -7427,9 +12064,75 @@ export interface components {
             hops: number;
             failure: string | null;
         } | null;
-        /** @description See AssessRequest */
-        AssessRequestBody: {
-            [key: string]: unknown;
+        /**
+         * @example {
+         *       "kind": "ap2_payment",
+         *       "mandate": {
+         *         "vct": "mandate.payment.1",
+         *         "transaction_id": "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
+         *         "payee": {
+         *           "id": "merchant_1",
+         *           "name": "Demo Merchant",
+         *           "website": "https://demo-merchant.example"
+         *         },
+         *         "payment_amount": {
+         *           "amount": 19900,
+         *           "currency": "USD"
+         *         },
+         *         "payment_instrument": {
+         *           "id": "stub",
+         *           "type": "card",
+         *           "description": "Card ending 4242"
+         *         }
+         *       },
+         *       "audience": "https://psp.example",
+         *       "idempotency_key": "order-1042"
+         *     }
+         */
+        AssessRequest: {
+            /** @description For `ap2_payment` an AP2 v0.2 mandate; for other kinds any object. Required without `credential`; beside one, it must equal the credential's leaf payload */
+            mandate?: {
+                [key: string]: unknown;
+            };
+            /** @description An AP2 v0.2 credential: the compact SD-JWT delegation chain as the AP2 client sends it (`ap2_payment` only). The mandate assessed is its verified leaf's payload */
+            credential?: string;
+            presentation?: components["schemas"]["CredentialPresentation"];
+            /**
+             * @description Default `ap2_payment`
+             * @default ap2_payment
+             * @enum {string}
+             */
+            kind?: "ap2_payment" | "message_send" | "voice_call" | "custom";
+            /** @description `checkout`, `payment`, `open_checkout` or `open_payment`; else from `vct` */
+            mandateType?: string;
+            a2a?: {
+                task_id?: string;
+                context_id?: string;
+                agent_card_ref?: string;
+                /** @description `0.3` or `1.0` */
+                a2a_version?: string;
+            };
+            /**
+             * Format: uuid
+             * @description The acting agent, when the mandate carries no key and no card names it
+             */
+            agent_id?: string;
+            /**
+             * @description Who will check the Risk Payload (the merchant or PSP): its `aud` claim. Part of the request's idempotency identity
+             * @example https://psp.example
+             */
+            audience?: string;
+            idempotency_key?: string;
+        };
+        CredentialPresentation: {
+            /** @description The audience this verifier issued: the last hop's `aud` must equal it */
+            aud?: string;
+            /** @description The challenge this verifier issued: the last hop's `nonce` must equal it */
+            nonce?: string;
+            /** @description The merchant's checkout JWT, whose hash the checkout constraints bind */
+            checkout_jwt?: string;
+            /** @description The open checkout mandate's hash a `payment.reference` constraint names */
+            open_checkout_hash?: string;
         };
         AssessmentList: {
             /** @enum {string} */
@@ -7453,10 +12156,62 @@ export interface components {
             risk_score: number;
             reason: string;
             agent_id: string | null;
-            /** @description The A2A binding (`version`, `task_id`, `context_id`, `agent_card_ref`), if any */
-            a2a: {
-                [key: string]: unknown;
-            } | null;
+            /** @description The A2A binding, if any */
+            a2a: components["schemas"]["A2ABinding"] | null;
+        };
+        A2ABinding: {
+            /** @enum {string} */
+            version: "0.3" | "1.0";
+            task_id: string | null;
+            context_id: string | null;
+            agent_card_ref: string | null;
+        };
+        ReviewList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["Review"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        Review: {
+            /** @enum {string} */
+            object: "review";
+            id: string;
+            created: string;
+            livemode: boolean;
+            assessment_id: string;
+            agent_id: string | null;
+            /** @enum {string} */
+            status: "open" | "resolved" | "expired";
+            expires_at: string;
+            /** @enum {string} */
+            original_decision: "review";
+            /** @enum {string|null} */
+            decision: "approve" | "deny" | null;
+            /** @enum {string|null} */
+            reason: "review.resolved" | "review.expired" | null;
+            note: string | null;
+            resolved_at: string | null;
+            resolved_by: components["schemas"]["ReviewResolver"];
+            /** @description Approving spends under a verified AP2 credential (single use, budget) */
+            credential_backed: boolean;
+            risk_payload: components["schemas"]["ResolvedRiskPayload"];
+            audit_entry_id: string | null;
+        };
+        ResolveReview: {
+            /** @enum {string} */
+            decision: "approve" | "deny";
+            note?: string;
+        };
+        ReviewSettings: {
+            /** @enum {string} */
+            object: "review_settings";
+            sla_seconds: number;
+            /** @description True while the org has not set its own */
+            default: boolean;
+        };
+        UpdateReviewSettings: {
+            sla_seconds: number;
         };
         MandateList: {
             /** @enum {string} */
@@ -7499,6 +12254,8 @@ export interface components {
             /** @description Assigned at each activation from an org-wide counter (the `policy_version` of the assessments it governs); null for a policy never activated */
             version: number | null;
             rules: components["schemas"]["PolicyRules"];
+            /** @description The org's shadow policy: a draft evaluated on every assessment next to the active one, recorded and never acted on (docs/shadow-policies.md) */
+            shadow: boolean;
             created: string;
             activated_at: string | null;
         };
@@ -7574,7 +12331,7 @@ export interface components {
             name: string;
             rules: components["schemas"]["PolicyRules"];
             /** @default false */
-            activate: boolean;
+            activate?: boolean;
         };
         PolicyList: {
             /** @enum {string} */
@@ -7665,12 +12422,74 @@ export interface components {
              * @description Most recent assessments of the range to replay
              * @default 10000
              */
-            limit: number;
+            limit?: number;
             /**
              * @description Changed assessments to return, newest first
              * @default 20
              */
-            samples: number;
+            samples?: number;
+        };
+        ShadowReport: {
+            /** @enum {string} */
+            object: "shadow_report";
+            policy: {
+                id: string;
+                /** @enum {string} */
+                status: "draft" | "active";
+                version: number | null;
+                shadow: boolean;
+            };
+            livemode: boolean;
+            from: string;
+            to: string;
+            /** @description Assessments of the window this policy shadowed */
+            shadowed: number;
+            agreed: number;
+            disagreed: number;
+            /** @description `matrix[active decision][shadow decision]`: counts */
+            matrix: {
+                approve: {
+                    approve: number;
+                    review: number;
+                    deny: number;
+                };
+                review: {
+                    approve: number;
+                    review: number;
+                    deny: number;
+                };
+                deny: {
+                    approve: number;
+                    review: number;
+                    deny: number;
+                };
+            };
+            /** @description Each cell of disagreement with its assessments counted by effective label (docs/shadow-policies.md); cells without assessments are left out */
+            disagreements: {
+                /** @enum {string} */
+                decision: "approve" | "review" | "deny";
+                /** @enum {string} */
+                shadow_decision: "approve" | "review" | "deny";
+                count: number;
+                labels: {
+                    fraud: number;
+                    chargeback: number;
+                    refund: number;
+                    legitimate: number;
+                    pending: number;
+                    unlabeled: number;
+                };
+            }[];
+            samples: {
+                assessment_id: string;
+                created: string;
+                /** @enum {string} */
+                decision: "approve" | "review" | "deny";
+                /** @enum {string} */
+                shadow_decision: "approve" | "review" | "deny";
+                /** @enum {string} */
+                label: "fraud" | "chargeback" | "refund" | "legitimate" | "pending" | "unlabeled";
+            }[];
         };
         /** @description The cases as stored: defaults filled in, `at` and `geo` resolved */
         EvalSet: {
@@ -7720,7 +12539,7 @@ export interface components {
              * @description null: unidentified
              * @default null
              */
-            agent: {
+            agent?: {
                 /** @description What `agent.id` reads; a placeholder when absent */
                 id?: string;
                 trust_score: number;
@@ -7733,30 +12552,30 @@ export interface components {
                  * @default active
                  * @enum {string}
                  */
-                status: "active" | "suspended" | "revoked";
+                status?: "active" | "suspended" | "revoked";
                 /**
                  * @default unverified
                  * @enum {string}
                  */
-                card_status: "unverified" | "verified" | "invalid";
+                card_status?: "unverified" | "verified" | "invalid";
                 /**
                  * @default explicit
                  * @enum {string}
                  */
-                identified_by: "key" | "card" | "explicit";
+                identified_by?: "key" | "card" | "explicit";
             } | null;
             /**
              * @default null
              * @enum {string|null}
              */
-            key: "active" | "revoked" | "unregistered" | null;
+            key?: "active" | "revoked" | "unregistered" | null;
             /**
              * @default null
              * @enum {string|null}
              */
-            card: "verified" | "unverified" | "unknown" | null;
+            card?: "verified" | "unverified" | "unknown" | null;
             /** @default false */
-            conflict: boolean;
+            conflict?: boolean;
             /**
              * @default {
              *       "burst": 0,
@@ -7766,23 +12585,23 @@ export interface components {
              *       "recipient_seen": null
              *     }
              */
-            history: {
+            history?: {
                 /** @default 0 */
-                burst: number;
+                burst?: number;
                 /** @default 0 */
-                approved_count: number;
+                approved_count?: number;
                 /** @default null */
-                median_approved_amount: number | null;
+                median_approved_amount?: number | null;
                 /** @default null */
-                payee_seen: boolean | null;
+                payee_seen?: boolean | null;
                 /** @default null */
-                recipient_seen: boolean | null;
+                recipient_seen?: boolean | null;
             };
             /**
              * @description Window aggregates by attribute, e.g. `{"count.agent.1h": 3}`
              * @default {}
              */
-            aggregates: {
+            aggregates?: {
                 [key: string]: number;
             };
             /** @description Defaults to the country in the mandate's `risk_data` (null without one), resolved and stored when the set is created */
@@ -7888,7 +12707,7 @@ export interface components {
              * @default review_or_deny
              * @enum {string}
              */
-            positive: "deny" | "review_or_deny";
+            positive?: "deny" | "review_or_deny";
         };
         EvalList: {
             /** @enum {string} */
@@ -7974,6 +12793,7 @@ export interface components {
             name: string;
             /** Format: email */
             email?: string;
+            /** @example +14155550100 */
             phone?: string;
             address?: components["schemas"]["Address"];
             /** @description Your own reference for this principal (a customer id) */
@@ -7982,7 +12802,7 @@ export interface components {
              * @default individual
              * @enum {string}
              */
-            type: "individual" | "company";
+            type?: "individual" | "company";
             metadata?: components["schemas"]["Metadata"];
         };
         PrincipalList: {
@@ -8374,7 +13194,7 @@ export interface components {
              * @description Issue a grant with an ALLOW
              * @default true
              */
-            grant: boolean;
+            grant?: boolean;
         };
         IncidentPack: {
             /** @enum {string} */
@@ -8388,9 +13208,7 @@ export interface components {
             grant: {
                 id: string;
                 jws: string;
-                claims: {
-                    [key: string]: unknown;
-                };
+                claims: components["schemas"]["GrantClaims"];
             } | null;
             redemption: components["schemas"]["ActionRedemption"];
             ledger: {
@@ -8422,6 +13240,25 @@ export interface components {
             }[];
             /** @description JWS with detached payload: the RFC 8785 form of the pack without `signature` */
             signature: string;
+        };
+        GrantClaims: {
+            /** @enum {string} */
+            iss: "agent-risk";
+            /** Format: uuid */
+            jti: string;
+            /** Format: uuid */
+            org: string;
+            /** Format: uuid */
+            decision: string;
+            /** Format: uuid */
+            mandate: string;
+            action: string;
+            resource: string;
+            amount: number | null;
+            currency: string | null;
+            aud: string;
+            iat: number;
+            exp: number;
         };
         ActionRedemption: {
             /** @enum {string} */
@@ -8759,15 +13596,16 @@ export interface components {
              */
             external_id: string;
             /** @default false */
-            require_signatures: boolean;
+            require_signatures?: boolean;
             metadata?: components["schemas"]["Metadata"];
             /** @default [] */
-            events: components["schemas"]["SessionEventInput"][];
+            events?: components["schemas"]["SessionEventInput"][];
         };
         SessionEventInput: {
             sequence: number;
             /** @enum {string} */
             type: "message" | "tool_call" | "tool_result" | "action" | "observation" | "custom";
+            /** @example 2026-01-01T00:00:00.000Z */
             time: string;
             /** @description The digest of the event's payload; the payload is never sent */
             payload_digest: string;
@@ -8780,7 +13618,10 @@ export interface components {
             hash: string;
             /** @description An assessment of this org and mode the event acted on */
             assessment_id?: string;
-            /** @description Detached compact JWS over UTF-8(JCS(chained event)) */
+            /**
+             * @description Detached compact JWS over UTF-8(JCS(chained event))
+             * @example eyJhbGciOiJFZERTQSJ9..bm90LWEtcmVhbC1zaWduYXR1cmU
+             */
             signature?: string;
         };
         AppendSessionEventsRequest: {
