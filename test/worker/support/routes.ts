@@ -218,6 +218,19 @@ export const ROUTES: RouteCase[] = [
     scope: "assess:read",
     resource: async (org) => (await assessOnce(org)).assessmentId,
   },
+  {
+    method: "POST",
+    path: "/v1/assessments/{id}/feedback",
+    scope: "assess:write",
+    body: { label: "fraud" },
+    resource: async (org) => (await assessOnce(org)).assessmentId,
+  },
+  {
+    method: "GET",
+    path: "/v1/assessments/{id}/feedback",
+    scope: "assess:read",
+    resource: async (org) => (await assessOnce(org)).assessmentId,
+  },
   { method: "GET", path: "/v1/mandates", scope: "assess:read", filters: { kind: UNKNOWN } },
   {
     method: "GET",
