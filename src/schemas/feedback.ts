@@ -34,7 +34,7 @@ export const IdempotencyHeader = z.object({
     .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces")
     .optional()
     .openapi({
-      param: { name: "Idempotency-Key", in: "header" },
+      param: { name: "idempotency-key", in: "header" },
       description: "A retry with the same key (within 24 hours) answers the first label",
     }),
 });
