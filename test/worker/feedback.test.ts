@@ -120,6 +120,22 @@ describe("POST /v1/assessments/{id}/feedback", () => {
     expect((await labels(key, assessmentId)).json.data).toHaveLength(1);
   });
 
+  it("refuses an Idempotency-Key already used on another assessment, writing nothing", async () => {
+    const { org } = await orgWithKey();
+    const { key } = await keyed(org);
+    const first = await assessOnce(org);
+    const second = await assessOnce(org);
+    const headers = { "idempotency-key": `fb-${crypto.randomUUID()}` };
+    expect((await label(key, first.assessmentId, { label: "fraud" }, headers)).status).toBe(201);
+    const res = await label(key, second.assessmentId, { label: "fraud" }, headers);
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({
+      error: "invalid_request",
+      details: [{ path: "idempotency-key", message: "was used to label another assessment" }],
+    });
+    expect((await labels(key, second.assessmentId)).json.data).toEqual([]);
+  });
+
   it.each([
     [{ label: "stolen" }, "label"],
     [{}, "label"],
