@@ -18,6 +18,7 @@ import { registerApiKeys } from "./routes/api-keys";
 import { registerArtifacts } from "./routes/artifacts";
 import { registerAssess } from "./routes/assess";
 import { registerAssessments } from "./routes/assessments";
+import { registerAssessmentsFeedback } from "./routes/assessments-feedback";
 import { registerAudit } from "./routes/audit";
 import { registerAuditExport } from "./routes/audit-export";
 import { registerAuditVerify } from "./routes/audit-verify";
@@ -115,6 +116,7 @@ export function buildApp() {
   registerAssessments(app);
   registerReviews(app);
   registerReviewSettings(app);
+  registerAssessmentsFeedback(app);
   registerMandates(app);
   registerPolicies(app);
   registerPoliciesBacktest(app);

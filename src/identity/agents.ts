@@ -29,6 +29,8 @@ export function toAgent(row: AgentRow): z.infer<typeof Agent> {
       reviews: row.reviews,
       denials: row.denials,
       suspensions: row.suspensions,
+      confirmed_frauds: row.confirmedFrauds,
+      confirmed_legitimate: row.confirmedLegitimate,
     },
     card:
       row.cardStatus === "verified" && row.cardDigest && row.cardVerifiedAt

@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { desc, eq, lt } from "drizzle-orm";
 import { evalSets } from "../db/schema";
+import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
 import { decodeIdCursor, getById, page } from "../http/pagination";
@@ -9,13 +10,21 @@ import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas"
 import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import { EvalCase, MAX_CASES, parseCases, resolveCases } from "../rules/eval-cases";
+import { casesOf, FromHistory, type LabeledRow, labeledHistory } from "../rules/eval-history";
 import { listOf, PageQuery, plainText } from "../schemas/common";
 
 const CreateEvalSet = z
   .strictObject({
     name: plainText(200),
     description: plainText(1000).optional(),
-    cases: z.array(EvalCase).min(1).max(MAX_CASES),
+    cases: z.array(EvalCase).min(1).max(MAX_CASES).optional(),
+    from_history: FromHistory.optional().openapi({
+      description: "Build the cases from labeled assessments instead (docs/feedback.md)",
+    }),
+  })
+  .refine((body) => (body.cases === undefined) !== (body.from_history === undefined), {
+    path: ["cases"],
+    message: "give exactly one of cases and from_history",
   })
   .openapi("CreateEvalSetRequest");
 
@@ -47,9 +56,10 @@ const create = createRoute(
       summary: "Create an evaluation set: labeled cases to score policies against",
       description:
         "Each case's request is validated as `POST /v1/assess` validates it; a fault is a 400 " +
-        "naming `cases.<i>.request.<path>`.",
+        "naming `cases.<i>.request.<path>`. With `from_history` the cases are the labeled " +
+        "assessments of the range; none is a 422 `no_labeled_history`.",
       request: { body: jsonBody(CreateEvalSet) },
-      responses: { 201: json(EvalSet, "The set"), ...errorResponses(400, 401, 403, 503) },
+      responses: { 201: json(EvalSet, "The set"), ...errorResponses(400, 401, 403, 422, 503) },
     },
     { liveOnly: true },
   ),
@@ -122,11 +132,28 @@ function toEvalSet(row: Row): z.infer<typeof EvalSet> {
   return { ...summary(row), cases: row.cases as EvalCase[] };
 }
 
+/** The cases of `from_history`, or 422 when the range holds no labeled assessment. */
+async function historyCases(tenant: Tenant, q: FromHistory | undefined): Promise<EvalCase[]> {
+  if (q === undefined) throw new ApiError("internal_error");
+  const [result] = await tenant.batch((db) => [db.execute(labeledHistory(q, tenant.livemode))]);
+  const cases = casesOf((result as unknown as { rows: LabeledRow[] }).rows);
+  if (cases.length === 0) {
+    throw new ApiError("no_labeled_history", {
+      message: "no assessment of the range has an effective label among those asked for",
+      labels: q.labels,
+      from: q.from ?? null,
+      to: q.to ?? null,
+    });
+  }
+  return cases;
+}
+
 export function registerEvalSets(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => {
     const body = c.req.valid("json");
     const created = new Date();
-    const cases = resolveCases(body.cases, parseCases(body.cases), created);
+    const given = body.cases ?? (await historyCases(c.var.tenant, body.from_history));
+    const cases = resolveCases(given, parseCases(given), created);
     const id = newId(created.getTime());
     const [rows] = await c.var.tenant.batch((db) => [
       db

@@ -39,6 +39,21 @@ const DecisionCounts = z.object({
   deny: z.int(),
 });
 
+const LabeledMetrics = z
+  .object({
+    labeled: z.int(),
+    fraud_caught: z.int(),
+    fraud_missed: z.int(),
+    legitimate_blocked: z.int(),
+    legitimate_approved: z.int(),
+    precision: z.number().nullable(),
+    recall: z.number().nullable(),
+    fire_rate: z.number().nullable(),
+  })
+  .openapi("LabeledMetrics", {
+    description: "Decisions against effective labels; flagged = not approve (docs/feedback.md)",
+  });
+
 const BacktestResult = z
   .object({
     object: z.literal("policy_backtest"),
@@ -88,6 +103,11 @@ const BacktestResult = z
         reason: z.string(),
       }),
     ),
+    labeled: z.object({ recorded: LabeledMetrics, policy: LabeledMetrics }).openapi({
+      description:
+        "The replayed assessments' labeled outcomes under the decisions recorded at the time " +
+        "(the policy then active) and under this policy, side by side",
+    }),
   })
   .openapi("PolicyBacktest");
 

@@ -2,8 +2,10 @@ import { type SQL, sql } from "drizzle-orm";
 import type { NormalizedRules } from "../assess/policy";
 import type { ActionKind } from "../assess/request";
 import { scoreAction } from "../assess/risk";
+import type { FeedbackLabel } from "../db/tables/feedback";
 import { aggregatesObject, sinceColumn } from "./aggregates";
 import { isRecordedInputs, replayInput, replaySpecs } from "./inputs";
+import { type LabeledMetrics, LabeledTally } from "./labeled-metrics";
 
 /**
  * Backtesting (docs/rules.md): a policy replayed over the org's assessment history, newest
@@ -27,6 +29,8 @@ export interface HistoryRow {
   inputs: unknown;
   /** The replayed policy's window aggregates as of the assessment's time. */
   counted: Record<string, unknown> | null;
+  /** The assessment's effective label in its mode (docs/feedback.md), or null. */
+  label: FeedbackLabel | null;
 }
 
 export interface HistoryQuery {
@@ -62,8 +66,13 @@ export function historyPage(
       sql`a.created_at - make_interval(secs => ${seconds}::int) as ${sql.raw(sinceColumn(seconds))}`,
   );
   // The page in a subquery with its LIMIT: the window starts stay columns of its rows.
+  // The effective label rides in the page's own query: labels cost no round trip, and the
+  // feedback index on (org, assessment) keeps it one index probe per row.
   return sql`select p.id, p.created, p.kind, p.decision, p.has_counterparty, p.inputs,
-      ${counted} as counted
+      ${counted} as counted,
+      (select f.label from assessment_feedback f
+        where f.assessment_id = p.id and f.livemode = p.livemode and f.label <> 'dispute'
+        order by f.occurred_at desc, f.created_at desc, f.id desc limit 1) as label
     from (
       select a.id, to_json(a.created_at)#>>'{}' as created, a.created_at, a.kind, a.decision,
         a.counterparty is not null as has_counterparty, a.inputs, a.agent_id, a.counterparty,
@@ -106,11 +115,15 @@ export interface BacktestResult {
   unmatched: number;
   samples: ChangedSample[];
   has_more: boolean;
+  /** What the recorded decisions and the replayed policy did to labeled assessments. */
+  labeled: { recorded: LabeledMetrics; policy: LabeledMetrics };
 }
 
 /** Folds replays into a result of fixed size (at most `maxSamples` samples). */
 export class BacktestTally {
   readonly result: BacktestResult;
+  readonly #recorded = new LabeledTally();
+  readonly #policy = new LabeledTally();
 
   constructor(
     private readonly rules: NormalizedRules,
@@ -126,6 +139,7 @@ export class BacktestTally {
       unmatched: 0,
       samples: [],
       has_more: false,
+      labeled: { recorded: this.#recorded.metrics, policy: this.#policy.metrics },
     };
   }
 
@@ -139,6 +153,8 @@ export class BacktestTally {
     const replayed = scoreAction(input);
     result.replayed++;
     result.matrix[row.decision][replayed.decision]++;
+    this.#recorded.add(row.decision, row.label);
+    this.#policy.add(replayed.decision, row.label);
     const hit = replayed.rule ? result.rules[replayed.rule.index] : undefined;
     if (hit) hit.hits++;
     else result.unmatched++;

@@ -84,6 +84,12 @@ export const Agent = z
       reviews: z.number().int(),
       denials: z.number().int(),
       suspensions: z.number().int(),
+      confirmed_frauds: z.number().int().openapi({
+        description: "Live assessments labeled fraud or chargeback (docs/feedback.md)",
+      }),
+      confirmed_legitimate: z.number().int().openapi({
+        description: "Live reviewed assessments labeled legitimate (docs/feedback.md)",
+      }),
     }),
     card: z
       .object({

@@ -55,6 +55,8 @@ describe("POST /v1/agents", () => {
         reviews: 0,
         denials: 0,
         suspensions: 0,
+        confirmed_frauds: 0,
+        confirmed_legitimate: 0,
       },
       card: null,
       created: expect.any(String),

@@ -74,6 +74,19 @@ async function seeded() {
   return { org, key, made, draft };
 }
 
+function unlabeled(fireRate: number) {
+  return {
+    labeled: 0,
+    fraud_caught: 0,
+    fraud_missed: 0,
+    legitimate_blocked: 0,
+    legitimate_approved: 0,
+    precision: null,
+    recall: null,
+    fire_rate: fireRate,
+  };
+}
+
 describe("POST /v1/policies/{id}/backtest", () => {
   it("replays a draft over the history: changes, matrix, rule hits and samples", async () => {
     const { org, made, draft } = await seeded();
@@ -115,6 +128,8 @@ describe("POST /v1/policies/{id}/backtest", () => {
         sample(made[3], "approve", "deny", "blocked"),
         sample(made[1], "approve", "review", "big"),
       ],
+      // Nothing is labeled: only the fire rates count (recorded 1 of 6 flagged, replayed 4).
+      labeled: { recorded: unlabeled(0.1667), policy: unlabeled(0.6667) },
     });
     expect(res.json.samples.map((s: Json) => s.assessment_id)).toEqual([ids[5], ids[3], ids[1]]);
   });
@@ -256,6 +271,7 @@ describe("paging (the replay loop itself)", () => {
     has_counterparty: true,
     inputs: null,
     counted: null,
+    label: null,
   }));
   function reader() {
     const pages: number[] = [];

@@ -6,6 +6,7 @@ import {
   foreignKey,
   index,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uuid,
@@ -38,6 +39,9 @@ export const assessmentFeedback = pgTable(
     /** Where the label came from, as the caller names it (`stripe_dispute`, `analyst`, ...). */
     source: text("source"),
     note: text("note"),
+    /** Who sent the label: an API key or a person's session (the ledger entry names it too). */
+    actorType: text("actor_type"),
+    actorId: text("actor_id"),
     createdAt: createdAt(),
   },
   (t) => [
@@ -52,5 +56,37 @@ export const assessmentFeedback = pgTable(
       "assessment_feedback_label_check",
       sql`${t.label} in ('fraud', 'dispute', 'chargeback', 'refund', 'legitimate')`,
     ),
+  ],
+);
+
+export const TRUST_EFFECTS = ["lowered", "raised"] as const;
+export type TrustEffect = (typeof TRUST_EFFECTS)[number];
+
+/**
+ * Which assessments have already moved their agent's trust, and which way: the primary key lets
+ * an assessment lower trust once and raise it once, however many labels (or concurrent
+ * requests) repeat the outcome. The insert that wins the key is the one that moves the counter.
+ */
+export const agentTrustOutcomes = pgTable(
+  "agent_trust_outcomes",
+  {
+    orgId: uuid("org_id")
+      .notNull()
+      .default(currentOrg)
+      .references(() => organizations.id),
+    assessmentId: uuid("assessment_id").notNull(),
+    effect: text("effect", { enum: TRUST_EFFECTS }).notNull(),
+    agentId: uuid("agent_id").notNull(),
+    feedbackId: uuid("feedback_id").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.orgId, t.assessmentId, t.effect] }),
+    foreignKey({
+      columns: [t.orgId, t.assessmentId],
+      foreignColumns: [assessments.orgId, assessments.id],
+      name: "agent_trust_outcomes_assessment_fk",
+    }),
+    check("agent_trust_outcomes_effect_check", sql`${t.effect} in ('lowered', 'raised')`),
   ],
 );

@@ -82,6 +82,10 @@ export const agents = pgTable(
     reviews: integer("reviews").notNull().default(0),
     denials: integer("denials").notNull().default(0),
     suspensions: integer("suspensions").notNull().default(0),
+    /** Live assessments of the agent labeled `fraud` or `chargeback`, each counted once. */
+    confirmedFrauds: integer("confirmed_frauds").notNull().default(0),
+    /** Live assessments decided `review` and later labeled `legitimate`, each counted once. */
+    confirmedLegitimate: integer("confirmed_legitimate").notNull().default(0),
     // The latest A2A Agent Card check; a verified card is bound by its digest.
     cardStatus: text("card_status", { enum: CARD_STATUSES }).notNull().default("unverified"),
     cardReasons: jsonb("card_reasons").notNull().default([]),

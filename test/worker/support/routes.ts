@@ -240,6 +240,19 @@ export const ROUTES: RouteCase[] = [
     liveOnly: true,
     body: { sla_seconds: 3600 },
   },
+  {
+    method: "POST",
+    path: "/v1/assessments/{id}/feedback",
+    scope: "assess:write",
+    body: { label: "fraud" },
+    resource: async (org) => (await assessOnce(org)).assessmentId,
+  },
+  {
+    method: "GET",
+    path: "/v1/assessments/{id}/feedback",
+    scope: "assess:read",
+    resource: async (org) => (await assessOnce(org)).assessmentId,
+  },
   { method: "GET", path: "/v1/mandates", scope: "assess:read", filters: { kind: UNKNOWN } },
   {
     method: "GET",
