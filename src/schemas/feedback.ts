@@ -66,7 +66,9 @@ export const AssessmentFeedbackList = z
     data: z.array(AssessmentFeedback).openapi({ description: "Oldest first, all of them" }),
     has_more: z.literal(false),
     next_cursor: z.null(),
-    effective_label: FeedbackLabel.nullable().openapi({
+    // A union, not `.nullable()`: the generator renders a nullable reference as an `allOf` no
+    // null satisfies.
+    effective_label: z.union([FeedbackLabel, z.null()]).openapi({
       description:
         "The latest label that is not `dispute` (by occurred_at, then creation); null if none",
     }),

@@ -196,6 +196,8 @@ describe("assessing with a shadow policy", () => {
       latency_ms: 0,
       audit: { ...o.outcome.audit, entry_id: "", sequence: 0 },
       risk_payload: { ...o.outcome.risk_payload, jws: "" },
+      // A `review` opens its own item (docs/reviews.md): the same refinement but for its id.
+      refinement: o.outcome.refinement && { ...o.outcome.refinement, review_id: "" },
     });
     expect(perAssessment(withShadow)).toEqual(perAssessment(without));
     expect(Object.keys(withShadow)).toEqual(Object.keys(without));

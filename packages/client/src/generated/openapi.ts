@@ -3765,6 +3765,255 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/assessments/{id}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An assessment's labels, oldest first, and its effective label
+         * @description Requires scope `assess:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Every label of the assessment */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "id": "string",
+                         *           "object": "assessment_feedback",
+                         *           "assessment_id": "string",
+                         *           "livemode": true,
+                         *           "label": "fraud",
+                         *           "occurred_at": "string",
+                         *           "source": "string",
+                         *           "note": "string",
+                         *           "created": "string",
+                         *           "created_by": {
+                         *             "type": "string",
+                         *             "id": "string"
+                         *           }
+                         *         }
+                         *       ],
+                         *       "has_more": false,
+                         *       "next_cursor": null,
+                         *       "effective_label": "fraud",
+                         *       "pending": true
+                         *     }
+                         */
+                        "application/json": components["schemas"]["AssessmentFeedbackList"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Label an assessment with what happened afterwards (docs/feedback.md)
+         * @description Requires scope `assess:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A retry with the same key (within 24 hours) answers the first label */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "label": "fraud",
+                     *       "occurred_at": "2019-08-24T14:15:22Z",
+                     *       "source": "a",
+                     *       "note": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreateAssessmentFeedback"];
+                };
+            };
+            responses: {
+                /** @description A retry with the same Idempotency-Key: the first label */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "assessment_feedback",
+                         *       "assessment_id": "string",
+                         *       "livemode": true,
+                         *       "label": "fraud",
+                         *       "occurred_at": "string",
+                         *       "source": "string",
+                         *       "note": "string",
+                         *       "created": "string",
+                         *       "created_by": {
+                         *         "type": "string",
+                         *         "id": "string"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["AssessmentFeedback"];
+                    };
+                };
+                /** @description The label, recorded and audited */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "assessment_feedback",
+                         *       "assessment_id": "string",
+                         *       "livemode": true,
+                         *       "label": "fraud",
+                         *       "occurred_at": "string",
+                         *       "source": "string",
+                         *       "note": "string",
+                         *       "created": "string",
+                         *       "created_by": {
+                         *         "type": "string",
+                         *         "id": "string"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["AssessmentFeedback"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/mandates": {
         parameters: {
             query?: never;
@@ -4875,7 +5124,29 @@ export interface paths {
                          *           "rule": "string",
                          *           "reason": "string"
                          *         }
-                         *       ]
+                         *       ],
+                         *       "labeled": {
+                         *         "recorded": {
+                         *           "labeled": 0,
+                         *           "fraud_caught": 0,
+                         *           "fraud_missed": 0,
+                         *           "legitimate_blocked": 0,
+                         *           "legitimate_approved": 0,
+                         *           "precision": 0,
+                         *           "recall": 0,
+                         *           "fire_rate": 0
+                         *         },
+                         *         "policy": {
+                         *           "labeled": 0,
+                         *           "fraud_caught": 0,
+                         *           "fraud_missed": 0,
+                         *           "legitimate_blocked": 0,
+                         *           "legitimate_approved": 0,
+                         *           "precision": 0,
+                         *           "recall": 0,
+                         *           "fire_rate": 0
+                         *         }
+                         *       }
                          *     }
                          */
                         "application/json": components["schemas"]["PolicyBacktest"];
@@ -5187,7 +5458,7 @@ export interface paths {
         put?: never;
         /**
          * Create an evaluation set: labeled cases to score policies against
-         * @description Each case's request is validated as `POST /v1/assess` validates it; a fault is a 400 naming `cases.<i>.request.<path>`.
+         * @description Each case's request is validated as `POST /v1/assess` validates it; a fault is a 400 naming `cases.<i>.request.<path>`. With `from_history` the cases are the labeled assessments of the range; none is a 422 `no_labeled_history`.
          *
          *     Requires scope `policy:write`. Live keys and sessions only (a test key: 403 `live_key_required`).
          */
@@ -5228,7 +5499,17 @@ export interface paths {
                      *           "expected": "approve",
                      *           "fraud": true
                      *         }
-                     *       ]
+                     *       ],
+                     *       "from_history": {
+                     *         "from": "2019-08-24T14:15:22Z",
+                     *         "to": "2019-08-24T14:15:22Z",
+                     *         "labels": [
+                     *           "fraud",
+                     *           "chargeback",
+                     *           "legitimate"
+                     *         ],
+                     *         "limit": 1000
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["CreateEvalSetRequest"];
@@ -5299,6 +5580,15 @@ export interface paths {
                 };
                 /** @description The credential lacks the required scope */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Failed schema validation */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6769,7 +7059,9 @@ export interface paths {
                          *             "approvals": 0,
                          *             "reviews": 0,
                          *             "denials": 0,
-                         *             "suspensions": 0
+                         *             "suspensions": 0,
+                         *             "confirmed_frauds": 0,
+                         *             "confirmed_legitimate": 0
                          *           },
                          *           "card": {
                          *             "digest": "string",
@@ -6883,7 +7175,9 @@ export interface paths {
                          *         "approvals": 0,
                          *         "reviews": 0,
                          *         "denials": 0,
-                         *         "suspensions": 0
+                         *         "suspensions": 0,
+                         *         "confirmed_frauds": 0,
+                         *         "confirmed_legitimate": 0
                          *       },
                          *       "card": {
                          *         "digest": "string",
@@ -7011,7 +7305,9 @@ export interface paths {
                          *         "approvals": 0,
                          *         "reviews": 0,
                          *         "denials": 0,
-                         *         "suspensions": 0
+                         *         "suspensions": 0,
+                         *         "confirmed_frauds": 0,
+                         *         "confirmed_legitimate": 0
                          *       },
                          *       "card": {
                          *         "digest": "string",
@@ -7127,7 +7423,9 @@ export interface paths {
                          *         "approvals": 0,
                          *         "reviews": 0,
                          *         "denials": 0,
-                         *         "suspensions": 0
+                         *         "suspensions": 0,
+                         *         "confirmed_frauds": 0,
+                         *         "confirmed_legitimate": 0
                          *       },
                          *       "card": {
                          *         "digest": "string",
@@ -11323,7 +11621,7 @@ export interface components {
              * @description Machine-readable error code
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "unauthenticated" | "insufficient_scope" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "request_too_large" | "url_not_allowed" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
+            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "unauthenticated" | "insufficient_scope" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "request_too_large" | "url_not_allowed" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "feedback_limit_reached" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
             /** @description Structured details, e.g. failing paths */
             details?: unknown;
         };
@@ -12213,6 +12511,52 @@ export interface components {
         UpdateReviewSettings: {
             sla_seconds: number;
         };
+        AssessmentFeedback: {
+            id: string;
+            /** @enum {string} */
+            object: "assessment_feedback";
+            assessment_id: string;
+            livemode: boolean;
+            label: components["schemas"]["FeedbackLabel"];
+            occurred_at: string;
+            source: string | null;
+            note: string | null;
+            created: string;
+            /** @description The API key or person that sent the label */
+            created_by: {
+                type: string;
+                id: string;
+            } | null;
+        };
+        /**
+         * @description `fraud` and `chargeback` are confirmed bad outcomes, `legitimate` a confirmed good one, `dispute` is pending until a later `fraud` or `chargeback`, `refund` is neutral
+         * @enum {string}
+         */
+        FeedbackLabel: "fraud" | "dispute" | "chargeback" | "refund" | "legitimate";
+        CreateAssessmentFeedback: {
+            label: components["schemas"]["FeedbackLabel"];
+            /**
+             * Format: date-time
+             * @description When the outcome happened; defaults to now. At most 5 minutes ahead.
+             */
+            occurred_at?: string;
+            /** @description Where the label came from, e.g. `stripe_dispute`, `analyst` */
+            source?: string;
+            note?: string;
+        };
+        AssessmentFeedbackList: {
+            /** @enum {string} */
+            object: "list";
+            /** @description Oldest first, all of them */
+            data: components["schemas"]["AssessmentFeedback"][];
+            /** @enum {boolean} */
+            has_more: false;
+            next_cursor: null;
+            /** @description The latest label that is not `dispute` (by occurred_at, then creation); null if none */
+            effective_label: components["schemas"]["FeedbackLabel"] | null;
+            /** @description A `dispute` is the latest label: an outcome is awaited */
+            pending: boolean;
+        };
         MandateList: {
             /** @enum {string} */
             object: "list";
@@ -12406,6 +12750,22 @@ export interface components {
                 rule: string | null;
                 reason: string;
             }[];
+            /** @description The replayed assessments' labeled outcomes under the decisions recorded at the time (the policy then active) and under this policy, side by side */
+            labeled: {
+                recorded: components["schemas"]["LabeledMetrics"];
+                policy: components["schemas"]["LabeledMetrics"];
+            };
+        };
+        /** @description Decisions against effective labels; flagged = not approve (docs/feedback.md) */
+        LabeledMetrics: {
+            labeled: number;
+            fraud_caught: number;
+            fraud_missed: number;
+            legitimate_blocked: number;
+            legitimate_approved: number;
+            precision: number | null;
+            recall: number | null;
+            fire_rate: number | null;
         };
         BacktestRequest: {
             /**
@@ -12615,7 +12975,35 @@ export interface components {
         CreateEvalSetRequest: {
             name: string;
             description?: string;
-            cases: components["schemas"]["EvalCase"][];
+            cases?: components["schemas"]["EvalCase"][];
+            from_history?: components["schemas"]["EvalSetFromHistory"];
+        };
+        /** @description Build the cases from labeled assessments instead (docs/feedback.md) */
+        EvalSetFromHistory: {
+            /**
+             * Format: date-time
+             * @description Assessments created at or after
+             */
+            from?: string;
+            /**
+             * Format: date-time
+             * @description Assessments created at or before
+             */
+            to?: string;
+            /**
+             * @description Effective labels to take (default all three)
+             * @default [
+             *       "fraud",
+             *       "chargeback",
+             *       "legitimate"
+             *     ]
+             */
+            labels?: ("fraud" | "chargeback" | "legitimate")[];
+            /**
+             * @description Most recent labeled assessments of the range to take
+             * @default 1000
+             */
+            limit?: number;
         };
         EvalSetList: {
             /** @enum {string} */
@@ -12895,6 +13283,10 @@ export interface components {
                 reviews: number;
                 denials: number;
                 suspensions: number;
+                /** @description Live assessments labeled fraud or chargeback (docs/feedback.md) */
+                confirmed_frauds: number;
+                /** @description Live reviewed assessments labeled legitimate (docs/feedback.md) */
+                confirmed_legitimate: number;
             };
             /** @description The verified A2A Agent Card bound to this agent, if any */
             card: {
