@@ -93,7 +93,9 @@ export async function addFeedback(
   const once = idempotencyKey
     ? `feedback:${tenant.livemode ? "live" : "test"}:${idempotencyKey}`
     : `feedback:${draft.id}`;
-  // A retry of an accepted label is answered even once the limit is reached.
+  // Refused before the ledger sees it, retries included: a refused label must leave no entry
+  // in the audit trail (the ledger object would sequence one before the limit is checked), so
+  // a retry of the label that reached the limit answers 409 too, not its first 201.
   const full = Number(labels[0]?.n ?? 0) >= MAX_LABELS_PER_ASSESSMENT;
   const change = {
     type: "assessment.feedback_added",
@@ -105,7 +107,7 @@ export async function addFeedback(
     tenant.batch((db) => [
       db.select().from(assessmentFeedback).where(eq(assessmentFeedback.id, id)),
     ]);
-  if (full && !idempotencyKey) throw limitReached();
+  if (full) throw limitReached();
   return recordOnce(tenant.env, who, change, draft, {
     finish: async ({ entry, terms, replayed }) => {
       const row = replayed ? revive(terms) : draft;
@@ -114,7 +116,6 @@ export async function addFeedback(
           { path: "idempotency-key", message: "was used to label another assessment" },
         ]);
       }
-      if (!replayed && full) throw limitReached();
       const effect = trustEffect(row.label, assessment.decision);
       // Test-mode labels and claimed (unproven) agents never move trust, as in assess itself.
       const moves = effect !== null && row.livemode && assessment.proven && assessment.agentId;

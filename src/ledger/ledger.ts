@@ -9,7 +9,7 @@ import type { Party } from "./chain";
 import { LEDGER_UNAVAILABLE } from "./ledger-postgres";
 import type { StoredEntry, Voiding } from "./ledger-store";
 import { ledgerLocationHint } from "./location-hint";
-import type { Appended, DeferredAppend, OrgLedger } from "./org-ledger";
+import type { Appended, DeferredAppend, OrgLedger, TooLate } from "./org-ledger";
 
 /** A state change to record: what happened, to what, and the payload it is a digest of. */
 export interface Change {
@@ -148,6 +148,11 @@ export type OnceChange = Omit<Change, "once"> & {
    * budget) in the step that sequences it, and sequences nothing when it refuses.
    */
   spend?: ReviewSpend;
+  /**
+   * A deadline (epoch ms, a review's SLA): the ledger object refuses the change when it would
+   * sequence it at or after this instant, and sequences nothing.
+   */
+  notAfter?: number;
 };
 
 export interface Settle<T, R> {
@@ -157,6 +162,8 @@ export interface Settle<T, R> {
   voided?: (revocation: Voiding) => Promise<R>;
   /** The ledger object refused `spend`: nothing was sequenced. */
   refused?: (refusal: SpendRefusal) => Promise<R>;
+  /** The change reached the ledger object at or after `notAfter`: nothing was sequenced. */
+  late?: () => Promise<R>;
 }
 
 /**
@@ -185,17 +192,23 @@ export async function recordOnceAs<T, R>(
     const ledger = ledgerOf(env, orgId);
     const spend = change.spend;
     // The RPC stub's type of a union answer is not the union itself.
-    type Answer = DeferredAppend | { voided: Voiding } | { refused: SpendRefusal };
+    type Answer = DeferredAppend | { voided: Voiding } | { refused: SpendRefusal } | TooLate;
     const answer = await reachLedger(
       () =>
         (spend
-          ? ledger.appendSpending(orgId, { ...input, spend })
-          : voidedBy.length === 0
-            ? ledger.appendDeferred(orgId, input)
-            : ledger.appendUnlessVoided(orgId, {
-                ...input,
-                voidedBy: [...voidedBy],
-              })) as unknown as Promise<Answer>,
+          ? ledger.appendSpending(orgId, {
+              ...input,
+              spend,
+              ...(change.notAfter === undefined ? {} : { notAfter: change.notAfter }),
+            })
+          : change.notAfter !== undefined
+            ? ledger.appendBefore(orgId, { ...input, notAfter: change.notAfter })
+            : voidedBy.length === 0
+              ? ledger.appendDeferred(orgId, input)
+              : ledger.appendUnlessVoided(orgId, {
+                  ...input,
+                  voidedBy: [...voidedBy],
+                })) as unknown as Promise<Answer>,
     );
     if ("voided" in answer) {
       if (!settle.voided) throw new Error("a voided change needs settle.voided");
@@ -204,6 +217,10 @@ export async function recordOnceAs<T, R>(
     if ("refused" in answer) {
       if (!settle.refused) throw new Error("a refused spend needs settle.refused");
       return settle.refused(answer.refused);
+    }
+    if ("late" in answer) {
+      if (!settle.late) throw new Error("a change with a deadline needs settle.late");
+      return settle.late();
     }
     const { entry, replayed, attachment } = answer;
     if (!replayed) return settle.finish({ entry, terms, replayed });

@@ -20,6 +20,11 @@ export { ANCHOR_DELAY_MS, anchorDelay } from "./anchoring";
 export type { InclusionAnswer } from "./inclusion";
 export type { Appended, AppendInput } from "./sequencing";
 
+/** A change with a deadline (`notAfter`, epoch ms) that reached the ledger after it: nothing was sequenced. */
+export interface TooLate {
+  late: true;
+}
+
 /** What `appendDeferred` answers: the entry to write, and whether an earlier append made it. */
 export interface DeferredAppend {
   entry: StoredEntry;
@@ -134,6 +139,22 @@ export class OrgLedger extends DurableObject<Env> {
     input: Omit<AppendInput, "once"> & { once: string[]; attachment: string },
   ): Promise<DeferredAppend> {
     const answer = await this.deferred(orgId, input, []);
+    if ("voided" in answer || "late" in answer) {
+      throw new Error(`ledger ${orgId}: refused without a void key or a deadline`);
+    }
+    return answer;
+  }
+
+  /**
+   * `appendDeferred` with a deadline (a review's SLA): after a replay by the `once` keys, refused
+   * when the synchronous step that would sequence it runs at or after `notAfter`; nothing is
+   * then appended.
+   */
+  async appendBefore(
+    orgId: string,
+    input: Omit<AppendInput, "once"> & { once: string[]; attachment: string; notAfter: number },
+  ): Promise<DeferredAppend | TooLate> {
+    const answer = await this.deferred(orgId, input, []);
     if ("voided" in answer) throw new Error(`ledger ${orgId}: voided without a void key`);
     return answer;
   }
@@ -149,7 +170,9 @@ export class OrgLedger extends DurableObject<Env> {
     input: Omit<AppendInput, "once"> & { once: string[]; attachment: string; voidedBy: string[] },
   ): Promise<DeferredAppend | { voided: Voiding }> {
     const { voidedBy, ...append } = input;
-    return this.deferred(orgId, append, voidedBy);
+    const answer = await this.deferred(orgId, append, voidedBy);
+    if ("late" in answer) throw new Error(`ledger ${orgId}: late without a deadline`);
+    return answer;
   }
 
   /**
@@ -161,15 +184,21 @@ export class OrgLedger extends DurableObject<Env> {
    */
   async appendSpending(
     orgId: string,
-    input: Omit<AppendInput, "once"> & { once: string[]; attachment: string; spend: ReviewSpend },
-  ): Promise<DeferredAppend | { refused: SpendRefusal }> {
+    input: Omit<AppendInput, "once"> & {
+      once: string[];
+      attachment: string;
+      spend: ReviewSpend;
+      notAfter?: number;
+    },
+  ): Promise<DeferredAppend | { refused: SpendRefusal } | TooLate> {
     this.bind(orgId);
-    const { spend, ...append } = input;
+    const { spend, notAfter, ...append } = input;
     const earlier = earlierCommit(this.store, append.once);
     if (earlier) {
       const attachment = this.store.attachment(earlier.sequence);
       return { entry: earlier, replayed: true, attachment };
     }
+    if (notAfter !== undefined && Date.now() >= notAfter) return { late: true };
     const refusal = spendRefusal(this.store, spend);
     if (refusal !== null) return { refused: refusal };
     const [primary, ...others] = append.once;
@@ -193,9 +222,16 @@ export class OrgLedger extends DurableObject<Env> {
   // No await before the transaction: the once keys, the voids and the sequencing are one step.
   private async deferred(
     orgId: string,
-    input: Omit<AppendInput, "once"> & { once: string[]; attachment: string },
+    {
+      notAfter,
+      ...input
+    }: Omit<AppendInput, "once"> & {
+      once: string[];
+      attachment: string;
+      notAfter?: number;
+    },
     voidedBy: readonly string[],
-  ): Promise<DeferredAppend | { voided: Voiding }> {
+  ): Promise<DeferredAppend | { voided: Voiding } | TooLate> {
     this.bind(orgId);
     // Several keys, one entry: the first key already used names the earlier append.
     const earlier = earlierCommit(this.store, input.once);
@@ -206,6 +242,9 @@ export class OrgLedger extends DurableObject<Env> {
         attachment: this.store.attachment(earlier.sequence),
       };
     }
+    // Past its deadline (a review's SLA) a change is refused in the sequencing step itself, so
+    // a request that checked the deadline on arrival cannot land after it.
+    if (notAfter !== undefined && Date.now() >= notAfter) return { late: true };
     for (const key of voidedBy) {
       const voided = this.store.voiding(key);
       if (voided) return { voided };

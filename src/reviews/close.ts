@@ -20,7 +20,9 @@ export type Closed =
   /** The item is closed; `won` when this call's terms closed it, not an earlier resolver's. */
   | { kind: "closed"; row: ReviewRow; won: boolean }
   /** The ledger object refused the approval's spend: nothing was sequenced or written. */
-  | { kind: "refused"; refusal: SpendRefusal };
+  | { kind: "refused"; refusal: SpendRefusal }
+  /** The close reached the ledger object after the item's deadline: nothing was sequenced. */
+  | { kind: "late" };
 
 /** The once key every closer of one item shares: a person, a key and the SLA sweep alike. */
 function onceKey(reviewId: string): string {
@@ -38,7 +40,11 @@ export async function closeReview(
   env: Env,
   orgId: string,
   actor: Resolver,
-  target: { review: ReviewRow; assessmentJws: string },
+  /**
+   * `notAfter`: a person's or a key's close must be sequenced before the item's SLA ends (the
+   * ledger object refuses it after); the sweep's, which denies, has no deadline.
+   */
+  target: { review: ReviewRow; assessmentJws: string; notAfter?: Date },
   choice: Pick<Resolution, "decision" | "reason" | "note">,
   write: ClosingWrite,
 ): Promise<Closed> {
@@ -64,6 +70,7 @@ export async function closeReview(
     payload: terms,
     once: [onceKey(review.id)],
     ...(spend ? { spend } : {}),
+    ...(target.notAfter ? { notAfter: target.notAfter.getTime() } : {}),
   };
   const reread = async () => {
     const results = await write((db) => [readReview(db, review.id)]);
@@ -82,6 +89,7 @@ export async function closeReview(
       return row && row.status !== "open" ? { kind: "closed", row, won: false } : ORPHANED;
     },
     refused: async (refusal) => ({ kind: "refused", refusal }),
+    late: async () => ({ kind: "late" }),
   });
 }
 

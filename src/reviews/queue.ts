@@ -39,20 +39,17 @@ export async function resolveReview(
   const who = await tenant.caller();
   if (found.review.status !== "open") throw closedError(found.review);
   // Availability is never approval: past its SLA an item is only the sweep's to close (deny).
-  if (found.review.expiresAt.getTime() <= Date.now()) {
-    throw new ApiError("review_expired", {
-      message: "the review passed its SLA and is denied by the sweep",
-      expires_at: found.review.expiresAt.toISOString(),
-    });
-  }
+  // The ledger object checks the deadline again where it sequences the close (`notAfter`).
+  if (found.review.expiresAt.getTime() <= Date.now()) throw expiredError(found.review);
   const closed: Closed = await closeReview(
     tenant.env,
     who.orgId,
     { type: who.actor.type, id: who.actor.id },
-    { review: found.review, assessmentJws: found.jws },
+    { review: found.review, assessmentJws: found.jws, notAfter: found.review.expiresAt },
     { decision: body.decision, reason: "review.resolved", note: body.note ?? null },
     (build) => tenant.batch(build, { webhooks: true }),
   );
+  if (closed.kind === "late") throw expiredError(found.review);
   if (closed.kind === "refused") {
     throw new ApiError("review_spend_refused", {
       reason: closed.refusal,
@@ -64,6 +61,13 @@ export async function resolveReview(
   }
   if (!closed.won) throw closedError(closed.row);
   return closed.row;
+}
+
+function expiredError(row: ReviewRow): ApiError {
+  return new ApiError("review_expired", {
+    message: "the review passed its SLA and is denied by the sweep",
+    expires_at: row.expiresAt.toISOString(),
+  });
 }
 
 function closedError(row: ReviewRow): ApiError {

@@ -103,6 +103,7 @@ describe("examples/merchant-check", () => {
       issuer: "https://risk-service.test",
       merchantId: "m-1",
       mandate: payment(),
+      allowTestMode: true,
     });
     // The assessed claims decide, whatever they are; the verdict follows them exactly.
     expect(verdict.proceed).toBe(verdict.claims.decision === "approve");
@@ -118,8 +119,21 @@ describe("examples/merchant-check", () => {
       issuer: "https://risk-service.test",
       merchantId: "m-1",
       mandate: payment(),
+      allowTestMode: true,
     });
     expect(verdict).toMatchObject({ proceed: false, claims: { decision: "deny" } });
+  });
+
+  it("refuses a test key's verdict unless told it is integrating in test mode", async () => {
+    const { key } = await orgWithKey("test");
+    const failure = await checkMandate({
+      client: client(key),
+      keys: { jwks: await keySet() },
+      issuer: "https://risk-service.test",
+      merchantId: "m-1",
+      mandate: payment(),
+    }).catch((e) => e);
+    expect(failure).toMatchObject({ name: "VerificationError", code: "test_mode" });
   });
 
   it("throws when the payload is not from the expected issuer", async () => {
@@ -130,6 +144,7 @@ describe("examples/merchant-check", () => {
       issuer: "https://someone-else.test",
       merchantId: "m-1",
       mandate: payment(),
+      allowTestMode: true,
     }).catch((e) => e);
     expect(failure).toMatchObject({ name: "VerificationError", code: "claim_invalid" });
   });

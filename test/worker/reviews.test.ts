@@ -6,6 +6,7 @@ import {
 } from "cloudflare:test";
 import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
+import { ledgerOf } from "../../src/ledger/ledger";
 import worker from "../../workers/main";
 import { call, newOrg } from "./support/api";
 import { assessOk, examples, type Json, orgWithKey, payment } from "./support/assess";
@@ -395,6 +396,40 @@ describe("the review SLA", () => {
     expect(res.status).toBe(409);
     expect(res.json.error).toBe("review_expired");
     expect((await call(`/v1/reviews/${item.id}`, { key })).json.status).toBe("open");
+  });
+
+  it("refuses in the ledger object a close that reaches it after the SLA: nothing is sequenced and the sweep still denies", async () => {
+    const { org, key } = await orgWithKey();
+    const { item } = await overdue(key);
+    // What a resolve that passed the arrival check hands the ledger object once the SLA is over
+    // (src/reviews/close.ts): the item's one key, with the item's deadline.
+    const input = {
+      type: "review.resolved",
+      actor: { type: "user", id: "late-resolver" },
+      subject: { type: "review", id: item.id as string },
+      digest: `sha256:${"cd".repeat(32)}`,
+      once: [`review:${item.id}`],
+      attachment: "{}",
+      // The deadline `overdue` set: a second ago.
+      notAfter: Date.now() - 1000,
+    };
+    const ledger = ledgerOf(env, org.id);
+    expect(await ledger.appendBefore(org.id, input)).toEqual({ late: true });
+    const spend = {
+      root: "root",
+      transaction: "tx",
+      amount: 100,
+      currency: "USD",
+      budgets: [],
+      maxOccurrences: null,
+    };
+    expect(await ledger.appendSpending(org.id, { ...input, spend })).toEqual({ late: true });
+    await sweep();
+    const swept = await call(`/v1/reviews/${item.id}`, { key });
+    expect(swept.json).toMatchObject({ status: "expired", decision: "deny" });
+    const entries = await ledgerEntries(org.id, item.id as string);
+    expect(entries.map((e) => e.actor_id)).not.toContain("late-resolver");
+    expect(entries).toHaveLength(1);
   });
 
   it("expires an overdue item through the Cron sweep as deny, audited and signed", async () => {

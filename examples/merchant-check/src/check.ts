@@ -15,6 +15,8 @@ export interface CheckoutCheck {
   merchantId: string;
   /** The AP2 mandate the agent presented at checkout. */
   mandate: Record<string, unknown>;
+  /** Accept a test-mode verdict: only while integrating with a test key. */
+  allowTestMode?: boolean;
 }
 
 export type CheckoutVerdict =
@@ -35,6 +37,7 @@ export async function checkMandate(check: CheckoutCheck): Promise<CheckoutVerdic
     issuer: check.issuer,
     audience: check.merchantId,
     maxAgeSeconds: 300,
+    allowTestMode: check.allowTestMode === true,
   } as Parameters<typeof verifyRiskPayload>[1]);
   if (claims.decision === "approve") return { proceed: true, claims };
   return {

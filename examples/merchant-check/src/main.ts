@@ -39,6 +39,8 @@ async function main(): Promise<number> {
     issuer: process.env.RISK_ISSUER ?? riskUrl,
     merchantId,
     mandate,
+    // A test key's verdicts are test-mode (livemode false); a live checkout refuses them.
+    allowTestMode: apiKey.startsWith("aar_test_"),
   });
   const { claims } = verdict;
   console.log(

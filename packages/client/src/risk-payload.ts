@@ -31,6 +31,20 @@ export interface RiskPayloadClaims {
   agent_id: string | null;
   credential_reference: string | null;
   mandate_verified: boolean;
+  /**
+   * Present on the payload a person's resolution (or the SLA's expiry) of a `review` signs
+   * (docs/reviews.md): `decision` is then the human one, and this says who, when, and what the
+   * automated decision was.
+   */
+  resolution?: {
+    review_id: string;
+    status: string;
+    reason: string;
+    resolved_by: { type: string; id: string };
+    resolved_at: string;
+    original_decision: "review";
+    original_jti: string;
+  };
 }
 
 export type VerifyRiskPayloadOptions = KeySource & {
@@ -44,6 +58,12 @@ export type VerifyRiskPayloadOptions = KeySource & {
   clockToleranceSeconds?: number;
   /** "Now", for tests and replays of old decisions. */
   currentDate?: Date;
+  /**
+   * Accept a test-mode payload (`livemode: false`). Off by default: any org's test key gets a
+   * validly signed verdict for whatever audience it names, so only your own test integration
+   * should ever accept one.
+   */
+  allowTestMode?: boolean;
 };
 
 /**
@@ -66,7 +86,14 @@ export async function verifyRiskPayload(
       ...(options.currentDate === undefined ? {} : { currentDate: options.currentDate }),
       clockTolerance: options.clockToleranceSeconds ?? 0,
     });
-    return payload as unknown as RiskPayloadClaims;
+    const claims = payload as unknown as RiskPayloadClaims;
+    if (claims.livemode !== true && options.allowTestMode !== true) {
+      throw new VerificationError(
+        "test_mode",
+        "a test-mode Risk Payload (livemode false); pass allowTestMode to accept one",
+      );
+    }
+    return claims;
   } catch (error) {
     throw asVerificationError(error);
   }

@@ -21,4 +21,5 @@ export type VerificationErrorCode =
   | "timestamp_out_of_window"
   | "header_missing"
   | "key_unavailable"
-  | "malformed";
+  | "malformed"
+  | "test_mode";

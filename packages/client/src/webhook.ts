@@ -14,7 +14,10 @@ export type VerifyWebhookOptions = (KeySource | { jwks?: never; jwksUrl?: never 
    * checks the Standard Webhooks signature.
    */
   secret?: string | string[];
-  /** Your endpoint's id: the JWS header must name it (a delivery meant for another fails). */
+  /**
+   * Your endpoint's id: the JWS header must name it (a delivery meant for another fails).
+   * Required when verifying with `jwks`/`jwksUrl` and no `secret`.
+   */
   endpointId?: string;
   /** How far the attempt's time may be from now, either way. Default 300 s. */
   toleranceSeconds?: number;
@@ -59,6 +62,13 @@ export async function verifyWebhook(
   const withKeys = options.jwks !== undefined || options.jwksUrl !== undefined;
   if (!withKeys && secrets.length === 0) {
     throw new TypeError("pass `jwks`, `jwksUrl` or `secret`: something to verify with");
+  }
+  // The service signs every org's deliveries with the same key set: without the endpoint's own
+  // secret, only the endpoint id in the JWS header ties a delivery to you, not to another org.
+  if (withKeys && secrets.length === 0 && options.endpointId === undefined) {
+    throw new TypeError(
+      "with `jwks` or `jwksUrl` alone, pass `endpointId`: another org's deliveries carry the same signature key",
+    );
   }
   const now = Math.floor((options.currentDate?.getTime() ?? Date.now()) / 1000);
   const tolerance = options.toleranceSeconds ?? 300;

@@ -37,7 +37,7 @@ function claims(changes: Record<string, unknown> = {}) {
     iat,
     exp: iat + 300,
     jti: "rp_1",
-    livemode: false,
+    livemode: true,
     log_id: "0".repeat(32),
     assessment_id: "asm_1",
     mandate_id: "tx-1",
@@ -80,6 +80,14 @@ describe("verifyRiskPayload", () => {
       maxAgeSeconds: 60,
     });
     expect(verified).toEqual(expected);
+  });
+
+  it("refuses a test-mode payload unless told to accept one", async () => {
+    const test = await sign(claims({ livemode: false }));
+    expect(await refusal(test)).toBe("test_mode");
+    expect(await refusal(await sign(claims({ livemode: "false" })))).toBe("test_mode");
+    const accepted = await verifyRiskPayload(test, { jwks: { keys: [jwk] }, allowTestMode: true });
+    expect(accepted.livemode).toBe(false);
   });
 
   it("refuses another typ: no other signed object of the service passes as a verdict", async () => {

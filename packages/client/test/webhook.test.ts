@@ -83,16 +83,23 @@ describe("verifyWebhook", () => {
   it("accepts the service's JWS alone, over the raw bytes", async () => {
     const { raw, headers } = await delivery();
     const bytes = new TextEncoder().encode(raw);
-    expect((await verifyWebhook(bytes, headers, { jwks: { keys: [jwk] } })).type).toBe(
-      "assessment.denied",
-    );
+    expect(
+      (await verifyWebhook(bytes, headers, { jwks: { keys: [jwk] }, endpointId: ENDPOINT })).type,
+    ).toBe("assessment.denied");
+  });
+
+  it("will not verify by the key set alone without the endpoint id: every org's deliveries share the key", async () => {
+    const { raw, headers } = await delivery();
+    await expect(verifyWebhook(raw, headers, { jwks: { keys: [jwk] } })).rejects.toThrow(TypeError);
   });
 
   it("refuses a body changed by one byte, under either signature", async () => {
     const { raw, headers } = await delivery();
     const changed = raw.replace('"risk_score":91', '"risk_score":11');
     expect(await refusal(changed, headers, { secret: SECRET })).toBe("signature_invalid");
-    expect(await refusal(changed, headers, { jwks: { keys: [jwk] } })).toBe("signature_invalid");
+    expect(await refusal(changed, headers, { jwks: { keys: [jwk] }, endpointId: ENDPOINT })).toBe(
+      "signature_invalid",
+    );
   });
 
   it("refuses another endpoint's secret, and accepts either secret during a rotation", async () => {
@@ -116,7 +123,7 @@ describe("verifyWebhook", () => {
     for (const offset of [-301_000, 301_000]) {
       const { raw, headers } = await delivery({ at: new Date(Date.now() + offset) });
       expect(await refusal(raw, headers, { secret: SECRET })).toBe("timestamp_out_of_window");
-      expect(await refusal(raw, headers, { jwks: { keys: [jwk] } })).toBe(
+      expect(await refusal(raw, headers, { jwks: { keys: [jwk] }, endpointId: ENDPOINT })).toBe(
         "timestamp_out_of_window",
       );
     }
@@ -132,7 +139,9 @@ describe("verifyWebhook", () => {
       "webhook-id": "msg_b",
       "webhook-signature": other.headers["webhook-signature"] ?? "",
     };
-    expect(await refusal(raw, mixed, { jwks: { keys: [jwk] } })).toBe("claim_invalid");
+    expect(await refusal(raw, mixed, { jwks: { keys: [jwk] }, endpointId: ENDPOINT })).toBe(
+      "claim_invalid",
+    );
   });
 
   it("names a missing header", async () => {
