@@ -4,12 +4,20 @@ import { own } from "../credentials/claims";
 import type { CredentialFailure } from "../credentials/failures";
 import { type HopReading, readHop } from "../credentials/hops";
 import { isPinned, pinKey, thumbprint } from "../credentials/keys";
-import type { ChainVerdict, PresentationInputs } from "../credentials/verify";
+import {
+  type ChainVerdict,
+  type PresentationInputs,
+  type TrustAnchors,
+  verifyChain,
+} from "../credentials/verify";
 import { ApiError } from "../errors";
 import { canonicalize } from "../lib/canonical";
 import { withUnicodePattern } from "../schemas/common";
 import { VCT_BY_MANDATE_TYPE } from "./ap2";
 import { withoutServiceRiskData } from "./facts";
+import type { Decision } from "./risk";
+import { THRESHOLDS } from "./risk-model";
+import { rejection } from "./signals";
 
 /**
  * An AP2 credential (an SD-JWT delegation chain) presented to `POST /v1/assess`, read before
@@ -192,5 +200,58 @@ export function credentialOutcome(verdict: ChainVerdict): CredentialOutcome {
     holder_thumbprint: verdict.holderThumbprint,
     hops: verdict.hops,
     failure: verdict.verified ? null : verdict.failure,
+  };
+}
+
+/** 400 in live mode: a credential is verified against the verifier's own audience and nonce. */
+export function requireLivePresentation(presented: PresentedCredential): void {
+  const missing = (["aud", "nonce"] as const).filter((m) => !presented.presentation[m]);
+  if (missing.length > 0) {
+    throw new ApiError(
+      "invalid_request",
+      missing.map((member) => ({
+        path: `presentation.${member}`,
+        message: "required in live mode with a credential",
+      })),
+    );
+  }
+}
+
+/** The verifier's verdict at the request's time, against the org's active trust anchors. */
+export async function verifyPresented(
+  presented: PresentedCredential,
+  anchors: TrustAnchors | undefined,
+  receivedAt: number,
+): Promise<ChainVerdict> {
+  const verified = await verifyChain(presented.chain, {
+    anchors: anchors ?? { keys: [] },
+    presentation: presentationInputs(presented.presentation),
+    now: Math.floor(receivedAt / 1000),
+  });
+  const verdict = judgedVerdict(presented, verified);
+  // The request's parse read the same hops; kept in step with the verifier all the same.
+  if (!verdict.vctKnown) {
+    throw new ApiError("unknown_mandate_type", [
+      { path: "credential", message: verdict.detail?.message ?? "an unknown vct" },
+    ]);
+  }
+  return verdict;
+}
+
+/** The model's approval turned into the ledger object's refusal of the spend: a denial. */
+export function refusedDecision(decision: Decision, failure: AssessedFailure, description: string) {
+  const score = Math.max(decision.risk_score, THRESHOLDS.deny);
+  const reason = rejection(
+    `credential_${failure}` as Parameters<typeof rejection>[0],
+    `the credential is refused (${failure}): ${description}`,
+  );
+  return {
+    ...decision,
+    decision: "deny" as const,
+    risk_level: "highest" as const,
+    risk_score: score,
+    reason: `Denied: ${reason.description}.`,
+    rejection_reasons: [reason, ...decision.rejection_reasons],
+    confidences: { ...decision.confidences, mandate_validity: 0 },
   };
 }

@@ -11,6 +11,7 @@ import {
   type UndisclosedElement,
   type ValidMandate,
 } from "./ap2";
+import type { Outcome } from "./outcome";
 
 /**
  * MandateFacts: what policy, risk and know-your-agent read from a request, extracted once
@@ -193,4 +194,28 @@ export function withoutServiceRiskData(mandate: Record<string, unknown>): Record
   const { [RISK_DATA_NAMESPACE]: _injected, ...clientSignals } = riskData;
   const { risk_data: _riskData, ...rest } = mandate;
   return Object.keys(clientSignals).length === 0 ? rest : { ...rest, risk_data: clientSignals };
+}
+
+/** The mandate to forward downstream: `risk_data` as submitted plus our namespaced payload. */
+export function withRiskPayload(mandate: Record<string, unknown>, outcome: Outcome) {
+  const riskData = mandate.risk_data;
+  if (
+    riskData !== undefined &&
+    (typeof riskData !== "object" || riskData === null || Array.isArray(riskData))
+  ) {
+    return mandate;
+  }
+  return {
+    ...mandate,
+    risk_data: {
+      ...(riskData as Record<string, unknown> | undefined),
+      [RISK_DATA_NAMESPACE]: {
+        assessment_id: outcome.id,
+        jws: outcome.risk_payload.jws,
+        kid: outcome.risk_payload.kid,
+        alg: outcome.risk_payload.alg,
+        verify_url: outcome.risk_payload.verify_url,
+      },
+    },
+  };
 }

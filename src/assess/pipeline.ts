@@ -1,7 +1,7 @@
 import { calculateJwkThumbprint } from "jose";
 import type { Caller } from "../auth/caller";
 import { guardSpend } from "../billing/guard";
-import { type ChainVerdict, type TrustAnchors, verifyChain } from "../credentials/verify";
+import type { ChainVerdict } from "../credentials/verify";
 import type { Tenant } from "../db/tenant";
 import { type Env, modeOf, publicBaseUrl } from "../env";
 import { ApiError } from "../errors";
@@ -11,7 +11,7 @@ import { newId } from "../lib/ids";
 import { logError } from "../lib/log";
 import { openedRefinement, refinementOf } from "../reviews/records";
 import { recordInputs } from "../rules/inputs";
-import type { Refinement, ReviewOpening, ReviewSpend } from "../schemas/reviews";
+import type { Refinement } from "../schemas/reviews";
 import { signer } from "../signing/signer";
 import { scoreBehavior } from "./behavior";
 import type {
@@ -26,21 +26,21 @@ import {
   type AssessedFailure,
   type CredentialOutcome,
   credentialOutcome,
-  judgedVerdict,
-  type PresentedCredential,
-  presentationInputs,
+  refusedDecision,
+  requireLivePresentation,
+  verifyPresented,
 } from "./credential";
-import { RISK_DATA_NAMESPACE, withoutServiceRiskData } from "./facts";
+import { withoutServiceRiskData, withRiskPayload } from "./facts";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
 import { evaluatePolicy } from "./policy-rules";
 import { mandateCanonicalHash, type ParsedAssessRequest, unstorableAt } from "./request";
+import { reviewOpening, spendTerms } from "./review-opening";
 import { type Decision, decide, scoreIdentity } from "./risk";
 import type { CredentialEvidence } from "./risk-input";
-import { type ComponentResult, THRESHOLDS } from "./risk-model";
+import type { ComponentResult } from "./risk-model";
 import { type RiskPayloadFacts, riskPayloadClaims, riskPayloadTtlSeconds } from "./risk-payload";
 import { shadowVerdict } from "./shadow";
-import { rejection } from "./signals";
 import { Stopwatch } from "./stopwatch";
 
 export interface Assessed {
@@ -193,27 +193,6 @@ export async function runAssessment(
 }
 
 /**
- * The review item a `review` verdict opens. With a verified credential it keeps what approving
- * would spend, so a person's approval is judged like an automated one (docs/reviews.md).
- */
-function reviewOpening(verdict: ChainVerdict | null, receivedAt: number): ReviewOpening {
-  const spend = verdict?.verified ? verdict.spend : null;
-  return { id: newId(receivedAt), spend: spend ? spendTerms(spend) : null };
-}
-
-/** What approving a verified payment spends, as the ledger object judges it. */
-function spendTerms(spend: NonNullable<ChainVerdict["spend"]>): ReviewSpend {
-  return {
-    root: spend.rootReference,
-    transaction: spend.transactionId,
-    amount: spend.amount,
-    currency: spend.currency,
-    budgets: spend.budgets.map((b) => ({ max: b.maxMinor, currency: b.currency })),
-    maxOccurrences: spend.maxOccurrences,
-  };
-}
-
-/**
  * The idempotency keys the ledger object arbitrates at once: the content, and the caller's key
  * (per mode). Whichever was used first names the assessment every later request gets.
  */
@@ -230,41 +209,6 @@ type PayloadFacts = Omit<
   RiskPayloadFacts,
   "decision" | "riskScore" | "riskLevel" | "payloadId" | "credentialReference" | "mandateVerified"
 >;
-
-/** 400 in live mode: a credential is verified against the verifier's own audience and nonce. */
-function requireLivePresentation(presented: PresentedCredential): void {
-  const missing = (["aud", "nonce"] as const).filter((m) => !presented.presentation[m]);
-  if (missing.length > 0) {
-    throw new ApiError(
-      "invalid_request",
-      missing.map((member) => ({
-        path: `presentation.${member}`,
-        message: "required in live mode with a credential",
-      })),
-    );
-  }
-}
-
-/** The verifier's verdict at the request's time, against the org's active trust anchors. */
-async function verifyPresented(
-  presented: PresentedCredential,
-  anchors: TrustAnchors | undefined,
-  receivedAt: number,
-): Promise<ChainVerdict> {
-  const verified = await verifyChain(presented.chain, {
-    anchors: anchors ?? { keys: [] },
-    presentation: presentationInputs(presented.presentation),
-    now: Math.floor(receivedAt / 1000),
-  });
-  const verdict = judgedVerdict(presented, verified);
-  // The request's parse read the same hops; kept in step with the verifier all the same.
-  if (!verdict.vctKnown) {
-    throw new ApiError("unknown_mandate_type", [
-      { path: "credential", message: verdict.detail?.message ?? "an unknown vct" },
-    ]);
-  }
-  return verdict;
-}
 
 /**
  * What approving a verified payment spends, for the ledger object to judge against what it
@@ -296,24 +240,6 @@ function spendOf(
         "this payment would take the open mandate past its budget or its number of payments",
       ),
     },
-  };
-}
-
-/** The model's approval turned into the ledger object's refusal of the spend: a denial. */
-function refusedDecision(decision: Decision, failure: AssessedFailure, description: string) {
-  const score = Math.max(decision.risk_score, THRESHOLDS.deny);
-  const reason = rejection(
-    `credential_${failure}` as Parameters<typeof rejection>[0],
-    `the credential is refused (${failure}): ${description}`,
-  );
-  return {
-    ...decision,
-    decision: "deny" as const,
-    risk_level: "highest" as const,
-    risk_score: score,
-    reason: `Denied: ${reason.description}.`,
-    rejection_reasons: [reason, ...decision.rejection_reasons],
-    confidences: { ...decision.confidences, mandate_validity: 0 },
   };
 }
 
@@ -387,30 +313,6 @@ function answer(
 ): Assessed {
   const outcome = toOutcome(record, record.audit_sequence <= anchoredThrough, refinement);
   return { outcome, record, mandate: withRiskPayload(request.mandate, outcome), timing };
-}
-
-/** The mandate to forward downstream: `risk_data` as submitted plus our namespaced payload. */
-function withRiskPayload(mandate: Record<string, unknown>, outcome: Outcome) {
-  const riskData = mandate.risk_data;
-  if (
-    riskData !== undefined &&
-    (typeof riskData !== "object" || riskData === null || Array.isArray(riskData))
-  ) {
-    return mandate;
-  }
-  return {
-    ...mandate,
-    risk_data: {
-      ...(riskData as Record<string, unknown> | undefined),
-      [RISK_DATA_NAMESPACE]: {
-        assessment_id: outcome.id,
-        jws: outcome.risk_payload.jws,
-        kid: outcome.risk_payload.kid,
-        alg: outcome.risk_payload.alg,
-        verify_url: outcome.risk_payload.verify_url,
-      },
-    },
-  };
 }
 
 /**

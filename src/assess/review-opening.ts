@@ -1,0 +1,24 @@
+import type { ChainVerdict } from "../credentials/verify";
+import { newId } from "../lib/ids";
+import type { ReviewOpening, ReviewSpend } from "../schemas/reviews";
+
+/**
+ * The review item a `review` verdict opens. With a verified credential it keeps what approving
+ * would spend, so a person's approval is judged like an automated one (docs/reviews.md).
+ */
+export function reviewOpening(verdict: ChainVerdict | null, receivedAt: number): ReviewOpening {
+  const spend = verdict?.verified ? verdict.spend : null;
+  return { id: newId(receivedAt), spend: spend ? spendTerms(spend) : null };
+}
+
+/** What approving a verified payment spends, as the ledger object judges it. */
+export function spendTerms(spend: NonNullable<ChainVerdict["spend"]>): ReviewSpend {
+  return {
+    root: spend.rootReference,
+    transaction: spend.transactionId,
+    amount: spend.amount,
+    currency: spend.currency,
+    budgets: spend.budgets.map((b) => ({ max: b.maxMinor, currency: b.currency })),
+    maxOccurrences: spend.maxOccurrences,
+  };
+}
