@@ -84,6 +84,15 @@ type A2ABlock = z.infer<typeof a2aBlockSchema>;
 /** RFC 3986 scheme and colon: RFC 7519 wants an `aud` holding a `:` to be a URI. */
 const URI_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 
+/** The payment mandate of the OpenAPI examples (`AssessRequest`, `AssessResponse`). */
+export const EXAMPLE_MANDATE = {
+  vct: "mandate.payment.1",
+  transaction_id: "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
+  payee: { id: "merchant_1", name: "Demo Merchant", website: "https://demo-merchant.example" },
+  payment_amount: { amount: 19900, currency: "USD" },
+  payment_instrument: { id: "pm_card_4242", type: "card", description: "Card ending 4242" },
+};
+
 /**
  * The body of `POST /v1/assess`, the schema parseAssessRequest validates with (and the OpenAPI
  * document shows). Strict: a misspelt optional field (`mandate_type`, `idempotencyKey`) must
@@ -148,17 +157,7 @@ export const AssessRequest = z
   .openapi("AssessRequest", {
     example: {
       kind: "ap2_payment",
-      mandate: {
-        vct: "mandate.payment.1",
-        transaction_id: "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
-        payee: {
-          id: "merchant_1",
-          name: "Demo Merchant",
-          website: "https://demo-merchant.example",
-        },
-        payment_amount: { amount: 19900, currency: "USD" },
-        payment_instrument: { id: "stub", type: "card", description: "Card ending 4242" },
-      },
+      mandate: EXAMPLE_MANDATE,
       audience: "https://psp.example",
       idempotency_key: "order-1042",
     },

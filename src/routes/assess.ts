@@ -1,11 +1,15 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { withRiskPayload } from "../assess/facts";
 import { Outcome } from "../assess/outcome";
 import { runAssessment } from "../assess/pipeline";
-import { AssessRequest, parseAssessRequest } from "../assess/request";
+import { AssessRequest, EXAMPLE_MANDATE, parseAssessRequest } from "../assess/request";
+import { MANDATE_ASSURANCE } from "../assess/risk-model";
+import { signal } from "../assess/signals";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json, jsonBody } from "../http/schemas";
+import { openedRefinement } from "../reviews/records";
 
 const AssessResponse = z
   .object({
@@ -23,18 +27,50 @@ const AssessResponse = z
   .openapi("AssessResponse", { example: assessResponseExample() });
 
 /**
- * The answer to AssessRequest's example: an unknown agent's payment, held for review. The JWS
- * is shortened; `test/worker/openapi-responses.test.ts` checks real answers against the schema.
+ * The answer to AssessRequest's example: an unknown agent's payment sent as decoded JSON, held
+ * for review (so it opens a review item). The JWS is shortened;
+ * `test/worker/openapi-responses.test.ts` checks real answers against the schema.
  */
 function assessResponseExample() {
   const assessmentId = "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b";
   const jws = "eyJhbGciOiJFZERTQSIsInR5cCI6InJpc2stcGF5bG9hZCtqd3QifQ.eyJzdWIiOiIuLi4ifQ.c2ln";
-  const mandate = {
-    vct: "mandate.payment.1",
-    transaction_id: "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
-    payee: { id: "merchant_1", name: "Demo Merchant", website: "https://demo-merchant.example" },
-    payment_amount: { amount: 19900, currency: "USD" },
-    payment_instrument: { id: "stub", type: "card", description: "Card ending 4242" },
+  const outcome = {
+    object: "assessment" as const,
+    id: assessmentId,
+    created: "2026-01-01T12:00:00.000Z",
+    livemode: true,
+    kind: "ap2_payment" as const,
+    outcome: {
+      decision: "review" as const,
+      risk_level: "elevated" as const,
+      risk_score: 55,
+      reason: "Review: the agent could not be identified.",
+      policy_version: 1,
+    },
+    confidences: {
+      agent_identity: 0,
+      mandate_validity: MANDATE_ASSURANCE.decoded,
+      policy_adherence: 1,
+      behavioral_risk: 0.5,
+      recipient_risk: 0.5,
+    },
+    signals: [signal("agent_unknown", "high"), signal("unverified", "low")],
+    rejection_reasons: [],
+    risk_payload: {
+      jws,
+      kid: "hQ5n0Zq3eX1v2Yb7mWc9tRk4LpS6uJd8aFg0iHe2oTs",
+      alg: "EdDSA" as const,
+      verify_url: "https://risk.example.com/.well-known/jwks.json",
+    },
+    audit: {
+      entry_id: "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7d",
+      sequence: 42,
+      status: "pending" as const,
+    },
+    refinement: openedRefinement("0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7e"),
+    agent: null,
+    credential: null,
+    latency_ms: 18,
   };
   return {
     decision: "review",
@@ -42,41 +78,9 @@ function assessResponseExample() {
     assessmentId,
     mandateId: "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7c",
     riskPayloadJws: jws,
-    mandate: { ...mandate, risk_data: { "agent-risk": jws } },
-    outcome: {
-      object: "assessment",
-      id: assessmentId,
-      created: "2026-01-01T12:00:00.000Z",
-      livemode: true,
-      kind: "ap2_payment",
-      outcome: {
-        decision: "review",
-        risk_level: "elevated",
-        risk_score: 55,
-        reason: "Review: the agent could not be identified.",
-        policy_version: 1,
-      },
-      confidences: {
-        agent_identity: 0,
-        mandate_validity: 1,
-        policy_adherence: 1,
-        behavioral_risk: 0.5,
-        recipient_risk: 0.5,
-      },
-      signals: [{ category: "identity", type: "agent_unknown", severity: "high" }],
-      rejection_reasons: [],
-      risk_payload: {
-        jws,
-        kid: "hQ5n0Zq3eX1v2Yb7mWc9tRk4LpS6uJd8aFg0iHe2oTs",
-        alg: "EdDSA",
-        verify_url: "https://risk.example.com/.well-known/jwks.json",
-      },
-      audit: { entry_id: "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7d", sequence: 42, status: "pending" },
-      refinement: null,
-      agent: null,
-      credential: null,
-      latency_ms: 18,
-    },
+    // Built by the function that builds the real answer's forwarded mandate.
+    mandate: withRiskPayload(EXAMPLE_MANDATE, outcome as Outcome),
+    outcome,
     idempotency_key: "order-1042",
   };
 }

@@ -2786,7 +2786,7 @@ export interface paths {
                      *           "currency": "USD"
                      *         },
                      *         "payment_instrument": {
-                     *           "id": "stub",
+                     *           "id": "pm_card_4242",
                      *           "type": "card",
                      *           "description": "Card ending 4242"
                      *         }
@@ -2825,12 +2825,18 @@ export interface paths {
                          *           "currency": "USD"
                          *         },
                          *         "payment_instrument": {
-                         *           "id": "stub",
+                         *           "id": "pm_card_4242",
                          *           "type": "card",
                          *           "description": "Card ending 4242"
                          *         },
                          *         "risk_data": {
-                         *           "agent-risk": "eyJhbGciOiJFZERTQSIsInR5cCI6InJpc2stcGF5bG9hZCtqd3QifQ.eyJzdWIiOiIuLi4ifQ.c2ln"
+                         *           "agent-risk": {
+                         *             "assessment_id": "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b",
+                         *             "jws": "eyJhbGciOiJFZERTQSIsInR5cCI6InJpc2stcGF5bG9hZCtqd3QifQ.eyJzdWIiOiIuLi4ifQ.c2ln",
+                         *             "kid": "hQ5n0Zq3eX1v2Yb7mWc9tRk4LpS6uJd8aFg0iHe2oTs",
+                         *             "alg": "EdDSA",
+                         *             "verify_url": "https://risk.example.com/.well-known/jwks.json"
+                         *           }
                          *         }
                          *       },
                          *       "outcome": {
@@ -2848,7 +2854,7 @@ export interface paths {
                          *         },
                          *         "confidences": {
                          *           "agent_identity": 0,
-                         *           "mandate_validity": 1,
+                         *           "mandate_validity": 0.8,
                          *           "policy_adherence": 1,
                          *           "behavioral_risk": 0.5,
                          *           "recipient_risk": 0.5
@@ -2858,6 +2864,11 @@ export interface paths {
                          *             "category": "identity",
                          *             "type": "agent_unknown",
                          *             "severity": "high"
+                         *           },
+                         *           {
+                         *             "category": "mandate",
+                         *             "type": "unverified",
+                         *             "severity": "low"
                          *           }
                          *         ],
                          *         "rejection_reasons": [],
@@ -2872,7 +2883,15 @@ export interface paths {
                          *           "sequence": 42,
                          *           "status": "pending"
                          *         },
-                         *         "refinement": null,
+                         *         "refinement": {
+                         *           "status": "open",
+                         *           "review_id": "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7e",
+                         *           "decision": null,
+                         *           "reason": null,
+                         *           "resolved_at": null,
+                         *           "resolved_by": null,
+                         *           "risk_payload": null
+                         *         },
                          *         "agent": null,
                          *         "credential": null,
                          *         "latency_ms": 18
@@ -12192,12 +12211,18 @@ export interface components {
          *           "currency": "USD"
          *         },
          *         "payment_instrument": {
-         *           "id": "stub",
+         *           "id": "pm_card_4242",
          *           "type": "card",
          *           "description": "Card ending 4242"
          *         },
          *         "risk_data": {
-         *           "agent-risk": "eyJhbGciOiJFZERTQSIsInR5cCI6InJpc2stcGF5bG9hZCtqd3QifQ.eyJzdWIiOiIuLi4ifQ.c2ln"
+         *           "agent-risk": {
+         *             "assessment_id": "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b",
+         *             "jws": "eyJhbGciOiJFZERTQSIsInR5cCI6InJpc2stcGF5bG9hZCtqd3QifQ.eyJzdWIiOiIuLi4ifQ.c2ln",
+         *             "kid": "hQ5n0Zq3eX1v2Yb7mWc9tRk4LpS6uJd8aFg0iHe2oTs",
+         *             "alg": "EdDSA",
+         *             "verify_url": "https://risk.example.com/.well-known/jwks.json"
+         *           }
          *         }
          *       },
          *       "outcome": {
@@ -12215,7 +12240,7 @@ export interface components {
          *         },
          *         "confidences": {
          *           "agent_identity": 0,
-         *           "mandate_validity": 1,
+         *           "mandate_validity": 0.8,
          *           "policy_adherence": 1,
          *           "behavioral_risk": 0.5,
          *           "recipient_risk": 0.5
@@ -12225,6 +12250,11 @@ export interface components {
          *             "category": "identity",
          *             "type": "agent_unknown",
          *             "severity": "high"
+         *           },
+         *           {
+         *             "category": "mandate",
+         *             "type": "unverified",
+         *             "severity": "low"
          *           }
          *         ],
          *         "rejection_reasons": [],
@@ -12239,7 +12269,15 @@ export interface components {
          *           "sequence": 42,
          *           "status": "pending"
          *         },
-         *         "refinement": null,
+         *         "refinement": {
+         *           "status": "open",
+         *           "review_id": "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7e",
+         *           "decision": null,
+         *           "reason": null,
+         *           "resolved_at": null,
+         *           "resolved_by": null,
+         *           "risk_payload": null
+         *         },
          *         "agent": null,
          *         "credential": null,
          *         "latency_ms": 18
@@ -12378,7 +12416,7 @@ export interface components {
          *           "currency": "USD"
          *         },
          *         "payment_instrument": {
-         *           "id": "stub",
+         *           "id": "pm_card_4242",
          *           "type": "card",
          *           "description": "Card ending 4242"
          *         }
