@@ -242,7 +242,7 @@ describe("a third party verifying with jose", () => {
     const fromTest = await assessOk(test, { mandate, audience: PSP });
     for (const [jws, change, message] of [
       [body.riskPayloadJws, { livemode: false }, "wrong mode"],
-      [fromTest.riskPayloadJws, {}, "wrong mode"],
+      [fromTest.riskPayloadJws, {}, "test-mode"],
       [body.riskPayloadJws, { logId: await logIdOf(other.org.id) }, "another organization"],
       [body.riskPayloadJws, { mandate: tampered }, "another mandate"],
     ] as const) {

@@ -7,6 +7,7 @@ export { ApiError, type ErrorCode } from "./api-error.js";
 export { type AgentRiskClient, type ClientOptions, createClient, type Success } from "./client.js";
 export type { components, operations, paths } from "./generated/openapi.js";
 export type { KeySource } from "./key-set.js";
+export { mandateHash, RISK_DATA_NAMESPACE } from "./mandate-hash.js";
 export { isSafeToRepeat, type RetryOptions } from "./retry.js";
 export {
   RISK_PAYLOAD_TYP,

@@ -1,5 +1,6 @@
 import { errors, jwtVerify } from "jose";
 import { type KeySource, keyGetter } from "./key-set.js";
+import { mandateHash } from "./mandate-hash.js";
 import { VerificationError } from "./verification-error.js";
 
 /** The JWS `typ` of a Risk Payload: no other signed object of the service verifies as one. */
@@ -64,6 +65,10 @@ export type VerifyRiskPayloadOptions = KeySource & {
    * should ever accept one.
    */
   allowTestMode?: boolean;
+  /** The assessing org's public log id, when you know which org must have assessed it. */
+  logId?: string;
+  /** The mandate as it was forwarded to you: its digest must be the payload's `mandate_hash`. */
+  mandate?: Record<string, unknown>;
 };
 
 /**
@@ -92,6 +97,12 @@ export async function verifyRiskPayload(
         "test_mode",
         "a test-mode Risk Payload (livemode false); pass allowTestMode to accept one",
       );
+    }
+    if (options.logId !== undefined && claims.log_id !== options.logId) {
+      throw new VerificationError("claim_invalid", "assessed by another organization (log_id)");
+    }
+    if (options.mandate && (await mandateHash(options.mandate)) !== claims.mandate_hash) {
+      throw new VerificationError("claim_invalid", "signed for another mandate (mandate_hash)");
     }
     return claims;
   } catch (error) {
