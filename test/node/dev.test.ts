@@ -10,8 +10,7 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:net";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -19,6 +18,7 @@ import { promisify } from "node:util";
 import { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFreshDatabase, type FreshDatabase } from "../../scripts/sql-endpoint/fresh-database";
+import { freePort, survivors } from "../support/processes";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const READY_TIMEOUT_MS = 90_000;
@@ -27,34 +27,6 @@ const STOP_TIMEOUT_MS = 15_000;
 interface DevServer {
   child: ChildProcess;
   output: () => string;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
-}
-
-/** Processes (not zombies) whose command line mentions `needle`: what a stop must leave none of. */
-function survivors(needle: string): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ");
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-      if (args.includes(needle) && state !== "Z") found.push(`${entry} ${args}`);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return found;
 }
 
 // Linux only: it reads /proc to prove that no process of the dev server survived a stop.
@@ -166,7 +138,7 @@ describe.skipIf(skip)("npm run dev", () => {
       }
     }
     if (stateDir) {
-      for (const line of survivors(stateDir)) process.kill(Number(line.split(" ")[0]), "SIGKILL");
+      for (const { pid } of survivors(stateDir)) process.kill(pid, "SIGKILL");
       rmSync(stateDir, { recursive: true, force: true });
     }
     await fresh?.drop();
@@ -260,7 +232,7 @@ describe.skipIf(skip)("npm run dev", () => {
 
     // SIGTERM to npm: exit 0, nothing left running, PGlite closed (reopenable, no stale lock).
     expect(await stopDev(first), first.output()).toBe(0);
-    expect(survivors(stateDir)).toEqual([]);
+    expect(survivors(stateDir).map((p) => `${p.pid} ${p.args}`)).toEqual([]);
     expect(existsSync(join(stateDir, ".data", "dev.pid"))).toBe(false);
     if (!fresh) {
       const pglite = join(stateDir, ".data", "pglite");
@@ -287,6 +259,6 @@ describe.skipIf(skip)("npm run dev", () => {
     expect(second.output()).not.toMatch(/created .*\.dev\.vars/);
 
     expect(await stopDev(second), second.output()).toBe(0);
-    expect(survivors(stateDir)).toEqual([]);
+    expect(survivors(stateDir).map((p) => `${p.pid} ${p.args}`)).toEqual([]);
   }, 240_000);
 });

@@ -7,15 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import {
-  createWriteStream,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-} from "node:fs";
-import { createServer } from "node:net";
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -23,6 +15,7 @@ import {
   createFreshDatabase,
   type FreshDatabase,
 } from "../../../scripts/sql-endpoint/fresh-database";
+import { freePort, survivors } from "../../support/processes";
 
 export const REPO = resolve(import.meta.dirname, "../../..");
 /** Git-ignored: screenshots and the service's log (docs/browser-tests.md). */
@@ -40,40 +33,6 @@ export interface RunningService {
   output(): string;
   /** Stops the service (SIGTERM, as Ctrl-C would), removes its state and its fresh database. */
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
-}
-
-/** Process ids (not zombies) whose command line names `needle`: what a stop must not leave. */
-function survivors(needle: string): number[] {
-  const found: number[] = [];
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return found; // no procfs (macOS): the process group's SIGKILL is all there is
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ");
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-      if (args.includes(needle) && state !== "Z") found.push(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return found;
 }
 
 function devEnv(stateDir: string, port: number, databaseUrl: string | undefined) {
@@ -150,7 +109,7 @@ export async function startService(): Promise<RunningService> {
         }
       }
       // wrangler and workerd run in a group of their own: whatever names our state dies too.
-      for (const pid of survivors(stateDir)) process.kill(pid, "SIGKILL");
+      for (const { pid } of survivors(stateDir)) process.kill(pid, "SIGKILL");
       rmSync(stateDir, { recursive: true, force: true });
       await fresh?.drop();
       log.end();
