@@ -5,6 +5,7 @@ import { checkMandate } from "../../examples/merchant-check/src/check";
 import { memorySeenDeliveries, webhookReceiver } from "../../examples/webhook-receiver/src/app";
 import { BASE, call } from "./support/api";
 import { agentOf, createPolicy, orgWithKey, payment } from "./support/assess";
+import { provenAgentOrg } from "./support/credentials";
 import { type Arrival, eventually, received, receiver } from "./support/webhooks";
 
 // Issue 18 part 3: the examples, run against the real Worker and its real deliveries.
@@ -95,19 +96,31 @@ describe("examples/merchant-check", () => {
   const client = (key: string) =>
     createClient({ baseUrl: BASE, apiKey: key, fetch: (request) => SELF.fetch(request) });
 
-  it("proceeds only on a verified approve", async () => {
+  it("proceeds on an approve of a verified credential, the payload checked offline", async () => {
+    const { key, body } = await provenAgentOrg("test");
+    const verdict = await checkMandate({
+      client: client(key),
+      keys: { jwks: await keySet() },
+      issuer: "https://risk-service.test",
+      merchantId: "m-1",
+      presented: await body(),
+      allowTestMode: true,
+    });
+    expect(verdict).toMatchObject({ proceed: true, claims: { decision: "approve", aud: "m-1" } });
+    expect(verdict.claims.mandate_verified).toBe(true);
+  });
+
+  it("stops on a decoded mandate's review: nobody's signature proves its claims", async () => {
     const { key } = await orgWithKey("test");
     const verdict = await checkMandate({
       client: client(key),
       keys: { jwks: await keySet() },
       issuer: "https://risk-service.test",
       merchantId: "m-1",
-      mandate: payment(),
+      presented: { mandate: payment() },
       allowTestMode: true,
     });
-    // The assessed claims decide, whatever they are; the verdict follows them exactly.
-    expect(verdict.proceed).toBe(verdict.claims.decision === "approve");
-    expect(verdict.claims.aud).toBe("m-1");
+    expect(verdict).toMatchObject({ proceed: false, claims: { decision: "review" } });
   });
 
   it("stops on a deny", async () => {
@@ -118,7 +131,7 @@ describe("examples/merchant-check", () => {
       keys: { jwks: await keySet() },
       issuer: "https://risk-service.test",
       merchantId: "m-1",
-      mandate: payment(),
+      presented: { mandate: payment() },
       allowTestMode: true,
     });
     expect(verdict).toMatchObject({ proceed: false, claims: { decision: "deny" } });
@@ -131,7 +144,7 @@ describe("examples/merchant-check", () => {
       keys: { jwks: await keySet() },
       issuer: "https://risk-service.test",
       merchantId: "m-1",
-      mandate: payment(),
+      presented: { mandate: payment() },
     }).catch((e) => e);
     expect(failure).toMatchObject({ name: "VerificationError", code: "test_mode" });
   });
@@ -143,7 +156,7 @@ describe("examples/merchant-check", () => {
       keys: { jwks: await keySet() },
       issuer: "https://someone-else.test",
       merchantId: "m-1",
-      mandate: payment(),
+      presented: { mandate: payment() },
       allowTestMode: true,
     }).catch((e) => e);
     expect(failure).toMatchObject({ name: "VerificationError", code: "claim_invalid" });

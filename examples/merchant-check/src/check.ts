@@ -13,11 +13,19 @@ export interface CheckoutCheck {
   issuer: string;
   /** This merchant's identifier: the payload is requested for it and must name it. */
   merchantId: string;
-  /** The AP2 mandate the agent presented at checkout. */
-  mandate: Record<string, unknown>;
+  /**
+   * What the agent presented at checkout: its AP2 credential (the SD-JWT delegation chain, with
+   * the presentation it made to you), which the service verifies and can approve, or a decoded
+   * mandate, whose claims nobody's signature proves (at best `review`).
+   */
+  presented: Presented;
   /** Accept a test-mode verdict: only while integrating with a test key. */
   allowTestMode?: boolean;
 }
+
+export type Presented =
+  | { credential: string; presentation: { aud: string; nonce: string } }
+  | { mandate: Record<string, unknown> };
 
 export type CheckoutVerdict =
   | { proceed: true; claims: RiskPayloadClaims }
@@ -30,7 +38,7 @@ export type CheckoutVerdict =
  */
 export async function checkMandate(check: CheckoutCheck): Promise<CheckoutVerdict> {
   const { data } = await check.client.POST("/v1/assess", {
-    body: { mandate: check.mandate, audience: check.merchantId },
+    body: { ...check.presented, audience: check.merchantId },
   });
   const claims = await verifyRiskPayload(data.riskPayloadJws, {
     ...check.keys,

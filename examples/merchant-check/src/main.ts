@@ -2,7 +2,7 @@
  * What a merchant runs at checkout, before charging: assess the agent's mandate, verify the
  * Risk Payload offline, stop unless `approve`.
  *
- *   RISK_URL=http://127.0.0.1:8787 RISK_API_KEY=sk_test_... MERCHANT_ID=m-1 \
+ *   RISK_URL=http://127.0.0.1:8787 RISK_API_KEY=aar_test_... MERCHANT_ID=m-1 \
  *     npm start -- [mandate.json]
  *
  * Exit 0: approved, go ahead. 1: not approved (review or deny). 2: could not check: do not
@@ -31,14 +31,21 @@ async function main(): Promise<number> {
   }
   const merchantId = process.env.MERCHANT_ID ?? "m-1";
   const [path] = process.argv.slice(2);
-  const mandate = path ? JSON.parse(await readFile(path, "utf8")) : demoMandate(merchantId);
+  // A file holds what the agent presented: `{credential, presentation}` or a decoded mandate.
+  const file = path ? JSON.parse(await readFile(path, "utf8")) : null;
+  const presented =
+    file === null
+      ? { mandate: demoMandate(merchantId) }
+      : typeof file.credential === "string"
+        ? { credential: file.credential, presentation: file.presentation }
+        : { mandate: file };
   const verdict = await checkMandate({
     client: createClient({ baseUrl: riskUrl, apiKey }),
     keys: { jwksUrl: new URL("/.well-known/jwks.json", riskUrl).href },
     // The Worker's PUBLIC_BASE_URL; `npm run dev` sets it to its own address.
     issuer: process.env.RISK_ISSUER ?? riskUrl,
     merchantId,
-    mandate,
+    presented,
     // A test key's verdicts are test-mode (livemode false); a live checkout refuses them.
     allowTestMode: apiKey.startsWith("aar_test_"),
   });
