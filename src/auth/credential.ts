@@ -1,4 +1,4 @@
-import { SESSION_COOKIE, readCookie } from "../console/cookies";
+import { readCookie, SESSION_COOKIE } from "../console/cookies";
 import { csrfMatches } from "../console/csrf";
 import type { Env } from "../env";
 import { ApiError } from "../errors";

@@ -45,7 +45,8 @@ function keySet(env: Env): JWTVerifyGetKey {
 /** The `aud` values a session may carry: the API's audience and the console's client id. */
 export function sessionAudiences(env: Env): string[] {
   const audiences = [env.IDP_AUDIENCE as string];
-  if (env.IDP_CLIENT_ID && env.IDP_CLIENT_ID !== env.IDP_AUDIENCE) audiences.push(env.IDP_CLIENT_ID);
+  if (env.IDP_CLIENT_ID && env.IDP_CLIENT_ID !== env.IDP_AUDIENCE)
+    audiences.push(env.IDP_CLIENT_ID);
   return audiences;
 }
 
