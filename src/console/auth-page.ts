@@ -20,7 +20,7 @@ export function setConsoleHeaders(headers: Headers): void {
   headers.set("cache-control", "no-store");
 }
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 
@@ -40,8 +40,8 @@ export function failure(c: Context, error: ApiError): Response {
 <body>
 <main>
 <h1>Sign-in failed</h1>
-<p>${escape(message)}</p>
-<p>Error: <code>${escape(error.code)}</code></p>
+<p>${escapeHtml(message)}</p>
+<p>Error: <code>${escapeHtml(error.code)}</code></p>
 <p><a href="/console/auth/login">Sign in again</a></p>
 </main>
 </body>
