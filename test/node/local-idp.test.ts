@@ -77,7 +77,9 @@ function exchange(fields: Record<string, string>) {
 
 describe("the local identity provider", () => {
   it("publishes its discovery document and key set at its own origin", async () => {
-    const doc = await (await fetch(`${server.url}/.well-known/openid-configuration`)).json();
+    const doc = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as {
+      jwks_uri: string;
+    };
     expect(doc).toMatchObject({
       issuer: server.url,
       authorization_endpoint: `${server.url}/authorize`,
@@ -141,7 +143,7 @@ describe("the local identity provider", () => {
     const res = await exchange({ code: issued, code_verifier: verifier });
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toBe("no-store");
-    const body = await res.json();
+    const body = (await res.json()) as { id_token: string };
     expect(body).toMatchObject({ token_type: "Bearer", expires_in: 3600 });
     const { payload, protectedHeader } = await jwtVerify(
       body.id_token,
@@ -190,6 +192,6 @@ describe("the local identity provider", () => {
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ error, error_description: description });
     const retry = await exchange({ code: issued, code_verifier: verifier });
-    expect((await retry.json()).error).toBe("invalid_grant");
+    expect(((await retry.json()) as { error: string }).error).toBe("invalid_grant");
   });
 });
