@@ -208,7 +208,7 @@ describe("GET /v1/assessments/summary", () => {
     const res = await summary({ key });
     expect(res.status).toBe(200);
     expect(res.json.days.at(-1)).toEqual({
-      date: new Date().toISOString().slice(0, 10),
+      date: new Date(Date.parse(res.json.to) - 86_400_000).toISOString().slice(0, 10),
       approve: decision === "approve" ? 1 : 0,
       review: decision === "review" ? 1 : 0,
       deny: decision === "deny" ? 1 : 0,
