@@ -29,8 +29,9 @@ type Body = Pick<AssessmentsSummary, "days" | "totals">;
 /**
  * Every day of the window left-joined to its assessments, so a day without any still has its
  * row (the chart's axis stays continuous); the grouping set `()` adds the window's totals. The
- * range on `created_at` is read through the index (org, livemode, created_at), RLS supplying
- * the org. Days are UTC days: the series runs over `timestamp` (not `timestamptz`), so the
+ * window is read through the index (org, livemode, created_at), RLS supplying the org (when the
+ * window holds all of the mode's history, the planner may take (org, livemode) from another
+ * index: the same rows). Days are UTC days: the series runs over `timestamp` (not `timestamptz`), so the
  * session's time zone and its daylight-saving days cannot skew it.
  */
 function statement(window: SummaryWindow, livemode: boolean) {
