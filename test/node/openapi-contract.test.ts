@@ -37,8 +37,6 @@ const EXCEPTIONS: ContractExceptions = {
     "AssessRequest.mandate",
     "AssessResponse.mandate",
     "Mandate.mandate",
-    // An assess body, applied by parseAssessRequest like POST /v1/assess's (docs/rules.md).
-    "EvalCase.request",
     // An Agent Card, judged by the card verifier (docs/identity.md).
     "VerifyAgentCardRequest.card",
     // Public JWKs, imported and checked by jose.
