@@ -5498,8 +5498,27 @@ export interface paths {
                      *         {
                      *           "id": "string",
                      *           "request": {
-                     *             "property1": null,
-                     *             "property2": null
+                     *             "kind": "ap2_payment",
+                     *             "mandate": {
+                     *               "vct": "mandate.payment.1",
+                     *               "transaction_id": "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
+                     *               "payee": {
+                     *                 "id": "merchant_1",
+                     *                 "name": "Demo Merchant",
+                     *                 "website": "https://demo-merchant.example"
+                     *               },
+                     *               "payment_amount": {
+                     *                 "amount": 19900,
+                     *                 "currency": "USD"
+                     *               },
+                     *               "payment_instrument": {
+                     *                 "id": "pm_card_4242",
+                     *                 "type": "card",
+                     *                 "description": "Card ending 4242"
+                     *               }
+                     *             },
+                     *             "audience": "https://psp.example",
+                     *             "idempotency_key": "order-1042"
                      *           },
                      *           "context": {
                      *             "agent": null,
@@ -5553,8 +5572,27 @@ export interface paths {
                          *         {
                          *           "id": "string",
                          *           "request": {
-                         *             "property1": null,
-                         *             "property2": null
+                         *             "kind": "ap2_payment",
+                         *             "mandate": {
+                         *               "vct": "mandate.payment.1",
+                         *               "transaction_id": "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
+                         *               "payee": {
+                         *                 "id": "merchant_1",
+                         *                 "name": "Demo Merchant",
+                         *                 "website": "https://demo-merchant.example"
+                         *               },
+                         *               "payment_amount": {
+                         *                 "amount": 19900,
+                         *                 "currency": "USD"
+                         *               },
+                         *               "payment_instrument": {
+                         *                 "id": "pm_card_4242",
+                         *                 "type": "card",
+                         *                 "description": "Card ending 4242"
+                         *               }
+                         *             },
+                         *             "audience": "https://psp.example",
+                         *             "idempotency_key": "order-1042"
                          *           },
                          *           "context": {
                          *             "agent": null,
@@ -5681,8 +5719,27 @@ export interface paths {
                          *         {
                          *           "id": "string",
                          *           "request": {
-                         *             "property1": null,
-                         *             "property2": null
+                         *             "kind": "ap2_payment",
+                         *             "mandate": {
+                         *               "vct": "mandate.payment.1",
+                         *               "transaction_id": "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
+                         *               "payee": {
+                         *                 "id": "merchant_1",
+                         *                 "name": "Demo Merchant",
+                         *                 "website": "https://demo-merchant.example"
+                         *               },
+                         *               "payment_amount": {
+                         *                 "amount": 19900,
+                         *                 "currency": "USD"
+                         *               },
+                         *               "payment_instrument": {
+                         *                 "id": "pm_card_4242",
+                         *                 "type": "card",
+                         *                 "description": "Card ending 4242"
+                         *               }
+                         *             },
+                         *             "audience": "https://psp.example",
+                         *             "idempotency_key": "order-1042"
                          *           },
                          *           "context": {
                          *             "agent": null,
@@ -11608,6 +11665,264 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description The claims of a Risk Payload: the payload of the compact JWS (EdDSA, `typ` `risk-payload+jwt`) in `riskPayloadJws`, `outcome.risk_payload.jws`, a resolved review's `risk_payload.jws` and a forwarded mandate's `risk_data["agent-risk"].jws`. Verify it against `/.well-known/jwks.json` (docs/assess.md) */
+        RiskPayloadClaims: {
+            /** @description The service's public origin */
+            iss: string;
+            /** @description The assessment id */
+            sub: string;
+            /** @description Who will check the payload, when the request named an `audience` */
+            aud?: string;
+            iat: number;
+            /** @description `iat` plus RISK_PAYLOAD_TTL_SECONDS (300 by default) */
+            exp: number;
+            /** @description The payload's own id: a new one per signature */
+            jti: string;
+            /** @description False for a test key's assessment: refuse it in production */
+            livemode: boolean;
+            /** @description The assessing org's public transparency log id (never its internal id) */
+            log_id: string;
+            assessment_id: string;
+            mandate_id: string;
+            /** @description `sha256:` + hex of the RFC 8785 form of the mandate as submitted, without the service's own `risk_data["agent-risk"]`: the forwarded mandate must hash to it */
+            mandate_hash: string;
+            /** @enum {string} */
+            kind: "ap2_payment" | "message_send" | "voice_call" | "custom";
+            /** @enum {string} */
+            decision: "approve" | "review" | "deny";
+            risk_score: number;
+            /** @enum {string} */
+            risk_level: "normal" | "elevated" | "highest";
+            policy_version: number;
+            agent_id: string | null;
+            /** @description The verified AP2 credential's leaf reference; null without a credential */
+            credential_reference: string | null;
+            /** @description True only for a mandate taken from a verified AP2 credential */
+            mandate_verified: boolean;
+            resolution?: components["schemas"]["RiskPayloadResolution"];
+        };
+        /** @description On the payload a review's resolution (or its expiry) signs, never on the first: `decision` is then the human one (docs/reviews.md) */
+        RiskPayloadResolution: {
+            review_id: string;
+            /** @enum {string} */
+            status: "resolved" | "expired";
+            /** @enum {string} */
+            reason: "review.resolved" | "review.expired";
+            /**
+             * @description A person (a session), an API key, or the SLA sweep (`expired`)
+             * @enum {string}
+             */
+            resolved_by: "person" | "api_key" | "sla";
+            /** @description `user`, `api_key` or `system` and its id */
+            resolver: {
+                type: string;
+                id: string;
+            };
+            resolved_at: string;
+            /** @enum {string} */
+            original_decision: "review";
+            /** @description The first payload's `jti` */
+            original_jti: string | null;
+        };
+        /** @description The JSON body of a webhook delivery, one member per event type (docs/webhooks.md). Verify the raw body first: `x-service-signature` (a detached JWS) or `webhook-signature` (Standard Webhooks, the endpoint's secret) */
+        WebhookEvent: components["schemas"]["AssessmentEvent"] | components["schemas"]["AssessmentResolvedEvent"] | components["schemas"]["AgentEvent"] | components["schemas"]["IntegrityAlertEvent"] | components["schemas"]["KeyRotationEvent"] | components["schemas"]["SpendReviewEvent"] | components["schemas"]["SpendDeniedEvent"] | components["schemas"]["SpendConfirmedEvent"];
+        AssessmentEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "assessment.completed" | "assessment.denied" | "assessment.flagged";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["AssessmentEventData"];
+        };
+        AssessmentEventData: {
+            assessment_id: string;
+            /** @enum {string} */
+            decision: "approve" | "review" | "deny";
+            /** @enum {string} */
+            risk_level: "normal" | "elevated" | "highest";
+            risk_score: number;
+            /** @description Null: no agent was identified */
+            agent_id: string | null;
+            /** @enum {string} */
+            kind: "ap2_payment" | "message_send" | "voice_call" | "custom";
+        };
+        AssessmentResolvedEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "assessment.resolved";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["AssessmentResolvedEventData"];
+        };
+        AssessmentResolvedEventData: {
+            assessment_id: string;
+            review_id: string;
+            /** @enum {string} */
+            status: "resolved" | "expired";
+            /** @enum {string} */
+            decision: "approve" | "deny";
+            /** @enum {string} */
+            original_decision: "review";
+            /** @enum {string} */
+            reason: "review.resolved" | "review.expired";
+            /** @description `user`, `api_key` or `system` (the SLA sweep) and its id */
+            resolved_by: {
+                type: string;
+                id: string;
+            };
+            resolved_at: string;
+            agent_id: string | null;
+            /** @description The resolution's own Risk Payload (claims: RiskPayloadClaims) */
+            risk_payload: {
+                jws: string;
+                kid: string;
+            };
+        };
+        AgentEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "agent.trust_changed" | "agent.suspended" | "agent.revoked";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["AgentEventData"];
+        };
+        AgentEventData: {
+            agent_id: string;
+            principal_id: string;
+            /** @enum {string} */
+            status: "active" | "suspended" | "revoked";
+            trust_score: number;
+            /** @enum {string} */
+            risk_tier: "low" | "medium" | "high" | "critical";
+            previous_score: number | null;
+            /** @enum {string|null} */
+            previous_tier: "low" | "medium" | "high" | "critical" | null;
+            /** @description What moved it: `assessment`, `key`, `card`… */
+            reason: string;
+        };
+        IntegrityAlertEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "audit.integrity_alert";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["IntegrityAlertData"];
+        };
+        IntegrityAlertData: {
+            /** @enum {string} */
+            reason: "ledger_conflict";
+            /** @description Sequences another writer took */
+            sequences: number[];
+        } | {
+            checked: number;
+            head: {
+                sequence: number;
+                hash: string;
+            } | null;
+            first_break: {
+                sequence: number;
+                /** @enum {string} */
+                reason: "sequence_gap" | "link_mismatch" | "hash_mismatch";
+                expected: string;
+                actual: string;
+            } | null;
+            first_invalid: {
+                tree_size: number;
+                reason: string;
+                expected?: string;
+                actual?: string;
+            } | null;
+        };
+        KeyRotationEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "key.rotation";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["KeyRotationEventData"];
+        };
+        KeyRotationEventData: {
+            /** @description The key now signing */
+            kid: string;
+            previous_kid: string;
+            rotated_at: string;
+        };
+        SpendReviewEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "spend.review_required";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["SpendReviewEventData"];
+        };
+        SpendReviewEventData: {
+            /** @description The billing period, `YYYY-MM-DD` */
+            period_start: string;
+            spending_cap: number;
+            /** @description The period's usage charge, in minor units */
+            amount_due: number;
+            currency: string;
+            assessments: number;
+            /** @description The org's plan id (`free`, `starter`, `growth`…) */
+            plan: string;
+            threshold_percent: number;
+        };
+        SpendDeniedEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "spend.denied";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["SpendDeniedEventData"];
+        };
+        SpendDeniedEventData: {
+            /** @description The billing period, `YYYY-MM-DD` */
+            period_start: string;
+            spending_cap: number;
+            /** @description The period's usage charge, in minor units */
+            amount_due: number;
+            currency: string;
+            assessments: number;
+            /** @description The org's plan id (`free`, `starter`, `growth`…) */
+            plan: string;
+        };
+        SpendConfirmedEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "spend.confirmed";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["SpendConfirmation"];
+        };
+        SpendConfirmation: {
+            id: string;
+            /** @enum {string} */
+            object: "spend_confirmation";
+            period_start: string;
+            previous_spending_cap: number | null;
+            spending_cap: number | null;
+            currency: string;
+            /** @description The owner's user id */
+            confirmed_by: string;
+            /** @description Unix seconds */
+            created: number;
+        };
         Health: {
             /** @enum {string} */
             status: "ok";
@@ -12291,6 +12606,7 @@ export interface components {
             score: number;
             assessmentId: string;
             mandateId: string;
+            /** @description The signed Risk Payload: a compact JWS (EdDSA, `typ` `risk-payload+jwt`) whose payload is a `RiskPayloadClaims`; verify it against `/.well-known/jwks.json` */
             riskPayloadJws: string;
             /** @description The submitted mandate with the Risk Payload in `risk_data["agent-risk"]` */
             mandate: {
@@ -12335,6 +12651,7 @@ export interface components {
                 category: string;
                 description: string;
             }[];
+            /** @description The signed verdict: `jws` is a compact JWS whose payload is a `RiskPayloadClaims`, signed by the key `kid` of `/.well-known/jwks.json` */
             risk_payload: {
                 jws: string;
                 kid: string;
@@ -12380,7 +12697,7 @@ export interface components {
             type: string;
             id: string;
         } | null;
-        /** @description The resolution's own signed Risk Payload (docs/reviews.md); the original stays */
+        /** @description The resolution's own signed Risk Payload (docs/reviews.md); the original stays. Its claims are a `RiskPayloadClaims` with a `resolution` */
         ResolvedRiskPayload: {
             jws: string;
             kid: string;
@@ -12903,10 +13220,7 @@ export interface components {
         EvalCase: {
             /** @description Your label for the case */
             id?: string;
-            /** @description A `POST /v1/assess` body (`mandate`, `kind`, `mandateType`...) */
-            request: {
-                [key: string]: unknown;
-            };
+            request: components["schemas"]["AssessRequest"];
             context?: components["schemas"]["EvalCaseContext"];
             /**
              * @description The decision expected
@@ -13941,19 +14255,6 @@ export interface components {
              * @example 5000
              */
             amount: number;
-        };
-        SpendConfirmation: {
-            id: string;
-            /** @enum {string} */
-            object: "spend_confirmation";
-            period_start: string;
-            previous_spending_cap: number | null;
-            spending_cap: number | null;
-            currency: string;
-            /** @description The owner's user id */
-            confirmed_by: string;
-            /** @description Unix seconds */
-            created: number;
         };
         CreateSpendConfirmationRequest: {
             /**
