@@ -602,7 +602,7 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
     created: "2026-11-02T08:15:27.204Z",
     role: "owner",
   },
-  "POST /v1/api-keys": { ...apiKey, key: "aar_live_7Hq2vXb9kLmN3pQr8sTu5wYz1aBc4dEf" },
+  "POST /v1/api-keys": { ...apiKey, key: "aar_live_7Hq2oRKUafvshxWdss_-wpLkpkVKomyy40F2fME9Fjd" },
   "GET /v1/api-keys": list([apiKey]),
   "GET /v1/assessments": assessmentList,
   "GET /v1/assessments/{id}": approvedOutcome,

@@ -472,7 +472,7 @@ export interface paths {
                          *       "created": "2026-11-02T08:21:40.118Z",
                          *       "revoked_at": null,
                          *       "created_by": "01a19b53-ddd6-7576-a6f6-980ac7cb8893",
-                         *       "key": "aar_live_7Hq2vXb9kLmN3pQr8sTu5wYz1aBc4dEf"
+                         *       "key": "aar_live_7Hq2oRKUafvshxWdss_-wpLkpkVKomyy40F2fME9Fjd"
                          *     }
                          */
                         "application/json": components["schemas"]["CreatedApiKey"];
