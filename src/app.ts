@@ -47,6 +47,8 @@ import { registerTrustList } from "./routes/trust-list";
 import { registerVerifyArtifact } from "./routes/verify-artifact";
 import { registerWebhookEndpoints } from "./routes/webhook-endpoints";
 import { registerWebhooksDispatch } from "./routes/webhooks-dispatch";
+import { RiskPayloadClaims } from "./schemas/risk-payload";
+import { WebhookEvent } from "./schemas/webhook-events";
 
 /** Request bodies larger than this are refused before they are parsed (documented in docs/api.md). */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -98,6 +100,10 @@ export function buildApp() {
     bearerFormat: "JWT",
     description: "A session token from the identity provider",
   });
+  // What the service signs rather than answers: no route's body, so named here for clients to
+  // generate types from (the Risk Payload's claims, a webhook delivery's body).
+  registry.register("RiskPayloadClaims", RiskPayloadClaims);
+  registry.register("WebhookEvent", WebhookEvent);
 
   registerHealth(app);
   registerJwks(app);

@@ -4,8 +4,8 @@ import { Refinement } from "../schemas/reviews";
 import { CredentialOutcome } from "./credential";
 import { ACTION_KINDS } from "./request";
 
-const DECISIONS = ["approve", "review", "deny"] as const;
-const RISK_LEVELS = ["normal", "elevated", "highest"] as const;
+export const DECISIONS = ["approve", "review", "deny"] as const;
+export const RISK_LEVELS = ["normal", "elevated", "highest"] as const;
 
 const SignalSchema = z.object({ category: z.string(), type: z.string(), severity: z.string() });
 const RejectionReasonSchema = z.object({
@@ -87,12 +87,18 @@ export const Outcome = z
     confidences: ConfidencesSchema,
     signals: z.array(SignalSchema),
     rejection_reasons: z.array(RejectionReasonSchema),
-    risk_payload: z.object({
-      jws: z.string(),
-      kid: z.string(),
-      alg: z.literal("EdDSA"),
-      verify_url: z.string(),
-    }),
+    risk_payload: z
+      .object({
+        jws: z.string(),
+        kid: z.string(),
+        alg: z.literal("EdDSA"),
+        verify_url: z.string(),
+      })
+      .openapi({
+        description:
+          "The signed verdict: `jws` is a compact JWS whose payload is a `RiskPayloadClaims`, " +
+          "signed by the key `kid` of `/.well-known/jwks.json`",
+      }),
     audit: z.object({
       entry_id: z.string(),
       sequence: z.number().int(),

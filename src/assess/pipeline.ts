@@ -12,6 +12,7 @@ import { logError } from "../lib/log";
 import { openedRefinement, refinementOf } from "../reviews/records";
 import { recordInputs } from "../rules/inputs";
 import type { Refinement } from "../schemas/reviews";
+import type { AssessmentEventData } from "../schemas/webhook-events";
 import { signer } from "../signing/signer";
 import { scoreBehavior } from "./behavior";
 import type {
@@ -34,7 +35,12 @@ import { withoutServiceRiskData, withRiskPayload } from "./facts";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
 import { evaluatePolicy } from "./policy-rules";
-import { mandateCanonicalHash, type ParsedAssessRequest, unstorableAt } from "./request";
+import {
+  type ActionKind,
+  mandateCanonicalHash,
+  type ParsedAssessRequest,
+  unstorableAt,
+} from "./request";
 import { reviewOpening, spendTerms } from "./review-opening";
 import { type Decision, decide, scoreIdentity } from "./risk";
 import type { CredentialEvidence } from "./risk-input";
@@ -355,7 +361,7 @@ function keyReused(): ApiError {
 function eventsOf(
   assessmentId: string,
   fields: VerdictFields,
-  kind: string,
+  kind: ActionKind,
   agentId: string | null,
 ): Verdict["events"] {
   const data = {
@@ -365,7 +371,7 @@ function eventsOf(
     risk_score: fields.risk_score,
     agent_id: agentId,
     kind,
-  };
+  } satisfies AssessmentEventData;
   const types = ["assessment.completed"];
   if (fields.decision === "deny") types.push("assessment.denied");
   if (fields.decision === "review") types.push("assessment.flagged");

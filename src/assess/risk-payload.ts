@@ -1,5 +1,8 @@
 import { type Env, misconfigured } from "../env";
 import { logIdFor } from "../ledger/checkpoint";
+import type { RiskPayloadClaims } from "../schemas/risk-payload";
+import type { Outcome } from "./outcome";
+import type { ActionKind } from "./request";
 
 /** The JWS `typ` of an assessment's signed Risk Payload. */
 export const RISK_PAYLOAD_TYP = "risk-payload+jwt";
@@ -38,10 +41,10 @@ export interface RiskPayloadFacts {
   assessmentId: string;
   mandateId: string;
   mandateHash: string;
-  kind: string;
-  decision: string;
+  kind: ActionKind;
+  decision: Outcome["outcome"]["decision"];
   riskScore: number;
-  riskLevel: string;
+  riskLevel: Outcome["outcome"]["risk_level"];
   policyVersion: number;
   agentId: string | null;
   /** The verified credential's leaf reference; null without a credential. */
@@ -60,8 +63,9 @@ export interface RiskPayloadFacts {
  * (`iss`), to whoever will rely on it (`aud`, when named), to a time (`iat`, `exp`), to a mode
  * (`livemode`) and to the org, by its public transparency log id (`log_id`): the org id itself
  * is never shown to a third party, and the log id is already public (checkpoints, receipts).
+ * Typed by the RiskPayloadClaims schema the OpenAPI document publishes.
  */
-export function riskPayloadClaims(facts: RiskPayloadFacts) {
+export function riskPayloadClaims(facts: RiskPayloadFacts): RiskPayloadClaims {
   const iat = Math.floor(facts.issuedAt / 1000);
   return {
     iss: facts.issuer,

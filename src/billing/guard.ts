@@ -3,6 +3,7 @@ import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
+import type { SpendDeniedEventData } from "../schemas/webhook-events";
 import { CURRENCY, PERIOD_START_SQL, type SpendState, usageCharge } from "./plans";
 
 export type { SpendState };
@@ -50,7 +51,7 @@ export async function guardSpend(tenant: Tenant, state: SpendState | null, livem
     currency: CURRENCY,
     assessments: state.assessments,
     plan: state.plan,
-  };
+  } satisfies SpendDeniedEventData;
   const once = `spend.denied:${state.period_start}:${cap}`;
   await tenant.batch(
     (db) => [

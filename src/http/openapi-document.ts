@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { sample } from "openapi-sampler";
 import { API_VERSION } from "../env";
 import type { AppEnv } from "./context";
+import { RESPONSE_EXAMPLES } from "./openapi-examples";
 
 type Document = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
 type Media = { schema?: unknown; example?: unknown };
@@ -9,9 +10,9 @@ type Content = Record<string, Media>;
 
 /**
  * Gives every JSON body of the document (request bodies and success responses) an example:
- * the one written on its schema where there is one (`.openapi({ example })`), else one built
- * from the schema itself by openapi-sampler, so an example can never disagree with its schema
- * in shape (test/node/openapi.test.ts validates each one against its schema).
+ * the one written for the operation in openapi-examples.ts, else the one written on its schema
+ * (`.openapi({ example })`), else one built from the schema itself by openapi-sampler
+ * (test/node/openapi-contract.test.ts validates each one against its schema).
  */
 function withExamples(document: Document): Document {
   const sampled = (media: Media) => {
@@ -23,16 +24,19 @@ function withExamples(document: Document): Document {
       document,
     );
   };
-  for (const item of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(item ?? {})) {
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(item ?? {})) {
       if (typeof operation !== "object" || operation === null || !("responses" in operation)) {
         continue;
       }
+      const written = RESPONSE_EXAMPLES[`${method.toUpperCase()} ${path}`];
       const body = operation.requestBody as { content?: Content } | undefined;
       for (const media of Object.values(body?.content ?? {})) sampled(media);
       const responses = operation.responses as Record<string, { content?: Content }>;
       for (const [status, response] of Object.entries(responses)) {
         if (!status.startsWith("2")) continue;
+        const json = response.content?.["application/json"];
+        if (json && written !== undefined) json.example = written;
         for (const media of Object.values(response.content ?? {})) sampled(media);
       }
     }

@@ -9,6 +9,7 @@ import { auditEntryRow } from "../ledger/ledger-postgres";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
 import { ReviewSpend } from "../schemas/reviews";
+import type { AssessmentResolvedEventData } from "../schemas/webhook-events";
 import type { ReviewRow } from "./records";
 import { type Resolution, type Resolver, signResolution } from "./resolution";
 
@@ -143,7 +144,7 @@ function closingStatements(
           resolved_at: terms.resolved_at,
           agent_id: review.agentId,
           risk_payload: { jws: terms.jws, kid: terms.kid },
-        },
+        } satisfies AssessmentResolvedEventData,
         livemode: review.livemode,
         dedupeKey: `assessment.resolved:${review.id}`,
       })

@@ -3,6 +3,7 @@ import { RISK_PAYLOAD_TYP, riskPayloadTtlSeconds } from "../assess/risk-payload"
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import type { REVIEW_DECISIONS, REVIEW_REASONS } from "../schemas/reviews";
+import type { RiskPayloadClaims } from "../schemas/risk-payload";
 import { signer } from "../signing/signer";
 
 /** Who closed a review: a person (`user`), an API key, or the SLA sweep (`system`). */
@@ -52,9 +53,14 @@ export async function signResolution(
 ): Promise<Pick<Resolution, "jws" | "kid">> {
   const key = await signer(env);
   // Our own payload, read back from our own row: its signature was checked when it was made.
-  const { iat: _iat, exp: _exp, jti: _jti, ...original } = decodeJwt(originalJws);
+  const {
+    iat: _iat,
+    exp: _exp,
+    jti: _jti,
+    ...original
+  } = decodeJwt(originalJws) as RiskPayloadClaims;
   const now = Math.floor(Date.parse(terms.resolved_at) / 1000);
-  const claims = {
+  const claims: RiskPayloadClaims = {
     ...original,
     iat: now,
     exp: now + riskPayloadTtlSeconds(env),
@@ -67,7 +73,8 @@ export async function signResolution(
       resolved_by: resolvedByKind(terms.resolved_by),
       resolver: terms.resolved_by,
       resolved_at: terms.resolved_at,
-      original_decision: original.decision,
+      // Only a `review` opens an item to resolve.
+      original_decision: "review",
       original_jti: _jti ?? null,
     },
   };

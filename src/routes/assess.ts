@@ -17,7 +17,11 @@ const AssessResponse = z
     score: z.number().int().min(0).max(100),
     assessmentId: z.string(),
     mandateId: z.string(),
-    riskPayloadJws: z.string(),
+    riskPayloadJws: z.string().openapi({
+      description:
+        "The signed Risk Payload: a compact JWS (EdDSA, `typ` `risk-payload+jwt`) whose " +
+        "payload is a `RiskPayloadClaims`; verify it against `/.well-known/jwks.json`",
+    }),
     mandate: z.record(z.string(), z.unknown()).openapi({
       description: 'The submitted mandate with the Risk Payload in `risk_data["agent-risk"]`',
     }),

@@ -10,6 +10,7 @@ import { ledgerRecords } from "../ledger/ledger-reader";
 import { AuditVerifier, type VerifyReport as Report } from "../ledger/verify";
 import { newId } from "../lib/ids";
 import { VerifyReport } from "../schemas/audit";
+import type { IntegrityAlertData } from "../schemas/webhook-events";
 import { signer } from "../signing/signer";
 
 const tags = ["Audit"];
@@ -51,7 +52,7 @@ async function raiseAlert(c: AppContext, report: Report & { ledger: Witness }): 
     head: report.head,
     first_break: broken,
     first_invalid: invalid,
-  };
+  } satisfies IntegrityAlertData;
   const [, found] = await c.var.tenant.batch(
     (db) => [
       db

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { geoOf } from "../assess/input";
 import type { NormalizedRules } from "../assess/policy";
-import { type ParsedAssessRequest, parseAssessRequest } from "../assess/request";
+import { AssessRequest, type ParsedAssessRequest, parseAssessRequest } from "../assess/request";
 import { provenIdentity } from "../assess/risk-input";
 import type { RiskInput } from "../assess/risk-model";
 import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/tables/identity";
@@ -96,9 +96,9 @@ const CaseContext = z
 export const EvalCase = z
   .strictObject({
     id: plainText(64).optional().openapi({ description: "Your label for the case" }),
-    request: z
-      .record(z.string(), z.unknown())
-      .openapi({ description: "A `POST /v1/assess` body (`mandate`, `kind`, `mandateType`...)" }),
+    // The assess body's own schema: the document shows it, and a misspelt member is refused
+    // here; parseCases then applies the rest of what `POST /v1/assess` checks (the mandate).
+    request: AssessRequest,
     context: CaseContext.default(CaseContext.parse({})),
     expected: z.enum(DECISIONS).optional().openapi({ description: "The decision expected" }),
     fraud: z.boolean().optional().openapi({ description: "Whether the action is fraud" }),

@@ -47,7 +47,9 @@ const ResolvedPayload = z
     verify_url: z.string(),
   })
   .openapi("ResolvedRiskPayload", {
-    description: "The resolution's own signed Risk Payload (docs/reviews.md); the original stays",
+    description:
+      "The resolution's own signed Risk Payload (docs/reviews.md); the original stays. Its " +
+      "claims are a `RiskPayloadClaims` with a `resolution`",
   });
 
 /** The Outcome's `refinement`: the review a `review` assessment opened, and how it ended. */

@@ -1,7 +1,9 @@
+import { isDeepStrictEqual } from "node:util";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app";
 import { serveOpenApiDocument } from "../../src/http/openapi-document";
+import { RESPONSE_EXAMPLES } from "../../src/http/openapi-examples";
 import { ErrorSchema, errorResponses, json, jsonBody } from "../../src/http/schemas";
 import {
   type ContractExceptions,
@@ -37,8 +39,6 @@ const EXCEPTIONS: ContractExceptions = {
     "AssessRequest.mandate",
     "AssessResponse.mandate",
     "Mandate.mandate",
-    // An assess body, applied by parseAssessRequest like POST /v1/assess's (docs/rules.md).
-    "EvalCase.request",
     // An Agent Card, judged by the card verifier (docs/identity.md).
     "VerifyAgentCardRequest.card",
     // Public JWKs, imported and checked by jose.
@@ -76,6 +76,30 @@ describe("the OpenAPI document is the whole contract", () => {
       expect.arrayContaining(["mandate", "credential", "kind", "idempotency_key", "audience"]),
     );
     expect(document.components.schemas).not.toHaveProperty("AssessRequestBody");
+  });
+
+  it("shows each written example on the success response of the operation it names", async () => {
+    const document = await documentOf(buildApp());
+    const misplaced = Object.entries(RESPONSE_EXAMPLES).filter(([name, example]) => {
+      const [method = "", path = ""] = name.split(" ");
+      const responses = document.paths[path]?.[method.toLowerCase()]?.responses ?? {};
+      const success = Object.entries<any>(responses).find(([status]) => status.startsWith("2"));
+      return !isDeepStrictEqual(success?.[1].content?.["application/json"]?.example, example);
+    });
+    expect(misplaced.map(([name]) => name)).toEqual([]);
+  });
+
+  it("writes examples that name no member their schema does not", async () => {
+    const document = await documentOf(buildApp());
+    const closed = closedDocument(document);
+    const problems = Object.entries(RESPONSE_EXAMPLES).flatMap(([name, example]) => {
+      const [method = "", path = ""] = name.split(" ");
+      const responses = document.paths[path][method.toLowerCase()].responses;
+      const [, success] = Object.entries<any>(responses).find(([s]) => s.startsWith("2")) ?? [];
+      const schema = success.content["application/json"].schema;
+      return schemaErrors(closed, schema, example).map((error) => `${name}: ${error}`);
+    });
+    expect(problems).toEqual([]);
   });
 
   it("keeps no exception that no longer applies", async () => {

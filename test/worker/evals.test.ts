@@ -82,6 +82,8 @@ describe("/v1/eval-sets", () => {
     });
     expect(created.cases[0]).toMatchObject({
       id: "c1",
+      // As `POST /v1/assess` reads it: the default kind filled in.
+      request: { kind: "ap2_payment", ...CASES[0]?.request },
       expected: "deny",
       context: {
         agent: { trust_score: 100, status: "active", identified_by: "key" },
@@ -140,6 +142,11 @@ describe("/v1/eval-sets", () => {
       "an unknown aggregate",
       { request: usd(1), fraud: true, context: { aggregates: { "count.card.1h": 1 } } },
       "cases.0.context.aggregates.count.card.1h",
+    ],
+    [
+      "a misspelt request member",
+      { request: { ...usd(1), mandate_type: "payment" }, fraud: true },
+      "cases.0.request",
     ],
     ["an unknown expected decision", { request: usd(1), expected: "block" }, "cases.0.expected"],
     ["a NUL in a case id", { id: "c\u0000", request: usd(1), fraud: true }, "cases.0.id"],

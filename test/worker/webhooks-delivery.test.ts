@@ -17,6 +17,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_SIGNATURE_AGE_SECONDS, verifyDelivery } from "../../docs/examples/webhook-verify";
 import { logIdFor } from "../../src/ledger/checkpoint";
 import worker from "../../workers/main";
+import { closedDocument, schemaErrors } from "../support/openapi-contract";
 import { call } from "./support/api";
 import {
   agentOf,
@@ -716,6 +717,13 @@ describe("key.rotation", () => {
     expect(await deliveries(key, endpoint.id)).toHaveLength(2);
     const bodies = (await received(hook.name)).arrivals.map((a) => a.body);
     expect(bodies.map((b) => b.type)).toEqual(["key.rotation", "key.rotation"]);
+    // As the OpenAPI document's WebhookEvent says (made in SQL, so checked here on real ones).
+    const document = closedDocument((await call("/openapi.json")).json);
+    for (const body of bodies) {
+      expect(schemaErrors(document, { $ref: "#/components/schemas/WebhookEvent" }, body)).toEqual(
+        [],
+      );
+    }
     expect(bodies.map((b) => [b.data.kid, b.data.previous_kid]).sort()).toEqual(
       [
         [other.kid, current?.kid],

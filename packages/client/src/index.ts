@@ -20,6 +20,8 @@ export { type VerifyWebhookOptions, verifyWebhook, WEBHOOK_TYP } from "./webhook
 export type {
   AgentEventData,
   AssessmentEventData,
+  AssessmentResolvedEventData,
+  IntegrityAlertData,
   KeyRotationEventData,
   WebhookEvent,
   WebhookEventType,

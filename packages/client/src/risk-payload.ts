@@ -1,4 +1,5 @@
 import { errors, jwtVerify } from "jose";
+import type { components } from "./generated/openapi.js";
 import { type KeySource, keyGetter } from "./key-set.js";
 import { mandateHash } from "./mandate-hash.js";
 import { VerificationError } from "./verification-error.js";
@@ -6,47 +7,12 @@ import { VerificationError } from "./verification-error.js";
 /** The JWS `typ` of a Risk Payload: no other signed object of the service verifies as one. */
 export const RISK_PAYLOAD_TYP = "risk-payload+jwt";
 
-/** The claims of a Risk Payload, as the service signs them (docs/assess.md). */
-export interface RiskPayloadClaims {
-  /** The service's public origin. */
-  iss: string;
-  /** The assessment id. */
-  sub: string;
-  /** Who the payload is for, when the request named one. */
-  aud?: string;
-  iat: number;
-  exp: number;
-  jti: string;
-  livemode: boolean;
-  /** The assessing org's public transparency log id (the org id itself is never shown). */
-  log_id: string;
-  assessment_id: string;
-  mandate_id: string;
-  /** `sha256:<hex>` of the mandate's canonical JSON (RFC 8785). */
-  mandate_hash: string;
-  kind: string;
-  decision: "approve" | "review" | "deny";
-  risk_score: number;
-  risk_level: string;
-  policy_version: number;
-  agent_id: string | null;
-  credential_reference: string | null;
-  mandate_verified: boolean;
-  /**
-   * Present on the payload a person's resolution (or the SLA's expiry) of a `review` signs
-   * (docs/reviews.md): `decision` is then the human one, and this says who, when, and what the
-   * automated decision was.
-   */
-  resolution?: {
-    review_id: string;
-    status: string;
-    reason: string;
-    resolved_by: { type: string; id: string };
-    resolved_at: string;
-    original_decision: "review";
-    original_jti: string;
-  };
-}
+/**
+ * The claims of a Risk Payload, as the service signs them (docs/assess.md): the document's
+ * `RiskPayloadClaims`, generated from the schema the service's builder is typed by. A payload
+ * signed by a review's resolution (or its expiry) carries `resolution` (docs/reviews.md).
+ */
+export type RiskPayloadClaims = components["schemas"]["RiskPayloadClaims"];
 
 export type VerifyRiskPayloadOptions = KeySource & {
   /** The service's origin, e.g. `https://risk.example.com`: required to equal `iss`. */

@@ -146,15 +146,18 @@ export interface paths {
                     content: {
                         /**
                          * @example {
-                         *       "orgId": "string",
+                         *       "orgId": "01a19b53-dde4-753e-a76f-f5f9e8683a57",
                          *       "actor": {
                          *         "type": "api_key",
-                         *         "id": "string",
-                         *         "name": "string",
+                         *         "id": "01a19b59-8e96-79f4-b566-d4df368af2f4",
+                         *         "name": "checkout-service",
                          *         "mode": "live"
                          *       },
                          *       "scopes": [
-                         *         "assess:write"
+                         *         "assess:write",
+                         *         "assess:read",
+                         *         "review:read",
+                         *         "webhooks:read"
                          *       ],
                          *       "livemode": true
                          *     }
@@ -241,9 +244,9 @@ export interface paths {
                         /**
                          * @example {
                          *       "object": "organization",
-                         *       "id": "string",
-                         *       "name": "string",
-                         *       "created": "string",
+                         *       "id": "01a19b53-dde4-753e-a76f-f5f9e8683a57",
+                         *       "name": "Acme Checkout",
+                         *       "created": "2026-11-02T08:15:27.204Z",
                          *       "role": "owner"
                          *     }
                          */
@@ -259,9 +262,9 @@ export interface paths {
                         /**
                          * @example {
                          *       "object": "organization",
-                         *       "id": "string",
-                         *       "name": "string",
-                         *       "created": "string",
+                         *       "id": "01a19b53-dde4-753e-a76f-f5f9e8683a57",
+                         *       "name": "Acme Checkout",
+                         *       "created": "2026-11-02T08:15:27.204Z",
                          *       "role": "owner"
                          *     }
                          */
@@ -357,21 +360,24 @@ export interface paths {
                          *       "data": [
                          *         {
                          *           "object": "api_key",
-                         *           "id": "string",
-                         *           "name": "string",
-                         *           "prefix": "string",
+                         *           "id": "01a19b59-8e96-79f4-b566-d4df368af2f4",
+                         *           "name": "checkout-service",
+                         *           "prefix": "aar_live_7Hq2",
                          *           "mode": "live",
                          *           "scopes": [
-                         *             "assess:write"
+                         *             "assess:write",
+                         *             "assess:read",
+                         *             "review:read",
+                         *             "webhooks:read"
                          *           ],
                          *           "status": "active",
-                         *           "created": "string",
-                         *           "revoked_at": "string",
-                         *           "created_by": "string"
+                         *           "created": "2026-11-02T08:21:40.118Z",
+                         *           "revoked_at": null,
+                         *           "created_by": "01a19b53-ddd6-7576-a6f6-980ac7cb8893"
                          *         }
                          *       ],
-                         *       "has_more": true,
-                         *       "next_cursor": "string"
+                         *       "has_more": false,
+                         *       "next_cursor": null
                          *     }
                          */
                         "application/json": components["schemas"]["ApiKeyList"];
@@ -452,18 +458,21 @@ export interface paths {
                         /**
                          * @example {
                          *       "object": "api_key",
-                         *       "id": "string",
-                         *       "name": "string",
-                         *       "prefix": "string",
+                         *       "id": "01a19b59-8e96-79f4-b566-d4df368af2f4",
+                         *       "name": "checkout-service",
+                         *       "prefix": "aar_live_7Hq2",
                          *       "mode": "live",
                          *       "scopes": [
-                         *         "assess:write"
+                         *         "assess:write",
+                         *         "assess:read",
+                         *         "review:read",
+                         *         "webhooks:read"
                          *       ],
                          *       "status": "active",
-                         *       "created": "string",
-                         *       "revoked_at": "string",
-                         *       "created_by": "string",
-                         *       "key": "string"
+                         *       "created": "2026-11-02T08:21:40.118Z",
+                         *       "revoked_at": null,
+                         *       "created_by": "01a19b53-ddd6-7576-a6f6-980ac7cb8893",
+                         *       "key": "aar_live_7Hq2oRKUafvshxWdss_-wpLkpkVKomyy40F2fME9Fjd"
                          *     }
                          */
                         "application/json": components["schemas"]["CreatedApiKey"];
@@ -657,41 +666,28 @@ export interface paths {
                         /**
                          * @example {
                          *       "ok": true,
-                         *       "checked": 0,
+                         *       "checked": 64,
                          *       "head": {
-                         *         "sequence": 0,
-                         *         "hash": "0000000000000000000000000000000000000000000000000000000000000000"
+                         *         "sequence": 64,
+                         *         "hash": "d200ae729b6801258eb636262a9fbb0183001a0cba833bae2049b6225b4af3a6"
                          *       },
-                         *       "first_break": {
-                         *         "sequence": 0,
-                         *         "reason": "sequence_gap",
-                         *         "expected": "string",
-                         *         "actual": "string"
-                         *       },
+                         *       "first_break": null,
                          *       "checkpoints": {
-                         *         "checked": 0,
+                         *         "checked": 4,
                          *         "latest": {
-                         *           "tree_size": 0,
-                         *           "root_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-                         *           "time": "string"
+                         *           "tree_size": 64,
+                         *           "root_hash": "e744fd77a5f053cd899c0f6274962d044dff2f78adbde46f814c9ee39593f94f",
+                         *           "time": "2026-11-20T10:03:00.000Z"
                          *         },
-                         *         "first_invalid": {
-                         *           "tree_size": 0,
-                         *           "reason": "string",
-                         *           "expected": "string",
-                         *           "actual": "string"
-                         *         }
+                         *         "first_invalid": null
                          *       },
                          *       "ledger": {
-                         *         "tree_size": 0,
-                         *         "root_hash": "0000000000000000000000000000000000000000000000000000000000000000",
+                         *         "tree_size": 64,
+                         *         "root_hash": "e744fd77a5f053cd899c0f6274962d044dff2f78adbde46f814c9ee39593f94f",
                          *         "entries_stored": true,
                          *         "checkpoint_stored": true
                          *       },
-                         *       "alert": {
-                         *         "type": "audit.integrity_alert",
-                         *         "event_id": "string"
-                         *       }
+                         *       "alert": null
                          *     }
                          */
                         "application/json": components["schemas"]["AuditVerifyReport"];
@@ -860,27 +856,47 @@ export interface paths {
                          *       "data": [
                          *         {
                          *           "object": "audit_entry",
-                         *           "id": "string",
-                         *           "sequence": 0,
-                         *           "type": "api_key.created",
+                         *           "id": "01a1f868-2fae-7727-8da8-dbabb5951a06",
+                         *           "sequence": 64,
+                         *           "type": "assessment.created",
                          *           "actor": {
-                         *             "type": "string",
-                         *             "id": "string"
+                         *             "type": "api_key",
+                         *             "id": "01a19b59-8e96-79f4-b566-d4df368af2f4"
                          *           },
                          *           "subject": {
-                         *             "type": "string",
-                         *             "id": "string"
+                         *             "type": "assessment",
+                         *             "id": "01a1f868-2f9e-750e-9e2f-f66ea8d946ca"
                          *           },
-                         *           "digest": "string",
-                         *           "time": "string",
-                         *           "prev_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-                         *           "hash": "0000000000000000000000000000000000000000000000000000000000000000",
-                         *           "leaf_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-                         *           "status": "pending"
+                         *           "digest": "sha256:7e082c08130f633458328a21379502da3aeb42cca3ad6c61bcf3042640aceb88",
+                         *           "time": "2026-11-20T10:02:19.950Z",
+                         *           "prev_hash": "3aeb42cca3ad6c61bcf3042640aceb885665ab7a7398bd99be1be389becffd45",
+                         *           "hash": "d200ae729b6801258eb636262a9fbb0183001a0cba833bae2049b6225b4af3a6",
+                         *           "leaf_hash": "7e082c08130f633458328a21379502da46eebad0229bbdc6aed7b536e9dca941",
+                         *           "status": "anchored"
+                         *         },
+                         *         {
+                         *           "object": "audit_entry",
+                         *           "id": "01a1f85e-e14d-70c7-b13b-1cd2dbfb6d9c",
+                         *           "sequence": 63,
+                         *           "type": "review.resolved",
+                         *           "actor": {
+                         *             "type": "user",
+                         *             "id": "01a19b53-ddd6-7576-a6f6-980ac7cb8893"
+                         *           },
+                         *           "subject": {
+                         *             "type": "review",
+                         *             "id": "01a1f84c-3888-78b6-824c-22f8b6f22b4a"
+                         *           },
+                         *           "digest": "sha256:95c5546b2e7978986c584bd101469b57ea02b31565755b37858f83054e5cbbcc",
+                         *           "time": "2026-11-20T09:52:10.061Z",
+                         *           "prev_hash": "ea02b31565755b37858f83054e5cbbcca22980e81fa3915c06e7019bc5fccc38",
+                         *           "hash": "3aeb42cca3ad6c61bcf3042640aceb885665ab7a7398bd99be1be389becffd45",
+                         *           "leaf_hash": "95c5546b2e7978986c584bd101469b570224881f304e7ad77723a09f46f9b2e9",
+                         *           "status": "anchored"
                          *         }
                          *       ],
                          *       "has_more": true,
-                         *       "next_cursor": "string"
+                         *       "next_cursor": "01a1f85e-e14d-70c7-b13b-1cd2dbfb6d9c"
                          *     }
                          */
                         "application/json": components["schemas"]["AuditEntryList"];
@@ -963,25 +979,32 @@ export interface paths {
                         /**
                          * @example {
                          *       "object": "audit_proof",
-                         *       "entry_id": "string",
-                         *       "sequence": 0,
-                         *       "leaf_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-                         *       "status": "pending",
-                         *       "leaf_index": 0,
-                         *       "tree_size": 0,
+                         *       "entry_id": "01a1f83b-fd8a-775a-aaaa-89b7fbddb38e",
+                         *       "sequence": 57,
+                         *       "leaf_hash": "5b8cd3ce36c172569f1fbab57e55509eb491825e9c503ba18f4854d45cf74f7d",
+                         *       "status": "anchored",
+                         *       "leaf_index": 56,
+                         *       "tree_size": 64,
                          *       "audit_path": [
-                         *         "0000000000000000000000000000000000000000000000000000000000000000"
+                         *         "95c5546b2e7978986c584bd101469b570224881f304e7ad77723a09f46f9b2e9",
+                         *         "152df1b3dc52d0ae72074c7abc6df97dd4d2ac178b225aba5acc9654149cc18b",
+                         *         "7e082c08130f633458328a21379502da46eebad0229bbdc6aed7b536e9dca941",
+                         *         "3aeb42cca3ad6c61bcf3042640aceb885665ab7a7398bd99be1be389becffd45",
+                         *         "ea02b31565755b37858f83054e5cbbcca22980e81fa3915c06e7019bc5fccc38",
+                         *         "d200ae729b6801258eb636262a9fbb0183001a0cba833bae2049b6225b4af3a6"
                          *       ],
                          *       "checkpoint": {
-                         *         "log_id": "string",
-                         *         "tree_size": 0,
-                         *         "root_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-                         *         "time": "string",
-                         *         "note": "string",
-                         *         "jws": "string",
-                         *         "previous_tree_size": 0,
+                         *         "log_id": "303271ad77cbaeda8ffbdfd95cfd8b9d",
+                         *         "tree_size": 64,
+                         *         "root_hash": "e744fd77a5f053cd899c0f6274962d044dff2f78adbde46f814c9ee39593f94f",
+                         *         "time": "2026-11-20T10:03:00.000Z",
+                         *         "note": "agent-risk/log/303271ad77cbaeda8ffbdfd95cfd8b9d\n64\n50T9d6XwU82JnA9idJYtBE3/L3itveRvgUye45WT+U8=\ntime 2026-11-20T10:03:00.000Z\n",
+                         *         "jws": "eyJhbGciOiJFZERTQSIsImtpZCI6ImhRNW4wWnEzZVgxdjJZYjdtV2M5dFJrNExwUzZ1SmQ4YUZnMGlIZTJvVHMiLCJ0eXAiOiJ0bG9nLWNoZWNrcG9pbnQifQ.YWdlbnQtcmlzay9sb2cv.Vq3xT8m2Lk9pRz0aNb4wYc7dHe1fGj5sUo6iPr2tQx",
+                         *         "previous_tree_size": 48,
                          *         "consistency_proof": [
-                         *           "0000000000000000000000000000000000000000000000000000000000000000"
+                         *           "d200ae729b6801258eb636262a9fbb0183001a0cba833bae2049b6225b4af3a6",
+                         *           "7e082c08130f633458328a21379502da46eebad0229bbdc6aed7b536e9dca941",
+                         *           "ea02b31565755b37858f83054e5cbbcca22980e81fa3915c06e7019bc5fccc38"
                          *         ]
                          *       }
                          *     }
@@ -1071,20 +1094,22 @@ export interface paths {
                          *       "data": [
                          *         {
                          *           "object": "checkpoint",
-                         *           "log_id": "string",
-                         *           "tree_size": 0,
-                         *           "root_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-                         *           "time": "string",
-                         *           "note": "string",
-                         *           "jws": "string",
-                         *           "previous_tree_size": 0,
+                         *           "log_id": "303271ad77cbaeda8ffbdfd95cfd8b9d",
+                         *           "tree_size": 64,
+                         *           "root_hash": "e744fd77a5f053cd899c0f6274962d044dff2f78adbde46f814c9ee39593f94f",
+                         *           "time": "2026-11-20T10:03:00.000Z",
+                         *           "note": "agent-risk/log/303271ad77cbaeda8ffbdfd95cfd8b9d\n64\n50T9d6XwU82JnA9idJYtBE3/L3itveRvgUye45WT+U8=\ntime 2026-11-20T10:03:00.000Z\n",
+                         *           "jws": "eyJhbGciOiJFZERTQSIsImtpZCI6ImhRNW4wWnEzZVgxdjJZYjdtV2M5dFJrNExwUzZ1SmQ4YUZnMGlIZTJvVHMiLCJ0eXAiOiJ0bG9nLWNoZWNrcG9pbnQifQ.YWdlbnQtcmlzay9sb2cv.Vq3xT8m2Lk9pRz0aNb4wYc7dHe1fGj5sUo6iPr2tQx",
+                         *           "previous_tree_size": 48,
                          *           "consistency_proof": [
-                         *             "0000000000000000000000000000000000000000000000000000000000000000"
+                         *             "d200ae729b6801258eb636262a9fbb0183001a0cba833bae2049b6225b4af3a6",
+                         *             "7e082c08130f633458328a21379502da46eebad0229bbdc6aed7b536e9dca941",
+                         *             "ea02b31565755b37858f83054e5cbbcca22980e81fa3915c06e7019bc5fccc38"
                          *           ]
                          *         }
                          *       ],
-                         *       "has_more": true,
-                         *       "next_cursor": "string"
+                         *       "has_more": false,
+                         *       "next_cursor": null
                          *     }
                          */
                         "application/json": components["schemas"]["CheckpointList"];
@@ -2141,23 +2166,25 @@ export interface paths {
                          *       "data": [
                          *         {
                          *           "object": "webhook_endpoint",
-                         *           "id": "string",
-                         *           "url": "string",
+                         *           "id": "01a1a6f7-aedf-7257-993b-2ba28b5cdd08",
+                         *           "url": "https://hooks.acme.example/agent-risk",
                          *           "event_types": [
-                         *             "assessment.completed"
+                         *             "assessment.denied",
+                         *             "assessment.flagged",
+                         *             "assessment.resolved"
                          *           ],
-                         *           "description": "string",
-                         *           "token_set": true,
+                         *           "description": "Order service: hold and release orders",
+                         *           "token_set": false,
                          *           "livemode": true,
                          *           "status": "enabled",
-                         *           "disabled_reason": "gone",
-                         *           "created": "string",
-                         *           "disabled_at": "string",
-                         *           "previous_secret_expires_at": "string"
+                         *           "disabled_reason": null,
+                         *           "created": "2026-11-04T14:30:12.447Z",
+                         *           "disabled_at": null,
+                         *           "previous_secret_expires_at": null
                          *         }
                          *       ],
-                         *       "has_more": true,
-                         *       "next_cursor": "string"
+                         *       "has_more": false,
+                         *       "next_cursor": null
                          *     }
                          */
                         "application/json": components["schemas"]["WebhookEndpointList"];
@@ -2243,19 +2270,21 @@ export interface paths {
                         /**
                          * @example {
                          *       "object": "webhook_endpoint",
-                         *       "id": "string",
-                         *       "url": "string",
+                         *       "id": "01a1a6f7-aedf-7257-993b-2ba28b5cdd08",
+                         *       "url": "https://hooks.acme.example/agent-risk",
                          *       "event_types": [
-                         *         "assessment.completed"
+                         *         "assessment.denied",
+                         *         "assessment.flagged",
+                         *         "assessment.resolved"
                          *       ],
-                         *       "description": "string",
-                         *       "token_set": true,
+                         *       "description": "Order service: hold and release orders",
+                         *       "token_set": false,
                          *       "livemode": true,
                          *       "status": "enabled",
-                         *       "disabled_reason": "gone",
-                         *       "created": "string",
-                         *       "disabled_at": "string",
-                         *       "previous_secret_expires_at": "string",
+                         *       "disabled_reason": null,
+                         *       "created": "2026-11-04T14:30:12.447Z",
+                         *       "disabled_at": null,
+                         *       "previous_secret_expires_at": null,
                          *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4iuY2Eobd5s="
                          *     }
                          */
@@ -2572,33 +2601,67 @@ export interface paths {
                          *       "data": [
                          *         {
                          *           "object": "webhook_delivery",
-                         *           "id": "string",
-                         *           "endpoint_id": "string",
+                         *           "id": "01a1f868-2fae-7daa-a602-55004c346dc7",
+                         *           "endpoint_id": "01a1a6f7-aedf-7257-993b-2ba28b5cdd08",
                          *           "event": {
-                         *             "id": "string",
-                         *             "type": "assessment.completed",
-                         *             "created": 0
+                         *             "id": "01a1f868-2fae-7a4c-b1c6-faee1d218518",
+                         *             "type": "assessment.denied",
+                         *             "created": 1795168939
                          *           },
-                         *           "status": "pending",
-                         *           "attempt_count": 0,
+                         *           "status": "succeeded",
+                         *           "attempt_count": 2,
                          *           "attempts": [
                          *             {
-                         *               "number": 0,
-                         *               "time": "string",
-                         *               "status_code": 0,
-                         *               "duration_ms": 0,
-                         *               "error": "string",
-                         *               "next_retry_at": "string"
+                         *               "number": 1,
+                         *               "time": "2026-11-20T10:02:20.611Z",
+                         *               "status_code": 503,
+                         *               "duration_ms": 42,
+                         *               "error": "status 503",
+                         *               "next_retry_at": "2026-11-20T10:02:25.722Z"
+                         *             },
+                         *             {
+                         *               "number": 2,
+                         *               "time": "2026-11-20T10:02:25.730Z",
+                         *               "status_code": 200,
+                         *               "duration_ms": 37,
+                         *               "error": null,
+                         *               "next_retry_at": null
                          *             }
                          *           ],
-                         *           "next_attempt_at": "string",
-                         *           "dead_lettered_at": "string",
-                         *           "created": "string",
-                         *           "completed_at": "string"
+                         *           "next_attempt_at": null,
+                         *           "dead_lettered_at": null,
+                         *           "created": "2026-11-20T10:02:19.950Z",
+                         *           "completed_at": "2026-11-20T10:02:25.767Z"
+                         *         },
+                         *         {
+                         *           "object": "webhook_delivery",
+                         *           "id": "01a1f85e-e14d-74a3-8103-9a89e4ac9227",
+                         *           "endpoint_id": "01a1a6f7-aedf-7257-993b-2ba28b5cdd08",
+                         *           "event": {
+                         *             "id": "01a1f85e-e14d-7c10-a5d2-3e8f9b0c1d2e",
+                         *             "type": "assessment.resolved",
+                         *             "created": 1795168330
+                         *           },
+                         *           "status": "succeeded",
+                         *           "attempt_count": 1,
+                         *           "attempts": [
+                         *             {
+                         *               "number": 1,
+                         *               "time": "2026-11-20T09:52:10.702Z",
+                         *               "status_code": 200,
+                         *               "duration_ms": 35,
+                         *               "error": null,
+                         *               "next_retry_at": null
+                         *             }
+                         *           ],
+                         *           "next_attempt_at": null,
+                         *           "dead_lettered_at": null,
+                         *           "created": "2026-11-20T09:52:10.061Z",
+                         *           "completed_at": "2026-11-20T09:52:10.737Z"
                          *         }
                          *       ],
-                         *       "has_more": true,
-                         *       "next_cursor": "string"
+                         *       "has_more": false,
+                         *       "next_cursor": null
                          *     }
                          */
                         "application/json": components["schemas"]["WebhookDeliveryList"];
@@ -3163,26 +3226,47 @@ export interface paths {
                          *       "object": "list",
                          *       "data": [
                          *         {
-                         *           "id": "string",
+                         *           "id": "01a1f868-2f9e-750e-9e2f-f66ea8d946ca",
                          *           "object": "assessment",
-                         *           "created": "string",
+                         *           "created": "2026-11-20T10:02:19.934Z",
+                         *           "kind": "ap2_payment",
+                         *           "livemode": true,
+                         *           "decision": "deny",
+                         *           "risk_level": "highest",
+                         *           "risk_score": 90,
+                         *           "reason": "Denied: policy rule \"large-new-payee\" matched (A first payment to a payee above 500.00).",
+                         *           "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                         *           "a2a": null
+                         *         },
+                         *         {
+                         *           "id": "01a1f84c-3888-778f-8b1e-9906605976d2",
+                         *           "object": "assessment",
+                         *           "created": "2026-11-20T09:31:47.208Z",
+                         *           "kind": "ap2_payment",
+                         *           "livemode": true,
+                         *           "decision": "review",
+                         *           "risk_level": "elevated",
+                         *           "risk_score": 55,
+                         *           "reason": "Review: the agent could not be identified.",
+                         *           "agent_id": null,
+                         *           "a2a": null
+                         *         },
+                         *         {
+                         *           "id": "01a1f83b-fd78-7208-974a-047e80d58d4f",
+                         *           "object": "assessment",
+                         *           "created": "2026-11-20T09:14:03.512Z",
                          *           "kind": "ap2_payment",
                          *           "livemode": true,
                          *           "decision": "approve",
                          *           "risk_level": "normal",
-                         *           "risk_score": 0,
-                         *           "reason": "string",
-                         *           "agent_id": "string",
-                         *           "a2a": {
-                         *             "version": "0.3",
-                         *             "task_id": "string",
-                         *             "context_id": "string",
-                         *             "agent_card_ref": "string"
-                         *           }
+                         *           "risk_score": 12,
+                         *           "reason": "Approved: known agent within policy.",
+                         *           "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                         *           "a2a": null
                          *         }
                          *       ],
                          *       "has_more": true,
-                         *       "next_cursor": "string"
+                         *       "next_cursor": "01a1f83b-fd78-7208-974a-047e80d58d4f"
                          *     }
                          */
                         "application/json": components["schemas"]["AssessmentList"];
@@ -3265,80 +3349,52 @@ export interface paths {
                         /**
                          * @example {
                          *       "object": "assessment",
-                         *       "id": "string",
-                         *       "created": "string",
+                         *       "id": "01a1f83b-fd78-7208-974a-047e80d58d4f",
+                         *       "created": "2026-11-20T09:14:03.512Z",
                          *       "livemode": true,
                          *       "kind": "ap2_payment",
                          *       "outcome": {
                          *         "decision": "approve",
                          *         "risk_level": "normal",
-                         *         "risk_score": 0,
-                         *         "reason": "string",
-                         *         "policy_version": 0
+                         *         "risk_score": 12,
+                         *         "reason": "Approved: known agent within policy.",
+                         *         "policy_version": 3
                          *       },
                          *       "confidences": {
-                         *         "agent_identity": 0,
-                         *         "mandate_validity": 0,
-                         *         "policy_adherence": 0,
-                         *         "behavioral_risk": 0,
-                         *         "recipient_risk": 0
+                         *         "agent_identity": 1,
+                         *         "mandate_validity": 1,
+                         *         "policy_adherence": 1,
+                         *         "behavioral_risk": 0.9,
+                         *         "recipient_risk": 0.85
                          *       },
-                         *       "signals": [
-                         *         {
-                         *           "category": "string",
-                         *           "type": "string",
-                         *           "severity": "string"
-                         *         }
-                         *       ],
-                         *       "rejection_reasons": [
-                         *         {
-                         *           "key": "string",
-                         *           "category": "string",
-                         *           "description": "string"
-                         *         }
-                         *       ],
+                         *       "signals": [],
+                         *       "rejection_reasons": [],
                          *       "risk_payload": {
-                         *         "jws": "string",
-                         *         "kid": "string",
+                         *         "jws": "eyJhbGciOiJFZERTQSIsImtpZCI6ImhRNW4wWnEzZVgxdjJZYjdtV2M5dFJrNExwUzZ1SmQ4YUZnMGlIZTJvVHMiLCJ0eXAiOiJyaXNrLXBheWxvYWQrand0In0.eyJzdWIiOiIwMWExZjgzYi1mZDc4LTcyMDgtOTc0YS0wNDdlODBkNThkNGYifQ.mZ3kQv8Yt0aR5c2Lw9nB1xJpE7hUoS4dFgKiTl6VqWs",
+                         *         "kid": "hQ5n0Zq3eX1v2Yb7mWc9tRk4LpS6uJd8aFg0iHe2oTs",
                          *         "alg": "EdDSA",
-                         *         "verify_url": "string"
+                         *         "verify_url": "https://risk.example.com/.well-known/jwks.json"
                          *       },
                          *       "audit": {
-                         *         "entry_id": "string",
-                         *         "sequence": 0,
-                         *         "status": "pending"
+                         *         "entry_id": "01a1f83b-fd8a-775a-aaaa-89b7fbddb38e",
+                         *         "sequence": 57,
+                         *         "status": "anchored"
                          *       },
-                         *       "refinement": {
-                         *         "status": "open",
-                         *         "review_id": "string",
-                         *         "decision": "approve",
-                         *         "reason": "review.resolved",
-                         *         "resolved_at": "string",
-                         *         "resolved_by": {
-                         *           "type": "string",
-                         *           "id": "string"
-                         *         },
-                         *         "risk_payload": {
-                         *           "jws": "string",
-                         *           "kid": "string",
-                         *           "alg": "EdDSA",
-                         *           "verify_url": "string"
-                         *         }
-                         *       },
+                         *       "refinement": null,
                          *       "agent": {
-                         *         "id": "string",
-                         *         "trust_score": 0,
-                         *         "risk_tier": "string"
+                         *         "id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                         *         "trust_score": 82,
+                         *         "risk_tier": "low"
                          *       },
                          *       "credential": {
                          *         "verified": true,
-                         *         "reference": "string",
-                         *         "issuer": "string",
-                         *         "holder_thumbprint": "string",
-                         *         "hops": 0,
-                         *         "failure": "string"
+                         *         "reference": "RRs8AIeCNgXRl8DsBU9hmcq-DbD6P1tMSvjpQk62fNg",
+                         *         "issuer": "01a1a0dc-1b52-7a3e-9c41-2f6d8e0b7a19",
+                         *         "holder_thumbprint": "ESqNMeKw-z8gcDH-8y96ckX3h7TU6FtF9lqluDQ1Now",
+                         *         "hops": 2,
+                         *         "failure": null
                          *       },
-                         *       "latency_ms": 0
+                         *       "latency_ms": 21
                          *     }
                          */
                         "application/json": components["schemas"]["Outcome"];
@@ -3434,34 +3490,34 @@ export interface paths {
                          *       "data": [
                          *         {
                          *           "object": "review",
-                         *           "id": "string",
-                         *           "created": "string",
+                         *           "id": "01a1f84c-3888-78b6-824c-22f8b6f22b4a",
+                         *           "created": "2026-11-20T09:31:47.208Z",
                          *           "livemode": true,
-                         *           "assessment_id": "string",
-                         *           "agent_id": "string",
-                         *           "status": "open",
-                         *           "expires_at": "string",
+                         *           "assessment_id": "01a1f84c-3888-778f-8b1e-9906605976d2",
+                         *           "agent_id": null,
+                         *           "status": "resolved",
+                         *           "expires_at": "2026-11-21T09:31:47.208Z",
                          *           "original_decision": "review",
                          *           "decision": "approve",
                          *           "reason": "review.resolved",
-                         *           "note": "string",
-                         *           "resolved_at": "string",
+                         *           "note": "Customer confirmed the order by phone.",
+                         *           "resolved_at": "2026-11-20T09:52:10.044Z",
                          *           "resolved_by": {
-                         *             "type": "string",
-                         *             "id": "string"
+                         *             "type": "user",
+                         *             "id": "01a19b53-ddd6-7576-a6f6-980ac7cb8893"
                          *           },
-                         *           "credential_backed": true,
+                         *           "credential_backed": false,
                          *           "risk_payload": {
-                         *             "jws": "string",
-                         *             "kid": "string",
+                         *             "jws": "eyJhbGciOiJFZERTQSIsImtpZCI6ImhRNW4wWnEzZVgxdjJZYjdtV2M5dFJrNExwUzZ1SmQ4YUZnMGlIZTJvVHMiLCJ0eXAiOiJyaXNrLXBheWxvYWQrand0In0.eyJzdWIiOiIwMWExZjgzYi1mZDc4LTcyMDgtOTc0YS0wNDdlODBkNThkNGYifQ.mZ3kQv8Yt0aR5c2Lw9nB1xJpE7hUoS4dFgKiTl6VqWs",
+                         *             "kid": "hQ5n0Zq3eX1v2Yb7mWc9tRk4LpS6uJd8aFg0iHe2oTs",
                          *             "alg": "EdDSA",
-                         *             "verify_url": "string"
+                         *             "verify_url": "https://risk.example.com/.well-known/jwks.json"
                          *           },
-                         *           "audit_entry_id": "string"
+                         *           "audit_entry_id": "01a1f85e-e14d-70c7-b13b-1cd2dbfb6d9c"
                          *         }
                          *       ],
-                         *       "has_more": true,
-                         *       "next_cursor": "string"
+                         *       "has_more": false,
+                         *       "next_cursor": null
                          *     }
                          */
                         "application/json": components["schemas"]["ReviewList"];
@@ -3544,30 +3600,22 @@ export interface paths {
                         /**
                          * @example {
                          *       "object": "review",
-                         *       "id": "string",
-                         *       "created": "string",
+                         *       "id": "01a1f84c-3888-78b6-824c-22f8b6f22b4a",
+                         *       "created": "2026-11-20T09:31:47.208Z",
                          *       "livemode": true,
-                         *       "assessment_id": "string",
-                         *       "agent_id": "string",
+                         *       "assessment_id": "01a1f84c-3888-778f-8b1e-9906605976d2",
+                         *       "agent_id": null,
                          *       "status": "open",
-                         *       "expires_at": "string",
+                         *       "expires_at": "2026-11-21T09:31:47.208Z",
                          *       "original_decision": "review",
-                         *       "decision": "approve",
-                         *       "reason": "review.resolved",
-                         *       "note": "string",
-                         *       "resolved_at": "string",
-                         *       "resolved_by": {
-                         *         "type": "string",
-                         *         "id": "string"
-                         *       },
-                         *       "credential_backed": true,
-                         *       "risk_payload": {
-                         *         "jws": "string",
-                         *         "kid": "string",
-                         *         "alg": "EdDSA",
-                         *         "verify_url": "string"
-                         *       },
-                         *       "audit_entry_id": "string"
+                         *       "decision": null,
+                         *       "reason": null,
+                         *       "note": null,
+                         *       "resolved_at": null,
+                         *       "resolved_by": null,
+                         *       "credential_backed": false,
+                         *       "risk_payload": null,
+                         *       "audit_entry_id": null
                          *     }
                          */
                         "application/json": components["schemas"]["Review"];
@@ -3664,30 +3712,30 @@ export interface paths {
                         /**
                          * @example {
                          *       "object": "review",
-                         *       "id": "string",
-                         *       "created": "string",
+                         *       "id": "01a1f84c-3888-78b6-824c-22f8b6f22b4a",
+                         *       "created": "2026-11-20T09:31:47.208Z",
                          *       "livemode": true,
-                         *       "assessment_id": "string",
-                         *       "agent_id": "string",
-                         *       "status": "open",
-                         *       "expires_at": "string",
+                         *       "assessment_id": "01a1f84c-3888-778f-8b1e-9906605976d2",
+                         *       "agent_id": null,
+                         *       "status": "resolved",
+                         *       "expires_at": "2026-11-21T09:31:47.208Z",
                          *       "original_decision": "review",
                          *       "decision": "approve",
                          *       "reason": "review.resolved",
-                         *       "note": "string",
-                         *       "resolved_at": "string",
+                         *       "note": "Customer confirmed the order by phone.",
+                         *       "resolved_at": "2026-11-20T09:52:10.044Z",
                          *       "resolved_by": {
-                         *         "type": "string",
-                         *         "id": "string"
+                         *         "type": "user",
+                         *         "id": "01a19b53-ddd6-7576-a6f6-980ac7cb8893"
                          *       },
-                         *       "credential_backed": true,
+                         *       "credential_backed": false,
                          *       "risk_payload": {
-                         *         "jws": "string",
-                         *         "kid": "string",
+                         *         "jws": "eyJhbGciOiJFZERTQSIsImtpZCI6ImhRNW4wWnEzZVgxdjJZYjdtV2M5dFJrNExwUzZ1SmQ4YUZnMGlIZTJvVHMiLCJ0eXAiOiJyaXNrLXBheWxvYWQrand0In0.eyJzdWIiOiIwMWExZjgzYi1mZDc4LTcyMDgtOTc0YS0wNDdlODBkNThkNGYifQ.mZ3kQv8Yt0aR5c2Lw9nB1xJpE7hUoS4dFgKiTl6VqWs",
+                         *         "kid": "hQ5n0Zq3eX1v2Yb7mWc9tRk4LpS6uJd8aFg0iHe2oTs",
                          *         "alg": "EdDSA",
-                         *         "verify_url": "string"
+                         *         "verify_url": "https://risk.example.com/.well-known/jwks.json"
                          *       },
-                         *       "audit_entry_id": "string"
+                         *       "audit_entry_id": "01a1f85e-e14d-70c7-b13b-1cd2dbfb6d9c"
                          *     }
                          */
                         "application/json": components["schemas"]["Review"];
@@ -3956,25 +4004,25 @@ export interface paths {
                          *       "object": "list",
                          *       "data": [
                          *         {
-                         *           "id": "string",
+                         *           "id": "01a20910-7358-7c7a-b3f9-a429787dd623",
                          *           "object": "assessment_feedback",
-                         *           "assessment_id": "string",
+                         *           "assessment_id": "01a1f83b-fd78-7208-974a-047e80d58d4f",
                          *           "livemode": true,
-                         *           "label": "fraud",
-                         *           "occurred_at": "string",
-                         *           "source": "string",
-                         *           "note": "string",
-                         *           "created": "string",
+                         *           "label": "chargeback",
+                         *           "occurred_at": "2026-11-23T11:05:00.000Z",
+                         *           "source": "stripe:dp_1QkR8mLqTz3nY6",
+                         *           "note": "Cardholder disputed the charge as unauthorized.",
+                         *           "created": "2026-11-23T15:40:02.776Z",
                          *           "created_by": {
-                         *             "type": "string",
-                         *             "id": "string"
+                         *             "type": "api_key",
+                         *             "id": "01a19b59-8e96-79f4-b566-d4df368af2f4"
                          *           }
                          *         }
                          *       ],
                          *       "has_more": false,
                          *       "next_cursor": null,
-                         *       "effective_label": "fraud",
-                         *       "pending": true
+                         *       "effective_label": "chargeback",
+                         *       "pending": false
                          *     }
                          */
                         "application/json": components["schemas"]["AssessmentFeedbackList"];
@@ -4057,18 +4105,18 @@ export interface paths {
                     content: {
                         /**
                          * @example {
-                         *       "id": "string",
+                         *       "id": "01a20910-7358-7c7a-b3f9-a429787dd623",
                          *       "object": "assessment_feedback",
-                         *       "assessment_id": "string",
+                         *       "assessment_id": "01a1f83b-fd78-7208-974a-047e80d58d4f",
                          *       "livemode": true,
-                         *       "label": "fraud",
-                         *       "occurred_at": "string",
-                         *       "source": "string",
-                         *       "note": "string",
-                         *       "created": "string",
+                         *       "label": "chargeback",
+                         *       "occurred_at": "2026-11-23T11:05:00.000Z",
+                         *       "source": "stripe:dp_1QkR8mLqTz3nY6",
+                         *       "note": "Cardholder disputed the charge as unauthorized.",
+                         *       "created": "2026-11-23T15:40:02.776Z",
                          *       "created_by": {
-                         *         "type": "string",
-                         *         "id": "string"
+                         *         "type": "api_key",
+                         *         "id": "01a19b59-8e96-79f4-b566-d4df368af2f4"
                          *       }
                          *     }
                          */
@@ -4083,18 +4131,18 @@ export interface paths {
                     content: {
                         /**
                          * @example {
-                         *       "id": "string",
+                         *       "id": "01a20910-7358-7c7a-b3f9-a429787dd623",
                          *       "object": "assessment_feedback",
-                         *       "assessment_id": "string",
+                         *       "assessment_id": "01a1f83b-fd78-7208-974a-047e80d58d4f",
                          *       "livemode": true,
-                         *       "label": "fraud",
-                         *       "occurred_at": "string",
-                         *       "source": "string",
-                         *       "note": "string",
-                         *       "created": "string",
+                         *       "label": "chargeback",
+                         *       "occurred_at": "2026-11-23T11:05:00.000Z",
+                         *       "source": "stripe:dp_1QkR8mLqTz3nY6",
+                         *       "note": "Cardholder disputed the charge as unauthorized.",
+                         *       "created": "2026-11-23T15:40:02.776Z",
                          *       "created_by": {
-                         *         "type": "string",
-                         *         "id": "string"
+                         *         "type": "api_key",
+                         *         "id": "01a19b59-8e96-79f4-b566-d4df368af2f4"
                          *       }
                          *     }
                          */
@@ -4419,47 +4467,93 @@ export interface paths {
                          *       "data": [
                          *         {
                          *           "object": "policy",
-                         *           "id": "string",
-                         *           "name": "string",
+                         *           "id": "01a1edee-1247-72ea-927b-fcc9e06602cb",
+                         *           "name": "Checkout default, stricter",
                          *           "status": "draft",
-                         *           "version": 0,
+                         *           "version": null,
+                         *           "rules": {
+                         *             "max_amount": 50000,
+                         *             "currencies": [
+                         *               "EUR",
+                         *               "USD"
+                         *             ],
+                         *             "velocity": {
+                         *               "window": "1h",
+                         *               "max": 20
+                         *             },
+                         *             "grammar": 1,
+                         *             "rules": [
+                         *               {
+                         *                 "id": "large-new-payee",
+                         *                 "action": "deny",
+                         *                 "when": {
+                         *                   "all": [
+                         *                     {
+                         *                       "attr": "amount",
+                         *                       "op": "gt",
+                         *                       "value": 50000
+                         *                     },
+                         *                     {
+                         *                       "attr": "payee.first_seen",
+                         *                       "op": "eq",
+                         *                       "value": true
+                         *                     }
+                         *                   ]
+                         *                 },
+                         *                 "description": "A first payment to a payee above 500.00"
+                         *               }
+                         *             ]
+                         *           },
+                         *           "shadow": true,
+                         *           "created": "2026-11-18T09:12:44.871Z",
+                         *           "activated_at": null
+                         *         },
+                         *         {
+                         *           "object": "policy",
+                         *           "id": "01a1c659-4af2-7d18-b826-95b4e23a8e27",
+                         *           "name": "Checkout default",
+                         *           "status": "active",
+                         *           "version": 3,
                          *           "rules": {
                          *             "max_amount": 100000,
                          *             "currencies": [
                          *               "EUR",
                          *               "USD"
                          *             ],
-                         *             "geo": {
-                         *               "allow": [
-                         *                 "DE",
-                         *                 "FR"
-                         *               ]
-                         *             },
                          *             "velocity": {
                          *               "window": "1h",
-                         *               "max": 1
+                         *               "max": 20
                          *             },
                          *             "grammar": 1,
                          *             "rules": [
                          *               {
                          *                 "id": "large-new-payee",
-                         *                 "action": "approve",
+                         *                 "action": "deny",
                          *                 "when": {
-                         *                   "attr": "amount",
-                         *                   "op": "gt",
-                         *                   "value": 50000
+                         *                   "all": [
+                         *                     {
+                         *                       "attr": "amount",
+                         *                       "op": "gt",
+                         *                       "value": 50000
+                         *                     },
+                         *                     {
+                         *                       "attr": "payee.first_seen",
+                         *                       "op": "eq",
+                         *                       "value": true
+                         *                     }
+                         *                   ]
                          *                 },
-                         *                 "description": "string"
+                         *                 "description": "A first payment to a payee above 500.00"
                          *               }
                          *             ]
                          *           },
-                         *           "shadow": true,
-                         *           "created": "string",
-                         *           "activated_at": "string"
+                         *           "shadow": false,
+                         *           "created": "2026-11-10T16:45:03.090Z",
+                         *           "activated_at": "2026-11-10T16:47:30.512Z"
                          *         }
                          *       ],
-                         *       "has_more": true,
-                         *       "next_cursor": "string"
+                         *       "has_more": false,
+                         *       "next_cursor": null
                          *     }
                          */
                         "application/json": components["schemas"]["PolicyList"];
@@ -4701,43 +4795,46 @@ export interface paths {
                         /**
                          * @example {
                          *       "object": "policy",
-                         *       "id": "string",
-                         *       "name": "string",
-                         *       "status": "draft",
-                         *       "version": 0,
+                         *       "id": "01a1c659-4af2-7d18-b826-95b4e23a8e27",
+                         *       "name": "Checkout default",
+                         *       "status": "active",
+                         *       "version": 3,
                          *       "rules": {
                          *         "max_amount": 100000,
                          *         "currencies": [
                          *           "EUR",
                          *           "USD"
                          *         ],
-                         *         "geo": {
-                         *           "allow": [
-                         *             "DE",
-                         *             "FR"
-                         *           ]
-                         *         },
                          *         "velocity": {
                          *           "window": "1h",
-                         *           "max": 1
+                         *           "max": 20
                          *         },
                          *         "grammar": 1,
                          *         "rules": [
                          *           {
                          *             "id": "large-new-payee",
-                         *             "action": "approve",
+                         *             "action": "deny",
                          *             "when": {
-                         *               "attr": "amount",
-                         *               "op": "gt",
-                         *               "value": 50000
+                         *               "all": [
+                         *                 {
+                         *                   "attr": "amount",
+                         *                   "op": "gt",
+                         *                   "value": 50000
+                         *                 },
+                         *                 {
+                         *                   "attr": "payee.first_seen",
+                         *                   "op": "eq",
+                         *                   "value": true
+                         *                 }
+                         *               ]
                          *             },
-                         *             "description": "string"
+                         *             "description": "A first payment to a payee above 500.00"
                          *           }
                          *         ]
                          *       },
-                         *       "shadow": true,
-                         *       "created": "string",
-                         *       "activated_at": "string"
+                         *       "shadow": false,
+                         *       "created": "2026-11-10T16:45:03.090Z",
+                         *       "activated_at": "2026-11-10T16:47:30.512Z"
                          *     }
                          */
                         "application/json": components["schemas"]["Policy"];
@@ -5229,80 +5326,80 @@ export interface paths {
                          * @example {
                          *       "object": "policy_backtest",
                          *       "policy": {
-                         *         "id": "string",
+                         *         "id": "01a1edee-1247-72ea-927b-fcc9e06602cb",
                          *         "status": "draft",
-                         *         "version": 0
+                         *         "version": null
                          *       },
                          *       "livemode": true,
-                         *       "from": "string",
-                         *       "to": "string",
-                         *       "limit": 0,
-                         *       "replayed": 0,
-                         *       "skipped": 0,
-                         *       "changed": 0,
-                         *       "has_more": true,
-                         *       "truncated": true,
+                         *       "from": "2026-10-24T00:00:00.000Z",
+                         *       "to": "2026-11-23T00:00:00.000Z",
+                         *       "limit": 10000,
+                         *       "replayed": 4812,
+                         *       "skipped": 3,
+                         *       "changed": 41,
+                         *       "has_more": false,
+                         *       "truncated": false,
                          *       "limits": {
-                         *         "rows": 0,
-                         *         "max_rows": 0,
+                         *         "rows": 4815,
+                         *         "max_rows": 10000,
                          *         "aggregates": 0,
-                         *         "max_aggregate_evaluations": 0
+                         *         "max_aggregate_evaluations": 200000
                          *       },
                          *       "matrix": {
                          *         "approve": {
-                         *           "approve": 0,
-                         *           "review": 0,
-                         *           "deny": 0
+                         *           "approve": 4390,
+                         *           "review": 12,
+                         *           "deny": 29
                          *         },
                          *         "review": {
                          *           "approve": 0,
-                         *           "review": 0,
+                         *           "review": 301,
                          *           "deny": 0
                          *         },
                          *         "deny": {
                          *           "approve": 0,
                          *           "review": 0,
-                         *           "deny": 0
+                         *           "deny": 80
                          *         }
                          *       },
                          *       "rules": [
                          *         {
-                         *           "id": "string",
-                         *           "action": "string",
-                         *           "hits": 0
+                         *           "id": "large-new-payee",
+                         *           "action": "deny",
+                         *           "hits": 109
                          *         }
                          *       ],
-                         *       "unmatched": 0,
+                         *       "unmatched": 4703,
                          *       "samples": [
                          *         {
-                         *           "assessment_id": "string",
-                         *           "created": "string",
+                         *           "assessment_id": "01a1f83b-fd78-7208-974a-047e80d58d4f",
+                         *           "created": "2026-11-20T09:14:03.512Z",
                          *           "decision": "approve",
-                         *           "replayed_decision": "approve",
-                         *           "rule": "string",
-                         *           "reason": "string"
+                         *           "replayed_decision": "deny",
+                         *           "rule": "large-new-payee",
+                         *           "reason": "Denied: policy rule \"large-new-payee\" matched (A first payment to a payee above 500.00)."
                          *         }
                          *       ],
                          *       "labeled": {
                          *         "recorded": {
-                         *           "labeled": 0,
-                         *           "fraud_caught": 0,
-                         *           "fraud_missed": 0,
-                         *           "legitimate_blocked": 0,
-                         *           "legitimate_approved": 0,
-                         *           "precision": 0,
-                         *           "recall": 0,
-                         *           "fire_rate": 0
+                         *           "labeled": 62,
+                         *           "fraud_caught": 9,
+                         *           "fraud_missed": 4,
+                         *           "legitimate_blocked": 2,
+                         *           "legitimate_approved": 47,
+                         *           "precision": 0.82,
+                         *           "recall": 0.69,
+                         *           "fire_rate": 0.018
                          *         },
                          *         "policy": {
-                         *           "labeled": 0,
-                         *           "fraud_caught": 0,
-                         *           "fraud_missed": 0,
-                         *           "legitimate_blocked": 0,
-                         *           "legitimate_approved": 0,
-                         *           "precision": 0,
-                         *           "recall": 0,
-                         *           "fire_rate": 0
+                         *           "labeled": 62,
+                         *           "fraud_caught": 12,
+                         *           "fraud_missed": 1,
+                         *           "legitimate_blocked": 3,
+                         *           "legitimate_approved": 46,
+                         *           "precision": 0.8,
+                         *           "recall": 0.92,
+                         *           "fire_rate": 0.024
                          *         }
                          *       }
                          *     }
@@ -5413,56 +5510,56 @@ export interface paths {
                          * @example {
                          *       "object": "shadow_report",
                          *       "policy": {
-                         *         "id": "string",
+                         *         "id": "01a1edee-1247-72ea-927b-fcc9e06602cb",
                          *         "status": "draft",
-                         *         "version": 0,
+                         *         "version": null,
                          *         "shadow": true
                          *       },
                          *       "livemode": true,
-                         *       "from": "string",
-                         *       "to": "string",
-                         *       "shadowed": 0,
-                         *       "agreed": 0,
-                         *       "disagreed": 0,
+                         *       "from": "2026-11-18T09:12:44.871Z",
+                         *       "to": "2026-11-24T09:00:00.000Z",
+                         *       "shadowed": 1284,
+                         *       "agreed": 1271,
+                         *       "disagreed": 13,
                          *       "matrix": {
                          *         "approve": {
-                         *           "approve": 0,
+                         *           "approve": 1130,
                          *           "review": 0,
-                         *           "deny": 0
+                         *           "deny": 13
                          *         },
                          *         "review": {
                          *           "approve": 0,
-                         *           "review": 0,
+                         *           "review": 94,
                          *           "deny": 0
                          *         },
                          *         "deny": {
                          *           "approve": 0,
                          *           "review": 0,
-                         *           "deny": 0
+                         *           "deny": 47
                          *         }
                          *       },
                          *       "disagreements": [
                          *         {
                          *           "decision": "approve",
-                         *           "shadow_decision": "approve",
-                         *           "count": 0,
+                         *           "shadow_decision": "deny",
+                         *           "count": 13,
                          *           "labels": {
-                         *             "fraud": 0,
-                         *             "chargeback": 0,
+                         *             "fraud": 2,
+                         *             "chargeback": 1,
                          *             "refund": 0,
-                         *             "legitimate": 0,
+                         *             "legitimate": 3,
                          *             "pending": 0,
-                         *             "unlabeled": 0
+                         *             "unlabeled": 7
                          *           }
                          *         }
                          *       ],
                          *       "samples": [
                          *         {
-                         *           "assessment_id": "string",
-                         *           "created": "string",
+                         *           "assessment_id": "01a1f83b-fd78-7208-974a-047e80d58d4f",
+                         *           "created": "2026-11-20T09:14:03.512Z",
                          *           "decision": "approve",
-                         *           "shadow_decision": "approve",
-                         *           "label": "fraud"
+                         *           "shadow_decision": "deny",
+                         *           "label": "chargeback"
                          *         }
                          *       ]
                          *     }
@@ -5637,8 +5734,27 @@ export interface paths {
                      *         {
                      *           "id": "string",
                      *           "request": {
-                     *             "property1": null,
-                     *             "property2": null
+                     *             "kind": "ap2_payment",
+                     *             "mandate": {
+                     *               "vct": "mandate.payment.1",
+                     *               "transaction_id": "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
+                     *               "payee": {
+                     *                 "id": "merchant_1",
+                     *                 "name": "Demo Merchant",
+                     *                 "website": "https://demo-merchant.example"
+                     *               },
+                     *               "payment_amount": {
+                     *                 "amount": 19900,
+                     *                 "currency": "USD"
+                     *               },
+                     *               "payment_instrument": {
+                     *                 "id": "pm_card_4242",
+                     *                 "type": "card",
+                     *                 "description": "Card ending 4242"
+                     *               }
+                     *             },
+                     *             "audience": "https://psp.example",
+                     *             "idempotency_key": "order-1042"
                      *           },
                      *           "context": {
                      *             "agent": null,
@@ -5692,8 +5808,27 @@ export interface paths {
                          *         {
                          *           "id": "string",
                          *           "request": {
-                         *             "property1": null,
-                         *             "property2": null
+                         *             "kind": "ap2_payment",
+                         *             "mandate": {
+                         *               "vct": "mandate.payment.1",
+                         *               "transaction_id": "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
+                         *               "payee": {
+                         *                 "id": "merchant_1",
+                         *                 "name": "Demo Merchant",
+                         *                 "website": "https://demo-merchant.example"
+                         *               },
+                         *               "payment_amount": {
+                         *                 "amount": 19900,
+                         *                 "currency": "USD"
+                         *               },
+                         *               "payment_instrument": {
+                         *                 "id": "pm_card_4242",
+                         *                 "type": "card",
+                         *                 "description": "Card ending 4242"
+                         *               }
+                         *             },
+                         *             "audience": "https://psp.example",
+                         *             "idempotency_key": "order-1042"
                          *           },
                          *           "context": {
                          *             "agent": null,
@@ -5820,8 +5955,27 @@ export interface paths {
                          *         {
                          *           "id": "string",
                          *           "request": {
-                         *             "property1": null,
-                         *             "property2": null
+                         *             "kind": "ap2_payment",
+                         *             "mandate": {
+                         *               "vct": "mandate.payment.1",
+                         *               "transaction_id": "NivWhuqfzcvZNapvIEJ2-3tsdQLkiuIcye2g46WVgX8",
+                         *               "payee": {
+                         *                 "id": "merchant_1",
+                         *                 "name": "Demo Merchant",
+                         *                 "website": "https://demo-merchant.example"
+                         *               },
+                         *               "payment_amount": {
+                         *                 "amount": 19900,
+                         *                 "currency": "USD"
+                         *               },
+                         *               "payment_instrument": {
+                         *                 "id": "pm_card_4242",
+                         *                 "type": "card",
+                         *                 "description": "Card ending 4242"
+                         *               }
+                         *             },
+                         *             "audience": "https://psp.example",
+                         *             "idempotency_key": "order-1042"
                          *           },
                          *           "context": {
                          *             "agent": null,
@@ -7083,33 +7237,27 @@ export interface paths {
                         /**
                          * @example {
                          *       "object": "agent_card_status",
-                         *       "agent_id": "string",
-                         *       "status": "unverified",
-                         *       "reasons": [
-                         *         {
-                         *           "code": "string",
-                         *           "message": "string",
-                         *           "path": "string"
-                         *         }
-                         *       ],
-                         *       "protocol_version": "string",
-                         *       "digest": "string",
-                         *       "name": "string",
-                         *       "url": "string",
-                         *       "source_url": "string",
+                         *       "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                         *       "status": "verified",
+                         *       "reasons": [],
+                         *       "protocol_version": "0.3.0",
+                         *       "digest": "sha256:152df1b3dc52d0ae72074c7abc6df97dd4d2ac178b225aba5acc9654149cc18b",
+                         *       "name": "Acme Shopping Assistant",
+                         *       "url": "https://agents.acme.example/a2a",
+                         *       "source_url": "https://agents.acme.example/.well-known/agent-card.json",
                          *       "signatures": [
                          *         {
                          *           "index": 0,
-                         *           "kid": "string",
-                         *           "alg": "string",
-                         *           "status": "string",
-                         *           "message": "string",
+                         *           "kid": "ESqNMeKw-z8gcDH-8y96ckX3h7TU6FtF9lqluDQ1Now",
+                         *           "alg": "ES256",
+                         *           "status": "valid",
+                         *           "message": "signed by the agent's active key",
                          *           "form": "spec",
                          *           "diagnosis": "signed_as_received"
                          *         }
                          *       ],
-                         *       "checked_at": "string",
-                         *       "verified_at": "string"
+                         *       "checked_at": "2026-11-03T10:07:41.220Z",
+                         *       "verified_at": "2026-11-03T10:07:41.220Z"
                          *     }
                          */
                         "application/json": components["schemas"]["AgentCardStatus"];
@@ -7200,42 +7348,42 @@ export interface paths {
                          *       "data": [
                          *         {
                          *           "object": "agent",
-                         *           "id": "string",
-                         *           "principal_id": "string",
-                         *           "name": "string",
-                         *           "description": "string",
+                         *           "id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                         *           "principal_id": "01a1a0db-f2ca-7f4f-872b-6c042fcc5cd4",
+                         *           "name": "Acme Shopping Assistant",
+                         *           "description": "Buys household supplies for the principal within the mandate's budget",
                          *           "metadata": {
-                         *             "property1": "string",
-                         *             "property2": "string"
+                         *             "team": "checkout",
+                         *             "environment": "production"
                          *           },
                          *           "status": "active",
-                         *           "trust_score": 0,
+                         *           "trust_score": 82,
                          *           "risk_tier": "low",
                          *           "evidence": {
-                         *             "card_status": "unverified",
-                         *             "active_keys": 0,
-                         *             "approvals": 0,
-                         *             "reviews": 0,
-                         *             "denials": 0,
+                         *             "card_status": "verified",
+                         *             "active_keys": 1,
+                         *             "approvals": 148,
+                         *             "reviews": 6,
+                         *             "denials": 2,
                          *             "suspensions": 0,
                          *             "confirmed_frauds": 0,
-                         *             "confirmed_legitimate": 0
+                         *             "confirmed_legitimate": 11
                          *           },
                          *           "card": {
-                         *             "digest": "string",
-                         *             "protocol_version": "string",
-                         *             "name": "string",
-                         *             "url": "string",
-                         *             "verified_at": "string"
+                         *             "digest": "sha256:152df1b3dc52d0ae72074c7abc6df97dd4d2ac178b225aba5acc9654149cc18b",
+                         *             "protocol_version": "0.3.0",
+                         *             "name": "Acme Shopping Assistant",
+                         *             "url": "https://agents.acme.example/a2a",
+                         *             "verified_at": "2026-11-03T10:07:41.220Z"
                          *           },
-                         *           "created": "string",
-                         *           "updated": "string",
-                         *           "suspended_at": "string",
-                         *           "revoked_at": "string"
+                         *           "created": "2026-11-03T10:04:52.871Z",
+                         *           "updated": "2026-11-20T09:14:03.540Z",
+                         *           "suspended_at": null,
+                         *           "revoked_at": null
                          *         }
                          *       ],
-                         *       "has_more": true,
-                         *       "next_cursor": "string"
+                         *       "has_more": false,
+                         *       "next_cursor": null
                          *     }
                          */
                         "application/json": components["schemas"]["AgentList"];
@@ -7446,38 +7594,38 @@ export interface paths {
                         /**
                          * @example {
                          *       "object": "agent",
-                         *       "id": "string",
-                         *       "principal_id": "string",
-                         *       "name": "string",
-                         *       "description": "string",
+                         *       "id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                         *       "principal_id": "01a1a0db-f2ca-7f4f-872b-6c042fcc5cd4",
+                         *       "name": "Acme Shopping Assistant",
+                         *       "description": "Buys household supplies for the principal within the mandate's budget",
                          *       "metadata": {
-                         *         "property1": "string",
-                         *         "property2": "string"
+                         *         "team": "checkout",
+                         *         "environment": "production"
                          *       },
                          *       "status": "active",
-                         *       "trust_score": 0,
+                         *       "trust_score": 82,
                          *       "risk_tier": "low",
                          *       "evidence": {
-                         *         "card_status": "unverified",
-                         *         "active_keys": 0,
-                         *         "approvals": 0,
-                         *         "reviews": 0,
-                         *         "denials": 0,
+                         *         "card_status": "verified",
+                         *         "active_keys": 1,
+                         *         "approvals": 148,
+                         *         "reviews": 6,
+                         *         "denials": 2,
                          *         "suspensions": 0,
                          *         "confirmed_frauds": 0,
-                         *         "confirmed_legitimate": 0
+                         *         "confirmed_legitimate": 11
                          *       },
                          *       "card": {
-                         *         "digest": "string",
-                         *         "protocol_version": "string",
-                         *         "name": "string",
-                         *         "url": "string",
-                         *         "verified_at": "string"
+                         *         "digest": "sha256:152df1b3dc52d0ae72074c7abc6df97dd4d2ac178b225aba5acc9654149cc18b",
+                         *         "protocol_version": "0.3.0",
+                         *         "name": "Acme Shopping Assistant",
+                         *         "url": "https://agents.acme.example/a2a",
+                         *         "verified_at": "2026-11-03T10:07:41.220Z"
                          *       },
-                         *       "created": "string",
-                         *       "updated": "string",
-                         *       "suspended_at": "string",
-                         *       "revoked_at": "string"
+                         *       "created": "2026-11-03T10:04:52.871Z",
+                         *       "updated": "2026-11-20T09:14:03.540Z",
+                         *       "suspended_at": null,
+                         *       "revoked_at": null
                          *     }
                          */
                         "application/json": components["schemas"]["Agent"];
@@ -7706,19 +7854,43 @@ export interface paths {
                          *       "data": [
                          *         {
                          *           "object": "trust_event",
-                         *           "id": "string",
-                         *           "agent_id": "string",
-                         *           "reason": "string",
+                         *           "id": "01a1f83b-fd94-7b7a-bcbf-7dc4f0b56fe9",
+                         *           "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                         *           "reason": "assessment",
                          *           "status": "active",
-                         *           "trust_score": 0,
+                         *           "trust_score": 82,
                          *           "risk_tier": "low",
-                         *           "previous_score": 0,
+                         *           "previous_score": 81,
                          *           "previous_tier": "low",
-                         *           "created": "string"
+                         *           "created": "2026-11-20T09:14:03.540Z"
+                         *         },
+                         *         {
+                         *           "object": "trust_event",
+                         *           "id": "01a1a0df-83f6-7196-b564-fe714bb85ce6",
+                         *           "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                         *           "reason": "key_registered",
+                         *           "status": "active",
+                         *           "trust_score": 45,
+                         *           "risk_tier": "high",
+                         *           "previous_score": 30,
+                         *           "previous_tier": "high",
+                         *           "created": "2026-11-03T10:06:05.302Z"
+                         *         },
+                         *         {
+                         *           "object": "trust_event",
+                         *           "id": "01a1a0de-6907-7d24-aa71-0e3ca2d3851a",
+                         *           "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                         *           "reason": "registered",
+                         *           "status": "active",
+                         *           "trust_score": 30,
+                         *           "risk_tier": "high",
+                         *           "previous_score": null,
+                         *           "previous_tier": null,
+                         *           "created": "2026-11-03T10:04:52.871Z"
                          *         }
                          *       ],
-                         *       "has_more": true,
-                         *       "next_cursor": "string"
+                         *       "has_more": false,
+                         *       "next_cursor": null
                          *     }
                          */
                         "application/json": components["schemas"]["TrustEventList"];
@@ -7817,22 +7989,24 @@ export interface paths {
                          *       "data": [
                          *         {
                          *           "object": "agent_key",
-                         *           "id": "string",
-                         *           "agent_id": "string",
-                         *           "kty": "string",
-                         *           "crv": "string",
-                         *           "alg": "string",
+                         *           "id": "ESqNMeKw-z8gcDH-8y96ckX3h7TU6FtF9lqluDQ1Now",
+                         *           "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                         *           "kty": "EC",
+                         *           "crv": "P-256",
+                         *           "alg": "ES256",
                          *           "jwk": {
-                         *             "property1": "string",
-                         *             "property2": "string"
+                         *             "kty": "EC",
+                         *             "crv": "P-256",
+                         *             "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+                         *             "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"
                          *           },
                          *           "status": "active",
-                         *           "created": "string",
-                         *           "revoked_at": "string"
+                         *           "created": "2026-11-03T10:06:05.302Z",
+                         *           "revoked_at": null
                          *         }
                          *       ],
-                         *       "has_more": true,
-                         *       "next_cursor": "string"
+                         *       "has_more": false,
+                         *       "next_cursor": null
                          *     }
                          */
                         "application/json": components["schemas"]["AgentKeyList"];
@@ -10436,37 +10610,37 @@ export interface paths {
                          * @example {
                          *       "object": "billing",
                          *       "plan": {
-                         *         "id": "free",
+                         *         "id": "starter",
                          *         "object": "plan",
-                         *         "name": "string",
+                         *         "name": "Starter",
                          *         "currency": "usd",
-                         *         "amount": 0,
+                         *         "amount": 4900,
                          *         "interval": "month",
-                         *         "included_assessments": 0,
-                         *         "unit_amount": 0
+                         *         "included_assessments": 10000,
+                         *         "unit_amount": 2
                          *       },
                          *       "current_period": {
-                         *         "start": "string",
-                         *         "end": "string"
+                         *         "start": "2026-11-01T00:00:00.000Z",
+                         *         "end": "2026-12-01T00:00:00.000Z"
                          *       },
                          *       "usage": {
-                         *         "assessments": 0,
+                         *         "assessments": 12418,
                          *         "included_remaining": 0,
-                         *         "billable_overage": 0
+                         *         "billable_overage": 2418
                          *       },
                          *       "projected_charge": {
-                         *         "currency": "string",
-                         *         "plan_amount": 0,
-                         *         "usage_amount": 0,
-                         *         "total": 0
+                         *         "currency": "usd",
+                         *         "plan_amount": 4900,
+                         *         "usage_amount": 4836,
+                         *         "total": 9736
                          *       },
                          *       "spending_cap": {
-                         *         "amount": 0,
-                         *         "currency": "string",
-                         *         "review_threshold_percent": 0,
-                         *         "status": "none"
+                         *         "amount": 10000,
+                         *         "currency": "usd",
+                         *         "review_threshold_percent": 80,
+                         *         "status": "ok"
                          *       },
-                         *       "customer": "string"
+                         *       "customer": "cus_R8mLqTz3nY6kWp"
                          *     }
                          */
                         "application/json": components["schemas"]["Billing"];
@@ -11747,6 +11921,264 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description The claims of a Risk Payload: the payload of the compact JWS (EdDSA, `typ` `risk-payload+jwt`) in `riskPayloadJws`, `outcome.risk_payload.jws`, a resolved review's `risk_payload.jws` and a forwarded mandate's `risk_data["agent-risk"].jws`. Verify it against `/.well-known/jwks.json` (docs/assess.md) */
+        RiskPayloadClaims: {
+            /** @description The service's public origin */
+            iss: string;
+            /** @description The assessment id */
+            sub: string;
+            /** @description Who will check the payload, when the request named an `audience` */
+            aud?: string;
+            iat: number;
+            /** @description `iat` plus RISK_PAYLOAD_TTL_SECONDS (300 by default) */
+            exp: number;
+            /** @description The payload's own id: a new one per signature */
+            jti: string;
+            /** @description False for a test key's assessment: refuse it in production */
+            livemode: boolean;
+            /** @description The assessing org's public transparency log id (never its internal id) */
+            log_id: string;
+            assessment_id: string;
+            mandate_id: string;
+            /** @description `sha256:` + hex of the RFC 8785 form of the mandate as submitted, without the service's own `risk_data["agent-risk"]`: the forwarded mandate must hash to it */
+            mandate_hash: string;
+            /** @enum {string} */
+            kind: "ap2_payment" | "message_send" | "voice_call" | "custom";
+            /** @enum {string} */
+            decision: "approve" | "review" | "deny";
+            risk_score: number;
+            /** @enum {string} */
+            risk_level: "normal" | "elevated" | "highest";
+            policy_version: number;
+            agent_id: string | null;
+            /** @description The verified AP2 credential's leaf reference; null without a credential */
+            credential_reference: string | null;
+            /** @description True only for a mandate taken from a verified AP2 credential */
+            mandate_verified: boolean;
+            resolution?: components["schemas"]["RiskPayloadResolution"];
+        };
+        /** @description On the payload a review's resolution (or its expiry) signs, never on the first: `decision` is then the human one (docs/reviews.md) */
+        RiskPayloadResolution: {
+            review_id: string;
+            /** @enum {string} */
+            status: "resolved" | "expired";
+            /** @enum {string} */
+            reason: "review.resolved" | "review.expired";
+            /**
+             * @description A person (a session), an API key, or the SLA sweep (`expired`)
+             * @enum {string}
+             */
+            resolved_by: "person" | "api_key" | "sla";
+            /** @description `user`, `api_key` or `system` and its id */
+            resolver: {
+                type: string;
+                id: string;
+            };
+            resolved_at: string;
+            /** @enum {string} */
+            original_decision: "review";
+            /** @description The first payload's `jti` */
+            original_jti: string | null;
+        };
+        /** @description The JSON body of a webhook delivery, one member per event type (docs/webhooks.md). Verify the raw body first: `x-service-signature` (a detached JWS) or `webhook-signature` (Standard Webhooks, the endpoint's secret) */
+        WebhookEvent: components["schemas"]["AssessmentEvent"] | components["schemas"]["AssessmentResolvedEvent"] | components["schemas"]["AgentEvent"] | components["schemas"]["IntegrityAlertEvent"] | components["schemas"]["KeyRotationEvent"] | components["schemas"]["SpendReviewEvent"] | components["schemas"]["SpendDeniedEvent"] | components["schemas"]["SpendConfirmedEvent"];
+        AssessmentEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "assessment.completed" | "assessment.denied" | "assessment.flagged";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["AssessmentEventData"];
+        };
+        AssessmentEventData: {
+            assessment_id: string;
+            /** @enum {string} */
+            decision: "approve" | "review" | "deny";
+            /** @enum {string} */
+            risk_level: "normal" | "elevated" | "highest";
+            risk_score: number;
+            /** @description Null: no agent was identified */
+            agent_id: string | null;
+            /** @enum {string} */
+            kind: "ap2_payment" | "message_send" | "voice_call" | "custom";
+        };
+        AssessmentResolvedEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "assessment.resolved";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["AssessmentResolvedEventData"];
+        };
+        AssessmentResolvedEventData: {
+            assessment_id: string;
+            review_id: string;
+            /** @enum {string} */
+            status: "resolved" | "expired";
+            /** @enum {string} */
+            decision: "approve" | "deny";
+            /** @enum {string} */
+            original_decision: "review";
+            /** @enum {string} */
+            reason: "review.resolved" | "review.expired";
+            /** @description `user`, `api_key` or `system` (the SLA sweep) and its id */
+            resolved_by: {
+                type: string;
+                id: string;
+            };
+            resolved_at: string;
+            agent_id: string | null;
+            /** @description The resolution's own Risk Payload (claims: RiskPayloadClaims) */
+            risk_payload: {
+                jws: string;
+                kid: string;
+            };
+        };
+        AgentEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "agent.trust_changed" | "agent.suspended" | "agent.revoked";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["AgentEventData"];
+        };
+        AgentEventData: {
+            agent_id: string;
+            principal_id: string;
+            /** @enum {string} */
+            status: "active" | "suspended" | "revoked";
+            trust_score: number;
+            /** @enum {string} */
+            risk_tier: "low" | "medium" | "high" | "critical";
+            previous_score: number | null;
+            /** @enum {string|null} */
+            previous_tier: "low" | "medium" | "high" | "critical" | null;
+            /** @description What moved it: `assessment`, `key`, `card`… */
+            reason: string;
+        };
+        IntegrityAlertEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "audit.integrity_alert";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["IntegrityAlertData"];
+        };
+        IntegrityAlertData: {
+            /** @enum {string} */
+            reason: "ledger_conflict";
+            /** @description Sequences another writer took */
+            sequences: number[];
+        } | {
+            checked: number;
+            head: {
+                sequence: number;
+                hash: string;
+            } | null;
+            first_break: {
+                sequence: number;
+                /** @enum {string} */
+                reason: "sequence_gap" | "link_mismatch" | "hash_mismatch";
+                expected: string;
+                actual: string;
+            } | null;
+            first_invalid: {
+                tree_size: number;
+                reason: string;
+                expected?: string;
+                actual?: string;
+            } | null;
+        };
+        KeyRotationEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "key.rotation";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["KeyRotationEventData"];
+        };
+        KeyRotationEventData: {
+            /** @description The key now signing */
+            kid: string;
+            previous_kid: string;
+            rotated_at: string;
+        };
+        SpendReviewEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "spend.review_required";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["SpendReviewEventData"];
+        };
+        SpendReviewEventData: {
+            /** @description The billing period, `YYYY-MM-DD` */
+            period_start: string;
+            spending_cap: number;
+            /** @description The period's usage charge, in minor units */
+            amount_due: number;
+            currency: string;
+            assessments: number;
+            /** @description The org's plan id (`free`, `starter`, `growth`…) */
+            plan: string;
+            threshold_percent: number;
+        };
+        SpendDeniedEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "spend.denied";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["SpendDeniedEventData"];
+        };
+        SpendDeniedEventData: {
+            /** @description The billing period, `YYYY-MM-DD` */
+            period_start: string;
+            spending_cap: number;
+            /** @description The period's usage charge, in minor units */
+            amount_due: number;
+            currency: string;
+            assessments: number;
+            /** @description The org's plan id (`free`, `starter`, `growth`…) */
+            plan: string;
+        };
+        SpendConfirmedEvent: {
+            /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
+            id: string;
+            /** @enum {string} */
+            type: "spend.confirmed";
+            /** @description When the event happened, Unix seconds */
+            created: number;
+            livemode: boolean;
+            data: components["schemas"]["SpendConfirmation"];
+        };
+        SpendConfirmation: {
+            id: string;
+            /** @enum {string} */
+            object: "spend_confirmation";
+            period_start: string;
+            previous_spending_cap: number | null;
+            spending_cap: number | null;
+            currency: string;
+            /** @description The owner's user id */
+            confirmed_by: string;
+            /** @description Unix seconds */
+            created: number;
+        };
         Health: {
             /** @enum {string} */
             status: "ok";
@@ -12430,6 +12862,7 @@ export interface components {
             score: number;
             assessmentId: string;
             mandateId: string;
+            /** @description The signed Risk Payload: a compact JWS (EdDSA, `typ` `risk-payload+jwt`) whose payload is a `RiskPayloadClaims`; verify it against `/.well-known/jwks.json` */
             riskPayloadJws: string;
             /** @description The submitted mandate with the Risk Payload in `risk_data["agent-risk"]` */
             mandate: {
@@ -12474,6 +12907,7 @@ export interface components {
                 category: string;
                 description: string;
             }[];
+            /** @description The signed verdict: `jws` is a compact JWS whose payload is a `RiskPayloadClaims`, signed by the key `kid` of `/.well-known/jwks.json` */
             risk_payload: {
                 jws: string;
                 kid: string;
@@ -12519,7 +12953,7 @@ export interface components {
             type: string;
             id: string;
         } | null;
-        /** @description The resolution's own signed Risk Payload (docs/reviews.md); the original stays */
+        /** @description The resolution's own signed Risk Payload (docs/reviews.md); the original stays. Its claims are a `RiskPayloadClaims` with a `resolution` */
         ResolvedRiskPayload: {
             jws: string;
             kid: string;
@@ -13135,10 +13569,7 @@ export interface components {
         EvalCase: {
             /** @description Your label for the case */
             id?: string;
-            /** @description A `POST /v1/assess` body (`mandate`, `kind`, `mandateType`...) */
-            request: {
-                [key: string]: unknown;
-            };
+            request: components["schemas"]["AssessRequest"];
             context?: components["schemas"]["EvalCaseContext"];
             /**
              * @description The decision expected
@@ -14173,19 +14604,6 @@ export interface components {
              * @example 5000
              */
             amount: number;
-        };
-        SpendConfirmation: {
-            id: string;
-            /** @enum {string} */
-            object: "spend_confirmation";
-            period_start: string;
-            previous_spending_cap: number | null;
-            spending_cap: number | null;
-            currency: string;
-            /** @description The owner's user id */
-            confirmed_by: string;
-            /** @description Unix seconds */
-            created: number;
         };
         CreateSpendConfirmationRequest: {
             /**
