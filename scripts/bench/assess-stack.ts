@@ -37,6 +37,9 @@ export interface Stack {
   runtime: Runtime;
   /** Absent under plain workerd. */
   wrangler?: GroupChild;
+  /** The Worker's bundle, and workerd's inspector port when `profile` asked for it. */
+  script: string;
+  inspectorPort?: number;
 }
 
 export type Runtime = "workerd" | "wrangler";
@@ -117,6 +120,8 @@ export async function startStack(options: {
   runtime: Runtime;
   /** The injected round trip of each SQL request (`--db-rtt`), read anew per request. */
   dbRtt: DelaySampler;
+  /** Opens workerd's inspector (plain workerd only), for `--profile`. */
+  profile?: boolean;
 }): Promise<Stack> {
   const { workDir, run, log, runtime } = options;
   const endpoint = await run.started(
@@ -141,6 +146,7 @@ export async function startStack(options: {
 
   if (runtime === "workerd") {
     log(`starting the Worker under plain workerd (Miniflare) on ${origin}`);
+    const inspector = options.profile ? { inspectorPort } : {};
     await startWorkerd({
       script,
       devVars,
@@ -148,8 +154,9 @@ export async function startStack(options: {
       host: HOST,
       port,
       run,
+      ...inspector,
     });
-    return { origin, endpoint, idp, runtime };
+    return { origin, endpoint, idp, runtime, script, ...inspector };
   }
 
   log(`starting wrangler dev on ${origin}`);
@@ -205,5 +212,5 @@ export async function startStack(options: {
   } finally {
     clearTimeout(timer);
   }
-  return { origin, endpoint, idp, runtime, wrangler };
+  return { origin, endpoint, idp, runtime, wrangler, script };
 }

@@ -34,6 +34,8 @@ export async function startWorkerd(options: {
   host: string;
   port: number;
   run: Run;
+  /** workerd's V8 inspector on this port (`--profile`); none without it. */
+  inspectorPort?: number;
 }): Promise<string> {
   const { run } = options;
   const bindings = { ...Object.fromEntries(readDevVars(options.devVars) ?? []), ...options.vars };
@@ -53,6 +55,7 @@ export async function startWorkerd(options: {
           cf: false, // no fetch of Request.cf data from the Internet
           host: options.host,
           port: options.port,
+          ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
           modules: true,
           scriptPath: options.script,
           // Module names are paths below this root; the build lives outside the working directory.

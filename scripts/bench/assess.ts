@@ -22,7 +22,7 @@
  * times from `Server-Timing`. Exits non-zero only when the benchmark cannot run; a missed
  * budget is printed. See docs/performance.md.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
@@ -37,6 +37,7 @@ import { cpuMsBetween, descendantCpuMs } from "./assess-cpu.ts";
 import { Client, type Reply } from "./assess-http.ts";
 import { printLatencySweep, type RttLevel } from "./assess-latency.ts";
 import { type AssessBody, assessBodies, withCredentials } from "./assess-mandates.ts";
+import { startProfile } from "./assess-profile.ts";
 import { type PhaseResult, parseServerTiming, printReport, type Stage } from "./assess-report.ts";
 import { type Runtime, type Stack, startStack } from "./assess-stack.ts";
 import { POLICY_RULES, SHADOW_RULES, setUpTenant, type Tenant } from "./assess-tenant.ts";
@@ -60,6 +61,8 @@ interface Options {
   dbRtts: string[];
   runtime: Runtime;
   timeoutS: number;
+  /** Writes CPU profiles of the first level's fresh and replay phases here (plain workerd). */
+  profileDir: string | null;
 }
 
 const USAGE = `usage: npm run bench:assess [-- options]
@@ -75,6 +78,10 @@ const USAGE = `usage: npm run bench:assess [-- options]
                    uniform:LOW-HIGH (default 0,20,80; see docs/latency.md)
   --runtime R      workerd (default: plain workerd through Miniflare, the Worker's CPU alone) or
                    wrangler (wrangler dev, its proxy and inspector included, as npm run dev)
+  --profile DIR    write CPU profiles of the first level's fresh and replay phases to DIR, taken
+                   through workerd's inspector, and print where the samples fall (plain workerd;
+                   Node 20 needs --experimental-websocket); the profiler's cost inflates the CPU
+                   figures of that run
   --timeout S      stop everything after S seconds (default 900)
 DATABASE_URL=postgres://... selects a fresh database on that PostgreSQL server instead of PGlite.`;
 
@@ -100,6 +107,7 @@ function parseOptions(argv: string[]): Options | null {
       runtime: { type: "string" },
       timeout: { type: "string" },
       shadow: { type: "boolean" },
+      profile: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -122,6 +130,7 @@ function parseOptions(argv: string[]): Options | null {
     credentialShare: Math.min(100, integer("credentials", values.credentials, 25, 0)),
     shadow: values.shadow === true,
     timeoutS: integer("timeout", values.timeout, 900, 10),
+    profileDir: values.profile ?? null,
   };
 }
 
@@ -300,6 +309,7 @@ async function benchmark(options: Options, run: Run) {
     log: say,
     runtime: options.runtime,
     dbRtt: () => delay(),
+    profile: options.profileDir !== null,
   });
   const owner = neon(localDatabaseUrl(stack.endpoint.url, "owner"));
   const [server] = (await owner.query("select version() as v")) as { v: string }[];
@@ -363,19 +373,23 @@ async function benchmark(options: Options, run: Run) {
       share,
     );
     const ids: string[] = [];
+    const freshProfile = n === 0 ? await profiling(bench, "fresh") : null;
     const fresh = await runPhase(bench, `assess, fresh, ${tag}`, freshJobs(bodies, seen, ids));
     progress(fresh);
+    if (freshProfile) say(await freshProfile.stop());
     await runPhase(
       bench,
       `warm-up replay, ${tag}`,
       replayJobs(warmBodies, warmIds, Math.min(warm, 100)),
     );
+    const replayProfile = n === 0 ? await profiling(bench, "replay") : null;
     const replay = await runPhase(
       bench,
       `assess, replay, ${tag}`,
       replayJobs(bodies, ids, replays),
     );
     progress(replay);
+    if (replayProfile) say(await replayProfile.stop());
     levels.push({ rtt, fresh, replay, first: n === 0 });
   }
   delay = parseDbRtt("0");
@@ -403,6 +417,16 @@ async function benchmark(options: Options, run: Run) {
   });
   printLatencySweep({ levels, healthBefore, healthAfter, runtime: stack.runtime });
   say(`\nload average at the end: ${load()}`);
+}
+
+/** A profile of the next phase when `--profile` asked for one. */
+async function profiling(bench: Bench, label: string) {
+  const { profileDir } = bench.options;
+  const port = bench.stack.inspectorPort;
+  if (profileDir === null) return null;
+  if (port === undefined) throw new Error("--profile needs --runtime workerd");
+  mkdirSync(profileDir, { recursive: true });
+  return await startProfile(port, bench.stack.script, profileDir, label);
 }
 
 /** Every fresh assessment recorded its shadow verdict, or the shadow figures mean nothing. */

@@ -60,7 +60,7 @@ export async function commitAnswer(
   const write = store.write(entry.sequence);
   if (!write) return { kind: "expired", assessmentId: entry.subject?.id ?? null };
   await flushThrough(entry.sequence);
-  const status = store.write(entry.sequence)?.status;
+  const status = store.writeStatus(entry.sequence);
   if (status === "refused") return { kind: "refused" };
   if (status !== "stored") {
     throw new Error(`ledger ${orgId}: assessment write ${entry.sequence} is ${status}`);

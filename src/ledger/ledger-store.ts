@@ -209,6 +209,15 @@ export class LedgerStore {
     return rows.toArray()[0] ?? null;
   }
 
+  /** The write's status alone: answering a commit after its flush needs no second copy of its body. */
+  writeStatus(sequence: number): WriteStatus | null {
+    const rows = this.sql.exec<{ status: WriteStatus }>(
+      "select status from writes where sequence = ?",
+      sequence,
+    );
+    return rows.toArray()[0]?.status ?? null;
+  }
+
   /** The pending writes of entries in (after, through], in sequence order, at most `limit`. */
   writesBetween(
     after: number,

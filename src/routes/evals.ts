@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt } from "drizzle-orm";
-import { normalizeRules, PolicyRules } from "../assess/policy";
+import { PolicyRules } from "../assess/policy";
+import { parsedPolicy } from "../assess/policy-cache";
 import { EVAL_POSITIVES, evalSets, evals, policies } from "../db/schema";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
@@ -181,11 +182,12 @@ export function registerEvals(app: OpenAPIHono<AppEnv>) {
     if (!set) throw new ApiError("not_found", [{ path: "eval_set_id", message: "no such set" }]);
     if (!policy)
       throw new ApiError("not_found", [{ path: "policy_id", message: "no such policy" }]);
-    const parsed = PolicyRules.safeParse(policy.rules);
-    if (!parsed.success) throw new ApiError("internal_error");
+    // Parsed once per (id, version) in the isolate, as on the assess path; stored rules were
+    // validated at creation, so a later grammar that refuses them is our fault.
+    const rules = parsedPolicy(policy);
+    if (rules === "unreadable") throw new ApiError("internal_error");
     const cases = set.cases as EvalCase[];
     const requests = parseCases(cases);
-    const rules = normalizeRules(parsed.data);
     checkCaseAggregates(cases, requests, rules);
     // A case without `at` (a set stored before it was resolved at creation) is read at the
     // set's creation time: every run of a set reads the same time.

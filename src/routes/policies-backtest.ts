@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { normalizeRules, PolicyRules } from "../assess/policy";
+import type { NormalizedRules } from "../assess/policy";
+import { parsedPolicy } from "../assess/policy-cache";
 import { policies } from "../db/schema";
 import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
@@ -133,11 +134,7 @@ const route = createRoute(
   ),
 );
 
-function readPage(
-  c: AppContext,
-  rules: ReturnType<typeof normalizeRules>,
-  q: Parameters<typeof historyPage>[1],
-) {
+function readPage(c: AppContext, rules: NormalizedRules, q: Parameters<typeof historyPage>[1]) {
   return async (cursor: string | null, size: number) => {
     const [result] = await c.var.tenant.batch((db) => [
       db.execute(historyPage(rules, q, cursor, size)),
@@ -167,10 +164,10 @@ export function registerPoliciesBacktest(app: OpenAPIHono<AppEnv>) {
       throw new ApiError("invalid_request", [{ path: "from", message: "must not be after to" }]);
     }
     const policy = await getById(c.var.tenant, policies, id);
-    const parsed = PolicyRules.safeParse(policy.rules);
-    // Stored rules were validated at creation; a later grammar that refuses them is our fault.
-    if (!parsed.success) throw new ApiError("internal_error");
-    const rules = normalizeRules(parsed.data);
+    // Parsed once per (id, version) in the isolate, as on the assess path. Stored rules were
+    // validated at creation; a later grammar that refuses them is our fault.
+    const rules = parsedPolicy(policy);
+    if (rules === "unreadable") throw new ApiError("internal_error");
     const livemode = c.var.tenant.livemode;
     const q = { livemode, from: body.from ?? null, to: body.to ?? null };
     const aggregates = replaySpecs(rules).length;

@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { policyCacheStats } from "../../src/assess/policy-cache";
 import { call } from "./support/api";
-import { assessOk, createPolicy, type Json, reasonKeys } from "./support/assess";
+import {
+  assessOk,
+  createPolicy,
+  type Json,
+  orgWithKey,
+  payment,
+  reasonKeys,
+} from "./support/assess";
 import { provenAgentOrg } from "./support/credentials";
 
 // docs/latency.md (Cutting the path): the active policy is parsed once per (id, version) in
@@ -62,6 +69,49 @@ describe("the parsed-policy cache", () => {
     const body = await assessOk(key, await pay());
     expect(body.outcome.outcome.policy_version).toBe(3);
     expect(reasonKeys(body.outcome)).toContain("max_amount_exceeded");
+    expect(parses()).toBe(before + 1);
+  });
+
+  it("backtests and evaluations read a policy through the cache: one parse for all their runs", async () => {
+    const { org } = await orgWithKey();
+    const rules = {
+      grammar: 1,
+      rules: [{ id: "big", action: "deny", when: { attr: "amount", op: "gte", value: 100_000 } }],
+    };
+    const draft = await createPolicy(org, rules, { activate: false });
+    const cases = [
+      {
+        id: "c1",
+        request: { mandate: payment({ payment_amount: { amount: 150_000, currency: "USD" } }) },
+        context: { agent: { trust_score: 100, identified_by: "key" } },
+        expected: "deny",
+      },
+    ];
+    const set = await call("/v1/eval-sets", {
+      method: "POST",
+      token: org.token,
+      body: { name: "one", cases },
+    });
+    expect(set.status).toBe(201);
+    const backtest = () =>
+      call(`/v1/policies/${draft.id}/backtest`, { method: "POST", token: org.token, body: {} });
+    const evaluate = () =>
+      call("/v1/evals/run", {
+        method: "POST",
+        token: org.token,
+        body: { eval_set_id: set.json.id, policy_id: draft.id },
+      });
+    const before = parses();
+    const first = await backtest();
+    expect(first.status).toBe(200);
+    expect(parses()).toBe(before + 1);
+    const second = await backtest();
+    expect(second.status).toBe(200);
+    expect(second.json.policy).toEqual(first.json.policy);
+    const scored = await evaluate();
+    expect(scored.status).toBe(201);
+    expect(scored.json.confusion.decisions.deny.deny).toBe(1);
+    expect((await evaluate()).json.metrics).toEqual(scored.json.metrics);
     expect(parses()).toBe(before + 1);
   });
 });
