@@ -1,0 +1,37 @@
+import { CopyButton } from "../components/copy-button";
+
+// Small pieces the pages B share: formatting, and a secret shown once.
+
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toISOString().replace("T", " ").slice(0, 19);
+}
+
+export function formatRatio(value: number | null | undefined): string {
+  return value === null || value === undefined ? "—" : `${(value * 100).toFixed(1)}%`;
+}
+
+export function formatMoney(minor: number | null | undefined, currency: string): string {
+  if (minor === null || minor === undefined) return "—";
+  return `${(minor / 100).toFixed(2)} ${currency.toUpperCase()}`;
+}
+
+/** A secret shown this once: the value, a copy button, and the warning. */
+export function OneTimeSecret({ title, value }: { title: string; value: string }) {
+  return (
+    <section class="one-time-secret" aria-label={title}>
+      <h2>{title}</h2>
+      <p>
+        <strong>Copy it now: you won't see it again.</strong> It is not stored in a readable form
+        and will not be shown after you leave or reload this page.
+      </p>
+      <p>
+        <code data-testid="secret-value" class="secret">
+          {value}
+        </code>{" "}
+        <CopyButton text={value} />
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,56 @@
+import { describe, expect, inject, it } from "vitest";
+import { useBrowser } from "./support/browser";
+import { signIn } from "./support/console";
+import { newUser, withKey } from "./support/console-api";
+
+const origin = inject("browserOrigin");
+
+describe.skipIf(!origin)("console: API keys", () => {
+  const browser = useBrowser("console-keys");
+
+  it("creates a key, shows its plaintext once (gone after a reload), and revokes it", async () => {
+    const tab = await browser.open("/console/");
+    await signIn(tab, newUser("keys"));
+    const { page } = tab;
+    await page.goto(`${origin}/console/#/api-keys`);
+    await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor();
+
+    await page.getByLabel("Name").fill("ci key");
+    await page.getByLabel(/^Live/).check();
+    // The defaults (assess:write, assess:read) plus one more.
+    await page.getByRole("checkbox", { name: "agents:read" }).check();
+    await page.getByRole("button", { name: "Create key" }).click();
+    const secret = page.getByTestId("secret-value");
+    await secret.waitFor();
+    const key = (await secret.innerText()).trim();
+    expect(key).toMatch(/^aar_live_/);
+    await page.getByText("you won't see it again").waitFor();
+    await page.getByRole("button", { name: "Copy" }).waitFor();
+    const row = page.getByRole("row").filter({ hasText: "ci key" });
+    await row.waitFor();
+    expect(await row.innerText()).toContain("assess:write, assess:read, agents:read");
+    await tab.screenshot("created");
+
+    // The key works, with the scopes it was given.
+    expect((await withKey(key, "GET", "/v1/agents")).status).toBe(200);
+
+    // After a reload the list has the key, and the page holds its plaintext nowhere.
+    await page.reload();
+    await page.getByRole("row").filter({ hasText: "ci key" }).waitFor();
+    expect(await page.content()).not.toContain(key);
+    expect(await page.getByTestId("secret-value").count()).toBe(0);
+    await tab.screenshot("after-reload");
+
+    // Revoke, confirming first: a first click alone changes nothing.
+    await row.getByRole("button", { name: "Revoke ci key" }).click();
+    await row.getByText("This cannot be undone").waitFor();
+    expect((await withKey(key, "GET", "/v1/agents")).status).toBe(200);
+    await row.getByRole("button", { name: "Confirm revoke" }).click();
+    await row.getByText("revoked").first().waitFor();
+    expect(await row.getByRole("button", { name: /Revoke/ }).count()).toBe(0);
+    expect((await withKey(key, "GET", "/v1/agents")).status).toBe(401);
+    await tab.screenshot("revoked");
+
+    expect(await tab.problems()).toEqual([]);
+  });
+});

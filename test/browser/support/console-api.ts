@@ -1,0 +1,97 @@
+/**
+ * The public API as a signed-in console tab calls it: from the page, with its session cookie
+ * and the CSRF header the console sends (docs/console.md). The console tests set up what a page
+ * shows this way (a key, a policy, an agent), through the same routes as any user.
+ */
+import { expect, inject } from "vitest";
+import type { BrowserTab } from "./browser";
+
+export interface Answer {
+  status: number;
+  body: any;
+}
+
+/** A call with the tab's session; throws unless the status is `expected` (default 2xx). */
+export async function asSession(
+  tab: BrowserTab,
+  method: string,
+  path: string,
+  body?: unknown,
+  expected?: number,
+): Promise<Answer> {
+  const answer = await tab.page.evaluate(
+    async ({ method, path, body }) => {
+      const csrf = document.cookie
+        .split(";")
+        .map((part) => part.trim())
+        .find((part) => part.startsWith("__Host-ar_csrf="))
+        ?.slice("__Host-ar_csrf=".length);
+      const response = await fetch(path, {
+        method,
+        credentials: "same-origin",
+        headers: {
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...(csrf ? { "x-csrf-token": decodeURIComponent(csrf) } : {}),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: response.status, body: await response.json().catch(() => null) };
+    },
+    { method, path, body },
+  );
+  if (expected !== undefined) expect(answer.status, JSON.stringify(answer.body)).toBe(expected);
+  else if (answer.status >= 300) {
+    throw new Error(`${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  }
+  return answer;
+}
+
+/** A call with an API key, from the test (Node), as an integration makes it. */
+export async function withKey(
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Answer> {
+  const origin = inject("browserOrigin");
+  const response = await fetch(`${origin}${path}`, {
+    method,
+    headers: {
+      "x-api-key": key,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json().catch(() => null) };
+}
+
+/** A live key of the signed-in org holding `scopes`, created through the API. */
+export async function liveKey(tab: BrowserTab, scopes: string[]): Promise<string> {
+  const { body } = await asSession(tab, "POST", "/v1/api-keys", {
+    name: "console test",
+    mode: "live",
+    scopes,
+  });
+  return body.key as string;
+}
+
+/** A user name of its own for each test, so that each signs in to a fresh organization. */
+export function newUser(prefix: string): string {
+  return `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * The page's problems without the lines of one failure a test provokes on purpose: the HTTP
+ * status and the console line Chromium logs for the same request.
+ */
+export function withoutExpected(problems: string[], status: number, path: string): string[] {
+  return problems.filter(
+    (line) =>
+      !(line.startsWith(`HTTP ${status}:`) && line.includes(path)) &&
+      !(
+        line.startsWith("console.error:") &&
+        line.includes(`status of ${status}`) &&
+        (line.includes(path) || !line.includes("http"))
+      ),
+  );
+}
