@@ -66,6 +66,7 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
   const [error, setError] = useState<Failure>();
   const [notice, setNotice] = useState("");
   const [needsConfirmation, setNeedsConfirmation] = useState(false);
+  const [lifting, setLifting] = useState(false);
   const [busy, setBusy] = useState(false);
 
   const minor = (): number | null => {
@@ -161,12 +162,31 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
           </button>
         </div>
       )}
-      {cap.amount !== null && !needsConfirmation && (
+      {cap.amount !== null && !needsConfirmation && !lifting && (
         <p>
-          <button type="button" disabled={busy} onClick={() => confirm(null)}>
-            Lift the cap (owner)
+          <button type="button" disabled={busy} onClick={() => setLifting(true)}>
+            Lift the cap…
           </button>
         </p>
+      )}
+      {lifting && (
+        <fieldset class="confirm">
+          <legend>Lift the spending cap</legend>
+          <p>Usage is then charged without a bound. This takes an owner's confirmation.</p>
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() => {
+              setLifting(false);
+              void confirm(null);
+            }}
+          >
+            Confirm as owner: lift the cap
+          </button>{" "}
+          <button type="button" onClick={() => setLifting(false)}>
+            Cancel
+          </button>
+        </fieldset>
       )}
       {notice && <p role="status">{notice}</p>}
       <ErrorBanner failure={error} />
