@@ -1,0 +1,3 @@
+export function AssessmentPage(_: { params: string[] }) {
+  return <h1>Assessment</h1>;
+}

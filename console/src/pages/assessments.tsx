@@ -1,0 +1,3 @@
+export function AssessmentsPage(_: { params: string[] }) {
+  return <h1>Assessments</h1>;
+}

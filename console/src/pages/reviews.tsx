@@ -1,0 +1,3 @@
+export function ReviewsPage(_: { params: string[] }) {
+  return <h1>Reviews</h1>;
+}
