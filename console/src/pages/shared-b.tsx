@@ -1,3 +1,4 @@
+import "./pages-b.css";
 import { CopyButton } from "../components/copy-button";
 
 // Small pieces the pages B share: formatting, and a secret shown once.
