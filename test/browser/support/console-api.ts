@@ -5,6 +5,7 @@
  */
 import { expect, inject } from "vitest";
 import type { BrowserTab } from "./browser";
+import { signIn } from "./console";
 
 export interface Answer {
   status: number;
@@ -80,18 +81,50 @@ export function newUser(prefix: string): string {
   return `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
-/**
- * The page's problems without the lines of one failure a test provokes on purpose: the HTTP
- * status and the console line Chromium logs for the same request.
- */
-export function withoutExpected(problems: string[], status: number, path: string): string[] {
-  return problems.filter(
-    (line) =>
-      !(line.startsWith(`HTTP ${status}:`) && line.includes(path)) &&
-      !(
-        line.startsWith("console.error:") &&
-        line.includes(`status of ${status}`) &&
-        (line.includes(path) || !line.includes("http"))
-      ),
-  );
+/** A failure a test provokes or expects: its status, method and path. */
+export interface Expected {
+  status: number;
+  method: string;
+  path: string;
 }
+
+/**
+ * The page's problems without the lines of the failures expected, each taken once: the HTTP
+ * status line and the console line Chromium logs for the same request. Anything else stays.
+ */
+export function unexpected(problems: string[], expected: Expected[]): string[] {
+  const origin = inject("browserOrigin");
+  const left = [...problems];
+  const take = (line: string) => {
+    const at = left.indexOf(line);
+    if (at === -1) return false;
+    left.splice(at, 1);
+    return true;
+  };
+  for (const { status, method, path } of expected) {
+    expect(take(`HTTP ${status}: ${method} ${origin}${path}`), `${method} ${path} ${status}`).toBe(
+      true,
+    );
+    // Chromium logs a failed fetch to the console too (the URL is not in the text).
+    const console = left.find((line) =>
+      line.startsWith(
+        `console.error: Failed to load resource: the server responded with a status of ${status}`,
+      ),
+    );
+    if (console) take(console);
+  }
+  return left;
+}
+
+/**
+ * Signs a new user in and waits for the console's shell: on a first sign-in the console
+ * creates the organization (GET /v1/me answers 403 `no_organization`, then POST /v1/orgs), so
+ * the API is ready for the org once the navigation shows.
+ */
+export async function signInFresh(tab: BrowserTab, user: string): Promise<void> {
+  await signIn(tab, user);
+  await tab.page.getByRole("navigation", { name: "Console" }).waitFor();
+}
+
+/** The failure every first sign-in makes on purpose (see signInFresh). */
+export const FIRST_SIGN_IN: Expected = { status: 403, method: "GET", path: "/v1/me" };
