@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from "node:crypto";
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
-import { asSession, FIRST_SIGN_IN, newUser, signInFresh, unexpected } from "./support/console-api";
+import { asSession, FIRST_SIGN_IN, openSignedIn, unexpected } from "./support/console-api";
 
 const origin = inject("browserOrigin");
 
@@ -16,8 +16,7 @@ describe.skipIf(!origin)("console: agents", () => {
   const browser = useBrowser("console-agents");
 
   it("lists the agents; the detail shows the trust chart, the keys and the card status", async () => {
-    const tab = await browser.open("/console/");
-    await signInFresh(tab, newUser("agents"));
+    const tab = await openSignedIn(browser, "agents");
     const { page } = tab;
     const { body: principal } = await asSession(tab, "POST", "/v1/principals", {
       type: "individual",
@@ -57,8 +56,9 @@ describe.skipIf(!origin)("console: agents", () => {
   });
 
   it("fits a phone: the agent page at 390×844 scrolls only vertically", async () => {
-    const tab = await browser.open("/console/", { viewport: { width: 390, height: 844 } });
-    await signInFresh(tab, newUser("agents-phone"));
+    const tab = await openSignedIn(browser, "agents-phone", {
+      viewport: { width: 390, height: 844 },
+    });
     const { page } = tab;
     const { body: principal } = await asSession(tab, "POST", "/v1/principals", { name: "Bo" });
     const { body: agent } = await asSession(tab, "POST", "/v1/agents", {

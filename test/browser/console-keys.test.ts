@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
-import { FIRST_SIGN_IN, newUser, signInFresh, unexpected, withKey } from "./support/console-api";
+import { FIRST_SIGN_IN, openSignedIn, unexpected, withKey } from "./support/console-api";
 
 const origin = inject("browserOrigin");
 
@@ -8,14 +8,13 @@ describe.skipIf(!origin)("console: API keys", () => {
   const browser = useBrowser("console-keys");
 
   it("creates a key, shows its plaintext once (gone after a reload), and revokes it", async () => {
-    const tab = await browser.open("/console/");
-    await signInFresh(tab, newUser("keys"));
+    const tab = await openSignedIn(browser, "keys");
     const { page } = tab;
     await page.goto(`${origin}/console/#/api-keys`);
     await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor();
 
     await page.getByLabel("Name").fill("ci key");
-    await page.getByLabel(/^Live/).check();
+    await page.getByRole("radio", { name: "Live", exact: true }).check();
     // The defaults (assess:write, assess:read) plus one more.
     await page.getByRole("checkbox", { name: "agents:read" }).check();
     await page.getByRole("button", { name: "Create key" }).click();

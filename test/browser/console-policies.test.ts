@@ -4,8 +4,7 @@ import {
   asSession,
   FIRST_SIGN_IN,
   liveKey,
-  newUser,
-  signInFresh,
+  openSignedIn,
   unexpected,
   withKey,
 } from "./support/console-api";
@@ -16,8 +15,7 @@ describe.skipIf(!origin)("console: policies", () => {
   const browser = useBrowser("console-policies");
 
   it("creates a draft, and shows the server's error for an invalid rule at that rule", async () => {
-    const tab = await browser.open("/console/");
-    await signInFresh(tab, newUser("policies"));
+    const tab = await openSignedIn(browser, "policies");
     const { page } = tab;
     await page.goto(`${origin}/console/#/policies/new`);
     await page.getByRole("heading", { level: 1, name: "New policy draft" }).waitFor();
@@ -58,8 +56,7 @@ describe.skipIf(!origin)("console: policies", () => {
   });
 
   it("backtests a draft over the org's assessments: the chart and the labeled metrics", async () => {
-    const tab = await browser.open("/console/");
-    await signInFresh(tab, newUser("backtest"));
+    const tab = await openSignedIn(browser, "backtest");
     const { page } = tab;
     // History: four messages assessed, two of them labeled.
     const key = await liveKey(tab, ["assess:write", "assess:read"]);
@@ -115,8 +112,7 @@ describe.skipIf(!origin)("console: policies", () => {
   });
 
   it("activates, shadows and rolls back to the policy active before", async () => {
-    const tab = await browser.open("/console/");
-    await signInFresh(tab, newUser("rollback"));
+    const tab = await openSignedIn(browser, "rollback");
     const { page } = tab;
     const create = async (name: string, activate: boolean) =>
       (await asSession(tab, "POST", "/v1/policies", { name, rules: {}, activate })).body;

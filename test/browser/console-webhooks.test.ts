@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
-import { FIRST_SIGN_IN, newUser, signInFresh, unexpected } from "./support/console-api";
+import { FIRST_SIGN_IN, openSignedIn, unexpected } from "./support/console-api";
 
 const origin = inject("browserOrigin");
 
@@ -8,8 +8,7 @@ describe.skipIf(!origin)("console: webhooks", () => {
   const browser = useBrowser("console-webhooks");
 
   it("creates an endpoint with its secret shown once, rotates it, lists its deliveries", async () => {
-    const tab = await browser.open("/console/");
-    await signInFresh(tab, newUser("webhooks"));
+    const tab = await openSignedIn(browser, "webhooks");
     const { page } = tab;
     await page.goto(`${origin}/console/#/webhooks`);
     await page.getByRole("heading", { level: 1, name: "Webhooks" }).waitFor();

@@ -4,7 +4,7 @@
  * shows this way (a key, a policy, an agent), through the same routes as any user.
  */
 import { expect, inject } from "vitest";
-import type { BrowserTab } from "./browser";
+import type { BrowserTab, OpenOptions, useBrowser } from "./browser";
 import { signIn } from "./console";
 
 export interface Answer {
@@ -128,3 +128,17 @@ export async function signInFresh(tab: BrowserTab, user: string): Promise<void> 
 
 /** The failure every first sign-in makes on purpose (see signInFresh). */
 export const FIRST_SIGN_IN: Expected = { status: 403, method: "GET", path: "/v1/me" };
+
+/**
+ * A fresh tab with a new user signed in. It starts at `/health`, not the console: a console
+ * opened signed out asks `GET /v1/me` first, a 401 each test would then have to expect.
+ */
+export async function openSignedIn(
+  browser: ReturnType<typeof useBrowser>,
+  prefix: string,
+  options: OpenOptions = {},
+): Promise<BrowserTab> {
+  const tab = await browser.open("/health", options);
+  await signInFresh(tab, newUser(prefix));
+  return tab;
+}
