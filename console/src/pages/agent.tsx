@@ -18,6 +18,8 @@ export function AgentPage({ params }: { params: string[] }) {
     async () => (await api.GET("/v1/agents/{id}", { params: { path: { id } } })).data,
     [id],
   );
+  // Bumped when a key moves: the trust history has a new event then.
+  const [round, setRound] = useState(0);
   const a = agent.data;
   return (
     <>
@@ -57,8 +59,15 @@ export function AgentPage({ params }: { params: string[] }) {
             </dd>
           </dl>
           {a.description && <p>{a.description}</p>}
-          <TrustHistory id={id} />
-          <Keys id={id} revoked={a.status === "revoked"} onChanged={agent.reload} />
+          <TrustHistory id={id} round={round} />
+          <Keys
+            id={id}
+            revoked={a.status === "revoked"}
+            onChanged={() => {
+              agent.reload();
+              setRound((n) => n + 1);
+            }}
+          />
           <CardStatus id={id} />
         </>
       )}
@@ -66,7 +75,7 @@ export function AgentPage({ params }: { params: string[] }) {
   );
 }
 
-function TrustHistory({ id }: { id: string }) {
+function TrustHistory({ id, round }: { id: string; round: number }) {
   const history = useApiCall(async () => {
     const events: TrustEvent[] = [];
     let cursor: string | undefined;
@@ -79,7 +88,7 @@ function TrustHistory({ id }: { id: string }) {
       cursor = data.next_cursor;
     }
     return { events, more: true };
-  }, [id]);
+  }, [id, round]);
   const events = history.data?.events ?? [];
   return (
     <section aria-labelledby="trust-heading" class="panel">

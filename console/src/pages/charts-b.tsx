@@ -56,6 +56,7 @@ export function DecisionChangeChart({ matrix, label }: { matrix: Matrix; label: 
         },
       ],
       cursor: { show: false },
+      legend: { live: false },
     };
     return { options, data: [xs, unchanged, changed] as unknown as AlignedData };
   }, [shape]);
@@ -78,6 +79,10 @@ export function TrustChart({
   const shape = JSON.stringify(points);
   const { options, data } = useMemo(() => {
     const sorted = [...points].sort((a, b) => a.time - b.time);
+    // The last score holds until now: the step runs on to the present (at least a minute, so
+    // that a lone event still draws a line on a readable time axis).
+    const last = sorted.at(-1);
+    if (last) sorted.push({ time: Math.max(Date.now() / 1000, last.time + 60), score: last.score });
     const options: Omit<Options, "width" | "height"> = {
       scales: { y: { range: [0, 100] } },
       series: [
@@ -90,6 +95,7 @@ export function TrustChart({
         },
       ],
       axes: [{}, { label: "score" }],
+      legend: { live: false },
     };
     const data: AlignedData = [sorted.map((p) => p.time), sorted.map((p) => p.score)];
     return { options, data };

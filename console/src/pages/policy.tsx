@@ -130,6 +130,8 @@ function PolicyDetail({ id }: { id: string }) {
           </div>
           {notice && <p role="status">{notice}</p>}
           <ErrorBanner failure={error} />
+          <BacktestPanel id={p.id} />
+          <ShadowPanel id={p.id} />
           <section aria-labelledby="rules-heading">
             <h2 id="rules-heading">Edit as a new draft</h2>
             <p>
@@ -143,8 +145,6 @@ function PolicyDetail({ id }: { id: string }) {
               onCreated={go}
             />
           </section>
-          <BacktestPanel id={p.id} />
-          <ShadowPanel id={p.id} />
         </>
       )}
     </>
