@@ -1,8 +1,9 @@
 /**
  * `npm run dev`: the whole service locally, in one command.
  *
- *   1. ensures the local state: `.dev.vars` (signing key, local IdP's public side, flags) and
- *      `.data/local-idp.json` (the IdP's private key, for `npm run token`);
+ *   1. starts the local identity provider on loopback (dev-idp-server.ts; its key in
+ *      `.data/local-idp.json`, also read by `npm run token`) and ensures `.dev.vars` (signing
+ *      key, the IdP's issuer and public side, flags);
  *   2. refreshes the API reference's renderer in public/docs/vendor/ if node_modules changed,
  *      and rebuilds the console into public/console/assets/ if its sources changed;
  *   3. starts the SQL-over-HTTP endpoint: PGlite under `.data/pglite`, or the PostgreSQL server
@@ -27,7 +28,7 @@ import { dirname, join, relative } from "node:path";
 import { ensureConsoleBuild } from "./build-console.ts";
 import { ensureReferenceBundle } from "./build-reference.ts";
 import { redactDatabaseUrl } from "./database-url.ts";
-import { ensureLocalIdp } from "./dev-idp.ts";
+import { startLocalIdp } from "./dev-idp.ts";
 import { acquireDevLock } from "./dev-lock.ts";
 import { assertPortFree, waitForOk } from "./dev-net.ts";
 import { type GroupChild, spawnGroup } from "./dev-process.ts";
@@ -60,16 +61,31 @@ function shown(path: string): string {
   return rel && !rel.startsWith("..") ? rel : path;
 }
 
-function prepareState(paths: DevPaths, origin: string): void {
-  const { idp, created } = ensureLocalIdp(paths.localIdp, origin);
-  if (created) say(`created a local identity provider (${shown(paths.localIdp)})`);
-  const change = ensureLocalDevVars(paths.devVars, idp);
+/**
+ * The local identity provider's server (its key created on the first run), then `.dev.vars`,
+ * whose IDP_ISSUER follows the server's origin. The console's callback is registered at this
+ * server's address and at PUBLIC_BASE_URL's, when the developer set another.
+ */
+async function prepareState(paths: DevPaths, port: number, origin: string, publicBase: string) {
+  const callback = "/console/auth/callback";
+  const started = await startLocalIdp(paths.localIdp, {
+    host: HOST,
+    avoidPort: port,
+    redirectUris: [...new Set([`${origin}${callback}`, `${publicBase}${callback}`])],
+  });
+  if (started.created) say(`created a local identity provider (${shown(paths.localIdp)})`);
+  if (started.moved) {
+    say(`the local identity provider moved to ${started.server.url} (its port was taken):`);
+    say("  sessions minted before this run no longer verify");
+  }
+  const change = ensureLocalDevVars(paths.devVars, started.idp);
   if (change.created) {
     say(`created ${shown(paths.devVars)} with a new signing key (mode 0600, git-ignored)`);
   } else if (change.added.length > 0 || change.updated.length > 0) {
     const what = [...change.added.map((k) => `+${k}`), ...change.updated.map((k) => `~${k}`)];
     say(`updated ${shown(paths.devVars)}: ${what.join(" ")}`);
   }
+  return started.server;
 }
 
 /**
@@ -138,6 +154,7 @@ function wranglerEnv(): NodeJS.ProcessEnv {
 
 function printReady(
   origin: string,
+  identityProvider: string,
   paths: DevPaths,
   database: string,
   stripe: string,
@@ -147,6 +164,8 @@ function printReady(
   const lines = [
     `ready in ${seconds} s`,
     `  API       ${origin}`,
+    `  console   ${origin}/console/  (sign in with any user name)`,
+    `  IdP       ${identityProvider}  (the local identity provider)`,
     `  health    ${origin}/health`,
     `  OpenAPI   ${origin}/openapi.json`,
     `  reference ${origin}/docs`,
@@ -257,8 +276,10 @@ async function main(): Promise<number> {
     // The lock first: it guards everything below, including the first run's key generation.
     mkdirSync(paths.data, { recursive: true, mode: 0o700 });
     cleanups.push(acquireDevLock(paths.lock));
-    prepareState(paths, origin);
     await assertPortFree(HOST, port);
+    // Before .dev.vars is read: a developer's PUBLIC_BASE_URL there is a redirect URI too.
+    const idpServer = await prepareState(paths, port, origin, publicBaseUrlOf(paths, origin));
+    cleanups.push(() => idpServer.close());
     // `npm ci` built it; a node_modules changed since (a branch switch) must not serve a stale one.
     if (ensureReferenceBundle())
       say("refreshed the API reference's renderer (public/docs/vendor/)");
@@ -326,6 +347,7 @@ async function main(): Promise<number> {
     });
     printReady(
       origin,
+      idpServer.url,
       paths,
       `${database} via ${endpoint.url}`,
       stripe,

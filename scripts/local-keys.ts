@@ -9,12 +9,15 @@ export function ed25519Jwk(): { privateJwk: JsonWebKey; publicJwk: JsonWebKey } 
   };
 }
 
-/** The local identity provider: its issuer, audience, signing key and published key set. */
-export function localIdentityProvider(origin: string) {
+/**
+ * The local identity provider: its issuer (the origin its server listens on, see
+ * dev-idp-server.ts), audience (also the console's client id), signing key and key set.
+ */
+export function localIdentityProvider(issuer: string) {
   const { privateJwk, publicJwk } = ed25519Jwk();
   const kid = "local-idp";
   return {
-    issuer: `${origin}/local-idp`,
+    issuer,
     audience: "agent-risk-console",
     privateJwk: { ...privateJwk, kid, alg: "EdDSA" },
     jwks: { keys: [{ ...publicJwk, kid, alg: "EdDSA", use: "sig" }] },

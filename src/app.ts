@@ -24,6 +24,7 @@ import { registerAuditExport } from "./routes/audit-export";
 import { registerAuditVerify } from "./routes/audit-verify";
 import { registerBilling } from "./routes/billing";
 import { registerBillingWebhooks } from "./routes/billing-webhooks";
+import { registerConsoleAuth } from "./routes/console-auth";
 import { registerControlCoverage } from "./routes/control-coverage";
 import { registerCredentialIssuers } from "./routes/credential-issuers";
 import { registerEvalSets } from "./routes/eval-sets";
@@ -138,6 +139,8 @@ export function buildApp() {
   registerBilling(app);
   registerBillingWebhooks(app);
   registerSessions(app);
+  // The console's sign-in: browser navigations, not API operations (docs/console.md).
+  registerConsoleAuth(app);
 
   serveOpenApiDocument(app);
   return app;

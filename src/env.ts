@@ -25,9 +25,17 @@ export interface Env {
    * (`{"kty":"oct","k":<32 bytes base64url>,"kid":...}`; a secret). Never stored in the database.
    */
   PRINCIPAL_MASTER_KEY?: string;
-  /** Session tokens: expected `iss` and `aud`. */
+  /**
+   * Session tokens: expected `iss` and `aud`. IDP_ISSUER is also where the console's sign-in
+   * finds the provider (`/.well-known/openid-configuration`; https in production).
+   */
   IDP_ISSUER?: string;
   IDP_AUDIENCE?: string;
+  /**
+   * The console's OIDC client id at the identity provider (default IDP_AUDIENCE): the `aud` of
+   * the ID token that becomes the session cookie, accepted as a session audience too.
+   */
+  IDP_CLIENT_ID?: string;
   /** Production: the identity provider's key set URL. */
   IDP_JWKS_URL?: string;
   /** Local development: the key set inline, as JSON. */

@@ -134,7 +134,8 @@ export async function startStack(options: {
   const script = await run.started(buildWorker(join(workDir, "worker"), run.signal), () => {});
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const origin = `http://${HOST}:${port}`;
-  const idp = localIdentityProvider(origin) as LocalIdp;
+  // Tokens only: no sign-in here, so no IdP server; any issuer the Worker is told about will do.
+  const idp = localIdentityProvider(`${origin}/local-idp`) as LocalIdp;
   const devVars = join(workDir, ".dev.vars");
   ensureLocalDevVars(devVars, idp);
 

@@ -110,6 +110,7 @@ export function callerFromRows(
       role: membership.role,
     },
     scopes,
-    livemode: true,
+    // The request's x-mode (docs/console.md, "Test mode"): a person works in either mode.
+    livemode: credential.livemode,
   };
 }

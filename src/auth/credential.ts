@@ -1,3 +1,5 @@
+import { readCookie, SESSION_COOKIE } from "../console/cookies";
+import { csrfMatches } from "../console/csrf";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
 import { isUuid } from "../lib/ids";
@@ -8,13 +10,55 @@ import { verifySession } from "./session";
 export type Credential =
   /** `livemode` read from the key's prefix (`aar_live_`/`aar_test_`), which its mode matches. */
   | { kind: "api_key"; hash: string; livemode: boolean }
-  | { kind: "session"; subject: string; email: string | null; orgId: string | null };
+  /**
+   * A person: a session token as a Bearer or, from the console, the session cookie with its
+   * CSRF header. `livemode` is the request's `x-mode` (live unless it says `test`).
+   */
+  | {
+      kind: "session";
+      subject: string;
+      email: string | null;
+      orgId: string | null;
+      livemode: boolean;
+    };
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
+/** The `x-mode` header: `live`, `test`, or absent. Anything else is the caller's to fix. */
+function requestedMode(header: (name: string) => string | undefined): boolean | undefined {
+  const mode = header("x-mode");
+  if (mode === undefined) return undefined;
+  if (mode === "live" || mode === "test") return mode === "live";
+  throw new ApiError("invalid_request", [{ path: "x-mode", message: "must be live or test" }]);
+}
+
 /**
- * Reads the credential from `x-api-key` or `Authorization: Bearer`. A malformed key or an
- * invalid session token is rejected here (401) without a database round trip.
+ * The session token of a request with no key and no Authorization header: the console's
+ * cookie, accepted only with the CSRF header derived from it (docs/console.md). A cookie alone
+ * is exactly what a cross-site request can make a browser send, so it is never enough.
+ */
+async function cookieSession(
+  header: (name: string) => string | undefined,
+  env: Env,
+): Promise<string> {
+  const cookie = readCookie(header("cookie"), SESSION_COOKIE);
+  if (!cookie) throw new ApiError("unauthenticated");
+  if (!(await csrfMatches(env, cookie, header("x-csrf-token")))) {
+    throw new ApiError("csrf_failed", [
+      {
+        path: "x-csrf-token",
+        message: "must be the value of the __Host-ar_csrf cookie set at sign-in",
+      },
+    ]);
+  }
+  return cookie;
+}
+
+/**
+ * Reads the credential from `x-api-key`, `Authorization: Bearer`, or else the console's session
+ * cookie (with `x-csrf-token`). A malformed key, an invalid session token or a missing CSRF
+ * header is rejected here (401/403) without a database round trip. `x-mode` picks a session's
+ * mode; on a key it may only repeat the key's own (400 otherwise).
  */
 export async function readCredential(
   header: (name: string) => string | undefined,
@@ -22,22 +66,33 @@ export async function readCredential(
 ): Promise<Credential> {
   const apiKey = header("x-api-key");
   const bearer = header("authorization")?.match(BEARER)?.[1];
-  const value = apiKey ?? bearer;
-  if (!value) throw new ApiError("unauthenticated");
+  const presented = apiKey ?? bearer;
 
-  if (apiKey !== undefined || looksLikeApiKey(value)) {
-    if (!isWellFormedApiKey(value)) throw new ApiError("unauthenticated");
-    return {
-      kind: "api_key",
-      hash: hashApiKey(value),
-      livemode: value.startsWith("aar_live_"),
-    };
+  if (presented !== undefined && (apiKey !== undefined || looksLikeApiKey(presented))) {
+    if (!isWellFormedApiKey(presented)) throw new ApiError("unauthenticated");
+    const livemode = presented.startsWith("aar_live_");
+    const mode = requestedMode(header);
+    if (mode !== undefined && mode !== livemode) {
+      throw new ApiError("invalid_request", [
+        {
+          path: "x-mode",
+          message: `contradicts the key's mode (${livemode ? "live" : "test"}); an API key's mode is its own`,
+        },
+      ]);
+    }
+    return { kind: "api_key", hash: hashApiKey(presented), livemode };
+  }
+  // An Authorization header that is not a Bearer token is no credential, and never falls back
+  // to the cookie: a request names one credential.
+  if (presented === undefined && header("authorization") !== undefined) {
+    throw new ApiError("unauthenticated");
   }
 
-  const identity = await verifySession(value, env);
+  const token = presented ?? (await cookieSession(header, env));
+  const identity = await verifySession(token, env);
   const orgId = header("x-org-id") ?? null;
   if (orgId !== null && !isUuid(orgId)) {
     throw new ApiError("invalid_request", [{ path: "x-org-id", message: "must be a uuid" }]);
   }
-  return { kind: "session", ...identity, orgId };
+  return { kind: "session", ...identity, orgId, livemode: requestedMode(header) ?? true };
 }

@@ -42,6 +42,14 @@ function keySet(env: Env): JWTVerifyGetKey {
   return set;
 }
 
+/** The `aud` values a session may carry: the API's audience and the console's client id. */
+export function sessionAudiences(env: Env): string[] {
+  const audiences = [env.IDP_AUDIENCE as string];
+  if (env.IDP_CLIENT_ID && env.IDP_CLIENT_ID !== env.IDP_AUDIENCE)
+    audiences.push(env.IDP_CLIENT_ID);
+  return audiences;
+}
+
 /**
  * Verifies a session JWT exactly as a production identity provider's token is verified:
  * signature against the provider's key set, issuer, audience and expiry.
@@ -51,7 +59,8 @@ export async function verifySession(token: string, env: Env): Promise<SessionIde
   try {
     const { payload } = await jwtVerify(token, keys, {
       issuer: env.IDP_ISSUER,
-      audience: env.IDP_AUDIENCE,
+      // The console's ID tokens name its client id, which may differ from the API's audience.
+      audience: sessionAudiences(env),
       algorithms: ["EdDSA", "ES256", "RS256"],
       requiredClaims: ["sub", "exp"],
     });

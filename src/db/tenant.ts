@@ -79,9 +79,9 @@ export class Tenant {
     private readonly defer: Defer,
   ) {}
 
-  /** The mode, known from the key's prefix before the database is asked (sessions are live). */
+  /** The mode, known before the database is asked: a key's prefix, a session's `x-mode`. */
   get livemode(): boolean {
-    return this.credential.kind !== "api_key" || this.credential.livemode;
+    return this.credential.livemode;
   }
 
   /** The caller if a round trip has established it already; undefined before that. */

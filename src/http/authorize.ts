@@ -61,7 +61,9 @@ export function authorize(
     } else if (c.req.method !== "GET") {
       await enforceRateLimit(c.env, "write", credentialKey(credential));
     }
-    if (options.liveOnly && !tenant.livemode) {
+    // A test key only: a session in test mode is a person, who changes shared configuration
+    // whichever mode the console shows (docs/console.md, "Test mode").
+    if (options.liveOnly && credential.kind === "api_key" && !credential.livemode) {
       throw new ApiError("live_key_required", [
         {
           path: "",

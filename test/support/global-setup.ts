@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import { ensureReferenceBundle } from "../../scripts/build-reference";
+import { startLocalIdpServer } from "../../scripts/dev-idp-server";
 import { ed25519Jwk, localIdentityProvider, principalMasterKey } from "../../scripts/local-keys";
 import { startSqlEndpoint } from "../../scripts/sql-endpoint";
 import { startFixtureServer } from "./fixture-server";
@@ -42,8 +43,21 @@ export default async function setup(project: TestProject) {
   project.provide("stripeWebhookSecret", stripe.webhookSecret);
   project.provide("fixtureServer", fixtures.url);
   project.provide("principalMasterKey", JSON.stringify(principalMasterKey()));
-  project.provide("idp", JSON.stringify(localIdentityProvider("http://127.0.0.1:8787")));
+  // The local identity provider, served on loopback: the console's sign-in is walked through
+  // it (test/worker/console-auth.test.ts), and every session token names it as its issuer.
+  const idp = localIdentityProvider("");
+  const idpServer = await startLocalIdpServer({
+    host: "127.0.0.1",
+    port: 0,
+    privateJwk: idp.privateJwk as typeof idp.privateJwk & { kid: string },
+    jwks: idp.jwks,
+    clientId: idp.audience,
+    // vitest.config.ts's PUBLIC_BASE_URL: the Worker names its callback from it.
+    redirectUris: ["https://risk-service.test/console/auth/callback"],
+  });
+  project.provide("idp", JSON.stringify({ ...idp, issuer: idpServer.url }));
   return async () => {
+    await idpServer.close();
     await fixtures.close();
     await endpoint.close();
   };

@@ -1,7 +1,8 @@
 /**
  * Headless Chromium for a test file, watching everything a page does wrong: console errors,
- * uncaught exceptions, failed requests, error statuses, and any request to another origin
- * (blocked, so a page that needs one fails here as it would offline). docs/browser-tests.md.
+ * uncaught exceptions, failed requests, error statuses, and any request to another origin than
+ * the service's and its local identity provider's (blocked, so a page that needs one fails here
+ * as it would offline). docs/browser-tests.md.
  *
  *   const origin = inject("browserOrigin");
  *   describe.skipIf(!origin)("the page", () => {
@@ -89,9 +90,11 @@ export function useBrowser(suite: string) {
       context.setDefaultTimeout(PAGE_TIMEOUT_MS);
       context.setDefaultNavigationTimeout(PAGE_TIMEOUT_MS);
       const problems: string[] = [];
+      // The service is the Worker and, for the console's sign-in, its local identity provider.
+      const own = [origin, inject("browserIdpOrigin")].filter((o): o is string => Boolean(o));
       await context.route("**/*", (route) => {
         const url = route.request().url();
-        if (url.startsWith(`${origin}/`) || url === origin) return route.continue();
+        if (own.some((o) => url.startsWith(`${o}/`) || url === o)) return route.continue();
         problems.push(`request to another origin (blocked): ${url}`);
         return route.abort("blockedbyclient");
       });

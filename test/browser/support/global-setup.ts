@@ -20,6 +20,8 @@ declare module "vitest" {
     browserOrigin: string | null;
     /** Its DEV_STATE_DIR (for `npm run token`), or null when skipped. */
     browserStateDir: string | null;
+    /** Its local identity provider's origin (the console signs in there), or null. */
+    browserIdpOrigin: string | null;
   }
 }
 
@@ -40,6 +42,7 @@ export default async function setup(project: TestProject) {
     process.stderr.write(`${banner(lines)}\n`);
     project.provide("browserOrigin", null);
     project.provide("browserStateDir", null);
+    project.provide("browserIdpOrigin", null);
     return;
   }
   // `npm ci` built it; a node_modules changed since must not be served stale.
@@ -48,5 +51,6 @@ export default async function setup(project: TestProject) {
   const service = await startService();
   project.provide("browserOrigin", service.origin);
   project.provide("browserStateDir", service.stateDir);
+  project.provide("browserIdpOrigin", service.identityProvider);
   return () => service.stop();
 }

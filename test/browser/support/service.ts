@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -29,6 +29,8 @@ export interface RunningService {
   origin: string;
   /** The DEV_STATE_DIR: `npm run token` with it mints sessions from this service's local IdP. */
   stateDir: string;
+  /** The local identity provider's origin (its issuer), where the console's sign-in goes. */
+  identityProvider: string;
   /** Everything `npm run dev` printed, also in `.browser-results/service.log`. */
   output(): string;
   /** Stops the service (SIGTERM, as Ctrl-C would), removes its state and its fresh database. */
@@ -117,11 +119,15 @@ export async function startService(): Promise<RunningService> {
     return stopped;
   };
 
+  let identityProvider: string;
   try {
     await waitReady(child, origin, () => output);
+    // `npm run dev` wrote it before starting the Worker: the issuer is the IdP's origin.
+    const idp = JSON.parse(readFileSync(join(stateDir, ".data", "local-idp.json"), "utf8"));
+    identityProvider = new URL(idp.issuer).origin;
   } catch (error) {
     await stop();
     throw error;
   }
-  return { origin, stateDir, output: () => output, stop };
+  return { origin, stateDir, identityProvider, output: () => output, stop };
 }

@@ -1,0 +1,554 @@
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
+import { decodeJwt } from "jose";
+import { describe, expect, it } from "vitest";
+import { csrfToken } from "../../src/console/csrf";
+import type { Env } from "../../src/env";
+import worker from "../../workers/main";
+import { BASE, call, newOrg, sessionToken } from "./support/api";
+import { payment } from "./support/assess";
+
+// docs/console.md: the console's sign-in through the identity provider (the local one, served
+// on loopback by the tests' setup), the session cookie with its CSRF header, and x-mode.
+
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+  "font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/** `name=value` of a Set-Cookie line, and its attributes lower-cased. */
+function parseSetCookie(line: string) {
+  const [pair = "", ...attributes] = line.split(/;\s*/);
+  const at = pair.indexOf("=");
+  return {
+    name: pair.slice(0, at),
+    value: pair.slice(at + 1),
+    attributes: attributes.map((a) => a.toLowerCase()),
+  };
+}
+
+function setCookies(response: Response) {
+  return new Map(
+    response.headers.getSetCookie().map((line) => {
+      const cookie = parseSetCookie(line);
+      return [cookie.name, cookie] as const;
+    }),
+  );
+}
+
+function expectConsoleHeaders(response: Response) {
+  expect(response.headers.get("content-security-policy")).toBe(CSP);
+  expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+  expect(response.headers.get("referrer-policy")).toBe("no-referrer");
+  expect(response.headers.get("cache-control")).toBe("no-store");
+}
+
+function login(headers: Record<string, string> = {}) {
+  return SELF.fetch(`${BASE}/console/auth/login`, { redirect: "manual", headers });
+}
+
+/** The identity provider's answer for `user`: the callback URL it redirects the browser to. */
+async function authorizeAt(authorizeUrl: string, user: string): Promise<URL> {
+  const url = new URL(authorizeUrl);
+  const form = new URLSearchParams(url.searchParams);
+  form.set("username", user);
+  const answer = await fetch(`${url.origin}${url.pathname}`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: form,
+    redirect: "manual",
+  });
+  expect(answer.status).toBe(303);
+  return new URL(answer.headers.get("location") as string);
+}
+
+/** Starts a sign-in: the provider's URL and the sealed login cookie. */
+async function begin() {
+  const started = await login();
+  expect(started.status).toBe(302);
+  const loginCookie = setCookies(started).get("__Host-ar_login");
+  return {
+    started,
+    authorizeUrl: started.headers.get("location") as string,
+    cookie: `__Host-ar_login=${loginCookie?.value}`,
+  };
+}
+
+function callback(query: string, cookie: string | undefined, accept = "application/json") {
+  return SELF.fetch(`${BASE}/console/auth/callback${query}`, {
+    redirect: "manual",
+    headers: { accept, ...(cookie ? { cookie } : {}) },
+  });
+}
+
+interface ConsoleSession {
+  session: string;
+  csrf: string;
+}
+
+/** The whole sign-in, as a browser walks it. */
+async function signIn(user = `user-${crypto.randomUUID().slice(0, 8)}`): Promise<ConsoleSession> {
+  const { authorizeUrl, cookie } = await begin();
+  const back = await authorizeAt(authorizeUrl, user);
+  const done = await callback(back.search, cookie);
+  expect(done.status, await done.clone().text()).toBe(302);
+  const cookies = setCookies(done);
+  return {
+    session: cookies.get("__Host-ar_session")?.value as string,
+    csrf: cookies.get("__Host-ar_csrf")?.value as string,
+  };
+}
+
+/** A call from the console: the cookies a browser sends, the CSRF header the app adds. */
+function fromConsole(
+  path: string,
+  who: ConsoleSession,
+  options: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+) {
+  return call(path, {
+    ...options,
+    headers: {
+      cookie: `__Host-ar_session=${who.session}; __Host-ar_csrf=${who.csrf}`,
+      "x-csrf-token": who.csrf,
+      ...options.headers,
+    },
+  });
+}
+
+async function signedUp(): Promise<ConsoleSession & { orgId: string }> {
+  const who = await signIn();
+  const org = await fromConsole("/v1/orgs", who, { method: "POST" });
+  expect(org.status, org.text).toBe(201);
+  return { ...who, orgId: org.json.id };
+}
+
+async function fetchWith(override: Partial<Env>, path: string, init: RequestInit = {}) {
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(
+    new Request(`${BASE}${path}`, { redirect: "manual", ...init }),
+    { ...env, ...override },
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+describe("GET /console/auth/login", () => {
+  it("redirects to the provider's authorize endpoint with PKCE, state and nonce", async () => {
+    const { started, authorizeUrl } = await begin();
+    expectConsoleHeaders(started);
+    const url = new URL(authorizeUrl);
+    expect(`${url.origin}${url.pathname}`).toBe(`${env.IDP_ISSUER}/authorize`);
+    const q = url.searchParams;
+    expect(q.get("client_id")).toBe(env.IDP_AUDIENCE);
+    expect(q.get("redirect_uri")).toBe(`${env.PUBLIC_BASE_URL}/console/auth/callback`);
+    expect(q.get("response_type")).toBe("code");
+    expect(q.get("scope")).toBe("openid email");
+    expect(q.get("code_challenge_method")).toBe("S256");
+    expect(q.get("code_challenge")).toMatch(/^[\w-]{43}$/);
+    expect(q.get("state")).toMatch(/^[\w-]{40,}$/);
+    expect(q.get("nonce")).toMatch(/^[\w-]{40,}$/);
+  });
+
+  it("keeps the sign-in's secrets in a sealed, short-lived, Lax __Host- cookie", async () => {
+    const { started, authorizeUrl } = await begin();
+    const cookie = setCookies(started).get("__Host-ar_login");
+    expect(cookie?.attributes).toEqual([
+      "path=/",
+      "secure",
+      "httponly",
+      "samesite=lax",
+      "max-age=600",
+    ]);
+    // Sealed: neither the state nor the nonce can be read from it.
+    const q = new URL(authorizeUrl).searchParams;
+    expect(cookie?.value).toMatch(/^v1\.[\w-]+\.[\w-]+$/);
+    expect(cookie?.value).not.toContain(q.get("state"));
+    expect(
+      atob(cookie?.value.split(".")[2]?.replaceAll("-", "+").replaceAll("_", "/") ?? ""),
+    ).not.toContain(q.get("nonce"));
+  });
+
+  it("answers 503 identity_provider_unavailable when the provider cannot be reached", async () => {
+    const res = await fetchWith({ IDP_ISSUER: "http://127.0.0.1:9" }, "/console/auth/login");
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ error: "identity_provider_unavailable" });
+    expectConsoleHeaders(res);
+  });
+
+  it("refuses a plain-http issuer in production (503 service_misconfigured)", async () => {
+    const res = await fetchWith({ ENVIRONMENT: "production" }, "/console/auth/login");
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({
+      error: "service_misconfigured",
+      details: { setting: "IDP_ISSUER" },
+    });
+  });
+});
+
+describe("GET /console/auth/callback", () => {
+  it("sets the ID token as the HttpOnly session and its CSRF token, and goes to /console/", async () => {
+    const { authorizeUrl, cookie } = await begin();
+    const back = await authorizeAt(authorizeUrl, "ada");
+    expect(`${back.origin}${back.pathname}`).toBe(`${env.PUBLIC_BASE_URL}/console/auth/callback`);
+    const done = await callback(back.search, cookie);
+    expect(done.status).toBe(302);
+    expect(done.headers.get("location")).toBe("/console/");
+    expectConsoleHeaders(done);
+    const cookies = setCookies(done);
+    const session = cookies.get("__Host-ar_session");
+    const csrf = cookies.get("__Host-ar_csrf");
+    const claims = decodeJwt(session?.value as string);
+    expect(claims).toMatchObject({
+      iss: env.IDP_ISSUER,
+      aud: env.IDP_AUDIENCE,
+      sub: "local|ada",
+      email: "ada@example.test",
+    });
+    const maxAge = Number(session?.attributes.at(-1)?.replace("max-age=", ""));
+    expect(Math.abs(maxAge - ((claims.exp as number) - Date.now() / 1000))).toBeLessThan(5);
+    expect(session?.attributes).toEqual([
+      "path=/",
+      "secure",
+      "httponly",
+      "samesite=strict",
+      `max-age=${maxAge}`,
+    ]);
+    // Readable by the console's script: no HttpOnly.
+    expect(csrf?.value).toMatch(/^[\w-]{43}$/);
+    expect(csrf?.attributes).toEqual(["path=/", "secure", "samesite=strict", `max-age=${maxAge}`]);
+    expect(cookies.get("__Host-ar_login")).toEqual({
+      name: "__Host-ar_login",
+      value: "",
+      attributes: ["path=/", "secure", "httponly", "samesite=lax", "max-age=0"],
+    });
+  });
+
+  it("refuses an answer without the sign-in's cookie (400 login_expired)", async () => {
+    const { authorizeUrl } = await begin();
+    const back = await authorizeAt(authorizeUrl, "ada");
+    const res = await callback(back.search, undefined);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: "sign_in_failed",
+      details: {
+        reason: "login_expired",
+        message: "This sign-in expired or began in another browser. Start again from the console.",
+      },
+    });
+  });
+
+  it("refuses a forged login cookie (400 login_expired)", async () => {
+    const { authorizeUrl, cookie } = await begin();
+    const back = await authorizeAt(authorizeUrl, "ada");
+    const forged = `${cookie.slice(0, -4)}AAAA`;
+    const res = await callback(back.search, forged);
+    expect(res.status).toBe(400);
+    expect((await res.json()).details.reason).toBe("login_expired");
+  });
+
+  it("refuses another sign-in's state (400 state_mismatch), one started elsewhere", async () => {
+    const mine = await begin();
+    const theirs = await begin();
+    const back = await authorizeAt(theirs.authorizeUrl, "mallory");
+    const res = await callback(back.search, mine.cookie);
+    expect(res.status).toBe(400);
+    expect((await res.json()).details).toEqual({
+      reason: "state_mismatch",
+      message: "the answer does not belong to this sign-in",
+    });
+  });
+
+  it("refuses the provider's error answer (400 provider_error, with its code)", async () => {
+    const { authorizeUrl, cookie } = await begin();
+    const state = new URL(authorizeUrl).searchParams.get("state");
+    const res = await callback(
+      `?error=access_denied&error_description=The+user+cancelled&state=${state}`,
+      cookie,
+    );
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: "sign_in_failed",
+      details: {
+        reason: "provider_error",
+        message: "The user cancelled",
+        provider_error: "access_denied",
+      },
+    });
+  });
+
+  it("refuses a code used twice (400 exchange_failed: invalid_grant)", async () => {
+    const { authorizeUrl, cookie } = await begin();
+    const back = await authorizeAt(authorizeUrl, "ada");
+    expect((await callback(back.search, cookie)).status).toBe(302);
+    const again = await callback(back.search, cookie);
+    expect(again.status).toBe(400);
+    expect((await again.json()).details).toEqual({
+      reason: "exchange_failed",
+      message: "unknown, used or expired code",
+      provider_error: "invalid_grant",
+    });
+  });
+
+  it("shows a browser a page, under the console's policy, that offers to start again", async () => {
+    const res = await callback("?code=x&state=y", undefined, "text/html,application/xhtml+xml");
+    expect(res.status).toBe(400);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=UTF-8");
+    expectConsoleHeaders(res);
+    const html = await res.text();
+    expect(html).toContain("<h1>Sign-in failed</h1>");
+    expect(html).toContain("This sign-in expired or began in another browser.");
+    expect(html).toContain('<a href="/console/auth/login">Sign in again</a>');
+    expect(html).not.toMatch(/<script|<style| style=/);
+  });
+
+  it("answers 503 when the provider cannot be reached at the callback", async () => {
+    const { authorizeUrl, cookie } = await begin();
+    const back = await authorizeAt(authorizeUrl, "ada");
+    // The metadata is cached per issuer: an issuer nobody answers for fails at discovery.
+    const res = await fetchWith(
+      { IDP_ISSUER: "http://127.0.0.1:9" },
+      `/console/auth/callback${back.search}`,
+      {
+        headers: { cookie },
+      },
+    );
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ error: "identity_provider_unavailable" });
+  });
+});
+
+describe("the session cookie as an API credential", () => {
+  it("needs the CSRF header: none or a wrong one is 403 csrf_failed, the right one passes", async () => {
+    const who = await signedUp();
+    const cookie = `__Host-ar_session=${who.session}; __Host-ar_csrf=${who.csrf}`;
+    const missing = await call("/v1/me", { headers: { cookie } });
+    expect(missing.status).toBe(403);
+    expect(missing.json).toEqual({
+      error: "csrf_failed",
+      details: [
+        {
+          path: "x-csrf-token",
+          message: "must be the value of the __Host-ar_csrf cookie set at sign-in",
+        },
+      ],
+    });
+    const other = await signIn();
+    for (const wrong of [other.csrf, `${who.csrf.slice(0, -1)}A`, ""]) {
+      const res = await call("/v1/me", { headers: { cookie, "x-csrf-token": wrong } });
+      expect(res.status).toBe(403);
+      expect(res.json.error).toBe("csrf_failed");
+    }
+    const me = await fromConsole("/v1/me", who);
+    expect(me.status).toBe(200);
+    expect(me.json).toMatchObject({
+      orgId: who.orgId,
+      actor: { type: "user", email: expect.stringMatching(/@example\.test$/), role: "owner" },
+      livemode: true,
+    });
+  });
+
+  it("needs the CSRF header on a write too", async () => {
+    const who = await signedUp();
+    const body = { name: "ci", scopes: ["assess:read"] };
+    const cookie = `__Host-ar_session=${who.session}`;
+    const refused = await call("/v1/api-keys", { method: "POST", body, headers: { cookie } });
+    expect(refused.status).toBe(403);
+    expect(refused.json.error).toBe("csrf_failed");
+    const created = await fromConsole("/v1/api-keys", who, { method: "POST", body });
+    expect(created.status, created.text).toBe(201);
+    expect(created.json.key).toMatch(/^aar_live_/);
+  });
+
+  it("first sign-in: 403 no_organization until POST /v1/orgs", async () => {
+    const who = await signIn();
+    const me = await fromConsole("/v1/me", who);
+    expect(me.status).toBe(403);
+    expect(me.json).toEqual({ error: "no_organization" });
+  });
+
+  it("is 401 without a cookie, and 401 for a session that no longer verifies", async () => {
+    const none = await call("/v1/me", { headers: { "x-csrf-token": "x" } });
+    expect(none.status).toBe(401);
+    expect(none.json).toEqual({ error: "unauthenticated" });
+    const expired = await sessionToken({}, { expiresIn: "-1m" });
+    const stale = await fromConsole("/v1/me", {
+      session: expired,
+      csrf: await csrfToken(env, expired),
+    });
+    expect(stale.status).toBe(401);
+    expect(stale.json).toEqual({ error: "unauthenticated" });
+  });
+
+  it("binds the CSRF token to its session: another session's value fails the check", async () => {
+    const who = await signIn();
+    const forged = { session: `${who.session.slice(0, -2)}AA`, csrf: who.csrf };
+    expect((await fromConsole("/v1/me", forged)).json.error).toBe("csrf_failed");
+  });
+
+  it("is ignored beside an API key or a Bearer token: the request names one credential", async () => {
+    const who = await signedUp();
+    const other = await newOrg();
+    const { key } = await other.key(["assess:read"]);
+    const cookie = `__Host-ar_session=${who.session}`;
+    const byKey = await call("/v1/me", { key, headers: { cookie } });
+    expect(byKey.status).toBe(200);
+    expect(byKey.json.orgId).toBe(other.id);
+    const byToken = await call("/v1/me", { token: other.token, headers: { cookie } });
+    expect(byToken.json.orgId).toBe(other.id);
+    const notBearer = await call("/v1/me", { headers: { cookie, authorization: "Basic eA==" } });
+    expect(notBearer.status).toBe(401);
+  });
+
+  it("keeps other tenants' records at 404", async () => {
+    const mine = await signedUp();
+    const theirs = await signedUp();
+    const made = await fromConsole("/v1/assess", theirs, {
+      method: "POST",
+      body: { mandate: payment() },
+    });
+    expect(made.status, made.text).toBe(200);
+    const id = made.json.outcome.id;
+    expect((await fromConsole(`/v1/assessments/${id}`, theirs)).status).toBe(200);
+    const res = await fromConsole(`/v1/assessments/${id}`, mine);
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({ error: "not_found" });
+    // Naming the other org is no way in either.
+    const named = await fromConsole("/v1/me", mine, { headers: { "x-org-id": theirs.orgId } });
+    expect(named.status).toBe(403);
+    expect(named.json).toEqual({ error: "no_organization" });
+  });
+
+  it("is never offered to another origin: no CORS headers, preflight or not", async () => {
+    const who = await signedUp();
+    const preflight = await SELF.fetch(`${BASE}/v1/me`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://evil.example",
+        "access-control-request-method": "GET",
+        "access-control-request-headers": "x-csrf-token",
+      },
+    });
+    const read = await fromConsole("/v1/me", who, { headers: { origin: "https://evil.example" } });
+    for (const headers of [preflight.headers, read.headers]) {
+      expect([...headers.keys()].filter((k) => k.startsWith("access-control-"))).toEqual([]);
+    }
+  });
+});
+
+describe("x-mode", () => {
+  it("lets a session work in test mode: what it makes there is not seen in live", async () => {
+    const who = await signedUp();
+    const test = { "x-mode": "test" };
+    const me = await fromConsole("/v1/me", who, { headers: test });
+    expect(me.json.livemode).toBe(false);
+    const made = await fromConsole("/v1/assess", who, {
+      method: "POST",
+      body: { mandate: payment() },
+      headers: test,
+    });
+    expect(made.status, made.text).toBe(200);
+    expect(made.json.outcome.livemode).toBe(false);
+    const id = made.json.outcome.id;
+
+    const inTest = await fromConsole("/v1/assessments", who, { headers: test });
+    expect(inTest.json.data.map((a: { id: string }) => a.id)).toEqual([id]);
+    const inLive = await fromConsole("/v1/assessments", who);
+    expect(inLive.json.data).toEqual([]);
+    const explicitLive = await fromConsole("/v1/assessments", who, {
+      headers: { "x-mode": "live" },
+    });
+    expect(explicitLive.json.data).toEqual([]);
+  });
+
+  it("applies to a Bearer session as well", async () => {
+    const org = await newOrg();
+    const me = await call("/v1/me", { token: org.token, headers: { "x-mode": "test" } });
+    expect(me.status).toBe(200);
+    expect(me.json.livemode).toBe(false);
+  });
+
+  it("lets a session in test mode change shared configuration (it is a person, not a test key)", async () => {
+    const who = await signedUp();
+    const res = await fromConsole("/v1/billing/spending_cap", who, {
+      method: "POST",
+      body: { amount: 5000 },
+      headers: { "x-mode": "test" },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.spending_cap.amount).toBe(5000);
+  });
+
+  it("refuses a value other than live or test (400)", async () => {
+    const who = await signedUp();
+    const res = await fromConsole("/v1/me", who, { headers: { "x-mode": "staging" } });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({
+      error: "invalid_request",
+      details: [{ path: "x-mode", message: "must be live or test" }],
+    });
+  });
+
+  it("may repeat an API key's mode, never contradict it (400)", async () => {
+    const org = await newOrg();
+    const live = await org.key(["assess:read"], "live");
+    const test = await org.key(["assess:read"], "test");
+    expect((await call("/v1/me", { key: live.key, headers: { "x-mode": "live" } })).status).toBe(
+      200,
+    );
+    const same = await call("/v1/me", { key: test.key, headers: { "x-mode": "test" } });
+    expect(same.json.livemode).toBe(false);
+    for (const [key, mode] of [
+      [live.key, "test"],
+      [test.key, "live"],
+    ] as const) {
+      const res = await call("/v1/me", { key, headers: { "x-mode": mode } });
+      expect(res.status).toBe(400);
+      expect(res.json.error).toBe("invalid_request");
+      expect(res.json.details[0].path).toBe("x-mode");
+    }
+  });
+
+  it("is checked after the credential: no credential is still 401", async () => {
+    const res = await call("/v1/me", { headers: { "x-mode": "staging" } });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe("POST /console/auth/logout", () => {
+  it("needs the CSRF header, then clears both cookies (204)", async () => {
+    const who = await signIn();
+    const cookie = `__Host-ar_session=${who.session}; __Host-ar_csrf=${who.csrf}`;
+    const refused = await SELF.fetch(`${BASE}/console/auth/logout`, {
+      method: "POST",
+      headers: { cookie },
+    });
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).error).toBe("csrf_failed");
+    expect(refused.headers.getSetCookie()).toEqual([]);
+
+    const out = await SELF.fetch(`${BASE}/console/auth/logout`, {
+      method: "POST",
+      headers: { cookie, "x-csrf-token": who.csrf },
+    });
+    expect(out.status).toBe(204);
+    expectConsoleHeaders(out);
+    const cleared = setCookies(out);
+    expect(cleared.get("__Host-ar_session")).toEqual({
+      name: "__Host-ar_session",
+      value: "",
+      attributes: ["path=/", "secure", "httponly", "samesite=strict", "max-age=0"],
+    });
+    expect(cleared.get("__Host-ar_csrf")).toEqual({
+      name: "__Host-ar_csrf",
+      value: "",
+      attributes: ["path=/", "secure", "samesite=strict", "max-age=0"],
+    });
+  });
+});
+
+describe("Bearer sessions", () => {
+  it("work as before, with no CSRF header", async () => {
+    const token = await sessionToken();
+    const res = await call("/v1/orgs", { method: "POST", token });
+    expect(res.status).toBe(201);
+  });
+});
