@@ -25,6 +25,16 @@ const CONSOLE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
   "font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
+const REASONS: Record<number, string> = { 401: "Unauthorized", 403: "Forbidden", 404: "Not Found" };
+
+/** The two lines a refused GET leaves among a tab's problems: the answer, and Chromium's log. */
+function refused(status: number, path: string): string[] {
+  return [
+    `HTTP ${status}: GET ${origin}${path}`,
+    `console.error: Failed to load resource: the server responded with a status of ${status} (${REASONS[status]})`,
+  ];
+}
+
 describe.skipIf(!origin)("the console's pages in Chromium", () => {
   const browser = useBrowser("console-pages");
   /** One organization for the tests below, its owner signed in once to create it. */
@@ -72,8 +82,7 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
     await tab.page.locator(".chart canvas").first().waitFor();
     await tab.screenshot("first-sign-in-overview");
     // The one refusal first sign-in makes: /v1/me before the organization exists.
-    const expected = [`HTTP 403: GET ${origin}/v1/me`];
-    expect(await tab.problems()).toEqual(expected);
+    expect(await tab.problems()).toEqual(refused(403, "/v1/me"));
   });
 
   it("finds an assessment run through the API in the list, and verifies its Risk Payload in the browser", async () => {
@@ -132,7 +141,7 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
     await tab.page
       .getByText(`Review of assessment ${shortId(first.assessmentId)} resolved: approve.`)
       .waitFor();
-    await expect(firstButton.count()).resolves.toBe(0);
+    await firstButton.waitFor({ state: "detached" });
 
     const reviews = await fromPage(tab, "/v1/reviews?status=resolved&order=desc&limit=100");
     const item = reviews.body.data.find((r: any) => r.assessment_id === first.assessmentId);
@@ -231,7 +240,7 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
     expect(await signInLink.getAttribute("href")).toBe("/console/auth/login");
     await tab.screenshot("signed-out");
     // The reload asked who is signed in: nobody.
-    expect(await tab.problems()).toEqual([`HTTP 401: GET ${origin}/v1/me`]);
+    expect(await tab.problems()).toEqual(refused(401, "/v1/me"));
   });
 
   it("is usable at 390×844 and from the keyboard", async () => {
@@ -249,11 +258,13 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
 
     // Keyboard: Tab reaches the nav's links with a visible focus ring; Enter follows one.
     const reviews = nav.getByRole("link", { name: "Reviews" });
-    // (Functions as text: the tests' TypeScript has no DOM library.)
-    const focused = () => reviews.evaluate("(a) => a === document.activeElement");
+    // (Through globalThis, inside the page: the tests' TypeScript has no DOM library.)
+    const focused = () => reviews.evaluate((a) => a === (globalThis as any).document.activeElement);
     for (let i = 0; i < 20 && !(await focused()); i++) await tab.page.keyboard.press("Tab");
     expect(await focused()).toBe(true);
-    expect(await reviews.evaluate("(a) => getComputedStyle(a).outlineStyle")).toBe("solid");
+    expect(
+      await reviews.evaluate((a) => (globalThis as any).getComputedStyle(a).outlineStyle),
+    ).toBe("solid");
     await tab.page.keyboard.press("Enter");
     await tab.page.getByRole("heading", { level: 1, name: "Reviews" }).waitFor();
     expect(await reviews.getAttribute("aria-current")).toBe("page");
@@ -276,8 +287,8 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
     await expect(tab.page.getByText("Signature verified").count()).resolves.toBe(0);
     await tab.screenshot("cross-tenant");
     expect(await tab.problems()).toEqual([
-      `HTTP 403: GET ${origin}/v1/me`,
-      `HTTP 404: GET ${origin}/v1/assessments/${assessmentId}`,
+      ...refused(403, "/v1/me"),
+      ...refused(404, `/v1/assessments/${assessmentId}`),
     ]);
   });
 });
