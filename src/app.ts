@@ -19,6 +19,7 @@ import { registerArtifacts } from "./routes/artifacts";
 import { registerAssess } from "./routes/assess";
 import { registerAssessments } from "./routes/assessments";
 import { registerAssessmentsFeedback } from "./routes/assessments-feedback";
+import { registerAssessmentsSummary } from "./routes/assessments-summary";
 import { registerAudit } from "./routes/audit";
 import { registerAuditExport } from "./routes/audit-export";
 import { registerAuditVerify } from "./routes/audit-verify";
@@ -114,6 +115,7 @@ export function buildApp() {
   registerWebhookEndpoints(app);
   registerWebhooksDispatch(app);
   registerAssess(app);
+  registerAssessmentsSummary(app); // before the read by id: see the function
   registerAssessments(app);
   registerReviews(app);
   registerReviewSettings(app);

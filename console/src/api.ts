@@ -94,16 +94,29 @@ export const api = createClient({
 });
 
 /**
- * GET a path the generated types do not name yet, with the same headers and errors as `api`.
- * Only for reads added after the client was generated; prefer `api.GET`.
+ * Fetches a file the API streams (the audit export) with the console's headers and hands it to
+ * the browser as a download: a plain link cannot carry the CSRF header.
  */
-export async function getJson<T>(path: string, query: Record<string, string> = {}): Promise<T> {
-  const url = new URL(path, location.origin);
-  for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
-  const response = await fetch(url, { credentials: "same-origin", headers: consoleHeaders() });
-  const body = await response.json().catch(() => undefined);
-  if (!response.ok) throw ApiError.of(response, body);
-  return body as T;
+export async function download(path: string, filename: string): Promise<void> {
+  const response = await fetch(new URL(path, location.origin), {
+    credentials: "same-origin",
+    headers: consoleHeaders(),
+  });
+  if (!response.ok) {
+    throw ApiError.of(response, await response.json().catch(() => undefined));
+  }
+  const url = URL.createObjectURL(await response.blob());
+  try {
+    const link = document.createElement("a");
+    link.href = url;
+    link.download = filename;
+    document.body.append(link);
+    link.click();
+    link.remove();
+  } finally {
+    // After the click has started the download: revoking at once can cancel it in some browsers.
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  }
 }
 
 /** What a failed call says, for ErrorBanner: the service's envelope, or what the browser said. */

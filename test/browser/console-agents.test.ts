@@ -1,7 +1,8 @@
 import { generateKeyPairSync } from "node:crypto";
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
-import { asSession, FIRST_SIGN_IN, openSignedIn, unexpected } from "./support/console-api";
+import { newUser, openSignedIn } from "./support/console-api";
+import { asSession, FIRST_SIGN_IN, unexpected } from "./support/console-b";
 
 const origin = inject("browserOrigin");
 
@@ -16,7 +17,7 @@ describe.skipIf(!origin)("console: agents", () => {
   const browser = useBrowser("console-agents");
 
   it("lists the agents; the detail shows the trust chart, the keys and the card status", async () => {
-    const tab = await openSignedIn(browser, "agents");
+    const tab = await openSignedIn(browser, newUser("agents"));
     const { page } = tab;
     const { body: principal } = await asSession(tab, "POST", "/v1/principals", {
       type: "individual",
@@ -56,7 +57,7 @@ describe.skipIf(!origin)("console: agents", () => {
   });
 
   it("fits a phone: the agent page at 390×844 scrolls only vertically", async () => {
-    const tab = await openSignedIn(browser, "agents-phone", {
+    const tab = await openSignedIn(browser, newUser("agents-phone"), {
       viewport: { width: 390, height: 844 },
     });
     const { page } = tab;

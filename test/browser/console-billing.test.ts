@@ -1,6 +1,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
-import { asSession, FIRST_SIGN_IN, openSignedIn, unexpected } from "./support/console-api";
+import { newUser, openSignedIn } from "./support/console-api";
+import { asSession, FIRST_SIGN_IN, unexpected } from "./support/console-b";
 
 const origin = inject("browserOrigin");
 
@@ -8,7 +9,7 @@ describe.skipIf(!origin)("console: billing", () => {
   const browser = useBrowser("console-billing");
 
   it("shows the plan and usage, sets a cap, and raises it with the owner's confirmation", async () => {
-    const tab = await openSignedIn(browser, "billing");
+    const tab = await openSignedIn(browser, newUser("billing"));
     const { page } = tab;
     await page.goto(`${origin}/console/#/billing`);
     await page.getByRole("heading", { level: 2, name: "Plan: Free" }).waitFor();

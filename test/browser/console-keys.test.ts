@@ -1,6 +1,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
-import { FIRST_SIGN_IN, openSignedIn, unexpected, withKey } from "./support/console-api";
+import { newUser, openSignedIn } from "./support/console-api";
+import { FIRST_SIGN_IN, unexpected, withKey } from "./support/console-b";
 
 const origin = inject("browserOrigin");
 
@@ -8,7 +9,7 @@ describe.skipIf(!origin)("console: API keys", () => {
   const browser = useBrowser("console-keys");
 
   it("creates a key, shows its plaintext once (gone after a reload), and revokes it", async () => {
-    const tab = await openSignedIn(browser, "keys");
+    const tab = await openSignedIn(browser, newUser("keys"));
     const { page } = tab;
     await page.goto(`${origin}/console/#/api-keys`);
     await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor();

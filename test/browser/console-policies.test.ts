@@ -1,13 +1,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
-import {
-  asSession,
-  FIRST_SIGN_IN,
-  liveKey,
-  openSignedIn,
-  unexpected,
-  withKey,
-} from "./support/console-api";
+import { newUser, openSignedIn } from "./support/console-api";
+import { asSession, FIRST_SIGN_IN, liveKey, unexpected, withKey } from "./support/console-b";
 
 const origin = inject("browserOrigin");
 
@@ -15,7 +9,7 @@ describe.skipIf(!origin)("console: policies", () => {
   const browser = useBrowser("console-policies");
 
   it("creates a draft, and shows the server's error for an invalid rule at that rule", async () => {
-    const tab = await openSignedIn(browser, "policies");
+    const tab = await openSignedIn(browser, newUser("policies"));
     const { page } = tab;
     await page.goto(`${origin}/console/#/policies/new`);
     await page.getByRole("heading", { level: 1, name: "New policy draft" }).waitFor();
@@ -56,7 +50,7 @@ describe.skipIf(!origin)("console: policies", () => {
   });
 
   it("backtests a draft over the org's assessments: the chart and the labeled metrics", async () => {
-    const tab = await openSignedIn(browser, "backtest");
+    const tab = await openSignedIn(browser, newUser("backtest"));
     const { page } = tab;
     // History: four messages assessed, two of them labeled.
     const key = await liveKey(tab, ["assess:write", "assess:read"]);
@@ -112,7 +106,7 @@ describe.skipIf(!origin)("console: policies", () => {
   });
 
   it("activates, shadows and rolls back to the policy active before", async () => {
-    const tab = await openSignedIn(browser, "rollback");
+    const tab = await openSignedIn(browser, newUser("rollback"));
     const { page } = tab;
     const create = async (name: string, activate: boolean) =>
       (await asSession(tab, "POST", "/v1/policies", { name, rules: {}, activate })).body;

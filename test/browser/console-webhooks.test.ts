@@ -1,6 +1,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
-import { FIRST_SIGN_IN, openSignedIn, unexpected } from "./support/console-api";
+import { newUser, openSignedIn } from "./support/console-api";
+import { FIRST_SIGN_IN, unexpected } from "./support/console-b";
 
 const origin = inject("browserOrigin");
 
@@ -8,7 +9,7 @@ describe.skipIf(!origin)("console: webhooks", () => {
   const browser = useBrowser("console-webhooks");
 
   it("creates an endpoint with its secret shown once, rotates it, lists its deliveries", async () => {
-    const tab = await openSignedIn(browser, "webhooks");
+    const tab = await openSignedIn(browser, newUser("webhooks"));
     const { page } = tab;
     await page.goto(`${origin}/console/#/webhooks`);
     await page.getByRole("heading", { level: 1, name: "Webhooks" }).waitFor();

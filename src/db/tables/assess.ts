@@ -122,6 +122,8 @@ export const assessments = pgTable(
     // The target of org-scoped foreign keys (feedback): a row can only name its own org's assessment.
     uniqueIndex("assessments_org_id_key").on(t.orgId, t.id),
     index("assessments_agent_idx").on(t.orgId, t.agentId, t.createdAt),
+    // One mode's window of the org's assessments: the per-day summary (GET /v1/assessments/summary).
+    index("assessments_created_idx").on(t.orgId, t.livemode, t.createdAt),
     index("assessments_counterparty_idx").on(t.orgId, t.agentId, t.counterparty),
     // Per-payee window aggregates of the rule language, across the org's agents.
     index("assessments_payee_window_idx").on(t.orgId, t.counterparty, t.createdAt),

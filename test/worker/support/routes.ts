@@ -214,6 +214,12 @@ export const ROUTES: RouteCase[] = [
   },
   {
     method: "GET",
+    path: "/v1/assessments/summary",
+    scope: "assess:read",
+    filters: { from: BAD_DATE, to: BAD_DATE },
+  },
+  {
+    method: "GET",
     path: "/v1/assessments/{id}",
     scope: "assess:read",
     resource: async (org) => (await assessOnce(org)).assessmentId,

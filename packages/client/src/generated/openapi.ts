@@ -2982,6 +2982,142 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/assessments/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Assessments per day by decision, with latency percentiles
+         * @description Over the window's assessments of the key's mode: for every UTC day the window touches (days without assessments included, with zeros), the counts by decision as recorded (a review's resolution does not move it) and the p50 and p99 of `latency_ms`; and the same over the whole window with the approval rate. At most 366 days (docs/assess.md, Summary).
+         *
+         *     Requires scope `assess:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Assessments created at or after; default `to` minus 30 days */
+                    from?: string;
+                    /** @description Assessments created before; default the end of today (UTC midnight next) */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The summary */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "assessment_summary",
+                         *       "livemode": true,
+                         *       "from": "2026-11-01T00:00:00.000Z",
+                         *       "to": "2026-11-04T00:00:00.000Z",
+                         *       "days": [
+                         *         {
+                         *           "date": "2026-11-01",
+                         *           "approve": 412,
+                         *           "review": 31,
+                         *           "deny": 9,
+                         *           "total": 452,
+                         *           "latency_ms": {
+                         *             "p50": 38,
+                         *             "p99": 142.6
+                         *           }
+                         *         },
+                         *         {
+                         *           "date": "2026-11-02",
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 0,
+                         *           "total": 0,
+                         *           "latency_ms": {
+                         *             "p50": null,
+                         *             "p99": null
+                         *           }
+                         *         },
+                         *         {
+                         *           "date": "2026-11-03",
+                         *           "approve": 388,
+                         *           "review": 25,
+                         *           "deny": 14,
+                         *           "total": 427,
+                         *           "latency_ms": {
+                         *             "p50": 41,
+                         *             "p99": 171.3
+                         *           }
+                         *         }
+                         *       ],
+                         *       "totals": {
+                         *         "approve": 800,
+                         *         "review": 56,
+                         *         "deny": 23,
+                         *         "total": 879,
+                         *         "approval_rate": 0.9101,
+                         *         "latency_ms": {
+                         *           "p50": 39,
+                         *           "p99": 158.2
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["AssessmentsSummary"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/assessments": {
         parameters: {
             query?: never;
@@ -12469,6 +12605,96 @@ export interface components {
             checkout_jwt?: string;
             /** @description The open checkout mandate's hash a `payment.reference` constraint names */
             open_checkout_hash?: string;
+        };
+        /**
+         * @example {
+         *       "object": "assessment_summary",
+         *       "livemode": true,
+         *       "from": "2026-11-01T00:00:00.000Z",
+         *       "to": "2026-11-04T00:00:00.000Z",
+         *       "days": [
+         *         {
+         *           "date": "2026-11-01",
+         *           "approve": 412,
+         *           "review": 31,
+         *           "deny": 9,
+         *           "total": 452,
+         *           "latency_ms": {
+         *             "p50": 38,
+         *             "p99": 142.6
+         *           }
+         *         },
+         *         {
+         *           "date": "2026-11-02",
+         *           "approve": 0,
+         *           "review": 0,
+         *           "deny": 0,
+         *           "total": 0,
+         *           "latency_ms": {
+         *             "p50": null,
+         *             "p99": null
+         *           }
+         *         },
+         *         {
+         *           "date": "2026-11-03",
+         *           "approve": 388,
+         *           "review": 25,
+         *           "deny": 14,
+         *           "total": 427,
+         *           "latency_ms": {
+         *             "p50": 41,
+         *             "p99": 171.3
+         *           }
+         *         }
+         *       ],
+         *       "totals": {
+         *         "approve": 800,
+         *         "review": 56,
+         *         "deny": 23,
+         *         "total": 879,
+         *         "approval_rate": 0.9101,
+         *         "latency_ms": {
+         *           "p50": 39,
+         *           "p99": 158.2
+         *         }
+         *       }
+         *     }
+         */
+        AssessmentsSummary: {
+            /** @enum {string} */
+            object: "assessment_summary";
+            livemode: boolean;
+            /** @description The window's start (inclusive), UTC */
+            from: string;
+            /** @description The window's end (exclusive), UTC */
+            to: string;
+            /** @description Every UTC day the window touches, oldest first, days without assessments included (zeros, null percentiles) */
+            days: {
+                /**
+                 * Format: date
+                 * @description The UTC day (YYYY-MM-DD)
+                 */
+                date: string;
+                approve: number;
+                review: number;
+                deny: number;
+                total: number;
+                latency_ms: components["schemas"]["SummaryLatency"];
+            }[];
+            totals: {
+                approve: number;
+                review: number;
+                deny: number;
+                total: number;
+                /** @description approve / total, to 4 decimals; null without assessments */
+                approval_rate: number | null;
+                latency_ms: components["schemas"]["SummaryLatency"];
+            };
+        };
+        /** @description Percentiles of the stored `latency_ms`, interpolated (`percentile_cont`) and rounded to 0.1 ms; null when there is no assessment to measure */
+        SummaryLatency: {
+            p50: number | null;
+            p99: number | null;
         };
         AssessmentList: {
             /** @enum {string} */

@@ -1,0 +1,1 @@
+CREATE INDEX "assessments_created_idx" ON "assessments" USING btree ("org_id","livemode","created_at");

@@ -1,0 +1,155 @@
+import { z } from "@hono/zod-openapi";
+import { DateTime, EARLIEST_TIME_MS, LATEST_TIME_MS } from "./common";
+
+// The per-day summary of assessments (docs/assess.md, "Summary"): what the console's Overview
+// charts without paging through the list.
+
+/** The longest window one summary reads: a year of days, leap day included. */
+export const MAX_SUMMARY_DAYS = 366;
+export const DEFAULT_SUMMARY_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+/** A bound of the window: an instant with an offset, or a date (its midnight, UTC). */
+const Bound = z.union([
+  z.iso.date().refine((value) => {
+    const time = Date.parse(value);
+    return time >= EARLIEST_TIME_MS && time <= LATEST_TIME_MS;
+  }, "must be between years 1 and 9999"),
+  DateTime,
+]);
+
+export const SummaryQuery = z
+  .object({
+    from: Bound.optional().openapi({
+      description: `Assessments created at or after; default \`to\` minus ${DEFAULT_SUMMARY_DAYS} days`,
+      example: "2026-11-01",
+    }),
+    to: Bound.optional().openapi({
+      description: "Assessments created before; default the end of today (UTC midnight next)",
+      example: "2026-11-04",
+    }),
+  })
+  .superRefine((q, ctx) => {
+    const { from, to } = windowOf(q, Date.now());
+    if (Number.isNaN(from) || Number.isNaN(to)) return;
+    if (to <= from) ctx.addIssue({ code: "custom", path: ["from"], message: "must be before to" });
+    if (to - from > MAX_SUMMARY_DAYS * DAY_MS) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["from"],
+        message: `the window is at most ${MAX_SUMMARY_DAYS} days`,
+      });
+    }
+  });
+export type SummaryQuery = z.infer<typeof SummaryQuery>;
+
+/** A bound's instant: a bare date is its midnight in UTC (Date.parse reads it so). */
+function instant(bound: string): number {
+  return Date.parse(bound);
+}
+
+/** The next UTC midnight after `now`: the default end, so today is the last day charted. */
+function endOfToday(now: number): number {
+  return (Math.floor(now / DAY_MS) + 1) * DAY_MS;
+}
+
+function windowOf(q: { from?: string; to?: string }, now: number) {
+  const to = q.to === undefined ? endOfToday(now) : instant(q.to);
+  return {
+    from: q.from === undefined ? to - DEFAULT_SUMMARY_DAYS * DAY_MS : instant(q.from),
+    to,
+  };
+}
+
+/** The window a query names, its defaults filled in, as ISO instants in UTC. */
+export function summaryWindow(q: SummaryQuery, now: number): { from: string; to: string } {
+  const { from, to } = windowOf(q, now);
+  return { from: new Date(from).toISOString(), to: new Date(to).toISOString() };
+}
+
+const Latency = z
+  .object({
+    p50: z.number().nullable(),
+    p99: z.number().nullable(),
+  })
+  .openapi("SummaryLatency", {
+    description:
+      "Percentiles of the stored `latency_ms`, interpolated (`percentile_cont`) and rounded " +
+      "to 0.1 ms; null when there is no assessment to measure",
+  });
+
+const Counts = {
+  approve: z.int(),
+  review: z.int(),
+  deny: z.int(),
+  total: z.int(),
+};
+
+const Day = z.object({
+  date: z.iso.date().openapi({ description: "The UTC day (YYYY-MM-DD)" }),
+  ...Counts,
+  latency_ms: Latency,
+});
+
+export const AssessmentsSummary = z
+  .object({
+    object: z.literal("assessment_summary"),
+    livemode: z.boolean(),
+    from: z.string().openapi({ description: "The window's start (inclusive), UTC" }),
+    to: z.string().openapi({ description: "The window's end (exclusive), UTC" }),
+    days: z.array(Day).openapi({
+      description:
+        "Every UTC day the window touches, oldest first, days without assessments included " +
+        "(zeros, null percentiles)",
+    }),
+    totals: z.object({
+      ...Counts,
+      approval_rate: z.number().nullable().openapi({
+        description: "approve / total, to 4 decimals; null without assessments",
+      }),
+      latency_ms: Latency,
+    }),
+  })
+  .openapi("AssessmentsSummary", {
+    example: {
+      object: "assessment_summary",
+      livemode: true,
+      from: "2026-11-01T00:00:00.000Z",
+      to: "2026-11-04T00:00:00.000Z",
+      days: [
+        {
+          date: "2026-11-01",
+          approve: 412,
+          review: 31,
+          deny: 9,
+          total: 452,
+          latency_ms: { p50: 38, p99: 142.6 },
+        },
+        {
+          date: "2026-11-02",
+          approve: 0,
+          review: 0,
+          deny: 0,
+          total: 0,
+          latency_ms: { p50: null, p99: null },
+        },
+        {
+          date: "2026-11-03",
+          approve: 388,
+          review: 25,
+          deny: 14,
+          total: 427,
+          latency_ms: { p50: 41, p99: 171.3 },
+        },
+      ],
+      totals: {
+        approve: 800,
+        review: 56,
+        deny: 23,
+        total: 879,
+        approval_rate: 0.9101,
+        latency_ms: { p50: 39, p99: 158.2 },
+      },
+    },
+  });
+export type AssessmentsSummary = z.infer<typeof AssessmentsSummary>;
