@@ -91,7 +91,13 @@ describe.skipIf(!origin)("console sign-in in Chromium", () => {
     expect(gone).toEqual({ status: 401, body: { error: "unauthenticated" } });
 
     // The two refusals above were asked for; nothing else may have gone wrong.
-    const expected = [`HTTP 403: GET ${origin}/v1/me`, `HTTP 401: GET ${origin}/v1/me`];
+    // Chromium logs each refused fetch as a console error too.
+    const expected = [
+      `HTTP 403: GET ${origin}/v1/me`,
+      `HTTP 401: GET ${origin}/v1/me`,
+      "console.error: Failed to load resource: the server responded with a status of 403 (Forbidden)",
+      "console.error: Failed to load resource: the server responded with a status of 401 (Unauthorized)",
+    ];
     expect((await tab.problems()).filter((p) => !expected.includes(p))).toEqual([]);
   });
 
