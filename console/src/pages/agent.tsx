@@ -3,7 +3,7 @@ import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
 import { TrustChart } from "./charts-b";
-import { formatTime } from "./shared-b";
+import { focusOnMount, formatTime } from "./shared-b";
 
 type AgentKey = components["schemas"]["AgentKey"];
 type TrustEvent = components["schemas"]["TrustEvent"];
@@ -288,7 +288,13 @@ function KeyRow({
           <fieldset class="confirm">
             <legend class="visually-hidden">{`Confirm revoking key ${short}`}</legend>
             <p>The key never verifies anything again; it cannot be registered again.</p>
-            <button type="button" class="danger" disabled={busy} onClick={revoke}>
+            <button
+              ref={focusOnMount}
+              type="button"
+              class="danger"
+              disabled={busy}
+              onClick={revoke}
+            >
               Confirm revoke
             </button>{" "}
             <button type="button" onClick={() => setConfirming(false)}>

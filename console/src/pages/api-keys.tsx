@@ -3,7 +3,7 @@ import { useState } from "preact/hooks";
 import { api, type Failure, failureOf } from "../api";
 import { ErrorBanner } from "../components/error-banner";
 import { Table, useKeyset } from "../components/table";
-import { formatTime, OneTimeSecret } from "./shared-b";
+import { focusOnMount, formatTime, OneTimeSecret } from "./shared-b";
 
 type ApiKey = components["schemas"]["ApiKey"];
 type CreatedApiKey = components["schemas"]["CreatedApiKey"];
@@ -198,7 +198,7 @@ function RevokeKey({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: () => voi
         <fieldset class="confirm">
           <legend class="visually-hidden">{`Confirm revoking ${apiKey.name}`}</legend>
           <p>Requests with this key fail from the next one on. This cannot be undone.</p>
-          <button type="button" class="danger" disabled={busy} onClick={revoke}>
+          <button ref={focusOnMount} type="button" class="danger" disabled={busy} onClick={revoke}>
             Confirm revoke
           </button>{" "}
           <button type="button" onClick={() => setConfirming(false)}>

@@ -2,7 +2,7 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
-import { formatMoney, formatTime } from "./shared-b";
+import { focusOnMount, formatMoney, formatTime } from "./shared-b";
 
 type Billing = components["schemas"]["Billing"];
 
@@ -154,7 +154,7 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
             Raising the cap takes an owner's confirmation. As the owner, confirm spending up to{" "}
             {formatMoney(minor(), cap.currency)}?
           </p>
-          <button type="button" disabled={busy} onClick={() => confirm(minor())}>
+          <button ref={focusOnMount} type="button" disabled={busy} onClick={() => confirm(minor())}>
             Confirm as owner
           </button>{" "}
           <button type="button" onClick={() => setNeedsConfirmation(false)}>
@@ -174,6 +174,7 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
           <legend>Lift the spending cap</legend>
           <p>Usage is then charged without a bound. This takes an owner's confirmation.</p>
           <button
+            ref={focusOnMount}
             type="button"
             disabled={busy}
             onClick={() => {

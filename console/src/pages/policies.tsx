@@ -4,7 +4,7 @@ import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
 import { Table, useKeyset } from "../components/table";
 import { previousActive } from "./policy-rollback";
-import { formatTime } from "./shared-b";
+import { focusOnMount, formatTime } from "./shared-b";
 
 type Policy = components["schemas"]["Policy"];
 type StatusFilter = "" | "draft" | "active" | "shadow";
@@ -141,7 +141,12 @@ function Rollback({ onDone }: { onDone: () => void }) {
             on, under a new version number; {active ? active.name : "the current policy"} returns to
             draft.
           </p>
-          <button type="button" disabled={busy} onClick={() => rollBack(previous)}>
+          <button
+            ref={focusOnMount}
+            type="button"
+            disabled={busy}
+            onClick={() => rollBack(previous)}
+          >
             Confirm rollback
           </button>{" "}
           <button type="button" onClick={() => setConfirming(false)}>

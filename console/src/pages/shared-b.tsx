@@ -3,6 +3,14 @@ import { CopyButton } from "../components/copy-button";
 
 // Small pieces the pages B share: formatting, and a secret shown once.
 
+/**
+ * A ref that focuses its element when it appears: an inline confirmation takes the focus from
+ * the button that opened it (which goes away), so the keyboard lands on "Confirm".
+ */
+export function focusOnMount(element: HTMLElement | null): void {
+  element?.focus();
+}
+
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return "—";
   const date = new Date(iso);

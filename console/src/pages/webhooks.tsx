@@ -3,7 +3,7 @@ import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
 import { Table, useKeyset } from "../components/table";
-import { formatTime, OneTimeSecret } from "./shared-b";
+import { focusOnMount, formatTime, OneTimeSecret } from "./shared-b";
 
 type Endpoint = components["schemas"]["WebhookEndpoint"];
 type EventType = Endpoint["event_types"][number];
@@ -245,6 +245,7 @@ function EndpointRow({
             <legend class="visually-hidden">Confirm the rotation</legend>
             <p>A new secret signs from now on; the current one also signs for 24 hours.</p>
             <button
+              ref={focusOnMount}
               type="button"
               disabled={busy}
               onClick={() =>
@@ -269,6 +270,7 @@ function EndpointRow({
             <legend class="visually-hidden">Confirm the deletion</legend>
             <p>Pending deliveries are cancelled; the records stay.</p>
             <button
+              ref={focusOnMount}
               type="button"
               class="danger"
               disabled={busy}
