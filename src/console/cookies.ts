@@ -4,8 +4,6 @@
  * shadow them. Chromium treats http://127.0.0.1 and http://localhost as secure contexts, so
  * the same attributes work under `npm run dev`.
  */
-import { parse } from "hono/utils/cookie";
-
 /** The ID token: HttpOnly, SameSite=Strict; the API's session credential. */
 export const SESSION_COOKIE = "__Host-ar_session";
 /** The CSRF token: readable by the console's script, which echoes it in `x-csrf-token`. */
@@ -38,9 +36,21 @@ export function clearCookie(name: string, sameSite: "Strict" | "Lax" = "Strict")
   return setCookie(name, "", { httpOnly: name !== CSRF_COOKIE, sameSite, maxAge: 0 });
 }
 
-/** One cookie of the request's `Cookie` header, if present and non-empty. */
+/**
+ * One cookie of the request's `Cookie` header, if present and non-empty: the first of that name
+ * (RFC 6265 5.4 orders the longest path first; ours are all `Path=/`). Values are taken as sent:
+ * the console's cookies are base64url and JWTs, with nothing to decode.
+ */
 export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
-  const value = parse(header, name)[name];
-  return value ? value : undefined;
+  for (const pair of header.split(";")) {
+    const at = pair.indexOf("=");
+    if (at < 0 || pair.slice(0, at).trim() !== name) continue;
+    const value = pair
+      .slice(at + 1)
+      .trim()
+      .replace(/^"(.*)"$/, "$1");
+    return value === "" ? undefined : value;
+  }
+  return undefined;
 }

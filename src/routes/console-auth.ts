@@ -8,7 +8,6 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { verifySession } from "../auth/session";
-import { failure, setConsoleHeaders } from "../console/auth-page";
 import {
   CSRF_COOKIE,
   clearCookie,
@@ -22,6 +21,7 @@ import { csrfMatches, csrfToken } from "../console/csrf";
 import { openLogin, sealLogin } from "../console/login-cookie";
 import { beginSignIn, completeSignIn, provider, SignInError } from "../console/oidc";
 import { ApiError } from "../errors";
+import { failure, setConsoleHeaders } from "../http/console-page";
 import type { AppContext, AppEnv } from "../http/context";
 
 const CONSOLE_HOME = "/console/";

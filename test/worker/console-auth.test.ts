@@ -14,6 +14,11 @@ const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
   "font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
+/** An answer's JSON, asserted field by field. */
+async function json(response: Response): Promise<any> {
+  return response.json();
+}
+
 /** `name=value` of a Set-Cookie line, and its attributes lower-cased. */
 function parseSetCookie(line: string) {
   const [pair = "", ...attributes] = line.split(/;\s*/);
@@ -27,7 +32,7 @@ function parseSetCookie(line: string) {
 
 function setCookies(response: Response) {
   return new Map(
-    response.headers.getSetCookie().map((line) => {
+    response.headers.getAll("set-cookie").map((line) => {
       const cookie = parseSetCookie(line);
       return [cookie.name, cookie] as const;
     }),
@@ -170,14 +175,14 @@ describe("GET /console/auth/login", () => {
   it("answers 503 identity_provider_unavailable when the provider cannot be reached", async () => {
     const res = await fetchWith({ IDP_ISSUER: "http://127.0.0.1:9" }, "/console/auth/login");
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ error: "identity_provider_unavailable" });
+    expect(await json(res)).toEqual({ error: "identity_provider_unavailable" });
     expectConsoleHeaders(res);
   });
 
   it("refuses a plain-http issuer in production (503 service_misconfigured)", async () => {
     const res = await fetchWith({ ENVIRONMENT: "production" }, "/console/auth/login");
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({
+    expect(await json(res)).toEqual({
       error: "service_misconfigured",
       details: { setting: "IDP_ISSUER" },
     });
@@ -227,7 +232,7 @@ describe("GET /console/auth/callback", () => {
     const back = await authorizeAt(authorizeUrl, "ada");
     const res = await callback(back.search, undefined);
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({
+    expect(await json(res)).toEqual({
       error: "sign_in_failed",
       details: {
         reason: "login_expired",
@@ -242,7 +247,7 @@ describe("GET /console/auth/callback", () => {
     const forged = `${cookie.slice(0, -4)}AAAA`;
     const res = await callback(back.search, forged);
     expect(res.status).toBe(400);
-    expect((await res.json()).details.reason).toBe("login_expired");
+    expect((await json(res)).details.reason).toBe("login_expired");
   });
 
   it("refuses another sign-in's state (400 state_mismatch), one started elsewhere", async () => {
@@ -251,7 +256,7 @@ describe("GET /console/auth/callback", () => {
     const back = await authorizeAt(theirs.authorizeUrl, "mallory");
     const res = await callback(back.search, mine.cookie);
     expect(res.status).toBe(400);
-    expect((await res.json()).details).toEqual({
+    expect((await json(res)).details).toEqual({
       reason: "state_mismatch",
       message: "the answer does not belong to this sign-in",
     });
@@ -265,7 +270,7 @@ describe("GET /console/auth/callback", () => {
       cookie,
     );
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({
+    expect(await json(res)).toEqual({
       error: "sign_in_failed",
       details: {
         reason: "provider_error",
@@ -281,7 +286,7 @@ describe("GET /console/auth/callback", () => {
     expect((await callback(back.search, cookie)).status).toBe(302);
     const again = await callback(back.search, cookie);
     expect(again.status).toBe(400);
-    expect((await again.json()).details).toEqual({
+    expect((await json(again)).details).toEqual({
       reason: "exchange_failed",
       message: "unknown, used or expired code",
       provider_error: "invalid_grant",
@@ -312,7 +317,7 @@ describe("GET /console/auth/callback", () => {
       },
     );
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ error: "identity_provider_unavailable" });
+    expect(await json(res)).toEqual({ error: "identity_provider_unavailable" });
   });
 });
 
@@ -522,8 +527,8 @@ describe("POST /console/auth/logout", () => {
       headers: { cookie },
     });
     expect(refused.status).toBe(403);
-    expect((await refused.json()).error).toBe("csrf_failed");
-    expect(refused.headers.getSetCookie()).toEqual([]);
+    expect((await json(refused)).error).toBe("csrf_failed");
+    expect(refused.headers.getAll("set-cookie")).toEqual([]);
 
     const out = await SELF.fetch(`${BASE}/console/auth/logout`, {
       method: "POST",
