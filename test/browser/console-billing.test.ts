@@ -18,14 +18,14 @@ describe.skipIf(!origin)("console: billing", () => {
 
     await page.getByLabel("Cap (USD)").fill("10");
     await page.getByRole("button", { name: "Set cap" }).click();
-    await page.getByText("Spending cap set to 10.00 USD.").waitFor();
+    await page.getByText("Spending cap set to $10.00.").waitFor();
     await page.getByText("Under the cap").waitFor();
 
     // Raising takes the owner's confirmation: the 409 asks for it, the owner gives it.
     await page.getByLabel("Cap (USD)").fill("25.50");
     await page.getByRole("button", { name: "Set cap" }).click();
     await page.getByRole("button", { name: "Confirm as owner" }).click();
-    await page.getByText("Spending cap raised to 25.50 USD.").waitFor();
+    await page.getByText("Spending cap raised to $25.50.").waitFor();
     const { body } = await asSession(tab, "GET", "/v1/billing");
     expect(body.spending_cap.amount).toBe(2550);
     await tab.screenshot("cap");

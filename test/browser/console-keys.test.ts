@@ -40,11 +40,20 @@ describe.skipIf(!origin)("console: API keys", () => {
     expect(await page.getByTestId("secret-value").count()).toBe(0);
     await tab.screenshot("after-reload");
 
-    // Revoke, confirming first: a first click alone changes nothing.
-    await row.getByRole("button", { name: "Revoke ci key" }).click();
+    // Revoke with the keyboard, confirming first: a first Enter alone changes nothing, and the
+    // focus lands on "Confirm revoke", its focus ring visible.
+    await row.getByRole("button", { name: "Revoke ci key" }).focus();
+    await page.keyboard.press("Enter");
     await row.getByText("This cannot be undone").waitFor();
     expect((await withKey(key, "GET", "/v1/agents")).status).toBe(200);
-    await row.getByRole("button", { name: "Confirm revoke" }).click();
+    const confirm = row.getByRole("button", { name: "Confirm revoke" });
+    const focus = await confirm.evaluate((element) => ({
+      focused: element.ownerDocument.activeElement === element,
+      outline: element.ownerDocument.defaultView?.getComputedStyle(element).outlineStyle,
+    }));
+    expect(focus).toEqual({ focused: true, outline: "solid" });
+    await tab.screenshot("confirm-revoke");
+    await page.keyboard.press("Enter");
     await row.getByText("revoked").first().waitFor();
     expect(await row.getByRole("button", { name: /Revoke/ }).count()).toBe(0);
     expect((await withKey(key, "GET", "/v1/agents")).status).toBe(401);

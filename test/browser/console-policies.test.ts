@@ -98,7 +98,7 @@ describe.skipIf(!origin)("console: policies", () => {
       result.getByTestId("backtest-metrics").getByRole("row").filter({ hasText: name });
     expect(await row("Fraud caught").innerText()).toMatch(/Fraud caught\s+\d+\s+1$/);
     expect(await row("Legitimate blocked").innerText()).toMatch(/Legitimate blocked\s+\d+\s+1$/);
-    expect(await row("Fire rate").innerText()).toMatch(/100\.0%$/);
+    expect(await row("Fire rate").innerText()).toMatch(/100\.0 %$/);
     await result.locator(".chart").scrollIntoViewIfNeeded();
     await tab.screenshot("backtest");
 

@@ -2,8 +2,9 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
+import { shortId, when } from "../format";
 import { TrustChart } from "./charts-b";
-import { formatTime } from "./shared-b";
+import { focusOnMount } from "./shared-b";
 
 type AgentKey = components["schemas"]["AgentKey"];
 type TrustEvent = components["schemas"]["TrustEvent"];
@@ -52,7 +53,7 @@ export function AgentPage({ params }: { params: string[] }) {
               {a.evidence.confirmed_frauds} / {a.evidence.confirmed_legitimate}
             </dd>
             <dt>Created</dt>
-            <dd>{formatTime(a.created)}</dd>
+            <dd>{when(a.created)}</dd>
             <dt>Id</dt>
             <dd>
               <code>{a.id}</code>
@@ -120,7 +121,7 @@ function TrustHistory({ id, round }: { id: string; round: number }) {
                 <tbody>
                   {events.map((e) => (
                     <tr key={e.id}>
-                      <td>{formatTime(e.created)}</td>
+                      <td>{when(e.created)}</td>
                       <td>{e.reason}</td>
                       <td>
                         {e.previous_score === null ? "" : `${e.previous_score} → `}
@@ -260,7 +261,7 @@ function KeyRow({
       setBusy(false);
     }
   };
-  const short = `${agentKey.id.slice(0, 12)}…`;
+  const short = shortId(agentKey.id);
   return (
     <tr>
       <td>
@@ -273,7 +274,7 @@ function KeyRow({
       <td>
         <span class={`badge badge-${agentKey.status}`}>{agentKey.status}</span>
       </td>
-      <td>{formatTime(agentKey.created)}</td>
+      <td>{when(agentKey.created)}</td>
       <td>
         {agentKey.status === "active" && !confirming && (
           <button
@@ -288,7 +289,13 @@ function KeyRow({
           <fieldset class="confirm">
             <legend class="visually-hidden">{`Confirm revoking key ${short}`}</legend>
             <p>The key never verifies anything again; it cannot be registered again.</p>
-            <button type="button" class="danger" disabled={busy} onClick={revoke}>
+            <button
+              ref={focusOnMount}
+              type="button"
+              class="danger"
+              disabled={busy}
+              onClick={revoke}
+            >
               Confirm revoke
             </button>{" "}
             <button type="button" onClick={() => setConfirming(false)}>
@@ -319,7 +326,7 @@ function CardStatus({ id }: { id: string }) {
             <strong class={`badge badge-${c.status}`} data-testid="card-status">
               {c.status}
             </strong>
-            {c.verified_at && ` since ${formatTime(c.verified_at)}`}
+            {c.verified_at && ` since ${when(c.verified_at)}`}
           </p>
           <dl class="facts">
             <dt>Name</dt>
@@ -333,7 +340,7 @@ function CardStatus({ id }: { id: string }) {
             <dt>Digest</dt>
             <dd>{c.digest ? <code>{c.digest}</code> : "—"}</dd>
             <dt>Last checked</dt>
-            <dd>{formatTime(c.checked_at)}</dd>
+            <dd>{when(c.checked_at)}</dd>
           </dl>
           {c.reasons.length > 0 && (
             <>

@@ -2,7 +2,7 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api } from "../api";
 import { Table, useKeyset } from "../components/table";
-import { formatTime } from "./shared-b";
+import { when } from "../format";
 
 type Agent = components["schemas"]["Agent"];
 
@@ -81,7 +81,7 @@ export function AgentsPage(_: { params: string[] }) {
           { header: "Risk tier", cell: (a) => a.risk_tier },
           { header: "Agent Card", cell: (a) => a.evidence.card_status },
           { header: "Active keys", cell: (a) => a.evidence.active_keys },
-          { header: "Created", cell: (a) => formatTime(a.created) },
+          { header: "Created", cell: (a) => when(a.created) },
         ]}
       />
     </>

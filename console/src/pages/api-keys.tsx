@@ -3,7 +3,8 @@ import { useState } from "preact/hooks";
 import { api, type Failure, failureOf } from "../api";
 import { ErrorBanner } from "../components/error-banner";
 import { Table, useKeyset } from "../components/table";
-import { formatTime, OneTimeSecret } from "./shared-b";
+import { when } from "../format";
+import { focusOnMount, OneTimeSecret } from "./shared-b";
 
 type ApiKey = components["schemas"]["ApiKey"];
 type CreatedApiKey = components["schemas"]["CreatedApiKey"];
@@ -70,11 +71,11 @@ export function ApiKeysPage(_: { params: string[] }) {
             cell: (k) => (
               <>
                 <span class={`badge badge-${k.status}`}>{k.status}</span>
-                {k.revoked_at && ` ${formatTime(k.revoked_at)}`}
+                {k.revoked_at && ` ${when(k.revoked_at)}`}
               </>
             ),
           },
-          { header: "Created", cell: (k) => formatTime(k.created) },
+          { header: "Created", cell: (k) => when(k.created) },
           {
             header: "Actions",
             cell: (k) => <RevokeKey apiKey={k} onRevoked={keyset.reload} />,
@@ -198,7 +199,7 @@ function RevokeKey({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: () => voi
         <fieldset class="confirm">
           <legend class="visually-hidden">{`Confirm revoking ${apiKey.name}`}</legend>
           <p>Requests with this key fail from the next one on. This cannot be undone.</p>
-          <button type="button" class="danger" disabled={busy} onClick={revoke}>
+          <button ref={focusOnMount} type="button" class="danger" disabled={busy} onClick={revoke}>
             Confirm revoke
           </button>{" "}
           <button type="button" onClick={() => setConfirming(false)}>

@@ -2,7 +2,8 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
-import { formatMoney, formatTime } from "./shared-b";
+import { money, when } from "../format";
+import { focusOnMount } from "./shared-b";
 
 type Billing = components["schemas"]["Billing"];
 
@@ -27,18 +28,18 @@ export function BillingPage(_: { params: string[] }) {
             <h2 id="plan-heading">Plan: {b.plan.name}</h2>
             <dl class="facts">
               <dt>Monthly fee</dt>
-              <dd>{formatMoney(b.plan.amount, b.plan.currency)}</dd>
+              <dd>{money(b.plan.amount, b.plan.currency)}</dd>
               <dt>Included assessments</dt>
               <dd>{b.plan.included_assessments.toLocaleString("en")}</dd>
               <dt>Each further assessment</dt>
-              <dd>{formatMoney(b.plan.unit_amount, b.plan.currency)}</dd>
+              <dd>{money(b.plan.unit_amount, b.plan.currency)}</dd>
             </dl>
           </section>
           <section aria-labelledby="usage-heading" class="panel">
             <h2 id="usage-heading">This period</h2>
             <p>
-              {formatTime(b.current_period.start)} to {formatTime(b.current_period.end)} (UTC). Only
-              live assessments are billed.
+              {when(b.current_period.start)} to {when(b.current_period.end)}. Only live assessments
+              are billed.
             </p>
             <dl class="facts">
               <dt>Billable assessments</dt>
@@ -48,9 +49,9 @@ export function BillingPage(_: { params: string[] }) {
               <dt>Billable overage</dt>
               <dd>{b.usage.billable_overage.toLocaleString("en")}</dd>
               <dt>Usage charge so far</dt>
-              <dd>{formatMoney(b.projected_charge.usage_amount, b.projected_charge.currency)}</dd>
+              <dd>{money(b.projected_charge.usage_amount, b.projected_charge.currency)}</dd>
               <dt>Projected total</dt>
-              <dd>{formatMoney(b.projected_charge.total, b.projected_charge.currency)}</dd>
+              <dd>{money(b.projected_charge.total, b.projected_charge.currency)}</dd>
             </dl>
           </section>
           <SpendingCap billing={b} onChanged={billing.reload} />
@@ -105,7 +106,7 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
     }
     void run(async () => {
       await api.POST("/v1/billing/spending_cap", { body: { amount: value } });
-      return `Spending cap set to ${formatMoney(value, cap.currency)}.`;
+      return `Spending cap set to ${money(value, cap.currency)}.`;
     });
   };
 
@@ -114,7 +115,7 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
       await api.POST("/v1/billing/spend_confirmations", { body: { spending_cap: value } });
       return value === null
         ? "Spending cap lifted."
-        : `Spending cap raised to ${formatMoney(value, cap.currency)}.`;
+        : `Spending cap raised to ${money(value, cap.currency)}.`;
     });
 
   return (
@@ -124,7 +125,7 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
         Bounds this period's usage charge (not the plan fee).{" "}
         <strong data-testid="cap-status">{CAP_STATUS[cap.status]}</strong>
         {cap.amount !== null &&
-          `: ${formatMoney(cap.amount, cap.currency)}, review at ${cap.review_threshold_percent}%.`}
+          `: ${money(cap.amount, cap.currency)}, review at ${cap.review_threshold_percent}%.`}
       </p>
       <form class="inline-form" onSubmit={set}>
         <div class="field">
@@ -152,9 +153,9 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
         <div role="alert" class="notice">
           <p>
             Raising the cap takes an owner's confirmation. As the owner, confirm spending up to{" "}
-            {formatMoney(minor(), cap.currency)}?
+            {money(minor() ?? 0, cap.currency)}?
           </p>
-          <button type="button" disabled={busy} onClick={() => confirm(minor())}>
+          <button ref={focusOnMount} type="button" disabled={busy} onClick={() => confirm(minor())}>
             Confirm as owner
           </button>{" "}
           <button type="button" onClick={() => setNeedsConfirmation(false)}>
@@ -174,6 +175,7 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
           <legend>Lift the spending cap</legend>
           <p>Usage is then charged without a bound. This takes an owner's confirmation.</p>
           <button
+            ref={focusOnMount}
             type="button"
             disabled={busy}
             onClick={() => {

@@ -3,8 +3,9 @@ import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
 import { Table, useKeyset } from "../components/table";
+import { when } from "../format";
 import { previousActive } from "./policy-rollback";
-import { formatTime } from "./shared-b";
+import { focusOnMount } from "./shared-b";
 
 type Policy = components["schemas"]["Policy"];
 type StatusFilter = "" | "draft" | "active" | "shadow";
@@ -64,8 +65,8 @@ export function PoliciesPage(_: { params: string[] }) {
           },
           { header: "Version", cell: (p) => p.version ?? "—" },
           { header: "Shadow", cell: (p) => (p.shadow ? "shadowing" : "—") },
-          { header: "Created", cell: (p) => formatTime(p.created) },
-          { header: "Last activated", cell: (p) => formatTime(p.activated_at) },
+          { header: "Created", cell: (p) => when(p.created) },
+          { header: "Last activated", cell: (p) => when(p.activated_at) },
         ]}
       />
     </>
@@ -116,7 +117,7 @@ function Rollback({ onDone }: { onDone: () => void }) {
         {active ? (
           <>
             <a href={`#/policies/${active.id}`}>{active.name}</a> (version {active.version},
-            activated {formatTime(active.activated_at)})
+            activated {when(active.activated_at)})
           </>
         ) : (
           "No active policy: the model decides alone."
@@ -141,7 +142,12 @@ function Rollback({ onDone }: { onDone: () => void }) {
             on, under a new version number; {active ? active.name : "the current policy"} returns to
             draft.
           </p>
-          <button type="button" disabled={busy} onClick={() => rollBack(previous)}>
+          <button
+            ref={focusOnMount}
+            type="button"
+            disabled={busy}
+            onClick={() => rollBack(previous)}
+          >
             Confirm rollback
           </button>{" "}
           <button type="button" onClick={() => setConfirming(false)}>

@@ -2,10 +2,10 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
+import { percent, shortId, when } from "../format";
 import { DecisionChangeChart } from "./charts-b";
 import { PolicyEditor } from "./policy-editor";
 import { draftOf } from "./policy-form";
-import { formatRatio, formatTime } from "./shared-b";
 
 type Policy = components["schemas"]["Policy"];
 type Backtest = components["schemas"]["PolicyBacktest"];
@@ -79,9 +79,9 @@ function PolicyDetail({ id }: { id: string }) {
             <dt>Shadow</dt>
             <dd>{p.shadow ? "shadowing the active policy" : "no"}</dd>
             <dt>Created</dt>
-            <dd>{formatTime(p.created)}</dd>
+            <dd>{when(p.created)}</dd>
             <dt>Last activated</dt>
-            <dd>{formatTime(p.activated_at)}</dd>
+            <dd>{when(p.activated_at)}</dd>
             <dt>Id</dt>
             <dd>
               <code>{p.id}</code>
@@ -295,10 +295,10 @@ function BacktestResult({ result }: { result: Backtest }) {
                   <tr key={sample.assessment_id}>
                     <td>
                       <a href={`#/assessments/${sample.assessment_id}`}>
-                        {sample.assessment_id.slice(0, 8)}
+                        {shortId(sample.assessment_id)}
                       </a>
                     </td>
-                    <td>{formatTime(sample.created)}</td>
+                    <td>{when(sample.created)}</td>
                     <td>{sample.decision}</td>
                     <td>{sample.replayed_decision}</td>
                     <td>{sample.rule ?? "—"}</td>
@@ -360,9 +360,9 @@ function MatrixTable({
 
 function MetricsTable({ recorded, policy }: { recorded: LabeledMetrics; policy: LabeledMetrics }) {
   const rows: [string, (m: LabeledMetrics) => string][] = [
-    ["Precision", (m) => formatRatio(m.precision)],
-    ["Recall", (m) => formatRatio(m.recall)],
-    ["Fire rate", (m) => formatRatio(m.fire_rate)],
+    ["Precision", (m) => percent(m.precision)],
+    ["Recall", (m) => percent(m.recall)],
+    ["Fire rate", (m) => percent(m.fire_rate)],
     ["Labeled assessments", (m) => String(m.labeled)],
     ["Fraud caught", (m) => String(m.fraud_caught)],
     ["Fraud missed", (m) => String(m.fraud_missed)],
@@ -458,8 +458,8 @@ function ShadowPanel({ id }: { id: string }) {
       {report && (
         <div data-testid="shadow-report">
           <p role="status">
-            {report.shadowed} assessments shadowed from {formatTime(report.from)} to{" "}
-            {formatTime(report.to)}: {report.agreed} agreed, {report.disagreed} disagreed.
+            {report.shadowed} assessments shadowed from {when(report.from)} to {when(report.to)}:{" "}
+            {report.agreed} agreed, {report.disagreed} disagreed.
           </p>
           <MatrixTable matrix={report.matrix} rowLabel="Active" columnLabel="Shadow" />
           {report.disagreements.length > 0 && (

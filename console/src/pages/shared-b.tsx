@@ -1,21 +1,14 @@
 import "./pages-b.css";
 import { CopyButton } from "../components/copy-button";
 
-// Small pieces the pages B share: formatting, and a secret shown once.
+// Small pieces the pages B share: the focus of a confirmation, and a secret shown once.
 
-export function formatTime(iso: string | null | undefined): string {
-  if (!iso) return "—";
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toISOString().replace("T", " ").slice(0, 19);
-}
-
-export function formatRatio(value: number | null | undefined): string {
-  return value === null || value === undefined ? "—" : `${(value * 100).toFixed(1)}%`;
-}
-
-export function formatMoney(minor: number | null | undefined, currency: string): string {
-  if (minor === null || minor === undefined) return "—";
-  return `${(minor / 100).toFixed(2)} ${currency.toUpperCase()}`;
+/**
+ * A ref that focuses its element when it appears: an inline confirmation takes the focus from
+ * the button that opened it (which goes away), so the keyboard lands on "Confirm".
+ */
+export function focusOnMount(element: HTMLElement | null): void {
+  element?.focus();
 }
 
 /** A secret shown this once: the value, a copy button, and the warning. */

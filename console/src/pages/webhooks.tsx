@@ -3,7 +3,8 @@ import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
 import { Table, useKeyset } from "../components/table";
-import { formatTime, OneTimeSecret } from "./shared-b";
+import { when } from "../format";
+import { focusOnMount, OneTimeSecret } from "./shared-b";
 
 type Endpoint = components["schemas"]["WebhookEndpoint"];
 type EventType = Endpoint["event_types"][number];
@@ -223,9 +224,9 @@ function EndpointRow({
       <td>
         {endpoint.status}
         {endpoint.previous_secret_expires_at &&
-          ` (previous secret signs until ${formatTime(endpoint.previous_secret_expires_at)})`}
+          ` (previous secret signs until ${when(endpoint.previous_secret_expires_at)})`}
       </td>
-      <td>{formatTime(endpoint.created)}</td>
+      <td>{when(endpoint.created)}</td>
       <td class="row-actions">
         <button type="button" aria-pressed={selected} onClick={onSelect}>
           Deliveries<span class="visually-hidden"> of {endpoint.url}</span>
@@ -245,6 +246,7 @@ function EndpointRow({
             <legend class="visually-hidden">Confirm the rotation</legend>
             <p>A new secret signs from now on; the current one also signs for 24 hours.</p>
             <button
+              ref={focusOnMount}
               type="button"
               disabled={busy}
               onClick={() =>
@@ -269,6 +271,7 @@ function EndpointRow({
             <legend class="visually-hidden">Confirm the deletion</legend>
             <p>Pending deliveries are cancelled; the records stay.</p>
             <button
+              ref={focusOnMount}
               type="button"
               class="danger"
               disabled={busy}
@@ -319,8 +322,8 @@ function Deliveries({ endpoint }: { endpoint: Endpoint }) {
             cell: (d) => <span class={`badge badge-${d.status}`}>{d.status}</span>,
           },
           { header: "Attempts", cell: (d) => <Attempts delivery={d} /> },
-          { header: "Created", cell: (d) => formatTime(d.created) },
-          { header: "Next attempt", cell: (d) => formatTime(d.next_attempt_at) },
+          { header: "Created", cell: (d) => when(d.created) },
+          { header: "Next attempt", cell: (d) => when(d.next_attempt_at) },
         ]}
       />
     </section>
@@ -337,7 +340,7 @@ function Attempts({ delivery }: { delivery: Delivery }) {
       <ol>
         {delivery.attempts.map((attempt) => (
           <li key={attempt.number}>
-            {formatTime(attempt.time)}:{" "}
+            {when(attempt.time)}:{" "}
             {attempt.status_code === null ? "no answer" : `HTTP ${attempt.status_code}`} in{" "}
             {attempt.duration_ms} ms
             {attempt.error && ` (${attempt.error})`}
