@@ -227,68 +227,70 @@ function EndpointRow({
           ` (previous secret signs until ${when(endpoint.previous_secret_expires_at)})`}
       </td>
       <td>{when(endpoint.created)}</td>
-      <td class="row-actions">
-        <button type="button" aria-pressed={selected} onClick={onSelect}>
-          Deliveries<span class="visually-hidden"> of {endpoint.url}</span>
-        </button>{" "}
-        {confirm === "" && (
-          <>
-            <button type="button" onClick={() => setConfirm("rotate")}>
-              Rotate secret<span class="visually-hidden"> of {endpoint.url}</span>
-            </button>{" "}
-            <button type="button" onClick={() => setConfirm("delete")}>
-              Delete<span class="visually-hidden"> {endpoint.url}</span>
-            </button>
-          </>
-        )}
-        {confirm === "rotate" && (
-          <fieldset class="confirm">
-            <legend class="visually-hidden">Confirm the rotation</legend>
-            <p>A new secret signs from now on; the current one also signs for 24 hours.</p>
-            <button
-              ref={focusOnMount}
-              type="button"
-              disabled={busy}
-              onClick={() =>
-                run(async () => {
-                  const { data } = await api.POST("/v1/webhook-endpoints/{id}/rotate-secret", {
-                    ...path,
-                    body: { expires_in: 86_400 },
-                  });
-                  onSecret(data.secret);
-                })
-              }
-            >
-              Confirm rotation
-            </button>{" "}
-            <button type="button" onClick={() => setConfirm("")}>
-              Cancel
-            </button>
-          </fieldset>
-        )}
-        {confirm === "delete" && (
-          <fieldset class="confirm">
-            <legend class="visually-hidden">Confirm the deletion</legend>
-            <p>Pending deliveries are cancelled; the records stay.</p>
-            <button
-              ref={focusOnMount}
-              type="button"
-              class="danger"
-              disabled={busy}
-              onClick={() =>
-                run(async () => {
-                  await api.DELETE("/v1/webhook-endpoints/{id}", path);
-                })
-              }
-            >
-              Confirm delete
-            </button>{" "}
-            <button type="button" onClick={() => setConfirm("")}>
-              Cancel
-            </button>
-          </fieldset>
-        )}
-        <ErrorBanner failure={error} />
+      <td>
+        <div class="row-actions">
+          <button type="button" aria-pressed={selected} onClick={onSelect}>
+            Deliveries<span class="visually-hidden"> of {endpoint.url}</span>
+          </button>{" "}
+          {confirm === "" && (
+            <>
+              <button type="button" onClick={() => setConfirm("rotate")}>
+                Rotate secret<span class="visually-hidden"> of {endpoint.url}</span>
+              </button>{" "}
+              <button type="button" onClick={() => setConfirm("delete")}>
+                Delete<span class="visually-hidden"> {endpoint.url}</span>
+              </button>
+            </>
+          )}
+          {confirm === "rotate" && (
+            <fieldset class="confirm">
+              <legend class="visually-hidden">Confirm the rotation</legend>
+              <p>A new secret signs from now on; the current one also signs for 24 hours.</p>
+              <button
+                ref={focusOnMount}
+                type="button"
+                disabled={busy}
+                onClick={() =>
+                  run(async () => {
+                    const { data } = await api.POST("/v1/webhook-endpoints/{id}/rotate-secret", {
+                      ...path,
+                      body: { expires_in: 86_400 },
+                    });
+                    onSecret(data.secret);
+                  })
+                }
+              >
+                Confirm rotation
+              </button>{" "}
+              <button type="button" onClick={() => setConfirm("")}>
+                Cancel
+              </button>
+            </fieldset>
+          )}
+          {confirm === "delete" && (
+            <fieldset class="confirm">
+              <legend class="visually-hidden">Confirm the deletion</legend>
+              <p>Pending deliveries are cancelled; the records stay.</p>
+              <button
+                ref={focusOnMount}
+                type="button"
+                class="danger"
+                disabled={busy}
+                onClick={() =>
+                  run(async () => {
+                    await api.DELETE("/v1/webhook-endpoints/{id}", path);
+                  })
+                }
+              >
+                Confirm delete
+              </button>{" "}
+              <button type="button" onClick={() => setConfirm("")}>
+                Cancel
+              </button>
+            </fieldset>
+          )}
+          <ErrorBanner failure={error} />
+        </div>
       </td>
     </tr>
   );
@@ -310,6 +312,11 @@ function Deliveries({ endpoint }: { endpoint: Endpoint }) {
   return (
     <section aria-labelledby="deliveries-heading">
       <h2 id="deliveries-heading">Deliveries to {endpoint.url}</h2>
+      <p>
+        <button type="button" onClick={keyset.reload} disabled={keyset.loading}>
+          Refresh deliveries
+        </button>
+      </p>
       <Table<Delivery>
         caption="Deliveries, newest first, each with its attempts"
         keyset={keyset}
