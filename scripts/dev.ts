@@ -4,7 +4,8 @@
  *   1. starts the local identity provider on loopback (dev-idp-server.ts; its key in
  *      `.data/local-idp.json`, also read by `npm run token`) and ensures `.dev.vars` (signing
  *      key, the IdP's issuer and public side, flags);
- *   2. refreshes the API reference's renderer in public/docs/vendor/ if node_modules changed;
+ *   2. refreshes the API reference's renderer in public/docs/vendor/ if node_modules changed,
+ *      and rebuilds the console into public/console/assets/ if its sources changed;
  *   3. starts the SQL-over-HTTP endpoint: PGlite under `.data/pglite`, or the PostgreSQL server
  *      named by DATABASE_URL (used as is);
  *   4. starts `wrangler dev` (local, non-interactive) on 127.0.0.1:PORT (default 8787), with
@@ -24,6 +25,7 @@
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
+import { ensureConsoleBuild } from "./build-console.ts";
 import { ensureReferenceBundle } from "./build-reference.ts";
 import { redactDatabaseUrl } from "./database-url.ts";
 import { startLocalIdp } from "./dev-idp.ts";
@@ -281,6 +283,8 @@ async function main(): Promise<number> {
     // `npm ci` built it; a node_modules changed since (a branch switch) must not serve a stale one.
     if (ensureReferenceBundle())
       say("refreshed the API reference's renderer (public/docs/vendor/)");
+    // The console's bundle, rebuilt when its sources (or the client's) are newer than it.
+    if (await ensureConsoleBuild()) say("built the console (public/console/assets/)");
 
     const databaseUrl = process.env.DATABASE_URL;
     const database = databaseUrl

@@ -11,13 +11,29 @@ import { type RetryOptions, retryingFetch } from "./retry.js";
 export interface ClientOptions {
   /** The service's origin, e.g. `https://risk.example.com`. */
   baseUrl: string;
-  /** An API key (`x-api-key`). */
-  apiKey: string;
+  /**
+   * An API key (`x-api-key`). Optional: a browser signed in to the console authenticates with
+   * its session cookie and the `headers` below instead.
+   */
+  apiKey?: string;
+  /**
+   * Headers added to every request, read again for each one (a CSRF token from a cookie, a mode
+   * switch the user flips): an object, or a function returning one. A header the call sets
+   * itself wins.
+   */
+  headers?: HeadersProvider;
+  /** The Fetch `credentials` mode, e.g. `"same-origin"` to send the console's session cookie. */
+  credentials?: "omit" | "same-origin" | "include";
   /** A `fetch` to send with: a Worker's service binding, a test double. Default: global fetch. */
   fetch?: (request: Request) => Promise<Response>;
   /** Retries of 429/503 for requests safe to repeat (see `isSafeToRepeat`). */
   retry?: RetryOptions;
 }
+
+/** Extra request headers, fixed or computed per request. */
+export type HeadersProvider =
+  | Record<string, string>
+  | (() => Record<string, string> | Promise<Record<string, string>>);
 
 type InitParam<Init> =
   RequiredKeysOf<Init> extends never
@@ -64,10 +80,14 @@ export interface AgentRiskClient {
  * to a request safe to repeat is retried first, honouring `Retry-After`.
  */
 export function createClient(options: ClientOptions): AgentRiskClient {
-  const send = options.fetch ?? ((request: Request) => fetch(request));
+  const send = withHeaders(
+    options.fetch ?? ((request: Request) => fetch(request)),
+    options.headers,
+  );
   const raw = createOpenApiClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
-    headers: { "x-api-key": options.apiKey },
+    headers: options.apiKey === undefined ? {} : { "x-api-key": options.apiKey },
+    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
     fetch: retryingFetch(send, options.retry),
   });
   const call =
@@ -88,6 +108,25 @@ export function createClient(options: ClientOptions): AgentRiskClient {
     PATCH: call("PATCH") as Method<"patch">,
     DELETE: call("DELETE") as Method<"delete">,
     raw,
+  };
+}
+
+/**
+ * Wraps `send` so each attempt carries the provider's headers, read at that moment (a retry
+ * after a token refresh sends the new one); headers already on the request are kept.
+ */
+function withHeaders(
+  send: (request: Request) => Promise<Response>,
+  provider: HeadersProvider | undefined,
+): (request: Request) => Promise<Response> {
+  if (provider === undefined) return send;
+  return async (request) => {
+    const extra = typeof provider === "function" ? await provider() : provider;
+    const headers = new Headers(request.headers);
+    for (const [name, value] of Object.entries(extra)) {
+      if (!headers.has(name)) headers.set(name, value);
+    }
+    return send(new Request(request, { headers }));
   };
 }
 

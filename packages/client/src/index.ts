@@ -4,7 +4,13 @@
  * Workers, browsers); the audit export verifier is in `@agent-risk/client/audit`.
  */
 export { ApiError, type ErrorCode } from "./api-error.js";
-export { type AgentRiskClient, type ClientOptions, createClient, type Success } from "./client.js";
+export {
+  type AgentRiskClient,
+  type ClientOptions,
+  createClient,
+  type HeadersProvider,
+  type Success,
+} from "./client.js";
 export type { components, operations, paths } from "./generated/openapi.js";
 export type { KeySource } from "./key-set.js";
 export { mandateHash, RISK_DATA_NAMESPACE } from "./mandate-hash.js";

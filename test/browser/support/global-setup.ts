@@ -4,6 +4,7 @@
  * browser is an error instead: CI always runs these tests (docs/browser-tests.md).
  */
 import type { TestProject } from "vitest/node";
+import { ensureConsoleBuild } from "../../../scripts/build-console";
 import { ensureReferenceBundle } from "../../../scripts/build-reference";
 import {
   browserTestsRequired,
@@ -46,6 +47,7 @@ export default async function setup(project: TestProject) {
   }
   // `npm ci` built it; a node_modules changed since must not be served stale.
   ensureReferenceBundle();
+  await ensureConsoleBuild();
   const service = await startService();
   project.provide("browserOrigin", service.origin);
   project.provide("browserStateDir", service.stateDir);

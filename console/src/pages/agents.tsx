@@ -1,0 +1,89 @@
+import type { components } from "@agent-risk/client";
+import { useState } from "preact/hooks";
+import { api } from "../api";
+import { Table, useKeyset } from "../components/table";
+import { when } from "../format";
+
+type Agent = components["schemas"]["Agent"];
+
+const STATUSES = ["active", "suspended", "revoked"] as const;
+const TIERS = ["low", "medium", "high", "critical"] as const;
+
+/** `#/agents`: the org's agents, newest first, filtered by status and risk tier. */
+export function AgentsPage(_: { params: string[] }) {
+  const [status, setStatus] = useState<"" | (typeof STATUSES)[number]>("");
+  const [tier, setTier] = useState<"" | (typeof TIERS)[number]>("");
+  const keyset = useKeyset(
+    async (cursor) =>
+      (
+        await api.GET("/v1/agents", {
+          params: {
+            query: {
+              limit: 25,
+              ...(cursor ? { cursor } : {}),
+              ...(status ? { status } : {}),
+              ...(tier ? { risk_tier: tier } : {}),
+            },
+          },
+        })
+      ).data,
+    [status, tier],
+  );
+  return (
+    <>
+      <h1>Agents</h1>
+      <div class="filters">
+        <label>
+          Status{" "}
+          <select
+            value={status}
+            onChange={(e) => {
+              setStatus((e.currentTarget as HTMLSelectElement).value as typeof status);
+            }}
+          >
+            <option value="">Any</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>{" "}
+        <label>
+          Risk tier{" "}
+          <select
+            value={tier}
+            onChange={(e) => {
+              setTier((e.currentTarget as HTMLSelectElement).value as typeof tier);
+            }}
+          >
+            <option value="">Any</option>
+            {TIERS.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <Table<Agent>
+        caption="Agents, newest first"
+        keyset={keyset}
+        rowKey={(agent) => agent.id}
+        empty="No agents."
+        columns={[
+          { header: "Name", cell: (a) => <a href={`#/agents/${a.id}`}>{a.name}</a> },
+          {
+            header: "Status",
+            cell: (a) => <span class={`badge badge-${a.status}`}>{a.status}</span>,
+          },
+          { header: "Trust score", cell: (a) => a.trust_score },
+          { header: "Risk tier", cell: (a) => a.risk_tier },
+          { header: "Agent Card", cell: (a) => a.evidence.card_status },
+          { header: "Active keys", cell: (a) => a.evidence.active_keys },
+          { header: "Created", cell: (a) => when(a.created) },
+        ]}
+      />
+    </>
+  );
+}

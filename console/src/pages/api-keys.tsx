@@ -1,0 +1,213 @@
+import type { components } from "@agent-risk/client";
+import { useState } from "preact/hooks";
+import { api, type Failure, failureOf } from "../api";
+import { ErrorBanner } from "../components/error-banner";
+import { Table, useKeyset } from "../components/table";
+import { when } from "../format";
+import { focusOnMount, OneTimeSecret } from "./shared-b";
+
+type ApiKey = components["schemas"]["ApiKey"];
+type CreatedApiKey = components["schemas"]["CreatedApiKey"];
+type Scope = components["schemas"]["Scope"];
+
+/** The scopes a key may hold: every scope but the session-only `keys:*` (src/auth/scopes.ts). */
+const KEY_SCOPES = [
+  "assess:write",
+  "assess:read",
+  "agents:read",
+  "agents:write",
+  "audit:read",
+  "policy:read",
+  "policy:write",
+  "webhooks:read",
+  "webhooks:write",
+  "review:read",
+  "review:write",
+  "artifact:write",
+  "session:write",
+  "gdpr:erase",
+] as const satisfies readonly Scope[];
+
+const DEFAULT_SCOPES: Scope[] = ["assess:write", "assess:read"];
+
+/** `#/api-keys`: create a key (its plaintext shown once), list them, revoke one. */
+export function ApiKeysPage(_: { params: string[] }) {
+  const [created, setCreated] = useState<CreatedApiKey>();
+  const [round, setRound] = useState(0);
+  const keyset = useKeyset(
+    async (cursor) =>
+      (
+        await api.GET("/v1/api-keys", {
+          params: { query: { limit: 25, ...(cursor ? { cursor } : {}) } },
+        })
+      ).data,
+    [round],
+  );
+  return (
+    <>
+      <h1>API keys</h1>
+      <CreateKey
+        onCreated={(key) => {
+          setCreated(key);
+          setRound((n) => n + 1);
+        }}
+      />
+      {created && (
+        <OneTimeSecret title={`New key “${created.name}” (${created.mode})`} value={created.key} />
+      )}
+      <h2>Keys</h2>
+      <Table<ApiKey>
+        caption="API keys, newest first"
+        keyset={keyset}
+        rowKey={(key) => key.id}
+        empty="No API keys yet."
+        columns={[
+          { header: "Name", cell: (k) => k.name },
+          { header: "Prefix", cell: (k) => <code>{k.prefix}…</code> },
+          { header: "Mode", cell: (k) => k.mode },
+          { header: "Scopes", cell: (k) => k.scopes.join(", ") },
+          {
+            header: "Status",
+            cell: (k) => (
+              <>
+                <span class={`badge badge-${k.status}`}>{k.status}</span>
+                {k.revoked_at && ` ${when(k.revoked_at)}`}
+              </>
+            ),
+          },
+          { header: "Created", cell: (k) => when(k.created) },
+          {
+            header: "Actions",
+            cell: (k) => <RevokeKey apiKey={k} onRevoked={keyset.reload} />,
+          },
+        ]}
+      />
+    </>
+  );
+}
+
+function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
+  const [name, setName] = useState("");
+  const [mode, setMode] = useState<"live" | "test">("test");
+  const [scopes, setScopes] = useState<Scope[]>(DEFAULT_SCOPES);
+  const [error, setError] = useState<Failure>();
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const { data } = await api.POST("/v1/api-keys", { body: { name, mode, scopes } });
+      setName("");
+      onCreated(data);
+    } catch (caught) {
+      setError(failureOf(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="create-key" class="panel">
+      <h2 id="create-key">Create a key</h2>
+      <form onSubmit={submit}>
+        <div class="field">
+          <label for="key-name">Name</label>
+          <input
+            id="key-name"
+            type="text"
+            required
+            maxLength={100}
+            value={name}
+            onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
+          />
+        </div>
+        <fieldset class="field">
+          <legend>Mode</legend>
+          {(["test", "live"] as const).map((value) => (
+            <label key={value} class="choice">
+              <input
+                type="radio"
+                name="key-mode"
+                value={value}
+                checked={mode === value}
+                onChange={() => setMode(value)}
+              />{" "}
+              {value === "test" ? "Test (aar_test_…: test data, never billed)" : "Live"}
+            </label>
+          ))}
+        </fieldset>
+        <fieldset class="field scopes">
+          <legend>Scopes</legend>
+          {KEY_SCOPES.map((scope) => (
+            <label key={scope} class="choice">
+              <input
+                type="checkbox"
+                value={scope}
+                checked={scopes.includes(scope)}
+                onChange={(e) =>
+                  setScopes(
+                    (e.currentTarget as HTMLInputElement).checked
+                      ? [...scopes, scope]
+                      : scopes.filter((s) => s !== scope),
+                  )
+                }
+              />{" "}
+              <code>{scope}</code>
+            </label>
+          ))}
+        </fieldset>
+        <ErrorBanner failure={error} />
+        <button type="submit" class="primary" disabled={busy || scopes.length === 0}>
+          Create key
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function RevokeKey({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: () => void }) {
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<Failure>();
+  const [busy, setBusy] = useState(false);
+  const revoke = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api.POST("/v1/api-keys/{id}/revoke", { params: { path: { id: apiKey.id } } });
+      setConfirming(false);
+      onRevoked();
+    } catch (caught) {
+      setError(failureOf(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="row-actions">
+      {apiKey.status === "active" && !confirming && (
+        <button
+          type="button"
+          aria-label={`Revoke ${apiKey.name}`}
+          onClick={() => setConfirming(true)}
+        >
+          Revoke
+        </button>
+      )}
+      {confirming && (
+        <fieldset class="confirm">
+          <legend class="visually-hidden">{`Confirm revoking ${apiKey.name}`}</legend>
+          <p>Requests with this key fail from the next one on. This cannot be undone.</p>
+          <button ref={focusOnMount} type="button" class="danger" disabled={busy} onClick={revoke}>
+            Confirm revoke
+          </button>{" "}
+          <button type="button" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </fieldset>
+      )}
+      <ErrorBanner failure={error} />
+    </div>
+  );
+}

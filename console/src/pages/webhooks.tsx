@@ -1,0 +1,359 @@
+import type { components } from "@agent-risk/client";
+import { useState } from "preact/hooks";
+import { api, type Failure, failureOf, useApiCall } from "../api";
+import { ErrorBanner } from "../components/error-banner";
+import { Table, useKeyset } from "../components/table";
+import { when } from "../format";
+import { focusOnMount, OneTimeSecret } from "./shared-b";
+
+type Endpoint = components["schemas"]["WebhookEndpoint"];
+type EventType = Endpoint["event_types"][number];
+type Delivery = components["schemas"]["WebhookDelivery"];
+
+/** The event catalog (src/webhooks/catalog.ts); the type keeps it to names the API knows. */
+const EVENT_TYPES = [
+  "assessment.completed",
+  "assessment.denied",
+  "assessment.flagged",
+  "assessment.resolved",
+  "agent.trust_changed",
+  "agent.suspended",
+  "agent.revoked",
+  "audit.integrity_alert",
+  "key.rotation",
+  "spend.review_required",
+  "spend.denied",
+  "spend.confirmed",
+] as const satisfies readonly EventType[];
+
+/** `#/webhooks`: the endpoints of the current mode, their deliveries, create and rotate. */
+export function WebhooksPage(_: { params: string[] }) {
+  const [secret, setSecret] = useState<{ title: string; value: string }>();
+  const [selected, setSelected] = useState<string>();
+  const list = useApiCall(
+    async () =>
+      (await api.GET("/v1/webhook-endpoints", { params: { query: { limit: 100 } } })).data,
+    [],
+  );
+  return (
+    <>
+      <h1>Webhooks</h1>
+      <CreateEndpoint
+        onCreated={(endpoint) => {
+          setSecret({ title: `Signing secret of ${endpoint.url}`, value: endpoint.secret });
+          list.reload();
+        }}
+      />
+      {secret && <OneTimeSecret title={secret.title} value={secret.value} />}
+      <h2>Endpoints</h2>
+      <p>Endpoints receive the events of the mode they were created in (the switch above).</p>
+      <ErrorBanner failure={list.failure} />
+      {list.data && (
+        <div class="table-scroll">
+          <table>
+            <caption class="visually-hidden">Webhook endpoints, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">URL</th>
+                <th scope="col">Events</th>
+                <th scope="col">Status</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.data.map((endpoint) => (
+                <EndpointRow
+                  key={endpoint.id}
+                  endpoint={endpoint}
+                  selected={selected === endpoint.id}
+                  onSelect={() => setSelected(endpoint.id)}
+                  onSecret={(value) =>
+                    setSecret({ title: `New signing secret of ${endpoint.url}`, value })
+                  }
+                  onChanged={list.reload}
+                />
+              ))}
+              {list.data.data.length === 0 && (
+                <tr>
+                  <td colSpan={5}>No endpoints in this mode.</td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {selected && list.data?.data.some((e) => e.id === selected) && (
+        <Deliveries
+          key={selected}
+          endpoint={list.data.data.find((e) => e.id === selected) as Endpoint}
+        />
+      )}
+    </>
+  );
+}
+
+function CreateEndpoint({
+  onCreated,
+}: {
+  onCreated: (endpoint: components["schemas"]["CreatedWebhookEndpoint"]) => void;
+}) {
+  const [url, setUrl] = useState("");
+  const [description, setDescription] = useState("");
+  const [types, setTypes] = useState<EventType[]>([]);
+  const [error, setError] = useState<Failure>();
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const { data } = await api.POST("/v1/webhook-endpoints", {
+        body: {
+          url,
+          event_types: types,
+          ...(description.trim() ? { description: description.trim() } : {}),
+        },
+      });
+      setUrl("");
+      setDescription("");
+      setTypes([]);
+      onCreated(data);
+    } catch (caught) {
+      setError(failureOf(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="create-endpoint" class="panel">
+      <h2 id="create-endpoint">Add an endpoint</h2>
+      <form onSubmit={submit}>
+        <div class="field">
+          <label for="endpoint-url">URL (https)</label>
+          <input
+            id="endpoint-url"
+            type="url"
+            required
+            placeholder="https://example.com/hooks/agent-risk"
+            value={url}
+            onInput={(e) => setUrl((e.currentTarget as HTMLInputElement).value)}
+          />
+        </div>
+        <div class="field">
+          <label for="endpoint-description">Description (optional)</label>
+          <input
+            id="endpoint-description"
+            type="text"
+            maxLength={500}
+            value={description}
+            onInput={(e) => setDescription((e.currentTarget as HTMLInputElement).value)}
+          />
+        </div>
+        <fieldset class="field scopes">
+          <legend>Events (none checked: every event)</legend>
+          {EVENT_TYPES.map((type) => (
+            <label key={type} class="choice">
+              <input
+                type="checkbox"
+                checked={types.includes(type)}
+                onChange={(e) =>
+                  setTypes(
+                    (e.currentTarget as HTMLInputElement).checked
+                      ? [...types, type]
+                      : types.filter((t) => t !== type),
+                  )
+                }
+              />{" "}
+              <code>{type}</code>
+            </label>
+          ))}
+        </fieldset>
+        <ErrorBanner failure={error} />
+        <button type="submit" class="primary" disabled={busy}>
+          Add endpoint
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function EndpointRow({
+  endpoint,
+  selected,
+  onSelect,
+  onSecret,
+  onChanged,
+}: {
+  endpoint: Endpoint;
+  selected: boolean;
+  onSelect: () => void;
+  onSecret: (secret: string) => void;
+  onChanged: () => void;
+}) {
+  const [confirm, setConfirm] = useState<"" | "rotate" | "delete">("");
+  const [error, setError] = useState<Failure>();
+  const [busy, setBusy] = useState(false);
+
+  const run = async (call: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await call();
+      setConfirm("");
+      onChanged();
+    } catch (caught) {
+      setError(failureOf(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const path = { params: { path: { id: endpoint.id } } };
+
+  return (
+    <tr class={selected ? "selected" : undefined}>
+      <td>
+        <code>{endpoint.url}</code>
+        {endpoint.description && <div>{endpoint.description}</div>}
+      </td>
+      <td>{endpoint.event_types.length === 0 ? "all" : endpoint.event_types.join(", ")}</td>
+      <td>
+        {endpoint.status}
+        {endpoint.previous_secret_expires_at &&
+          ` (previous secret signs until ${when(endpoint.previous_secret_expires_at)})`}
+      </td>
+      <td>{when(endpoint.created)}</td>
+      <td>
+        <div class="row-actions">
+          <button type="button" aria-pressed={selected} onClick={onSelect}>
+            Deliveries<span class="visually-hidden"> of {endpoint.url}</span>
+          </button>{" "}
+          {confirm === "" && (
+            <>
+              <button type="button" onClick={() => setConfirm("rotate")}>
+                Rotate secret<span class="visually-hidden"> of {endpoint.url}</span>
+              </button>{" "}
+              <button type="button" onClick={() => setConfirm("delete")}>
+                Delete<span class="visually-hidden"> {endpoint.url}</span>
+              </button>
+            </>
+          )}
+          {confirm === "rotate" && (
+            <fieldset class="confirm">
+              <legend class="visually-hidden">Confirm the rotation</legend>
+              <p>A new secret signs from now on; the current one also signs for 24 hours.</p>
+              <button
+                ref={focusOnMount}
+                type="button"
+                disabled={busy}
+                onClick={() =>
+                  run(async () => {
+                    const { data } = await api.POST("/v1/webhook-endpoints/{id}/rotate-secret", {
+                      ...path,
+                      body: { expires_in: 86_400 },
+                    });
+                    onSecret(data.secret);
+                  })
+                }
+              >
+                Confirm rotation
+              </button>{" "}
+              <button type="button" onClick={() => setConfirm("")}>
+                Cancel
+              </button>
+            </fieldset>
+          )}
+          {confirm === "delete" && (
+            <fieldset class="confirm">
+              <legend class="visually-hidden">Confirm the deletion</legend>
+              <p>Pending deliveries are cancelled; the records stay.</p>
+              <button
+                ref={focusOnMount}
+                type="button"
+                class="danger"
+                disabled={busy}
+                onClick={() =>
+                  run(async () => {
+                    await api.DELETE("/v1/webhook-endpoints/{id}", path);
+                  })
+                }
+              >
+                Confirm delete
+              </button>{" "}
+              <button type="button" onClick={() => setConfirm("")}>
+                Cancel
+              </button>
+            </fieldset>
+          )}
+          <ErrorBanner failure={error} />
+        </div>
+      </td>
+    </tr>
+  );
+}
+
+function Deliveries({ endpoint }: { endpoint: Endpoint }) {
+  const keyset = useKeyset(
+    async (cursor) =>
+      (
+        await api.GET("/v1/webhook-endpoints/{id}/deliveries", {
+          params: {
+            path: { id: endpoint.id },
+            query: { limit: 25, ...(cursor ? { cursor } : {}) },
+          },
+        })
+      ).data,
+    [endpoint.id],
+  );
+  return (
+    <section aria-labelledby="deliveries-heading">
+      <h2 id="deliveries-heading">Deliveries to {endpoint.url}</h2>
+      <p>
+        <button type="button" onClick={keyset.reload} disabled={keyset.loading}>
+          Refresh deliveries
+        </button>
+      </p>
+      <Table<Delivery>
+        caption="Deliveries, newest first, each with its attempts"
+        keyset={keyset}
+        rowKey={(d) => d.id}
+        empty="No deliveries yet."
+        columns={[
+          { header: "Event", cell: (d) => <code>{d.event.type}</code> },
+          {
+            header: "Status",
+            cell: (d) => <span class={`badge badge-${d.status}`}>{d.status}</span>,
+          },
+          { header: "Attempts", cell: (d) => <Attempts delivery={d} /> },
+          { header: "Created", cell: (d) => when(d.created) },
+          { header: "Next attempt", cell: (d) => when(d.next_attempt_at) },
+        ]}
+      />
+    </section>
+  );
+}
+
+function Attempts({ delivery }: { delivery: Delivery }) {
+  if (delivery.attempts.length === 0) return <>none yet</>;
+  return (
+    <details>
+      <summary>
+        {delivery.attempt_count} {delivery.attempt_count === 1 ? "attempt" : "attempts"}
+      </summary>
+      <ol>
+        {delivery.attempts.map((attempt) => (
+          <li key={attempt.number}>
+            {when(attempt.time)}:{" "}
+            {attempt.status_code === null ? "no answer" : `HTTP ${attempt.status_code}`} in{" "}
+            {attempt.duration_ms} ms
+            {attempt.error && ` (${attempt.error})`}
+          </li>
+        ))}
+      </ol>
+    </details>
+  );
+}

@@ -1,0 +1,64 @@
+import { describe, expect, inject, it } from "vitest";
+import { useBrowser } from "./support/browser";
+import { newUser, openSignedIn } from "./support/console-api";
+import { FIRST_SIGN_IN, unexpected, withKey } from "./support/console-b";
+
+const origin = inject("browserOrigin");
+
+describe.skipIf(!origin)("console: API keys", () => {
+  const browser = useBrowser("console-keys");
+
+  it("creates a key, shows its plaintext once (gone after a reload), and revokes it", async () => {
+    const tab = await openSignedIn(browser, newUser("keys"));
+    const { page } = tab;
+    await page.goto(`${origin}/console/#/api-keys`);
+    await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor();
+
+    await page.getByLabel("Name").fill("ci key");
+    await page.getByRole("radio", { name: "Live", exact: true }).check();
+    // The defaults (assess:write, assess:read) plus one more.
+    await page.getByRole("checkbox", { name: "agents:read" }).check();
+    await page.getByRole("button", { name: "Create key" }).click();
+    const secret = page.getByTestId("secret-value");
+    await secret.waitFor();
+    const key = (await secret.innerText()).trim();
+    expect(key).toMatch(/^aar_live_/);
+    await page.getByText("you won't see it again").waitFor();
+    await page.getByRole("button", { name: "Copy" }).waitFor();
+    const row = page.getByRole("row").filter({ hasText: "ci key" });
+    await row.waitFor();
+    expect(await row.innerText()).toContain("assess:write, assess:read, agents:read");
+    await tab.screenshot("created");
+
+    // The key works, with the scopes it was given.
+    expect((await withKey(key, "GET", "/v1/agents")).status).toBe(200);
+
+    // After a reload the list has the key, and the page holds its plaintext nowhere.
+    await page.reload();
+    await page.getByRole("row").filter({ hasText: "ci key" }).waitFor();
+    expect(await page.content()).not.toContain(key);
+    expect(await page.getByTestId("secret-value").count()).toBe(0);
+    await tab.screenshot("after-reload");
+
+    // Revoke with the keyboard, confirming first: a first Enter alone changes nothing, and the
+    // focus lands on "Confirm revoke", its focus ring visible.
+    await row.getByRole("button", { name: "Revoke ci key" }).focus();
+    await page.keyboard.press("Enter");
+    await row.getByText("This cannot be undone").waitFor();
+    expect((await withKey(key, "GET", "/v1/agents")).status).toBe(200);
+    const confirm = row.getByRole("button", { name: "Confirm revoke" });
+    const focus = await confirm.evaluate((element) => ({
+      focused: element.ownerDocument.activeElement === element,
+      outline: element.ownerDocument.defaultView?.getComputedStyle(element).outlineStyle,
+    }));
+    expect(focus).toEqual({ focused: true, outline: "solid" });
+    await tab.screenshot("confirm-revoke");
+    await page.keyboard.press("Enter");
+    await row.getByText("revoked").first().waitFor();
+    expect(await row.getByRole("button", { name: /Revoke/ }).count()).toBe(0);
+    expect((await withKey(key, "GET", "/v1/agents")).status).toBe(401);
+    await tab.screenshot("revoked");
+
+    expect(unexpected(await tab.problems(), [FIRST_SIGN_IN])).toEqual([]);
+  });
+});

@@ -1,0 +1,141 @@
+import { describe, expect, inject, it } from "vitest";
+import { useBrowser } from "./support/browser";
+import { newUser, openSignedIn } from "./support/console-api";
+import { asSession, FIRST_SIGN_IN, liveKey, unexpected, withKey } from "./support/console-b";
+
+const origin = inject("browserOrigin");
+
+describe.skipIf(!origin)("console: policies", () => {
+  const browser = useBrowser("console-policies");
+
+  it("creates a draft, and shows the server's error for an invalid rule at that rule", async () => {
+    const tab = await openSignedIn(browser, newUser("policies"));
+    const { page } = tab;
+    await page.goto(`${origin}/console/#/policies/new`);
+    await page.getByRole("heading", { level: 1, name: "New policy draft" }).waitFor();
+    await page.getByLabel("Name").fill("Large payments");
+    await page.getByRole("button", { name: "Add a rule" }).click();
+    await page.getByRole("button", { name: "Add a rule" }).click();
+    await page.getByRole("button", { name: "Create draft" }).click();
+    // Created: the page of the new draft.
+    await page.getByRole("heading", { level: 1, name: "Large payments" }).waitFor();
+    expect(page.url()).toMatch(/#\/policies\/[0-9a-f-]{36}$/);
+
+    // The second rule reads a risk level that does not exist: the server names its path.
+    const second = page.getByTestId("rule-2");
+    await second
+      .getByLabel("Condition (JSON)")
+      .fill(JSON.stringify({ attr: "risk.level", op: "eq", value: "high" }));
+    await page.getByRole("button", { name: "Save as new draft" }).click();
+    const condition = second.getByLabel("Condition (JSON)");
+    await second.getByText("when.value: must be one of normal, elevated, highest").waitFor();
+    expect(await condition.getAttribute("aria-invalid")).toBe("true");
+    // The message is the condition's description, next to it.
+    const describedBy = await condition.getAttribute("aria-describedby");
+    expect(await page.locator(`[id="${describedBy}"]`).innerText()).toContain(
+      "must be one of normal, elevated, highest",
+    );
+    // The first rule is fine and is not marked.
+    const first = page.getByTestId("rule-1").getByLabel("Condition (JSON)");
+    expect(await first.getAttribute("aria-invalid")).toBeNull();
+    await page.getByText("The policy was not saved: 1 problem").waitFor();
+    await tab.screenshot("invalid-rule");
+
+    expect(
+      unexpected(await tab.problems(), [
+        FIRST_SIGN_IN,
+        { status: 400, method: "POST", path: "/v1/policies" },
+      ]),
+    ).toEqual([]);
+  });
+
+  it("backtests a draft over the org's assessments: the chart and the labeled metrics", async () => {
+    const tab = await openSignedIn(browser, newUser("backtest"));
+    const { page } = tab;
+    // History: four messages assessed, two of them labeled.
+    const key = await liveKey(tab, ["assess:write", "assess:read"]);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const answer = await withKey(key, "POST", "/v1/assess", {
+        kind: "message_send",
+        mandate: { to: "+15550100", body: `hello ${crypto.randomUUID()}` },
+      });
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      ids.push(answer.body.assessmentId);
+    }
+    for (const [id, label] of [
+      [ids[0], "fraud"],
+      [ids[1], "legitimate"],
+    ]) {
+      const answer = await withKey(key, "POST", `/v1/assessments/${id}/feedback`, { label });
+      expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+    }
+    const { body: policy } = await asSession(tab, "POST", "/v1/policies", {
+      name: "No messages",
+      rules: {
+        grammar: 1,
+        rules: [
+          {
+            id: "deny-messages",
+            action: "deny",
+            when: { attr: "kind", op: "eq", value: "message_send" },
+          },
+        ],
+      },
+    });
+
+    await page.goto(`${origin}/console/#/policies/${policy.id}`);
+    await page.getByRole("heading", { level: 1, name: "No messages" }).waitFor();
+    await page.getByRole("button", { name: "Run backtest" }).click();
+    const result = page.getByTestId("backtest-result");
+    await result.waitFor();
+    await result.locator(".chart canvas").first().waitFor();
+    expect(await result.getByRole("status").innerText()).toMatch(/^Replayed 4 assessments/);
+    const metrics = await result.getByTestId("backtest-metrics").innerText();
+    for (const name of ["Precision", "Recall", "Fire rate"]) expect(metrics).toContain(name);
+    // Under this policy every message is denied: the fraud is caught, the legitimate blocked.
+    const row = (name: string) =>
+      result.getByTestId("backtest-metrics").getByRole("row").filter({ hasText: name });
+    expect(await row("Fraud caught").innerText()).toMatch(/Fraud caught\s+\d+\s+1$/);
+    expect(await row("Legitimate blocked").innerText()).toMatch(/Legitimate blocked\s+\d+\s+1$/);
+    expect(await row("Fire rate").innerText()).toMatch(/100\.0 %$/);
+    await result.locator(".chart").scrollIntoViewIfNeeded();
+    await tab.screenshot("backtest");
+
+    expect(unexpected(await tab.problems(), [FIRST_SIGN_IN])).toEqual([]);
+  });
+
+  it("activates, shadows and rolls back to the policy active before", async () => {
+    const tab = await openSignedIn(browser, newUser("rollback"));
+    const { page } = tab;
+    const create = async (name: string, activate: boolean) =>
+      (await asSession(tab, "POST", "/v1/policies", { name, rules: {}, activate })).body;
+    const first = await create("First", true);
+    const second = await create("Second", false);
+
+    // Activate the second from its page.
+    await page.goto(`${origin}/console/#/policies/${second.id}`);
+    await page.getByRole("button", { name: "Activate" }).click();
+    await page.getByText("Activated: this policy now decides, as version 2.").waitFor();
+
+    // The first, now a draft, shadows the second.
+    await page.goto(`${origin}/console/#/policies/${first.id}`);
+    await page.getByRole("button", { name: "Start shadow" }).click();
+    await page.getByRole("button", { name: "Stop shadow" }).waitFor();
+    await page.getByRole("button", { name: "Show shadow report" }).click();
+    await page.getByTestId("shadow-report").getByText("0 assessments shadowed").waitFor();
+
+    // The list offers to roll back to the first (the draft with the highest version).
+    await page.goto(`${origin}/console/#/policies`);
+    const rollback = page.getByRole("button", { name: "Roll back to First (version 1)" });
+    await rollback.click();
+    await page.getByRole("button", { name: "Confirm rollback" }).click();
+    await page.getByText("Rolled back: First is active again as version 3.").waitFor();
+    await page.getByRole("button", { name: "Roll back to Second (version 2)" }).waitFor();
+    const { body } = await asSession(tab, "GET", `/v1/policies/${first.id}`);
+    expect([body.status, body.version, body.shadow]).toEqual(["active", 3, false]);
+    await tab.screenshot("rolled-back");
+
+    expect(unexpected(await tab.problems(), [FIRST_SIGN_IN])).toEqual([]);
+  });
+});
