@@ -5,7 +5,7 @@ import { canonicalZone, dayOf, fromWallClock, wallClock } from "../../src/lib/ti
 // summary's `tz` counts days with: the cases daylight saving makes hard.
 
 const wall = (iso: string) => Date.parse(`${iso}Z`);
-const utc = (iso: string) => new Date(iso).toISOString();
+const utc = (instant: number) => new Date(instant).toISOString();
 
 describe("time zones", () => {
   it("names a zone canonically, and refuses offsets and unknown names", () => {
