@@ -550,6 +550,62 @@ describe("POST /console/auth/logout", () => {
   });
 });
 
+describe("POST /console/auth/logout from another site", () => {
+  const logout = (headers: Record<string, string>) =>
+    SELF.fetch(`${BASE}/console/auth/logout`, { method: "POST", headers });
+
+  // A cross-site form brings no SameSite=Strict cookie, yet the browser would apply the answer's
+  // Set-Cookie: without a session to check, the header is what proves the console asked.
+  it("refuses a request without x-csrf-token even when no session cookie arrives (403)", async () => {
+    const requests: Record<string, string>[] = [
+      {},
+      { "x-csrf-token": "" },
+      { "content-type": "text/plain" },
+    ];
+    for (const headers of requests) {
+      const res = await logout(headers);
+      expect(res.status).toBe(403);
+      expect(await json(res)).toEqual({
+        error: "csrf_failed",
+        details: [
+          { path: "x-csrf-token", message: "must be the value of the __Host-ar_csrf cookie" },
+        ],
+      });
+      expect(res.headers.getAll("set-cookie")).toEqual([]);
+      expectConsoleHeaders(res);
+    }
+  });
+
+  it("refuses a request the browser marks as from another site, header or not (403)", async () => {
+    const who = await signIn();
+    const cookie = `__Host-ar_session=${who.session}; __Host-ar_csrf=${who.csrf}`;
+    for (const site of ["cross-site", "same-site"]) {
+      const requests: Record<string, string>[] = [
+        { "sec-fetch-site": site },
+        { "sec-fetch-site": site, "x-csrf-token": "x" },
+        { "sec-fetch-site": site, cookie, "x-csrf-token": who.csrf },
+      ];
+      for (const headers of requests) {
+        const res = await logout(headers);
+        expect(res.status).toBe(403);
+        expect(await json(res)).toEqual({
+          error: "csrf_failed",
+          details: [
+            { path: "sec-fetch-site", message: "must be same-origin: only the console signs out" },
+          ],
+        });
+        expect(res.headers.getAll("set-cookie")).toEqual([]);
+      }
+    }
+  });
+
+  it("still signs out the console's own request once the session cookie is gone (204)", async () => {
+    const res = await logout({ "sec-fetch-site": "same-origin", "x-csrf-token": "expired" });
+    expect(res.status).toBe(204);
+    expect([...setCookies(res).keys()]).toEqual(["__Host-ar_session", "__Host-ar_csrf"]);
+  });
+});
+
 describe("Bearer sessions", () => {
   it("work as before, with no CSRF header", async () => {
     const token = await sessionToken();
