@@ -548,6 +548,31 @@ describe("POST /console/auth/logout", () => {
       attributes: ["path=/", "secure", "samesite=strict", "max-age=0"],
     });
   });
+
+  it("is checked after the key too: a revoked or unknown key is 401 whatever it says", async () => {
+    const org = await newOrg();
+    const revoked = await org.key(["assess:read"], "live");
+    const done = await call(`/v1/api-keys/${revoked.id}/revoke`, {
+      method: "POST",
+      token: org.token,
+    });
+    expect(done.status, done.text).toBe(200);
+    const unknown = `aar_live_${"A".repeat(43)}`;
+    for (const key of [revoked.key, unknown]) {
+      for (const mode of ["test", "staging"]) {
+        const res = await call("/v1/me", { key, headers: { "x-mode": mode } });
+        expect(res.status, `${mode}: ${res.text}`).toBe(401);
+        expect(res.json).toEqual({ error: "unauthenticated" });
+      }
+    }
+  });
+
+  it("is checked after the caller: a person with no org is 403 no_organization first", async () => {
+    const who = await signIn();
+    const res = await fromConsole("/v1/me", who, { headers: { "x-mode": "staging" } });
+    expect(res.status).toBe(403);
+    expect(res.json).toEqual({ error: "no_organization" });
+  });
 });
 
 describe("POST /console/auth/logout from another site", () => {
