@@ -24,12 +24,29 @@ export type Credential =
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-/** The `x-mode` header: `live`, `test`, or absent. Anything else is the caller's to fix. */
-function requestedMode(header: (name: string) => string | undefined): boolean | undefined {
+/**
+ * The request's `x-mode` against its credential: a value other than `live` or `test`, or one
+ * that contradicts an API key's own mode, is the caller's to fix (400). Called by `authorize`
+ * once the request's tenant exists, so the error handler checks the credential first and a
+ * revoked or unknown key is still a 401 (docs/console.md, "Test mode").
+ */
+export function checkRequestedMode(
+  credential: Credential,
+  header: (name: string) => string | undefined,
+): void {
   const mode = header("x-mode");
-  if (mode === undefined) return undefined;
-  if (mode === "live" || mode === "test") return mode === "live";
-  throw new ApiError("invalid_request", [{ path: "x-mode", message: "must be live or test" }]);
+  if (mode === undefined) return;
+  if (mode !== "live" && mode !== "test") {
+    throw new ApiError("invalid_request", [{ path: "x-mode", message: "must be live or test" }]);
+  }
+  if (credential.kind === "api_key" && (mode === "live") !== credential.livemode) {
+    throw new ApiError("invalid_request", [
+      {
+        path: "x-mode",
+        message: `contradicts the key's mode (${credential.livemode ? "live" : "test"}); an API key's mode is its own`,
+      },
+    ]);
+  }
 }
 
 /**
@@ -58,7 +75,7 @@ async function cookieSession(
  * Reads the credential from `x-api-key`, `Authorization: Bearer`, or else the console's session
  * cookie (with `x-csrf-token`). A malformed key, an invalid session token or a missing CSRF
  * header is rejected here (401/403) without a database round trip. `x-mode` picks a session's
- * mode; on a key it may only repeat the key's own (400 otherwise).
+ * mode (live unless it says `test`); whether it is valid is `checkRequestedMode`'s to say.
  */
 export async function readCredential(
   header: (name: string) => string | undefined,
@@ -71,15 +88,6 @@ export async function readCredential(
   if (presented !== undefined && (apiKey !== undefined || looksLikeApiKey(presented))) {
     if (!isWellFormedApiKey(presented)) throw new ApiError("unauthenticated");
     const livemode = presented.startsWith("aar_live_");
-    const mode = requestedMode(header);
-    if (mode !== undefined && mode !== livemode) {
-      throw new ApiError("invalid_request", [
-        {
-          path: "x-mode",
-          message: `contradicts the key's mode (${livemode ? "live" : "test"}); an API key's mode is its own`,
-        },
-      ]);
-    }
     return { kind: "api_key", hash: hashApiKey(presented), livemode };
   }
   // An Authorization header that is not a Bearer token is no credential, and never falls back
@@ -94,5 +102,5 @@ export async function readCredential(
   if (orgId !== null && !isUuid(orgId)) {
     throw new ApiError("invalid_request", [{ path: "x-org-id", message: "must be a uuid" }]);
   }
-  return { kind: "session", ...identity, orgId, livemode: requestedMode(header) ?? true };
+  return { kind: "session", ...identity, orgId, livemode: header("x-mode") !== "test" };
 }

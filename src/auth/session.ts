@@ -51,19 +51,37 @@ export function sessionAudiences(env: Env): string[] {
 }
 
 /**
+ * An issuer identifier as discovery compares it (oauth4webapi: `new URL(..).href`), or null if
+ * it is no URL. So `https://t.example` and `https://t.example/` are one issuer here as they are
+ * at discovery, and an IDP_ISSUER spelled either way accepts the provider's `iss`.
+ */
+export function issuerIdentifier(value: string): string | null {
+  try {
+    return new URL(value).href;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Verifies a session JWT exactly as a production identity provider's token is verified:
  * signature against the provider's key set, issuer, audience and expiry.
  */
 export async function verifySession(token: string, env: Env): Promise<SessionIdentity> {
   const keys = keySet(env);
+  const issuer = issuerIdentifier(env.IDP_ISSUER as string);
+  if (issuer === null) throw new ApiError("identity_provider_unavailable");
   try {
     const { payload } = await jwtVerify(token, keys, {
-      issuer: env.IDP_ISSUER,
       // The console's ID tokens name its client id, which may differ from the API's audience.
       audience: sessionAudiences(env),
       algorithms: ["EdDSA", "ES256", "RS256"],
-      requiredClaims: ["sub", "exp"],
+      requiredClaims: ["iss", "sub", "exp"],
     });
+    // The issuer, compared as discovery compares it (jose would compare the raw strings).
+    if (typeof payload.iss !== "string" || issuerIdentifier(payload.iss) !== issuer) {
+      throw new Error("unexpected iss");
+    }
     const email = typeof payload.email === "string" ? payload.email : null;
     return { subject: payload.sub as string, email };
   } catch (error) {

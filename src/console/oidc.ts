@@ -69,6 +69,17 @@ function unavailable(step: string, cause: unknown): ApiError {
   return new ApiError("identity_provider_unavailable", undefined, { cause });
 }
 
+/** An https URL (or http, like the issuer, for a loopback provider in development). */
+function isEndpoint(value: string | undefined, insecure: boolean): boolean {
+  let protocol: string;
+  try {
+    protocol = new URL(value ?? "").protocol;
+  } catch {
+    return false;
+  }
+  return protocol === "https:" || (insecure && protocol === "http:");
+}
+
 async function discover(issuer: URL, insecure: boolean): Promise<oauth.AuthorizationServer> {
   const cached = discovered.get(issuer.href);
   if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.as;
@@ -78,8 +89,12 @@ async function discover(issuer: URL, insecure: boolean): Promise<oauth.Authoriza
       ...requestOptions(insecure),
     });
     const as = await oauth.processDiscoveryResponse(issuer, response);
-    if (!as.authorization_endpoint || !as.token_endpoint) {
-      throw new Error("the discovery document has no authorization or token endpoint");
+    // Checked here, once: an endpoint that is no URL would otherwise be a TypeError (a 500)
+    // when the sign-in builds its redirect or the code exchange its request.
+    for (const endpoint of [as.authorization_endpoint, as.token_endpoint]) {
+      if (!isEndpoint(endpoint, insecure)) {
+        throw new Error("the discovery document has no usable authorization or token endpoint");
+      }
     }
     discovered.set(issuer.href, { at: Date.now(), as });
     return as;

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { readCredential } from "../auth/credential";
+import { checkRequestedMode, readCredential } from "../auth/credential";
 import type { ScopeRequirement } from "../auth/scopes";
 import { type Defer, Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
@@ -56,6 +56,9 @@ export function authorize(
     const tenant = new Tenant(c.env, credential, scope, deferOf(c));
     c.set("tenant", tenant);
     c.set("orgless", options.orgless ?? false);
+    // Only now, with the tenant set: a 400 here reaches the error handler, which checks the
+    // credential first, so a revoked key with a wrong x-mode is the 401 it is.
+    checkRequestedMode(credential, (name) => c.req.header(name));
     if (options.rateLimit === "assess") {
       await enforceRateLimit(c.env, "assess", credentialKey(credential));
     } else if (c.req.method !== "GET") {

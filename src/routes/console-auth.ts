@@ -76,6 +76,32 @@ async function callback(c: AppContext): Promise<Response> {
   ]);
 }
 
+/**
+ * Signing someone out is a state change too: only the console itself may ask for it. A
+ * cross-site form brings no SameSite=Strict session cookie, yet the browser applies the answer's
+ * Set-Cookie, so "no session, nothing to check" would let any page sign a person out. The
+ * header is the proof instead: another origin cannot add one without a CORS preflight, which
+ * this service never grants. With a session cookie it must be that session's token; without one
+ * (it expired), any value shows the console's own script asked. A browser that says the request
+ * comes from another site is refused whatever it carries.
+ */
+async function checkLogoutOrigin(c: AppContext): Promise<void> {
+  const site = c.req.header("sec-fetch-site");
+  if (site === "cross-site" || site === "same-site") {
+    throw new ApiError("csrf_failed", [
+      { path: "sec-fetch-site", message: "must be same-origin: only the console signs out" },
+    ]);
+  }
+  const presented = c.req.header("x-csrf-token");
+  const session = readCookie(c.req.header("cookie"), SESSION_COOKIE);
+  const valid = session ? await csrfMatches(c.env, session, presented) : Boolean(presented);
+  if (!valid) {
+    throw new ApiError("csrf_failed", [
+      { path: "x-csrf-token", message: "must be the value of the __Host-ar_csrf cookie" },
+    ]);
+  }
+}
+
 export function registerConsoleAuth(app: OpenAPIHono<AppEnv>) {
   app.use("/console/auth/*", async (c, next) => {
     await next();
@@ -99,13 +125,7 @@ export function registerConsoleAuth(app: OpenAPIHono<AppEnv>) {
   app.get("/console/auth/callback", callback);
 
   app.post("/console/auth/logout", async (c) => {
-    const session = readCookie(c.req.header("cookie"), SESSION_COOKIE);
-    // Signing someone out is a state change too: only the console itself may ask for it.
-    if (session && !(await csrfMatches(c.env, session, c.req.header("x-csrf-token")))) {
-      throw new ApiError("csrf_failed", [
-        { path: "x-csrf-token", message: "must be the value of the __Host-ar_csrf cookie" },
-      ]);
-    }
+    await checkLogoutOrigin(c);
     const headers = new Headers();
     headers.append("set-cookie", clearCookie(SESSION_COOKIE));
     headers.append("set-cookie", clearCookie(CSRF_COOKIE));

@@ -46,6 +46,29 @@ export const SummaryQuery = z
     if (zone === null) return;
     const { from, to } = windowOf(q, Date.now(), zone);
     if (Number.isNaN(from) || Number.isNaN(to)) return;
+    // Each bound is within years 1 to 9999, but the window may not be: a default from 30 days
+    // before an early to, a date's midnight in a zone ahead of UTC, or a first or last local
+    // day beyond them. Postgres cannot read such an instant (a 500); it is the caller's to fix.
+    if (from < EARLIEST_TIME_MS || wallClock(from, zone) < EARLIEST_TIME_MS) {
+      ctx.addIssue(
+        q.from === undefined
+          ? {
+              code: "custom",
+              path: ["to"],
+              message: `leaves the default from (${DEFAULT_SUMMARY_DAYS} days before it) before year 1 in ${zone}`,
+            }
+          : { code: "custom", path: ["from"], message: `must not be before year 1 in ${zone}` },
+      );
+      return;
+    }
+    if (to > LATEST_TIME_MS || wallClock(to - 1, zone) > LATEST_TIME_MS) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["to"],
+        message: `must not be after year 9999 in ${zone}`,
+      });
+      return;
+    }
     if (to <= from) ctx.addIssue({ code: "custom", path: ["from"], message: "must be before to" });
     // Counted on the wall clock, so 366 local days pass whatever daylight saving did meanwhile.
     if (wallClock(to, zone) - wallClock(from, zone) > MAX_SUMMARY_DAYS * DAY_MS) {

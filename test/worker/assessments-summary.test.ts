@@ -440,6 +440,53 @@ describe("GET /v1/assessments/summary", () => {
     expect(res.json.days[0].date).toBe("2019-12-02");
   });
 
+  it("reads a window of the first days of year 1", async () => {
+    const org = await newOrg();
+    const { key } = await org.key(["assess:read"]);
+    const res = await summary({ key }, "from=0001-01-01&to=0001-01-10");
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.from).toBe("0001-01-01T00:00:00.000Z");
+    expect(res.json.days.map((d: { date: string }) => d.date)).toEqual(
+      Array.from({ length: 9 }, (_, i) => `0001-01-0${i + 1}`),
+    );
+  });
+
+  // Bounds each within years 1 to 9999 can still make a window beyond them: a default from 30
+  // days before an early to, or a date's midnight in a zone ahead of UTC. Postgres cannot read
+  // such an instant, so it is the caller's 400, naming the parameter that set it.
+  it.each([
+    ["to=0001-01-10", "to", "leaves the default from (30 days before it) before year 1 in UTC"],
+    [
+      "to=0001-01-01T00:00:00Z",
+      "to",
+      "leaves the default from (30 days before it) before year 1 in UTC",
+    ],
+    [
+      "from=0001-01-01&to=0001-01-10&tz=Asia/Tokyo",
+      "from",
+      "must not be before year 1 in Asia/Tokyo",
+    ],
+    [
+      "from=0001-01-01T00:00:00Z&to=0001-01-10T00:00:00Z&tz=America/New_York",
+      "from",
+      "must not be before year 1 in America/New_York",
+    ],
+    [
+      "from=9999-12-01T00:00:00Z&to=9999-12-31T23:59:59.999Z&tz=Asia/Tokyo",
+      "to",
+      "must not be after year 9999 in Asia/Tokyo",
+    ],
+  ])("answers 400 to a window beyond years 1 to 9999: %s", async (query, path, message) => {
+    const org = await newOrg();
+    const { key } = await org.key(["assess:read"]);
+    const res = await summary({ key }, query);
+    expect(res.status, res.text).toBe(400);
+    expect(res.json).toEqual({
+      error: "invalid_request",
+      details: [{ path, message, code: "custom" }],
+    });
+  });
+
   it.each([
     ["from", "2026-13-45"],
     ["from", "2026-02-30"],

@@ -189,6 +189,55 @@ describe("GET /console/auth/login", () => {
   });
 });
 
+describe("IDP_ISSUER and the provider's metadata", () => {
+  // Discovery compares issuers as URLs (a trailing slash on a bare origin is the same issuer);
+  // the session check compares them the same way, so either spelling of IDP_ISSUER signs in.
+  it("signs in with IDP_ISSUER spelled with a trailing slash the ID token's iss lacks", async () => {
+    const slash = { IDP_ISSUER: `${env.IDP_ISSUER}/` };
+    const started = await fetchWith(slash, "/console/auth/login");
+    expect(started.status).toBe(302);
+    const cookie = `__Host-ar_login=${setCookies(started).get("__Host-ar_login")?.value}`;
+    const back = await authorizeAt(started.headers.get("location") as string, "ada");
+    const done = await fetchWith(slash, `/console/auth/callback${back.search}`, {
+      headers: { cookie, accept: "application/json" },
+    });
+    expect(done.status, await done.clone().text()).toBe(302);
+    const session = setCookies(done).get("__Host-ar_session")?.value as string;
+    expect(decodeJwt(session).iss).toBe(env.IDP_ISSUER);
+  });
+
+  it("accepts a Bearer session whose iss adds the slash, and no other issuer", async () => {
+    const slashed = await sessionToken({}, { issuer: `${env.IDP_ISSUER}/` });
+    const made = await call("/v1/orgs", { method: "POST", token: slashed });
+    expect(made.status, made.text).toBe(201);
+    for (const issuer of ["http://127.0.0.1:9", `${env.IDP_ISSUER}/other`]) {
+      const other = await sessionToken({}, { issuer });
+      const res = await call("/v1/orgs", { method: "POST", token: other });
+      expect(res.status).toBe(401);
+      expect(res.json).toEqual({ error: "unauthenticated" });
+    }
+  });
+
+  it("answers 503 when discovery names an authorization_endpoint that is no URL", async () => {
+    const issuer = `${env.TEST_FIXTURE_URL}/docs/idp-${crypto.randomUUID()}`;
+    const put = await fetch(`${issuer}/.well-known/openid-configuration`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        issuer,
+        authorization_endpoint: "not a url",
+        token_endpoint: `${issuer}/token`,
+        jwks_uri: `${issuer}/jwks.json`,
+      }),
+    });
+    expect(put.status).toBe(204);
+    const res = await fetchWith({ IDP_ISSUER: issuer }, "/console/auth/login");
+    expect(res.status).toBe(503);
+    expect(await json(res)).toEqual({ error: "identity_provider_unavailable" });
+    expectConsoleHeaders(res);
+  });
+});
+
 describe("GET /console/auth/callback", () => {
   it("sets the ID token as the HttpOnly session and its CSRF token, and goes to /console/", async () => {
     const { authorizeUrl, cookie } = await begin();
@@ -516,6 +565,31 @@ describe("x-mode", () => {
     const res = await call("/v1/me", { headers: { "x-mode": "staging" } });
     expect(res.status).toBe(401);
   });
+
+  it("is checked after the key too: a revoked or unknown key is 401 whatever it says", async () => {
+    const org = await newOrg();
+    const revoked = await org.key(["assess:read"], "live");
+    const done = await call(`/v1/api-keys/${revoked.id}/revoke`, {
+      method: "POST",
+      token: org.token,
+    });
+    expect(done.status, done.text).toBe(200);
+    const unknown = `aar_live_${"A".repeat(43)}`;
+    for (const key of [revoked.key, unknown]) {
+      for (const mode of ["test", "staging"]) {
+        const res = await call("/v1/me", { key, headers: { "x-mode": mode } });
+        expect(res.status, `${mode}: ${res.text}`).toBe(401);
+        expect(res.json).toEqual({ error: "unauthenticated" });
+      }
+    }
+  });
+
+  it("is checked after the caller: a person with no org is 403 no_organization first", async () => {
+    const who = await signIn();
+    const res = await fromConsole("/v1/me", who, { headers: { "x-mode": "staging" } });
+    expect(res.status).toBe(403);
+    expect(res.json).toEqual({ error: "no_organization" });
+  });
 });
 
 describe("POST /console/auth/logout", () => {
@@ -547,6 +621,62 @@ describe("POST /console/auth/logout", () => {
       value: "",
       attributes: ["path=/", "secure", "samesite=strict", "max-age=0"],
     });
+  });
+});
+
+describe("POST /console/auth/logout from another site", () => {
+  const logout = (headers: Record<string, string>) =>
+    SELF.fetch(`${BASE}/console/auth/logout`, { method: "POST", headers });
+
+  // A cross-site form brings no SameSite=Strict cookie, yet the browser would apply the answer's
+  // Set-Cookie: without a session to check, the header is what proves the console asked.
+  it("refuses a request without x-csrf-token even when no session cookie arrives (403)", async () => {
+    const requests: Record<string, string>[] = [
+      {},
+      { "x-csrf-token": "" },
+      { "content-type": "text/plain" },
+    ];
+    for (const headers of requests) {
+      const res = await logout(headers);
+      expect(res.status).toBe(403);
+      expect(await json(res)).toEqual({
+        error: "csrf_failed",
+        details: [
+          { path: "x-csrf-token", message: "must be the value of the __Host-ar_csrf cookie" },
+        ],
+      });
+      expect(res.headers.getAll("set-cookie")).toEqual([]);
+      expectConsoleHeaders(res);
+    }
+  });
+
+  it("refuses a request the browser marks as from another site, header or not (403)", async () => {
+    const who = await signIn();
+    const cookie = `__Host-ar_session=${who.session}; __Host-ar_csrf=${who.csrf}`;
+    for (const site of ["cross-site", "same-site"]) {
+      const requests: Record<string, string>[] = [
+        { "sec-fetch-site": site },
+        { "sec-fetch-site": site, "x-csrf-token": "x" },
+        { "sec-fetch-site": site, cookie, "x-csrf-token": who.csrf },
+      ];
+      for (const headers of requests) {
+        const res = await logout(headers);
+        expect(res.status).toBe(403);
+        expect(await json(res)).toEqual({
+          error: "csrf_failed",
+          details: [
+            { path: "sec-fetch-site", message: "must be same-origin: only the console signs out" },
+          ],
+        });
+        expect(res.headers.getAll("set-cookie")).toEqual([]);
+      }
+    }
+  });
+
+  it("still signs out the console's own request once the session cookie is gone (204)", async () => {
+    const res = await logout({ "sec-fetch-site": "same-origin", "x-csrf-token": "expired" });
+    expect(res.status).toBe(204);
+    expect([...setCookies(res).keys()]).toEqual(["__Host-ar_session", "__Host-ar_csrf"]);
   });
 });
 
