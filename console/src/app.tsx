@@ -3,7 +3,15 @@
  * navigation, the mode switch, sign-out, and the page the URL's hash names.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, consoleHeaders, type Failure, failureOf, useApiCall, useSettings } from "./api";
+import {
+  api,
+  consoleHeaders,
+  csrfToken,
+  type Failure,
+  failureOf,
+  useApiCall,
+  useSettings,
+} from "./api";
 import { ErrorBanner } from "./components/error-banner";
 import { ModeSwitch } from "./components/mode-switch";
 import { NotFoundPage } from "./pages/not-found";
@@ -102,6 +110,12 @@ function Shell({ who, onSignedOut }: { who: string; onSignedOut: () => void }) {
 function SignOut({ onSignedOut }: { onSignedOut: () => void }) {
   const [failure, setFailure] = useState<Failure>();
   const signOut = async () => {
+    // No CSRF cookie: the session cookie expired with it, so there is nothing left to clear.
+    if (!csrfToken()) {
+      location.hash = "/";
+      onSignedOut();
+      return;
+    }
     try {
       const response = await fetch("/console/auth/logout", {
         method: "POST",
