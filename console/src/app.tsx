@@ -30,7 +30,7 @@ export function App() {
   if (signedOut || me.failure?.status === 401) {
     return <SignedOutPage afterSignOut={signedOut} />;
   }
-  if (me.failure?.error === "no_organization") return <FirstOrganization />;
+  if (me.failure?.error === "no_organization") return <FirstOrganization onCreated={me.reload} />;
   if (me.failure) {
     return (
       <main class="gate">
@@ -135,16 +135,16 @@ function SignOut({ onSignedOut }: { onSignedOut: () => void }) {
 
 /**
  * First sign-in: the user has no organization yet. The console creates it (POST /v1/orgs,
- * named by the server from the user's email) and starts again, now a member.
+ * named by the server from the user's email) and asks GET /v1/me again, now as its owner. No
+ * reload: the page stays, so nothing in flight on it is cut off.
  */
-function FirstOrganization() {
+function FirstOrganization({ onCreated }: { onCreated: () => void }) {
   const [failure, setFailure] = useState<Failure>();
   useEffect(() => {
-    api.POST("/v1/orgs", { body: {} }).then(
-      () => location.reload(),
-      (error: unknown) => setFailure(failureOf(error)),
-    );
-  }, []);
+    api
+      .POST("/v1/orgs", { body: {} })
+      .then(onCreated, (error: unknown) => setFailure(failureOf(error)));
+  }, [onCreated]);
   return (
     <main class="gate" aria-busy={!failure}>
       <h1>Setting up your organization</h1>

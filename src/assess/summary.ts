@@ -1,17 +1,22 @@
 import { sql } from "drizzle-orm";
+import { sqlState } from "../db/client";
 import type { Tenant } from "../db/tenant";
+import { ApiError } from "../errors";
 import type { AssessmentsSummary } from "../schemas/assessments-summary";
 
 /**
  * The per-day summary of one mode's assessments (docs/assess.md, "Summary"): counts by decision
  * as recorded (a review's later resolution does not move it) and percentiles of the stored
- * `latency_ms`, for every UTC day of the window and for the whole window, in one statement.
+ * `latency_ms`, for every day of the window (in its time zone) and for the whole window, in one
+ * statement.
  */
 
 export interface SummaryWindow {
   /** ISO instants, `from` inclusive, `to` exclusive. */
   from: string;
   to: string;
+  /** The IANA zone whose days the assessments are counted in. */
+  tz: string;
 }
 
 interface SummaryRow {
@@ -29,26 +34,29 @@ type Body = Pick<AssessmentsSummary, "days" | "totals">;
 /**
  * Every day of the window left-joined to its assessments, so a day without any still has its
  * row (the chart's axis stays continuous); the grouping set `()` adds the window's totals. The
- * range on `created_at` is read through the index (org, livemode, created_at), RLS supplying
- * the org. Days are UTC days: the series runs over `timestamp` (not `timestamptz`), so the
- * session's time zone and its daylight-saving days cannot skew it.
+ * window is read through the index (org, livemode, created_at), RLS supplying the org (when the
+ * window holds all of the mode's history, the planner may take (org, livemode) from another
+ * index: the same rows). Days are the zone's: the series runs over its wall clock (`timestamp`,
+ * not `timestamptz`), so the session's time zone cannot skew it and a day that daylight saving
+ * shortens is still one day.
  */
 function statement(window: SummaryWindow, livemode: boolean) {
   const from = sql`${window.from}::timestamptz`;
   const to = sql`${window.to}::timestamptz`;
+  const zone = sql`${window.tz}::text`;
   const percentile = (p: number) =>
     sql.raw(
       `round((percentile_cont(${p}) within group (order by m.latency_ms))::numeric, 1)::float8`,
     );
   return sql`with made as (
-      select (a.created_at at time zone 'UTC')::date as day, a.decision, a.latency_ms
+      select (a.created_at at time zone ${zone})::date as day, a.decision, a.latency_ms
       from assessments a
       where a.livemode = ${livemode} and a.created_at >= ${from} and a.created_at < ${to}
     ), days as (
       select d::date as day
       from generate_series(
-        date_trunc('day', ${from} at time zone 'UTC'),
-        date_trunc('day', (${to} - interval '1 millisecond') at time zone 'UTC'),
+        date_trunc('day', ${from} at time zone ${zone}),
+        date_trunc('day', (${to} - interval '1 millisecond') at time zone ${zone}),
         interval '1 day') d
     )
     select case when grouping(days.day) = 0 then to_char(days.day, 'YYYY-MM-DD') end as date,
@@ -65,8 +73,17 @@ function statement(window: SummaryWindow, livemode: boolean) {
 
 /** The summary of the caller's mode over the window. */
 export async function assessmentsSummary(tenant: Tenant, window: SummaryWindow): Promise<Body> {
-  const [result] = await tenant.batch((db) => [db.execute(statement(window, tenant.livemode))]);
-  return fold((result as unknown as { rows: SummaryRow[] }).rows);
+  try {
+    const [result] = await tenant.batch((db) => [db.execute(statement(window, tenant.livemode))]);
+    return fold((result as unknown as { rows: SummaryRow[] }).rows);
+  } catch (error) {
+    // The runtime's ICU knew the zone and the database's tzdata does not (a newer zone): the
+    // only invalid parameter value this statement can meet.
+    if (sqlState(error) !== "22023") throw error;
+    throw new ApiError("invalid_request", [
+      { path: "tz", message: "unknown to the database's time zone data", code: "custom" },
+    ]);
+  }
 }
 
 /** The statement's rows as the answer: the day rows in order, then the one totals row. */

@@ -17,7 +17,8 @@ const route = createRoute(
     tags: ["Assessments"],
     summary: "Assessments per day by decision, with latency percentiles",
     description:
-      "Over the window's assessments of the key's mode: for every UTC day the window touches " +
+      "Over the window's assessments of the key's mode: for every day the window touches, in " +
+      "`tz` (default UTC), " +
       "(days without assessments included, with zeros), the counts by decision as recorded " +
       "(a review's resolution does not move it) and the p50 and p99 of `latency_ms`; and the " +
       `same over the whole window with the approval rate. At most ${MAX_SUMMARY_DAYS} days ` +

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { canonicalZone, fromWallClock, wallClock } from "../lib/time-zone";
 import { DateTime, EARLIEST_TIME_MS, LATEST_TIME_MS } from "./common";
 
 // The per-day summary of assessments (docs/assess.md, "Summary"): what the console's Overview
@@ -9,7 +10,7 @@ export const MAX_SUMMARY_DAYS = 366;
 export const DEFAULT_SUMMARY_DAYS = 30;
 const DAY_MS = 86_400_000;
 
-/** A bound of the window: an instant with an offset, or a date (its midnight, UTC). */
+/** A bound of the window: an instant with an offset, or a date (its midnight in `tz`). */
 const Bound = z.union([
   z.iso.date().refine((value) => {
     const time = Date.parse(value);
@@ -21,19 +22,33 @@ const Bound = z.union([
 export const SummaryQuery = z
   .object({
     from: Bound.optional().openapi({
-      description: `Assessments created at or after; default \`to\` minus ${DEFAULT_SUMMARY_DAYS} days`,
+      description: `Assessments created at or after; default \`to\` minus ${DEFAULT_SUMMARY_DAYS} days. A date is its midnight in \`tz\``,
       example: "2026-11-01",
     }),
     to: Bound.optional().openapi({
-      description: "Assessments created before; default the end of today (UTC midnight next)",
+      description:
+        "Assessments created before; default the end of today in `tz` (its next midnight). " +
+        "A date is its midnight in `tz`",
       example: "2026-11-04",
     }),
+    tz: z
+      .string()
+      .max(64)
+      .refine(
+        (name) => canonicalZone(name) !== null,
+        "must be an IANA time zone, e.g. Europe/Paris",
+      )
+      .optional()
+      .openapi({ description: "The days' time zone (IANA); default UTC", example: "UTC" }),
   })
   .superRefine((q, ctx) => {
-    const { from, to } = windowOf(q, Date.now());
+    const zone = canonicalZone(q.tz ?? "UTC");
+    if (zone === null) return;
+    const { from, to } = windowOf(q, Date.now(), zone);
     if (Number.isNaN(from) || Number.isNaN(to)) return;
     if (to <= from) ctx.addIssue({ code: "custom", path: ["from"], message: "must be before to" });
-    if (to - from > MAX_SUMMARY_DAYS * DAY_MS) {
+    // Counted on the wall clock, so 366 local days pass whatever daylight saving did meanwhile.
+    if (wallClock(to, zone) - wallClock(from, zone) > MAX_SUMMARY_DAYS * DAY_MS) {
       ctx.addIssue({
         code: "custom",
         path: ["from"],
@@ -43,28 +58,34 @@ export const SummaryQuery = z
   });
 export type SummaryQuery = z.infer<typeof SummaryQuery>;
 
-/** A bound's instant: a bare date is its midnight in UTC (Date.parse reads it so). */
-function instant(bound: string): number {
-  return Date.parse(bound);
+/** A bound's instant: a bare date (YYYY-MM-DD) is the first instant of that day in the zone. */
+function instant(bound: string, zone: string): number {
+  const time = Date.parse(bound);
+  return bound.length === 10 ? fromWallClock(time, zone) : time;
 }
 
-/** The next UTC midnight after `now`: the default end, so today is the last day charted. */
-function endOfToday(now: number): number {
-  return (Math.floor(now / DAY_MS) + 1) * DAY_MS;
+/** The next midnight in the zone after `now`: the default end, so today is the last day charted. */
+function endOfToday(now: number, zone: string): number {
+  return fromWallClock((Math.floor(wallClock(now, zone) / DAY_MS) + 1) * DAY_MS, zone);
 }
 
-function windowOf(q: { from?: string; to?: string }, now: number) {
-  const to = q.to === undefined ? endOfToday(now) : instant(q.to);
-  return {
-    from: q.from === undefined ? to - DEFAULT_SUMMARY_DAYS * DAY_MS : instant(q.from),
-    to,
-  };
+function windowOf(q: { from?: string; to?: string }, now: number, zone: string) {
+  const to = q.to === undefined ? endOfToday(now, zone) : instant(q.to, zone);
+  const from =
+    q.from === undefined
+      ? fromWallClock(wallClock(to, zone) - DEFAULT_SUMMARY_DAYS * DAY_MS, zone)
+      : instant(q.from, zone);
+  return { from, to };
 }
 
-/** The window a query names, its defaults filled in, as ISO instants in UTC. */
-export function summaryWindow(q: SummaryQuery, now: number): { from: string; to: string } {
-  const { from, to } = windowOf(q, now);
-  return { from: new Date(from).toISOString(), to: new Date(to).toISOString() };
+/** The window a query names, its defaults filled in: ISO instants in UTC, and the zone's name. */
+export function summaryWindow(
+  q: SummaryQuery,
+  now: number,
+): { from: string; to: string; tz: string } {
+  const tz = canonicalZone(q.tz ?? "UTC") ?? "UTC";
+  const { from, to } = windowOf(q, now, tz);
+  return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), tz };
 }
 
 const Latency = z
@@ -86,7 +107,7 @@ const Counts = {
 };
 
 const Day = z.object({
-  date: z.iso.date().openapi({ description: "The UTC day (YYYY-MM-DD)" }),
+  date: z.iso.date().openapi({ description: "The day in `tz` (YYYY-MM-DD)" }),
   ...Counts,
   latency_ms: Latency,
 });
@@ -97,9 +118,10 @@ export const AssessmentsSummary = z
     livemode: z.boolean(),
     from: z.string().openapi({ description: "The window's start (inclusive), UTC" }),
     to: z.string().openapi({ description: "The window's end (exclusive), UTC" }),
+    tz: z.string().openapi({ description: "The days' time zone (IANA), canonical" }),
     days: z.array(Day).openapi({
       description:
-        "Every UTC day the window touches, oldest first, days without assessments included " +
+        "Every day (in `tz`) the window touches, oldest first, days without assessments included " +
         "(zeros, null percentiles)",
     }),
     totals: z.object({
@@ -116,6 +138,7 @@ export const AssessmentsSummary = z
       livemode: true,
       from: "2026-11-01T00:00:00.000Z",
       to: "2026-11-04T00:00:00.000Z",
+      tz: "UTC",
       days: [
         {
           date: "2026-11-01",

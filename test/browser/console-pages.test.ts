@@ -228,6 +228,32 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
     expect(await tab.problems()).toEqual([]);
   });
 
+  it("pages through the assessments with Next page and Previous page", async () => {
+    // 26 new assessments: the list's page holds 25, so the oldest of them is on page 2.
+    const made: string[] = [];
+    for (let i = 0; i < 26; i++) made.push((await assessFromNode(key)).assessmentId);
+    const [oldest, ...newer] = made as [string, ...string[]];
+    const tab = await openSignedIn(browser, owner);
+    await tab.page.goto(`${origin}/console/#/assessments`);
+    const linkTo = (id: string) => tab.page.getByRole("link", { name: shortId(id), exact: true });
+    await linkTo(newer[newer.length - 1] as string).waitFor();
+    await expect(linkTo(oldest).count()).resolves.toBe(0);
+    await expect(
+      tab.page.getByRole("button", { name: "Previous page" }).isDisabled(),
+    ).resolves.toBe(true);
+
+    await tab.page.getByRole("button", { name: "Next page" }).click();
+    await tab.page.getByText("Page 2", { exact: true }).waitFor();
+    await linkTo(oldest).waitFor();
+    await expect(linkTo(newer[newer.length - 1] as string).count()).resolves.toBe(0);
+    await tab.screenshot("assessments-page-2");
+
+    await tab.page.getByRole("button", { name: "Previous page" }).click();
+    await tab.page.getByText("Page 1", { exact: true }).waitFor();
+    await linkTo(newer[newer.length - 1] as string).waitFor();
+    expect(await tab.problems()).toEqual([]);
+  });
+
   it("signs out to the signed-out page, whose link signs in again", async () => {
     const tab = await openSignedIn(browser, owner);
     await tab.page.getByRole("button", { name: "Sign out" }).click();
@@ -239,6 +265,13 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
     await signInLink.waitFor();
     expect(await signInLink.getAttribute("href")).toBe("/console/auth/login");
     await tab.screenshot("signed-out");
+
+    // The link leads through the identity provider's page and back, signed in again.
+    await signInLink.click();
+    await tab.page.getByLabel("User name").fill(owner);
+    await tab.page.getByRole("button", { name: "Sign in" }).click();
+    await tab.page.waitForURL(`${origin}/console/`);
+    await tab.page.getByText(`${owner}@example.test`).waitFor();
     // The reload asked who is signed in: nobody.
     expect(await tab.problems()).toEqual(refused(401, "/v1/me"));
   });
@@ -278,6 +311,9 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
     const tab = await browser.open("/health");
     await signIn(tab, stranger);
     await tab.page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+    // The overview counts the stranger's own assessments: none.
+    const total = tab.page.locator(".tiles > div").filter({ hasText: "Assessments, 30 days" });
+    await total.getByText("0", { exact: true }).waitFor();
     await tab.page.goto(`${origin}/console/#/assessments`);
     await tab.page.getByText("No assessment matches these filters.").waitFor();
     await tab.page.getByRole("link", { name: "Reviews" }).click();

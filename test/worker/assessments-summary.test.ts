@@ -119,6 +119,7 @@ describe("GET /v1/assessments/summary", () => {
       livemode: true,
       from: "2026-06-01T00:00:00.000Z",
       to: "2026-06-04T00:00:00.000Z",
+      tz: "UTC",
       days: JUNE_DAYS,
       totals: JUNE_TOTALS,
     });
@@ -208,7 +209,7 @@ describe("GET /v1/assessments/summary", () => {
     const res = await summary({ key });
     expect(res.status).toBe(200);
     expect(res.json.days.at(-1)).toEqual({
-      date: new Date().toISOString().slice(0, 10),
+      date: new Date(Date.parse(res.json.to) - 86_400_000).toISOString().slice(0, 10),
       approve: decision === "approve" ? 1 : 0,
       review: decision === "review" ? 1 : 0,
       deny: decision === "deny" ? 1 : 0,
@@ -304,6 +305,116 @@ describe("GET /v1/assessments/summary", () => {
     });
   });
 
+  it("counts the days of the time zone asked for", async () => {
+    const { key, template } = await orgWithTemplate();
+    await seed(template, [
+      { at: at("2026-05-31", "21:59:59.999"), decision: "deny", latency: 1 }, // 23:59 on 05-31
+      { at: at("2026-06-01", "21:30:00.000"), decision: "approve", latency: 2 }, // 23:30 on 06-01
+      { at: at("2026-06-01", "22:30:00.000"), decision: "review", latency: 3 }, // 00:30 on 06-02
+      { at: at("2026-06-02", "21:59:59.999"), decision: "deny", latency: 4 }, // 23:59 on 06-02
+      { at: at("2026-06-02", "22:00:00.000"), decision: "deny", latency: 5 }, // 00:00 on 06-03
+    ]);
+    const res = await summary({ key }, "from=2026-06-01&to=2026-06-03&tz=Europe/Paris");
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      from: "2026-05-31T22:00:00.000Z", // midnight in Paris, summer time (+02:00)
+      to: "2026-06-02T22:00:00.000Z",
+      tz: "Europe/Paris",
+    });
+    expect(res.json.days).toEqual([
+      {
+        date: "2026-06-01",
+        approve: 1,
+        review: 0,
+        deny: 0,
+        total: 1,
+        latency_ms: { p50: 2, p99: 2 },
+      },
+      {
+        date: "2026-06-02",
+        approve: 0,
+        review: 1,
+        deny: 1,
+        total: 2,
+        latency_ms: { p50: 3.5, p99: 4 },
+      },
+    ]);
+  });
+
+  it("keeps a day that daylight saving shortens whole", async () => {
+    const { key, template } = await orgWithTemplate();
+    // 2026-03-29 in Paris has 23 hours: from 23:00 UTC the day before to 22:00 UTC.
+    await seed(template, [
+      { at: at("2026-03-28", "23:00:00.000"), decision: "approve", latency: 1 },
+      { at: at("2026-03-29", "21:59:59.999"), decision: "approve", latency: 1 },
+      { at: at("2026-03-29", "22:00:00.000"), decision: "deny", latency: 1 }, // 03-30
+    ]);
+    const res = await summary({ key }, "from=2026-03-29&to=2026-03-30&tz=Europe/Paris");
+    expect(res.status).toBe(200);
+    expect(res.json.from).toBe("2026-03-28T23:00:00.000Z");
+    expect(res.json.to).toBe("2026-03-29T22:00:00.000Z");
+    expect(res.json.days).toEqual([
+      {
+        date: "2026-03-29",
+        approve: 2,
+        review: 0,
+        deny: 0,
+        total: 2,
+        latency_ms: { p50: 1, p99: 1 },
+      },
+    ]);
+  });
+
+  it("starts a day whose midnight daylight saving skips at its first instant", async () => {
+    const { key, template } = await orgWithTemplate();
+    // Cairo's clocks go from 00:00 to 01:00 on 2026-04-24 (22:00 UTC the day before).
+    await seed(template, [
+      { at: at("2026-04-23", "21:59:59.999"), decision: "deny", latency: 1 }, // 23:59 on 04-23
+      { at: at("2026-04-23", "22:00:00.000"), decision: "approve", latency: 1 }, // 01:00 on 04-24
+    ]);
+    const res = await summary({ key }, "from=2026-04-24&to=2026-04-25&tz=Africa/Cairo");
+    expect(res.status).toBe(200);
+    expect(res.json.from).toBe("2026-04-23T22:00:00.000Z");
+    expect(res.json.to).toBe("2026-04-24T21:00:00.000Z"); // midnight in summer time (+03:00)
+    expect(res.json.days).toEqual([
+      {
+        date: "2026-04-24",
+        approve: 1,
+        review: 0,
+        deny: 0,
+        total: 1,
+        latency_ms: { p50: 1, p99: 1 },
+      },
+    ]);
+  });
+
+  it("counts 366 local days, an hour gained at the clock's change included", async () => {
+    const org = await newOrg();
+    const { key } = await org.key(["assess:read"]);
+    // From summer time to winter time: 366 days of the wall clock are 366 days and an hour.
+    const res = await summary({ key }, "from=2025-10-25&to=2026-10-26&tz=Europe/Paris");
+    expect(res.status).toBe(200);
+    expect(Date.parse(res.json.to) - Date.parse(res.json.from)).toBe(366 * 86_400_000 + 3_600_000);
+    expect(res.json.days).toHaveLength(366);
+    const longer = await summary({ key }, "from=2025-10-25&to=2026-10-27&tz=Europe/Paris");
+    expect(longer.status).toBe(400);
+  });
+
+  it("ends the default window at the next midnight of the time zone", async () => {
+    const org = await newOrg();
+    const { key } = await org.key(["assess:read"]);
+    const res = await summary({ key }, "tz=Pacific/Kiritimati"); // UTC+14, no daylight saving
+    expect(res.status).toBe(200);
+    expect(res.json.tz).toBe("Pacific/Kiritimati");
+    const day = 86_400_000;
+    const toWall = Date.parse(res.json.to) + 14 * 3_600_000;
+    expect(toWall % day).toBe(0);
+    expect(toWall - (Date.now() + 14 * 3_600_000)).toBeLessThanOrEqual(day);
+    expect(Date.parse(res.json.to) - Date.parse(res.json.from)).toBe(30 * day);
+    expect(res.json.days.at(-1).date).toBe(new Date(toWall - day).toISOString().slice(0, 10));
+    expect(res.json.days).toHaveLength(30);
+  });
+
   it.each([
     ["from equal to to", "from=2026-06-01&to=2026-06-01", "must be before to"],
     ["from after to", "from=2026-06-02&to=2026-06-01", "must be before to"],
@@ -337,6 +448,9 @@ describe("GET /v1/assessments/summary", () => {
     ["to", "0000-01-01"],
     ["to", "10000-01-01"],
     ["to", ""],
+    ["tz", "Mars/Olympus_Mons"],
+    ["tz", "+05:00"], // an offset: Postgres would read its sign backwards
+    ["tz", ""],
   ])("answers 400 to %s=%s", async (name, value) => {
     const org = await newOrg();
     const { key } = await org.key(["assess:read"]);

@@ -13,8 +13,17 @@ import { href } from "../router";
 
 type Summary = Awaited<ReturnType<typeof loadSummary>>;
 
+/** The reader's time zone: the days charted are theirs, not UTC's. */
+const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
 async function loadSummary() {
-  return (await api.GET("/v1/assessments/summary")).data;
+  return (await api.GET("/v1/assessments/summary", { params: { query: { tz: ZONE } } })).data;
+}
+
+/** A `YYYY-MM-DD` day as its local midnight in seconds: uPlot draws the time axis locally. */
+function localMidnight(date: string): number {
+  const [year, month, day] = date.split("-").map(Number);
+  return new Date(year ?? 1970, (month ?? 1) - 1, day ?? 1).getTime() / 1000;
 }
 
 /** uPlot's options for the per-day chart: a line per decision, in the decisions' colours. */
@@ -32,7 +41,7 @@ const CHART_OPTIONS: Omit<uPlot.Options, "width" | "height"> = {
 function chartData(summary: Summary): uPlot.AlignedData {
   const days = summary.days;
   return [
-    days.map((day) => Date.parse(`${day.date}T00:00:00Z`) / 1000),
+    days.map((day) => localMidnight(day.date)),
     days.map((day) => day.approve),
     days.map((day) => day.review),
     days.map((day) => day.deny),
@@ -110,7 +119,7 @@ export function OverviewPage(_: { params: string[] }) {
             <summary>The numbers per day</summary>
             <div class="table-scroll">
               <table>
-                <caption>Assessments per day (UTC)</caption>
+                <caption>Assessments per day ({ZONE})</caption>
                 <thead>
                   <tr>
                     <th scope="col">Day</th>

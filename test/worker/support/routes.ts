@@ -216,7 +216,7 @@ export const ROUTES: RouteCase[] = [
     method: "GET",
     path: "/v1/assessments/summary",
     scope: "assess:read",
-    filters: { from: BAD_DATE, to: BAD_DATE },
+    filters: { from: BAD_DATE, to: BAD_DATE, tz: UNKNOWN },
   },
   {
     method: "GET",

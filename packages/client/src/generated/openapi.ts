@@ -2991,17 +2991,19 @@ export interface paths {
         };
         /**
          * Assessments per day by decision, with latency percentiles
-         * @description Over the window's assessments of the key's mode: for every UTC day the window touches (days without assessments included, with zeros), the counts by decision as recorded (a review's resolution does not move it) and the p50 and p99 of `latency_ms`; and the same over the whole window with the approval rate. At most 366 days (docs/assess.md, Summary).
+         * @description Over the window's assessments of the key's mode: for every day the window touches, in `tz` (default UTC), (days without assessments included, with zeros), the counts by decision as recorded (a review's resolution does not move it) and the p50 and p99 of `latency_ms`; and the same over the whole window with the approval rate. At most 366 days (docs/assess.md, Summary).
          *
          *     Requires scope `assess:read`.
          */
         get: {
             parameters: {
                 query?: {
-                    /** @description Assessments created at or after; default `to` minus 30 days */
+                    /** @description Assessments created at or after; default `to` minus 30 days. A date is its midnight in `tz` */
                     from?: string;
-                    /** @description Assessments created before; default the end of today (UTC midnight next) */
+                    /** @description Assessments created before; default the end of today in `tz` (its next midnight). A date is its midnight in `tz` */
                     to?: string;
+                    /** @description The days' time zone (IANA); default UTC */
+                    tz?: string;
                 };
                 header?: never;
                 path?: never;
@@ -3021,6 +3023,7 @@ export interface paths {
                          *       "livemode": true,
                          *       "from": "2026-11-01T00:00:00.000Z",
                          *       "to": "2026-11-04T00:00:00.000Z",
+                         *       "tz": "UTC",
                          *       "days": [
                          *         {
                          *           "date": "2026-11-01",
@@ -12612,6 +12615,7 @@ export interface components {
          *       "livemode": true,
          *       "from": "2026-11-01T00:00:00.000Z",
          *       "to": "2026-11-04T00:00:00.000Z",
+         *       "tz": "UTC",
          *       "days": [
          *         {
          *           "date": "2026-11-01",
@@ -12668,11 +12672,13 @@ export interface components {
             from: string;
             /** @description The window's end (exclusive), UTC */
             to: string;
-            /** @description Every UTC day the window touches, oldest first, days without assessments included (zeros, null percentiles) */
+            /** @description The days' time zone (IANA), canonical */
+            tz: string;
+            /** @description Every day (in `tz`) the window touches, oldest first, days without assessments included (zeros, null percentiles) */
             days: {
                 /**
                  * Format: date
-                 * @description The UTC day (YYYY-MM-DD)
+                 * @description The day in `tz` (YYYY-MM-DD)
                  */
                 date: string;
                 approve: number;
