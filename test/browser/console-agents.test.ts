@@ -2,7 +2,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
 import { newUser, openSignedIn } from "./support/console-api";
-import { asSession, FIRST_SIGN_IN, unexpected } from "./support/console-b";
+import { asSession, FIRST_SIGN_IN, horizontalOverflow, unexpected } from "./support/console-b";
 
 const origin = inject("browserOrigin");
 
@@ -68,10 +68,8 @@ describe.skipIf(!origin)("console: agents", () => {
     });
     await page.goto(`${origin}/console/#/agents/${agent.id}`);
     await page.locator(".chart canvas").first().waitFor();
-    const overflow = await page.evaluate(
-      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
-    );
-    expect(overflow).toBe(0);
+    const { overflow, wide } = await horizontalOverflow(tab);
+    expect(overflow, wide.join(", ")).toBe(0);
     await tab.screenshot("phone");
     expect(unexpected(await tab.problems(), [FIRST_SIGN_IN])).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
 import { newUser, openSignedIn } from "./support/console-api";
-import { asSession, FIRST_SIGN_IN, unexpected } from "./support/console-b";
+import { asSession, FIRST_SIGN_IN, horizontalOverflow, unexpected } from "./support/console-b";
 
 const origin = inject("browserOrigin");
 
@@ -37,16 +37,7 @@ describe.skipIf(!origin)("console: pages B on a phone", () => {
       await page.getByRole("heading", { level: 1, name: title }).waitFor();
       await page.getByText(loaded).first().waitFor();
       await page.waitForLoadState("networkidle");
-      const overflow = await page.evaluate(
-        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
-      );
-      // On failure, what reaches past the viewport (in a scroller or not) says where to look.
-      const wide = await page.evaluate(() =>
-        [...document.querySelectorAll("body *")]
-          .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
-          .slice(0, 8)
-          .map((e) => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`),
-      );
+      const { overflow, wide } = await horizontalOverflow(tab);
       expect(overflow, `${path}: ${wide.join(", ")}`).toBe(0);
       await tab.screenshot(path.replaceAll("/", "-"));
     }

@@ -94,3 +94,21 @@ export function unexpected(problems: string[], expected: Expected[]): string[] {
  * 403 `no_organization`, and then creates the organization (POST /v1/orgs).
  */
 export const FIRST_SIGN_IN: Expected = { status: 403, method: "GET", path: "/v1/me" };
+
+/**
+ * How far the page reaches past the viewport's width (0: it scrolls only vertically), and, to
+ * say where to look when it does, the first elements whose box ends past it (those inside a
+ * scroller included). Page code, as text: these tests compile without the DOM's types.
+ */
+export async function horizontalOverflow(
+  tab: BrowserTab,
+): Promise<{ overflow: number; wide: string[] }> {
+  return (await tab.page.evaluate(`(() => {
+    const root = document.documentElement;
+    const wide = [...document.querySelectorAll("body *")]
+      .filter((e) => e.getBoundingClientRect().right > root.clientWidth + 1)
+      .slice(0, 8)
+      .map((e) => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right));
+    return { overflow: root.scrollWidth - root.clientWidth, wide };
+  })()`)) as { overflow: number; wide: string[] };
+}
