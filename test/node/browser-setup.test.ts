@@ -38,7 +38,11 @@ afterEach(() => {
 describe("browser tests without Chromium", () => {
   it("are skipped with a loud message naming the package to install", async () => {
     const { provided, teardown, printed } = await runSetup({});
-    expect(provided).toEqual({ browserOrigin: null, browserStateDir: null });
+    expect(provided).toEqual({
+      browserOrigin: null,
+      browserIdpOrigin: null,
+      browserStateDir: null,
+    });
     expect(teardown).toBeUndefined();
     expect(printed).toContain("BROWSER TESTS SKIPPED: no Chromium at /nonexistent/chromium.");
     expect(printed).toContain("apt-get install chromium");
