@@ -118,6 +118,28 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
     expect(await tab.problems()).toEqual([]);
   });
 
+  it("does not call another assessment's genuine payload verified", async () => {
+    const shown = await assessFromNode(key);
+    const other = await assessFromNode(key);
+    const tab = await openSignedIn(browser, owner);
+    // The answer for one assessment carries the other's Risk Payload: a valid signature, over
+    // claims that are not the assessment on the screen.
+    await tab.page.route(`**/v1/assessments/${shown.assessmentId}`, async (route) => {
+      const response = await route.fetch();
+      const body = await response.json();
+      const theirs = await route.fetch({
+        url: route.request().url().replace(shown.assessmentId, other.assessmentId),
+      });
+      body.risk_payload = (await theirs.json()).risk_payload;
+      await route.fulfill({ response, json: body });
+    });
+    await tab.page.goto(`${origin}/console/#/assessments/${shown.assessmentId}`);
+    await tab.page.getByText(/Signature not verified: claims_mismatch/).waitFor();
+    expect(await tab.page.getByText("Signature verified", { exact: true }).count()).toBe(0);
+    await tab.screenshot("payload-of-another-assessment");
+    expect(await tab.problems()).toEqual([]);
+  });
+
   it("resolves the oldest open review with a note", async () => {
     const first = await assessFromNode(key);
     const second = await assessFromNode(key);

@@ -10,6 +10,13 @@ import { useEffect, useState } from "preact/hooks";
 import { currentMode } from "../api";
 import { when } from "../format";
 
+/** What the page shows, which the signed claims must say too, or the check fails. */
+export interface Expected {
+  assessmentId: string;
+  decision: string;
+  livemode: boolean;
+}
+
 type Verdict =
   | { state: "checking" }
   | { state: "verified"; claims: RiskPayloadClaims; expired: boolean }
@@ -17,7 +24,32 @@ type Verdict =
 
 const JWKS_URL = new URL("/.well-known/jwks.json", location.origin);
 
-async function check(jws: string): Promise<Verdict> {
+/**
+ * A valid signature over another assessment's claims is no proof of this one: the signed
+ * assessment, decision and mode must be the ones on the screen.
+ */
+function mismatch(claims: RiskPayloadClaims, expected: Expected): Verdict | undefined {
+  const differs = [
+    claims.assessment_id !== expected.assessmentId ? "assessment_id" : null,
+    claims.sub !== expected.assessmentId ? "sub" : null,
+    claims.decision !== expected.decision ? "decision" : null,
+    claims.livemode !== expected.livemode ? "livemode" : null,
+  ].filter((name) => name !== null);
+  if (differs.length === 0) return undefined;
+  return {
+    state: "failed",
+    code: "claims_mismatch",
+    message: `the signed ${differs.join(", ")} differ from the assessment shown`,
+  };
+}
+
+async function check(jws: string, expected: Expected): Promise<Verdict> {
+  const verdict = await verify(jws);
+  if (verdict.state !== "verified") return verdict;
+  return mismatch(verdict.claims, expected) ?? verdict;
+}
+
+async function verify(jws: string): Promise<Verdict> {
   const options = { jwksUrl: JWKS_URL, allowTestMode: currentMode() === "test" };
   try {
     return { state: "verified", claims: await verifyRiskPayload(jws, options), expired: false };
@@ -33,12 +65,20 @@ async function check(jws: string): Promise<Verdict> {
   }
 }
 
-export function PayloadCheck({ jws, title }: { jws: string; title: string }) {
+export function PayloadCheck({
+  jws,
+  title,
+  expected,
+}: {
+  jws: string;
+  title: string;
+  expected: Expected;
+}) {
   const [verdict, setVerdict] = useState<Verdict>({ state: "checking" });
   useEffect(() => {
     let current = true;
     setVerdict({ state: "checking" });
-    check(jws).then(
+    check(jws, expected).then(
       (result) => current && setVerdict(result),
       (error: unknown) =>
         current &&
@@ -51,7 +91,7 @@ export function PayloadCheck({ jws, title }: { jws: string; title: string }) {
     return () => {
       current = false;
     };
-  }, [jws]);
+  }, [jws, expected.assessmentId, expected.decision, expected.livemode]);
   return (
     <div class="payload-check">
       <h3>{title}</h3>

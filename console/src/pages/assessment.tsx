@@ -196,6 +196,11 @@ function Details({ outcome }: { outcome: Outcome }) {
             <PayloadCheck
               jws={outcome.refinement.risk_payload.jws}
               title="The resolution's Risk Payload"
+              expected={{
+                assessmentId: outcome.id,
+                decision: outcome.refinement.decision ?? "",
+                livemode: outcome.livemode,
+              }}
             />
           ) : null}
         </section>
@@ -203,7 +208,15 @@ function Details({ outcome }: { outcome: Outcome }) {
 
       <section class="panel" aria-labelledby="payload">
         <h2 id="payload">Risk Payload</h2>
-        <PayloadCheck jws={outcome.risk_payload.jws} title="Verified in this browser" />
+        <PayloadCheck
+          jws={outcome.risk_payload.jws}
+          title="Verified in this browser"
+          expected={{
+            assessmentId: outcome.id,
+            decision: outcome.outcome.decision,
+            livemode: outcome.livemode,
+          }}
+        />
       </section>
 
       <AuditEntry audit={outcome.audit} />
