@@ -434,7 +434,13 @@ describe("the session cookie as an API credential", () => {
 
   it("binds the CSRF token to its session: another session's value fails the check", async () => {
     const who = await signIn();
-    const forged = { session: `${who.session.slice(0, -2)}AA`, csrf: who.csrf };
+    // One character of the signature changed, always to another one (a fixed "AA" suffix was
+    // the token itself once in 256 runs: an Ed25519 signature's last character is A, Q, g or w).
+    const at = who.session.length - 10;
+    const changed = who.session[at] === "A" ? "B" : "A";
+    const altered = `${who.session.slice(0, at)}${changed}${who.session.slice(at + 1)}`;
+    expect(altered).not.toBe(who.session);
+    const forged = { session: altered, csrf: who.csrf };
     expect((await fromConsole("/v1/me", forged)).json.error).toBe("csrf_failed");
   });
 
