@@ -9,6 +9,7 @@ import {
   csrfToken,
   type Failure,
   failureOf,
+  forgetOrg,
   setOrg,
   useApiCall,
   useSettings,
@@ -128,7 +129,7 @@ function SignOut({ onSignedOut }: { onSignedOut: () => void }) {
     // No CSRF cookie: the session cookie expired with it, so there is nothing left to clear.
     if (!csrfToken()) {
       location.hash = "/";
-      setOrg(null);
+      forgetOrg();
       onSignedOut();
       return;
     }
@@ -149,7 +150,7 @@ function SignOut({ onSignedOut }: { onSignedOut: () => void }) {
       }
       location.hash = "/";
       // The organization picked is this user's choice, not the next user's on this browser.
-      setOrg(null);
+      forgetOrg();
       onSignedOut();
     } catch (error) {
       setFailure(failureOf(error));

@@ -177,6 +177,16 @@ describe.skipIf(!origin)("console: pages B across organizations", () => {
       expect((await asSession(second, "GET", "/v1/me")).body.orgId, String(status)).toBe(own.orgId);
     }
     await second.screenshot("stale-org-forgotten");
+    // The user's own choice is kept while signed in, and forgotten at sign-out.
+    await page.evaluate(
+      `localStorage.setItem("agent-risk.console.org", ${JSON.stringify(own.orgId)})`,
+    );
+    await page.reload();
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+    expect(await page.evaluate(`localStorage.getItem("agent-risk.console.org")`)).toBe(own.orgId);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByText("You are signed out.").waitFor();
+    expect(await page.evaluate(`localStorage.getItem("agent-risk.console.org")`)).toBeNull();
     expect(
       unexpected(await second.problems(), [
         FIRST_SIGN_IN,
