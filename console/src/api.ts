@@ -57,6 +57,15 @@ export function setOrg(next: string | null): void {
   for (const listener of listeners) listener();
 }
 
+/**
+ * Forgets the stored organization at sign-out, so the next user of this browser does not
+ * inherit it. This page keeps its value: changing it would re-ask GET /v1/me of the ended
+ * session (401), and the next sign-in is a navigation that loads the console afresh.
+ */
+export function forgetOrg(): void {
+  store(ORG_KEY, null);
+}
+
 /** The mode and organization, re-rendering the caller when either changes. */
 export function useSettings(): { mode: Mode; orgId: string | null } {
   const [, bump] = useState(0);

@@ -9,6 +9,8 @@ import {
   csrfToken,
   type Failure,
   failureOf,
+  forgetOrg,
+  setOrg,
   useApiCall,
   useSettings,
 } from "./api";
@@ -35,8 +37,22 @@ export function App() {
   const { mode, orgId } = useSettings();
   const [signedOut, setSignedOut] = useState(false);
   const me = useApiCall(async () => (await api.GET("/v1/me")).data, [mode, orgId]);
+  // The org id kept in localStorage may be another user's (the last one on this browser) or no
+  // longer this user's: /v1/me then refuses it (403, or 400 if malformed). Forget it and let the
+  // server pick this user's default organization, rather than stop at the gate below.
+  const staleOrg = orgId !== null && (me.failure?.status === 403 || me.failure?.status === 400);
+  useEffect(() => {
+    if (staleOrg) setOrg(null);
+  }, [staleOrg]);
   if (signedOut || me.failure?.status === 401) {
     return <SignedOutPage afterSignOut={signedOut} />;
+  }
+  if (staleOrg || (me.loading && me.failure)) {
+    return (
+      <main class="gate" aria-busy="true">
+        <p>Loading…</p>
+      </main>
+    );
   }
   if (me.failure?.error === "no_organization") return <FirstOrganization onCreated={me.reload} />;
   if (me.failure) {
@@ -113,6 +129,7 @@ function SignOut({ onSignedOut }: { onSignedOut: () => void }) {
     // No CSRF cookie: the session cookie expired with it, so there is nothing left to clear.
     if (!csrfToken()) {
       location.hash = "/";
+      forgetOrg();
       onSignedOut();
       return;
     }
@@ -132,6 +149,8 @@ function SignOut({ onSignedOut }: { onSignedOut: () => void }) {
         return;
       }
       location.hash = "/";
+      // The organization picked is this user's choice, not the next user's on this browser.
+      forgetOrg();
       onSignedOut();
     } catch (error) {
       setFailure(failureOf(error));

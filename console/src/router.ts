@@ -34,7 +34,20 @@ export function navigate(path: string): void {
   location.hash = `/${path}`;
 }
 
-/** The first pattern of `routes` that matches `path`, with its parameters (URL-decoded). */
+/** A path segment URL-decoded, or undefined for a malformed `%` escape (which would throw). */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The first pattern of `routes` that matches `path`, with its parameters (URL-decoded). A
+ * parameter with a malformed escape (`#/assessments/%E0%A4`) matches nothing, so the page shown
+ * is "not found" rather than a render that throws and blanks the console.
+ */
 export function match(
   routes: Record<string, Page>,
   path: string,
@@ -47,7 +60,9 @@ export function match(
     const matches = parts.every((part, i) => {
       const segment = segments[i] ?? "";
       if (part.startsWith(":")) {
-        params.push(decodeURIComponent(segment));
+        const param = decodeSegment(segment);
+        if (param === undefined) return false;
+        params.push(param);
         return segment !== "";
       }
       return part === segment;

@@ -5,6 +5,7 @@ import { isDatabaseUnavailable, sqlState } from "../db/client";
 import type { Tenant } from "../db/tenant";
 import { ApiError, type ErrorCode } from "../errors";
 import { logError } from "../lib/log";
+import { setConsoleHeaders } from "./console-page";
 import type { AppEnv } from "./context";
 
 export function errorResponse(c: Context, error: ApiError): Response {
@@ -76,5 +77,13 @@ export const onError: ErrorHandler<AppEnv> = async (err, c) => {
   return errorResponse(c, error);
 };
 
-export const onNotFound: NotFoundHandler<AppEnv> = (c) =>
-  errorResponse(c, new ApiError("route_not_found"));
+/**
+ * A missing file under /console/ falls through the static assets to here: it still gets the
+ * console's security headers (CSP, nosniff), like every other console response.
+ */
+export const onNotFound: NotFoundHandler<AppEnv> = (c) => {
+  const response = errorResponse(c, new ApiError("route_not_found"));
+  const path = c.req.path;
+  if (path === "/console" || path.startsWith("/console/")) setConsoleHeaders(response.headers);
+  return response;
+};

@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
-import { newUser, openSignedIn } from "./support/console-api";
-import { asSession, FIRST_SIGN_IN, unexpected } from "./support/console-b";
+import { assessFromNode, createKey, newUser, openSignedIn } from "./support/console-api";
+import { asSession, FIRST_SIGN_IN, unexpected, withKey } from "./support/console-b";
 
 const origin = inject("browserOrigin");
 
@@ -71,6 +71,127 @@ describe.skipIf(!origin)("console: pages B across organizations", () => {
         FIRST_SIGN_IN,
         { status: 404, method: "GET", path: `/v1/policies/${policy.id}` },
         { status: 404, method: "GET", path: `/v1/agents/${agent.id}` },
+      ]),
+    ).toEqual([]);
+  });
+  it("never shows one organization's audit trail, billing, deliveries, labels or agent keys to another", async () => {
+    // The first organization: a live assessment (billed, in its ledger) with a label, a
+    // verified audit trail (which signs a checkpoint), an endpoint and an agent.
+    const first = await openSignedIn(browser, newUser("tenant-a"));
+    const key = await createKey(first);
+    const { assessmentId } = await assessFromNode(key);
+    const label = await withKey(key, "POST", `/v1/assessments/${assessmentId}/feedback`, {
+      label: "fraud",
+    });
+    expect(label.status, JSON.stringify(label.body)).toBe(201);
+    const { body: verified } = await asSession(first, "GET", "/v1/audit/verify");
+    expect(verified.ok).toBe(true);
+    const { body: checkpoints } = await asSession(first, "GET", "/v1/audit/checkpoints");
+    const roots: string[] = checkpoints.data.map((c: { root_hash: string }) => c.root_hash);
+    expect(roots.length).toBeGreaterThan(0);
+    const { body: endpoint } = await asSession(first, "POST", "/v1/webhook-endpoints", {
+      url: "https://example.com/tenant-a-deliveries",
+    });
+    const { body: principal } = await asSession(first, "POST", "/v1/principals", { name: "A" });
+    const { body: agent } = await asSession(first, "POST", "/v1/agents", {
+      principal_id: principal.id,
+      name: "tenant-a agent",
+    });
+    await first.page.goto(`${origin}/console/#/billing`);
+    await first.page.getByTestId("usage-assessments").getByText("1", { exact: true }).waitFor();
+
+    const second = await openSignedIn(browser, newUser("tenant-b"));
+    const { page } = second;
+    // Audit: the second's own ledger, none of the first's entries or checkpoints.
+    await page.goto(`${origin}/console/#/audit`);
+    await page.getByRole("button", { name: "Verify now" }).click();
+    await page.getByText("The audit trail verifies", { exact: true }).waitFor();
+    await page.waitForLoadState("networkidle");
+    const audit = await page.content();
+    expect(audit).not.toContain(verified.head.hash);
+    for (const root of roots) expect(audit).not.toContain(root);
+    expect(audit).not.toContain(assessmentId);
+    await second.screenshot("audit-own-ledger");
+    // Billing: the first's billed assessment is not the second's.
+    await page.goto(`${origin}/console/#/billing`);
+    await page.getByTestId("usage-assessments").getByText("0", { exact: true }).waitFor();
+    // Direct links to the first's assessment (its labels) and agent (its keys, card status).
+    await page.goto(`${origin}/console/#/assessments/${assessmentId}`);
+    await page.getByRole("alert").getByText("not_found").waitFor();
+    expect(await page.content()).not.toContain("fraud");
+    await page.goto(`${origin}/console/#/agents/${agent.id}`);
+    await page.getByRole("alert").getByText("not_found").waitFor();
+    expect(await page.content()).not.toContain("tenant-a agent");
+    // The calls those pages make, each for the first's ids: not found.
+    const refused = [
+      `/v1/webhook-endpoints/${endpoint.id}/deliveries`,
+      `/v1/assessments/${assessmentId}/feedback`,
+      `/v1/agents/${agent.id}/keys`,
+      `/v1/agents/${agent.id}/card-status`,
+    ];
+    for (const path of refused) {
+      const answer = await asSession(second, "GET", path, undefined, 404);
+      expect(answer.body.error, path).toBe("not_found");
+    }
+    const write = await asSession(
+      second,
+      "POST",
+      `/v1/assessments/${assessmentId}/feedback`,
+      { label: "legitimate" },
+      404,
+    );
+    expect(write.body.error).toBe("not_found");
+
+    expect(
+      unexpected(await second.problems(), [
+        FIRST_SIGN_IN,
+        { status: 404, method: "GET", path: `/v1/assessments/${assessmentId}` },
+        { status: 404, method: "GET", path: `/v1/agents/${agent.id}` },
+        ...refused.map((path) => ({ status: 404, method: "GET", path })),
+        { status: 404, method: "POST", path: `/v1/assessments/${assessmentId}/feedback` },
+      ]),
+    ).toEqual([]);
+  });
+
+  it("does not let the org id the last user of the browser picked stop the next one", async () => {
+    const first = await openSignedIn(browser, newUser("org-a"));
+    const { body: me } = await asSession(first, "GET", "/v1/me");
+    const second = await openSignedIn(browser, newUser("org-b"));
+    const { page } = second;
+    const { body: own } = await asSession(second, "GET", "/v1/me");
+    // Another user's organization, then a value that is no uuid at all.
+    for (const [stale, status] of [
+      [me.orgId, 403],
+      ["not-an-org", 400],
+    ] as const) {
+      await page.evaluate(
+        `localStorage.setItem("agent-risk.console.org", ${JSON.stringify(stale)})`,
+      );
+      await page.goto(`${origin}/console/#/`);
+      await page.reload();
+      await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+      await page.getByRole("navigation", { name: "Console" }).waitFor();
+      expect(await page.getByText("The console cannot start").count()).toBe(0);
+      expect(await page.evaluate(`localStorage.getItem("agent-risk.console.org")`)).toBeNull();
+      // The server's default organization: the second user's own.
+      expect((await asSession(second, "GET", "/v1/me")).body.orgId, String(status)).toBe(own.orgId);
+    }
+    await second.screenshot("stale-org-forgotten");
+    // The user's own choice is kept while signed in, and forgotten at sign-out.
+    await page.evaluate(
+      `localStorage.setItem("agent-risk.console.org", ${JSON.stringify(own.orgId)})`,
+    );
+    await page.reload();
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+    expect(await page.evaluate(`localStorage.getItem("agent-risk.console.org")`)).toBe(own.orgId);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByText("You are signed out.").waitFor();
+    expect(await page.evaluate(`localStorage.getItem("agent-risk.console.org")`)).toBeNull();
+    expect(
+      unexpected(await second.problems(), [
+        FIRST_SIGN_IN,
+        { status: 403, method: "GET", path: "/v1/me" },
+        { status: 400, method: "GET", path: "/v1/me" },
       ]),
     ).toEqual([]);
   });

@@ -693,3 +693,21 @@ describe("Bearer sessions", () => {
     expect(res.status).toBe(201);
   });
 });
+
+describe("a missing file under /console/", () => {
+  it("is the JSON 404 with the console's security headers", async () => {
+    for (const path of ["/console/nope.js", "/console/assets/missing.css", "/console/auth/nope"]) {
+      const res = await SELF.fetch(`${BASE}${path}`);
+      expect(res.status, path).toBe(404);
+      expect(await res.json()).toEqual({ error: "route_not_found" });
+      expectConsoleHeaders(res);
+    }
+  });
+
+  it("leaves the API's 404 as it was: no console policy outside /console/", async () => {
+    const res = await SELF.fetch(`${BASE}/v1/nope`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: "route_not_found" });
+    expect(res.headers.get("content-security-policy")).toBeNull();
+  });
+});
