@@ -33,12 +33,19 @@ export interface ContextQuery {
  * and shadow rule lists read, the active and shadow policies (a shadow adds no round trip and
  * no statement), the anchoring frontier, and the spend guard's state (plan, cap, meter). The
  * agent chosen is the key's, else the card's, else the explicit one; the history is that
- * agent's.
+ * agent's. For a replay that last statement answers no row: the replay lookup carries the one
+ * thing a replay's answer needs from it (the anchoring frontier).
  */
 export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<AssessContext> {
   const [replay, keyOwner, identity, issuers] = await tenant.batch((db) => [
     db
-      .select({ assessment: assessments, review: reviews })
+      .select({
+        assessment: assessments,
+        review: reviews,
+        // A replay's answer says whether its entry is anchored; the identity statement below
+        // reads nothing for a replay, so the frontier rides here.
+        anchored: sql<number | string | null>`(select max(c.tree_size) from audit_checkpoints c)`,
+      })
       .from(assessments)
       .leftJoin(reviews, eq(reviews.assessmentId, assessments.id))
       .where(eq(assessments.contentHash, q.contentHash)),
@@ -80,7 +87,7 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     agent: (row.agent as AgentRowView | null) ?? null,
     history: (row.history as AssessContext["history"]) ?? null,
     aggregates: (row.aggregates as Record<string, unknown> | null) ?? null,
-    anchoredThrough: Number(row.anchored ?? 0),
+    anchoredThrough: Number(replay[0]?.anchored ?? row.anchored ?? 0),
     spend: spendStateOf((row.spend as Record<string, unknown> | null) ?? undefined),
     ...(q.credentialRoot && !replay[0]
       ? {
@@ -107,7 +114,10 @@ function identityAndHistory(q: ContextQuery) {
     until: null,
   };
   return sql`
-    with key_hit as (
+    with replayed as (
+      select exists (select 1 from assessments r where r.content_hash = ${q.contentHash}) as yes
+    ),
+    key_hit as (
       select k.agent_id, k.status from agent_keys k where k.thumbprint = ${q.thumbprint}
     ),
     card_hit as (
@@ -190,5 +200,7 @@ function identityAndHistory(q: ContextQuery) {
       (select json_build_object('id', p.id, 'version', p.version, 'rules', p.rules)
          from policies p where p.shadow) as shadow_policy,
       (select max(c.tree_size) from audit_checkpoints c) as anchored,
-      (select row_to_json(s) from (${SPEND_STATE_SQL}) s) as spend`;
+      (select row_to_json(s) from (${SPEND_STATE_SQL}) s) as spend
+    -- A replay answers its stored row: no history, aggregates or policy to compute or decode.
+    where not (select yes from replayed)`;
 }
