@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { SPEND_STATE_SQL, spendStateOf } from "../billing/guard";
 import { type AnchorRow, activeIssuers, anchorsOf, type RootHeader } from "../credentials/issuers";
+import { renderedOnce } from "../db/prepared";
 import { assessments, reviews } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { aggregatesJson } from "../rules/aggregates";
@@ -58,7 +59,15 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
           eq(assessments.idempotencyKey, q.idempotencyKey ?? ""),
         ),
       ),
-    db.execute(identityAndHistory(q)),
+    identityAndHistory({
+      contentHash: q.contentHash,
+      livemode: q.livemode,
+      thumbprint: q.thumbprint,
+      cardRef: q.cardRef,
+      agentId: q.agentId,
+      currency: q.currency,
+      counterparty: q.counterparty,
+    }),
     ...(q.credentialRoot ? [activeIssuers(db)] : []),
   ]);
   const row = (identity as unknown as { rows: Record<string, unknown>[] }).rows[0] ?? {};
@@ -105,7 +114,12 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
 const AGENT_JSON = sql.raw(`json_build_object('id', a.id, 'status', a.status,
   'trust_score', a.trust_score, 'risk_tier', a.risk_tier, 'card_status', a.card_status)`);
 
-function identityAndHistory(q: ContextQuery) {
+type IdentityValues = Pick<
+  ContextQuery,
+  "contentHash" | "livemode" | "thumbprint" | "cardRef" | "agentId" | "currency" | "counterparty"
+>;
+
+const identityAndHistory = renderedOnce<IdentityValues>((q) => {
   const scope = {
     agentId: sql`(select id from chosen)`,
     counterparty: sql`${q.counterparty}`,
@@ -203,4 +217,4 @@ function identityAndHistory(q: ContextQuery) {
       (select row_to_json(s) from (${SPEND_STATE_SQL}) s) as spend
     -- A replay answers its stored row: no history, aggregates or policy to compute or decode.
     where not (select yes from replayed)`;
-}
+});
