@@ -1,10 +1,10 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
+import { TrustChart } from "../components/chart";
 import { ErrorBanner } from "../components/error-banner";
+import { focusOnMount } from "../components/focus-on-mount";
 import { shortId, when } from "../format";
-import { TrustChart } from "./charts-b";
-import { focusOnMount } from "./shared-b";
 
 type AgentKey = components["schemas"]["AgentKey"];
 type TrustEvent = components["schemas"]["TrustEvent"];

@@ -2,8 +2,8 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
+import { focusOnMount } from "../components/focus-on-mount";
 import { money, when } from "../format";
-import { focusOnMount } from "./shared-b";
 
 type Billing = components["schemas"]["Billing"];
 

@@ -2,10 +2,10 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
+import { focusOnMount } from "../components/focus-on-mount";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
 import { previousActive } from "./policy-rollback";
-import { focusOnMount } from "./shared-b";
 
 type Policy = components["schemas"]["Policy"];
 type StatusFilter = "" | "draft" | "active" | "shadow";

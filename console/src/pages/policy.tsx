@@ -1,9 +1,9 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
+import { DecisionChangeChart } from "../components/chart";
 import { ErrorBanner } from "../components/error-banner";
 import { percent, shortId, when } from "../format";
-import { DecisionChangeChart } from "./charts-b";
 import { PolicyEditor } from "./policy-editor";
 import { draftOf } from "./policy-form";
 

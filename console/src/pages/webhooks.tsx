@@ -2,9 +2,10 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
+import { focusOnMount } from "../components/focus-on-mount";
+import { OneTimeSecret } from "../components/one-time-secret";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
-import { focusOnMount, OneTimeSecret } from "./shared-b";
 
 type Endpoint = components["schemas"]["WebhookEndpoint"];
 type EventType = Endpoint["event_types"][number];
