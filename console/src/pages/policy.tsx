@@ -2,7 +2,9 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { DecisionChangeChart } from "../components/chart";
+import { DateRange, isoOf } from "../components/date-range";
 import { ErrorBanner } from "../components/error-banner";
+import { Field } from "../components/field";
 import { percent, shortId, when } from "../format";
 import { PolicyEditor } from "./policy-editor";
 import { draftOf } from "./policy-form";
@@ -151,13 +153,6 @@ function PolicyDetail({ id }: { id: string }) {
   );
 }
 
-/** A `datetime-local` value as ISO 8601 (UTC), or undefined when empty. */
-function isoOf(local: string): string | undefined {
-  if (local === "") return undefined;
-  const date = new Date(local);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
-}
-
 function BacktestPanel({ id }: { id: string }) {
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
@@ -195,35 +190,19 @@ function BacktestPanel({ id }: { id: string }) {
       <h2 id="backtest-heading">Backtest</h2>
       <p>Replays this policy over the assessments of the current mode. Changes nothing.</p>
       <form class="inline-form" onSubmit={run}>
-        <div class="field">
-          <label for="backtest-from">From</label>
-          <input
-            id="backtest-from"
-            type="datetime-local"
-            value={from}
-            onInput={(e) => setFrom((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
-        <div class="field">
-          <label for="backtest-to">To</label>
-          <input
-            id="backtest-to"
-            type="datetime-local"
-            value={to}
-            onInput={(e) => setTo((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
-        <div class="field">
-          <label for="backtest-limit">Most recent assessments</label>
-          <input
-            id="backtest-limit"
-            type="number"
-            min={1}
-            max={100000}
-            value={limit}
-            onInput={(e) => setLimit((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
+        <DateRange id="backtest" from={from} to={to} onFrom={setFrom} onTo={setTo} />
+        <Field label="Most recent assessments" id="backtest-limit">
+          {(fieldId) => (
+            <input
+              id={fieldId}
+              type="number"
+              min={1}
+              max={100000}
+              value={limit}
+              onInput={(e) => setLimit((e.currentTarget as HTMLInputElement).value)}
+            />
+          )}
+        </Field>
         <button type="submit" class="primary" disabled={busy}>
           {busy ? "Running…" : "Run backtest"}
         </button>
@@ -432,24 +411,7 @@ function ShadowPanel({ id }: { id: string }) {
         learned. Default window: the last 7 days.
       </p>
       <form class="inline-form" onSubmit={load}>
-        <div class="field">
-          <label for="shadow-from">From</label>
-          <input
-            id="shadow-from"
-            type="datetime-local"
-            value={from}
-            onInput={(e) => setFrom((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
-        <div class="field">
-          <label for="shadow-to">To</label>
-          <input
-            id="shadow-to"
-            type="datetime-local"
-            value={to}
-            onInput={(e) => setTo((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
+        <DateRange id="shadow" from={from} to={to} onFrom={setFrom} onTo={setTo} />
         <button type="submit" disabled={busy}>
           Show shadow report
         </button>
