@@ -3,6 +3,7 @@ import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { TrustChart } from "../components/chart";
 import { ErrorBanner } from "../components/error-banner";
+import { Field } from "../components/field";
 import { focusOnMount } from "../components/focus-on-mount";
 import { shortId, when } from "../format";
 
@@ -213,17 +214,18 @@ function Keys({ id, revoked, onChanged }: { id: string; revoked: boolean; onChan
       )}
       {!revoked && (
         <form onSubmit={add}>
-          <div class="field">
-            <label for="agent-jwk">Public key (JWK: Ed25519, P-256 or RSA ≥ 2048)</label>
-            <textarea
-              id="agent-jwk"
-              rows={4}
-              spellcheck={false}
-              placeholder='{"kty":"OKP","crv":"Ed25519","x":"…"}'
-              value={jwk}
-              onInput={(e) => setJwk((e.currentTarget as HTMLTextAreaElement).value)}
-            />
-          </div>
+          <Field label="Public key (JWK: Ed25519, P-256 or RSA ≥ 2048)" id="agent-jwk">
+            {(fieldId) => (
+              <textarea
+                id={fieldId}
+                rows={4}
+                spellcheck={false}
+                placeholder='{"kty":"OKP","crv":"Ed25519","x":"…"}'
+                value={jwk}
+                onInput={(e) => setJwk((e.currentTarget as HTMLTextAreaElement).value)}
+              />
+            )}
+          </Field>
           <ErrorBanner failure={error} />
           <button type="submit" disabled={busy || jwk.trim() === ""}>
             Add key

@@ -2,6 +2,7 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, type Failure, failureOf } from "../api";
 import { ErrorBanner } from "../components/error-banner";
+import { Field } from "../components/field";
 import { focusOnMount } from "../components/focus-on-mount";
 import { OneTimeSecret } from "../components/one-time-secret";
 import { Table, useKeyset } from "../components/table";
@@ -113,17 +114,18 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
     <section aria-labelledby="create-key" class="panel">
       <h2 id="create-key">Create a key</h2>
       <form onSubmit={submit}>
-        <div class="field">
-          <label for="key-name">Name</label>
-          <input
-            id="key-name"
-            type="text"
-            required
-            maxLength={100}
-            value={name}
-            onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
+        <Field label="Name" id="key-name">
+          {(id) => (
+            <input
+              id={id}
+              type="text"
+              required
+              maxLength={100}
+              value={name}
+              onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
+            />
+          )}
+        </Field>
         <fieldset class="field">
           <legend>Mode</legend>
           {(["test", "live"] as const).map((value) => (

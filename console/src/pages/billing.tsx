@@ -2,6 +2,7 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
+import { Field } from "../components/field";
 import { focusOnMount } from "../components/focus-on-mount";
 import { money, when } from "../format";
 
@@ -128,19 +129,20 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
           `: ${money(cap.amount, cap.currency)}, review at ${cap.review_threshold_percent}%.`}
       </p>
       <form class="inline-form" onSubmit={set}>
-        <div class="field">
-          <label for="cap-amount">Cap ({cap.currency.toUpperCase()})</label>
-          <input
-            id="cap-amount"
-            type="number"
-            min={0}
-            step="0.01"
-            inputMode="decimal"
-            value={amount}
-            aria-describedby="cap-help"
-            onInput={(e) => setAmount((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
+        <Field label={`Cap (${cap.currency.toUpperCase()})`} id="cap-amount">
+          {(id) => (
+            <input
+              id={id}
+              type="number"
+              min={0}
+              step="0.01"
+              inputMode="decimal"
+              value={amount}
+              aria-describedby="cap-help"
+              onInput={(e) => setAmount((e.currentTarget as HTMLInputElement).value)}
+            />
+          )}
+        </Field>
         <button type="submit" class="primary" disabled={busy}>
           Set cap
         </button>

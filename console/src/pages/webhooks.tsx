@@ -2,6 +2,7 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
+import { Field } from "../components/field";
 import { focusOnMount } from "../components/focus-on-mount";
 import { OneTimeSecret } from "../components/one-time-secret";
 import { Table, useKeyset } from "../components/table";
@@ -134,27 +135,29 @@ function CreateEndpoint({
     <section aria-labelledby="create-endpoint" class="panel">
       <h2 id="create-endpoint">Add an endpoint</h2>
       <form onSubmit={submit}>
-        <div class="field">
-          <label for="endpoint-url">URL (https)</label>
-          <input
-            id="endpoint-url"
-            type="url"
-            required
-            placeholder="https://example.com/hooks/agent-risk"
-            value={url}
-            onInput={(e) => setUrl((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
-        <div class="field">
-          <label for="endpoint-description">Description (optional)</label>
-          <input
-            id="endpoint-description"
-            type="text"
-            maxLength={500}
-            value={description}
-            onInput={(e) => setDescription((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
+        <Field label="URL (https)" id="endpoint-url">
+          {(id) => (
+            <input
+              id={id}
+              type="url"
+              required
+              placeholder="https://example.com/hooks/agent-risk"
+              value={url}
+              onInput={(e) => setUrl((e.currentTarget as HTMLInputElement).value)}
+            />
+          )}
+        </Field>
+        <Field label="Description (optional)" id="endpoint-description">
+          {(id) => (
+            <input
+              id={id}
+              type="text"
+              maxLength={500}
+              value={description}
+              onInput={(e) => setDescription((e.currentTarget as HTMLInputElement).value)}
+            />
+          )}
+        </Field>
         <fieldset class="field scopes">
           <legend>Events (none checked: every event)</legend>
           {EVENT_TYPES.map((type) => (
