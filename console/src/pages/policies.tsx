@@ -2,6 +2,7 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, type Failure, failureOf, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
+import { Field } from "../components/field";
 import { focusOnMount } from "../components/focus-on-mount";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
@@ -37,20 +38,22 @@ export function PoliciesPage(_: { params: string[] }) {
       </p>
       <Rollback onDone={() => setRound((n) => n + 1)} />
       <div class="filters">
-        <label>
-          Show{" "}
-          <select
-            value={filter}
-            onChange={(event) =>
-              setFilter((event.currentTarget as HTMLSelectElement).value as StatusFilter)
-            }
-          >
-            <option value="">All</option>
-            <option value="active">Active</option>
-            <option value="draft">Drafts</option>
-            <option value="shadow">Shadow</option>
-          </select>
-        </label>
+        <Field label="Show">
+          {(id) => (
+            <select
+              id={id}
+              value={filter}
+              onChange={(event) =>
+                setFilter((event.currentTarget as HTMLSelectElement).value as StatusFilter)
+              }
+            >
+              <option value="">All</option>
+              <option value="active">Active</option>
+              <option value="draft">Drafts</option>
+              <option value="shadow">Shadow</option>
+            </select>
+          )}
+        </Field>
       </div>
       <Table<Policy>
         caption="Policies, newest first"
