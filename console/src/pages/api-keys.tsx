@@ -1,6 +1,6 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf } from "../api";
+import { api, useAction } from "../api";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
 import { focusOnMount } from "../components/focus-on-mount";
@@ -92,22 +92,15 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
   const [name, setName] = useState("");
   const [mode, setMode] = useState<"live" | "test">("test");
   const [scopes, setScopes] = useState<Scope[]>(DEFAULT_SCOPES);
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       const { data } = await api.POST("/v1/api-keys", { body: { name, mode, scopes } });
       setName("");
       onCreated(data);
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -172,21 +165,13 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
 
 function RevokeKey({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: () => void }) {
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
-  const revoke = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const { busy, error, run } = useAction();
+  const revoke = () =>
+    run(async () => {
       await api.POST("/v1/api-keys/{id}/revoke", { params: { path: { id: apiKey.id } } });
       setConfirming(false);
       onRevoked();
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <div class="row-actions">
       {apiKey.status === "active" && !confirming && (

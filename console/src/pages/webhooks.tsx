@@ -1,6 +1,6 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf, useApiCall } from "../api";
+import { api, useAction, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
 import { focusOnMount } from "../components/focus-on-mount";
@@ -105,14 +105,11 @@ function CreateEndpoint({
   const [url, setUrl] = useState("");
   const [description, setDescription] = useState("");
   const [types, setTypes] = useState<EventType[]>([]);
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       const { data } = await api.POST("/v1/webhook-endpoints", {
         body: {
           url,
@@ -124,11 +121,7 @@ function CreateEndpoint({
       setDescription("");
       setTypes([]);
       onCreated(data);
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -200,22 +193,15 @@ function EndpointRow({
   onChanged: () => void;
 }) {
   const [confirm, setConfirm] = useState<"" | "rotate" | "delete">("");
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
+  const { busy, error } = action;
 
-  const run = async (call: () => Promise<void>) => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const run = (call: () => Promise<void>) =>
+    action.run(async () => {
       await call();
       setConfirm("");
       onChanged();
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   const path = { params: { path: { id: endpoint.id } } };
 
   return (
