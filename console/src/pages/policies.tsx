@@ -1,6 +1,6 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf, useApiCall } from "../api";
+import { api, useAction, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
 import { focusOnMount } from "../components/focus-on-mount";
@@ -88,17 +88,14 @@ function Rollback({ onDone }: { onDone: () => void }) {
     return { active: active.data.data[0] ?? null, previous: await previousActive() };
   }, []);
   const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<Failure>();
+  const { busy, error, run } = useAction();
   const [done, setDone] = useState<Policy | null>(null);
   if (target.failure) return <ErrorBanner failure={target.failure} />;
   if (!target.data) return null;
   const { active, previous } = target.data;
 
-  const rollBack = async (policy: Policy) => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const rollBack = (policy: Policy) =>
+    run(async () => {
       const { data } = await api.POST("/v1/policies/{id}/activate", {
         params: { path: { id: policy.id } },
       });
@@ -106,12 +103,7 @@ function Rollback({ onDone }: { onDone: () => void }) {
       setConfirming(false);
       target.reload();
       onDone();
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <section aria-labelledby="active-policy" class="panel">

@@ -1,6 +1,6 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf, useApiCall } from "../api";
+import { api, useAction, useApiCall } from "../api";
 import { DecisionChangeChart } from "../components/chart";
 import { DateRange, isoOf } from "../components/date-range";
 import { ErrorBanner } from "../components/error-banner";
@@ -42,23 +42,16 @@ function PolicyDetail({ id }: { id: string }) {
     async () => (await api.GET("/v1/policies/{id}", { params: { path: { id } } })).data,
     [id],
   );
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const [notice, setNotice] = useState("");
 
-  const act = async (label: string, call: () => Promise<{ data: Policy }>) => {
-    setBusy(true);
-    setError(undefined);
+  const act = (label: string, call: () => Promise<{ data: Policy }>) => {
     setNotice("");
-    try {
+    return run(async () => {
       const { data } = await call();
       setNotice(label.replace("{version}", String(data.version ?? "")));
       policy.reload();
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const p = policy.data;
@@ -158,14 +151,11 @@ function BacktestPanel({ id }: { id: string }) {
   const [to, setTo] = useState("");
   const [limit, setLimit] = useState("10000");
   const [result, setResult] = useState<Backtest>();
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
-  const run = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       const fromIso = isoOf(from);
       const toIso = isoOf(to);
       const { data } = await api.POST("/v1/policies/{id}/backtest", {
@@ -178,18 +168,14 @@ function BacktestPanel({ id }: { id: string }) {
         },
       });
       setResult(data);
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
     <section aria-labelledby="backtest-heading" class="panel">
       <h2 id="backtest-heading">Backtest</h2>
       <p>Replays this policy over the assessments of the current mode. Changes nothing.</p>
-      <form class="inline-form" onSubmit={run}>
+      <form class="inline-form" onSubmit={submit}>
         <DateRange id="backtest" from={from} to={to} onFrom={setFrom} onTo={setTo} />
         <Field label="Most recent assessments" id="backtest-limit">
           {(fieldId) => (
@@ -379,14 +365,11 @@ function ShadowPanel({ id }: { id: string }) {
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
   const [report, setReport] = useState<ShadowReport>();
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
-  const load = async (event: Event) => {
+  const load = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       const fromIso = isoOf(from);
       const toIso = isoOf(to);
       const { data } = await api.GET("/v1/policies/{id}/shadow-report", {
@@ -396,11 +379,7 @@ function ShadowPanel({ id }: { id: string }) {
         },
       });
       setReport(data);
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
