@@ -1,6 +1,6 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf, useApiCall } from "../api";
+import { api, useAction, useApiCall } from "../api";
 import { TrustChart } from "../components/chart";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
@@ -150,14 +150,13 @@ function Keys({ id, revoked, onChanged }: { id: string; revoked: boolean; onChan
     [id],
   );
   const [jwk, setJwk] = useState("");
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
   const changed = () => {
     keys.reload();
     onChanged();
   };
 
-  const add = async (event: Event) => {
+  const add = (event: Event) => {
     event.preventDefault();
     setError(undefined);
     let parsed: unknown;
@@ -170,19 +169,14 @@ function Keys({ id, revoked, onChanged }: { id: string; revoked: boolean; onChan
       });
       return;
     }
-    setBusy(true);
-    try {
+    void run(async () => {
       await api.POST("/v1/agents/{id}/keys", {
         params: { path: { id } },
         body: { jwk: parsed as Record<string, unknown> },
       });
       setJwk("");
       changed();
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -246,23 +240,15 @@ function KeyRow({
   onRevoked: () => void;
 }) {
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
-  const revoke = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const { busy, error, run } = useAction();
+  const revoke = () =>
+    run(async () => {
       await api.POST("/v1/agents/{id}/keys/{keyId}/revoke", {
         params: { path: { id: agentId, keyId: agentKey.id } },
       });
       setConfirming(false);
       onRevoked();
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   const short = shortId(agentKey.id);
   return (
     <tr>

@@ -1,6 +1,6 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf, useApiCall } from "../api";
+import { api, useAction, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
 import { focusOnMount } from "../components/focus-on-mount";
@@ -65,11 +65,11 @@ export function BillingPage(_: { params: string[] }) {
 function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () => void }) {
   const cap = billing.spending_cap;
   const [amount, setAmount] = useState(cap.amount === null ? "" : (cap.amount / 100).toFixed(2));
-  const [error, setError] = useState<Failure>();
+  const action = useAction();
+  const { busy, error, setError } = action;
   const [notice, setNotice] = useState("");
   const [needsConfirmation, setNeedsConfirmation] = useState(false);
   const [lifting, setLifting] = useState(false);
-  const [busy, setBusy] = useState(false);
 
   const minor = (): number | null => {
     const value = Number(amount);
@@ -78,21 +78,20 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
       : Math.round(value * 100);
   };
 
-  const run = async (call: () => Promise<string>) => {
-    setBusy(true);
-    setError(undefined);
+  const run = (call: () => Promise<string>) => {
     setNotice("");
-    try {
-      setNotice(await call());
+    return action.run(async () => {
+      try {
+        setNotice(await call());
+      } catch (caught) {
+        // A raise waits for the owner's confirmation: asked below, not an error.
+        if ((caught as { error?: string }).error !== "spend_confirmation_required") throw caught;
+        setNeedsConfirmation(true);
+        return;
+      }
       setNeedsConfirmation(false);
       onChanged();
-    } catch (caught) {
-      if ((caught as { error?: string }).error === "spend_confirmation_required") {
-        setNeedsConfirmation(true);
-      } else setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const set = (event: Event) => {
