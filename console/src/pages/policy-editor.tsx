@@ -1,6 +1,6 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf } from "../api";
+import { api, useAction } from "../api";
 import { ErrorBanner } from "../components/error-banner";
 import { Field, FieldErrors } from "../components/field";
 import {
@@ -39,8 +39,7 @@ export function PolicyEditor({
   const [draft, setDraft] = useState(initial);
   const [issues, setIssues] = useState<DraftIssues>(emptyIssues);
   const [refused, setRefused] = useState(false);
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
 
   const setRule = (index: number, change: Partial<RuleDraft>) =>
     setDraft({
@@ -55,7 +54,7 @@ export function PolicyEditor({
     setIssues(emptyIssues());
   };
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
     setError(undefined);
     setRefused(false);
@@ -65,23 +64,23 @@ export function PolicyEditor({
       setRefused(true);
       return;
     }
-    setBusy(true);
-    try {
-      const { data } = await api.POST("/v1/policies", { body: built.body });
-      setIssues(emptyIssues());
-      onCreated(data);
-    } catch (caught) {
-      const e = caught as { status?: number; details?: unknown };
-      if (e.status === 400 && Array.isArray(e.details)) {
-        setIssues(sortIssues(e.details));
-        setRefused(true);
-      } else {
+    void run(async () => {
+      try {
+        const { data } = await api.POST("/v1/policies", { body: built.body });
         setIssues(emptyIssues());
-        setError(failureOf(caught));
+        onCreated(data);
+      } catch (caught) {
+        // The server's validation errors go to their fields; anything else to the banner.
+        const e = caught as { status?: number; details?: unknown };
+        if (e.status === 400 && Array.isArray(e.details)) {
+          setIssues(sortIssues(e.details));
+          setRefused(true);
+          return;
+        }
+        setIssues(emptyIssues());
+        throw caught;
       }
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const problems = count(issues);
