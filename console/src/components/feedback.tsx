@@ -4,7 +4,7 @@
  */
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf, useApiCall } from "../api";
+import { api, useAction, useApiCall } from "../api";
 import { when } from "../format";
 import { ErrorBanner } from "./error-banner";
 import { Field } from "./field";
@@ -24,16 +24,13 @@ export function Feedback({ assessmentId }: { assessmentId: string }) {
   );
   const [label, setLabel] = useState<Label>("legitimate");
   const [note, setNote] = useState("");
-  const [sending, setSending] = useState(false);
-  const [failure, setFailure] = useState<Failure>();
+  const { busy: sending, error: failure, run } = useAction();
   const [said, setSaid] = useState("");
 
-  const send = async (event: Event) => {
+  const send = (event: Event) => {
     event.preventDefault();
-    setSending(true);
-    setFailure(undefined);
     setSaid("");
-    try {
+    void run(async () => {
       await api.POST("/v1/assessments/{id}/feedback", {
         params: { path: { id: assessmentId } },
         body: { label, source: "console", ...(note.trim() ? { note: note.trim() } : {}) },
@@ -41,11 +38,7 @@ export function Feedback({ assessmentId }: { assessmentId: string }) {
       setNote("");
       setSaid(`Labelled ${label}.`);
       list.reload();
-    } catch (error) {
-      setFailure(failureOf(error));
-    } finally {
-      setSending(false);
-    }
+    });
   };
 
   const labels = list.data?.data ?? [];

@@ -5,7 +5,7 @@
  */
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf } from "../api";
+import { api, useAction } from "../api";
 import { Decision } from "../components/decision";
 import { ErrorBanner } from "../components/error-banner";
 import { Feedback } from "../components/feedback";
@@ -126,23 +126,15 @@ function ReviewPanel({
   onResolved: (review: Review) => void;
 }) {
   const [note, setNote] = useState("");
-  const [sending, setSending] = useState(false);
-  const [failure, setFailure] = useState<Failure>();
-  const resolve = async (decision: "approve" | "deny") => {
-    setSending(true);
-    setFailure(undefined);
-    try {
+  const { busy: sending, error: failure, run } = useAction();
+  const resolve = (decision: "approve" | "deny") =>
+    run(async () => {
       const { data } = await api.POST("/v1/reviews/{id}/resolve", {
         params: { path: { id: review.id } },
         body: { decision, ...(note.trim() ? { note: note.trim() } : {}) },
       });
       onResolved(data);
-    } catch (error) {
-      setFailure(failureOf(error));
-    } finally {
-      setSending(false);
-    }
-  };
+    });
   return (
     <section class="panel" aria-labelledby="review-panel">
       <h2 id="review-panel">Review of assessment {shortId(review.assessment_id)}</h2>
