@@ -2,9 +2,9 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, useAction, useApiCall } from "../api";
 import { TrustChart } from "../components/chart";
+import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
-import { focusOnMount } from "../components/focus-on-mount";
 import { shortId, when } from "../format";
 
 type AgentKey = components["schemas"]["AgentKey"];
@@ -274,22 +274,16 @@ function KeyRow({
           </button>
         )}
         {confirming && (
-          <fieldset class="confirm">
-            <legend class="visually-hidden">{`Confirm revoking key ${short}`}</legend>
-            <p>The key never verifies anything again; it cannot be registered again.</p>
-            <button
-              ref={focusOnMount}
-              type="button"
-              class="danger"
-              disabled={busy}
-              onClick={revoke}
-            >
-              Confirm revoke
-            </button>{" "}
-            <button type="button" onClick={() => setConfirming(false)}>
-              Cancel
-            </button>
-          </fieldset>
+          <Confirm
+            legend={`Confirm revoking key ${short}`}
+            action="Confirm revoke"
+            danger
+            busy={busy}
+            onConfirm={revoke}
+            onCancel={() => setConfirming(false)}
+          >
+            The key never verifies anything again; it cannot be registered again.
+          </Confirm>
         )}
         <ErrorBanner failure={error} />
       </td>

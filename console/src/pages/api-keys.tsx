@@ -1,9 +1,9 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, useAction } from "../api";
+import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
-import { focusOnMount } from "../components/focus-on-mount";
 import { OneTimeSecret } from "../components/one-time-secret";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
@@ -184,16 +184,16 @@ function RevokeKey({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: () => voi
         </button>
       )}
       {confirming && (
-        <fieldset class="confirm">
-          <legend class="visually-hidden">{`Confirm revoking ${apiKey.name}`}</legend>
-          <p>Requests with this key fail from the next one on. This cannot be undone.</p>
-          <button ref={focusOnMount} type="button" class="danger" disabled={busy} onClick={revoke}>
-            Confirm revoke
-          </button>{" "}
-          <button type="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </fieldset>
+        <Confirm
+          legend={`Confirm revoking ${apiKey.name}`}
+          action="Confirm revoke"
+          danger
+          busy={busy}
+          onConfirm={revoke}
+          onCancel={() => setConfirming(false)}
+        >
+          Requests with this key fail from the next one on. This cannot be undone.
+        </Confirm>
       )}
       <ErrorBanner failure={error} />
     </div>

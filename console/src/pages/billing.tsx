@@ -1,6 +1,7 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, useAction, useApiCall } from "../api";
+import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
 import { focusOnMount } from "../components/focus-on-mount";
@@ -172,24 +173,19 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
         </p>
       )}
       {lifting && (
-        <fieldset class="confirm">
-          <legend>Lift the spending cap</legend>
-          <p>Usage is then charged without a bound. This takes an owner's confirmation.</p>
-          <button
-            ref={focusOnMount}
-            type="button"
-            disabled={busy}
-            onClick={() => {
-              setLifting(false);
-              void confirm(null);
-            }}
-          >
-            Confirm as owner: lift the cap
-          </button>{" "}
-          <button type="button" onClick={() => setLifting(false)}>
-            Cancel
-          </button>
-        </fieldset>
+        <Confirm
+          legend="Lift the spending cap"
+          showLegend
+          action="Confirm as owner: lift the cap"
+          busy={busy}
+          onConfirm={() => {
+            setLifting(false);
+            void confirm(null);
+          }}
+          onCancel={() => setLifting(false)}
+        >
+          Usage is then charged without a bound. This takes an owner's confirmation.
+        </Confirm>
       )}
       {notice && <p role="status">{notice}</p>}
       <ErrorBanner failure={error} />

@@ -1,9 +1,9 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, useAction, useApiCall } from "../api";
+import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
-import { focusOnMount } from "../components/focus-on-mount";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
 import { previousActive } from "./policy-rollback";
@@ -130,25 +130,17 @@ function Rollback({ onDone }: { onDone: () => void }) {
         </button>
       )}
       {previous && confirming && (
-        <fieldset class="confirm">
-          <legend class="visually-hidden">Confirm the rollback</legend>
-          <p>
-            Activate <strong>{previous.name}</strong> again? It decides every assessment from now
-            on, under a new version number; {active ? active.name : "the current policy"} returns to
-            draft.
-          </p>
-          <button
-            ref={focusOnMount}
-            type="button"
-            disabled={busy}
-            onClick={() => rollBack(previous)}
-          >
-            Confirm rollback
-          </button>{" "}
-          <button type="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </fieldset>
+        <Confirm
+          legend="Confirm the rollback"
+          action="Confirm rollback"
+          busy={busy}
+          onConfirm={() => rollBack(previous)}
+          onCancel={() => setConfirming(false)}
+        >
+          Activate <strong>{previous.name}</strong> again? It decides every assessment from now on,
+          under a new version number; {active ? active.name : "the current policy"} returns to
+          draft.
+        </Confirm>
       )}
     </section>
   );

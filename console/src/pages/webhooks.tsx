@@ -1,9 +1,9 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, useAction, useApiCall } from "../api";
+import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
-import { focusOnMount } from "../components/focus-on-mount";
 import { OneTimeSecret } from "../components/one-time-secret";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
@@ -233,51 +233,39 @@ function EndpointRow({
             </>
           )}
           {confirm === "rotate" && (
-            <fieldset class="confirm">
-              <legend class="visually-hidden">Confirm the rotation</legend>
-              <p>A new secret signs from now on; the current one also signs for 24 hours.</p>
-              <button
-                ref={focusOnMount}
-                type="button"
-                disabled={busy}
-                onClick={() =>
-                  run(async () => {
-                    const { data } = await api.POST("/v1/webhook-endpoints/{id}/rotate-secret", {
-                      ...path,
-                      body: { expires_in: 86_400 },
-                    });
-                    onSecret(data.secret);
-                  })
-                }
-              >
-                Confirm rotation
-              </button>{" "}
-              <button type="button" onClick={() => setConfirm("")}>
-                Cancel
-              </button>
-            </fieldset>
+            <Confirm
+              legend="Confirm the rotation"
+              action="Confirm rotation"
+              busy={busy}
+              onConfirm={() =>
+                run(async () => {
+                  const { data } = await api.POST("/v1/webhook-endpoints/{id}/rotate-secret", {
+                    ...path,
+                    body: { expires_in: 86_400 },
+                  });
+                  onSecret(data.secret);
+                })
+              }
+              onCancel={() => setConfirm("")}
+            >
+              A new secret signs from now on; the current one also signs for 24 hours.
+            </Confirm>
           )}
           {confirm === "delete" && (
-            <fieldset class="confirm">
-              <legend class="visually-hidden">Confirm the deletion</legend>
-              <p>Pending deliveries are cancelled; the records stay.</p>
-              <button
-                ref={focusOnMount}
-                type="button"
-                class="danger"
-                disabled={busy}
-                onClick={() =>
-                  run(async () => {
-                    await api.DELETE("/v1/webhook-endpoints/{id}", path);
-                  })
-                }
-              >
-                Confirm delete
-              </button>{" "}
-              <button type="button" onClick={() => setConfirm("")}>
-                Cancel
-              </button>
-            </fieldset>
+            <Confirm
+              legend="Confirm the deletion"
+              action="Confirm delete"
+              danger
+              busy={busy}
+              onConfirm={() =>
+                run(async () => {
+                  await api.DELETE("/v1/webhook-endpoints/{id}", path);
+                })
+              }
+              onCancel={() => setConfirm("")}
+            >
+              Pending deliveries are cancelled; the records stay.
+            </Confirm>
           )}
           <ErrorBanner failure={error} />
         </div>
