@@ -1,6 +1,7 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, useAction } from "../api";
+import { Checkboxes } from "../components/checkboxes";
 import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
@@ -134,26 +135,7 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
             </label>
           ))}
         </fieldset>
-        <fieldset class="field scopes">
-          <legend>Scopes</legend>
-          {KEY_SCOPES.map((scope) => (
-            <label key={scope} class="choice">
-              <input
-                type="checkbox"
-                value={scope}
-                checked={scopes.includes(scope)}
-                onChange={(e) =>
-                  setScopes(
-                    (e.currentTarget as HTMLInputElement).checked
-                      ? [...scopes, scope]
-                      : scopes.filter((s) => s !== scope),
-                  )
-                }
-              />{" "}
-              <code>{scope}</code>
-            </label>
-          ))}
-        </fieldset>
+        <Checkboxes legend="Scopes" options={KEY_SCOPES} checked={scopes} onChange={setScopes} />
         <ErrorBanner failure={error} />
         <button type="submit" class="primary" disabled={busy || scopes.length === 0}>
           Create key

@@ -1,6 +1,7 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, useAction, useApiCall } from "../api";
+import { Checkboxes } from "../components/checkboxes";
 import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
@@ -151,25 +152,12 @@ function CreateEndpoint({
             />
           )}
         </Field>
-        <fieldset class="field scopes">
-          <legend>Events (none checked: every event)</legend>
-          {EVENT_TYPES.map((type) => (
-            <label key={type} class="choice">
-              <input
-                type="checkbox"
-                checked={types.includes(type)}
-                onChange={(e) =>
-                  setTypes(
-                    (e.currentTarget as HTMLInputElement).checked
-                      ? [...types, type]
-                      : types.filter((t) => t !== type),
-                  )
-                }
-              />{" "}
-              <code>{type}</code>
-            </label>
-          ))}
-        </fieldset>
+        <Checkboxes
+          legend="Events (none checked: every event)"
+          options={EVENT_TYPES}
+          checked={types}
+          onChange={setTypes}
+        />
         <ErrorBanner failure={error} />
         <button type="submit" class="primary" disabled={busy}>
           Add endpoint
