@@ -7,7 +7,7 @@ import { useState } from "preact/hooks";
 import { api, useAction, useApiCall } from "../api";
 import { when } from "../format";
 import { ErrorBanner } from "./error-banner";
-import { Field } from "./field";
+import { Field, Options } from "./field";
 
 type Label = components["schemas"]["FeedbackLabel"];
 const LABELS: Label[] = ["fraud", "dispute", "chargeback", "refund", "legitimate"];
@@ -67,11 +67,7 @@ export function Feedback({ assessmentId }: { assessmentId: string }) {
               value={label}
               onChange={(event) => setLabel(event.currentTarget.value as Label)}
             >
-              {LABELS.map((value) => (
-                <option key={value} value={value}>
-                  {value}
-                </option>
-              ))}
+              <Options values={LABELS} />
             </select>
           )}
         </Field>

@@ -55,3 +55,16 @@ export function FieldErrors({ id, messages }: { id: string; messages: string[] |
     </ul>
   );
 }
+
+/** The options of a select whose values are shown as they are (decisions, statuses, tiers…). */
+export function Options({ values }: { values: readonly string[] }) {
+  return (
+    <>
+      {values.map((value) => (
+        <option key={value} value={value}>
+          {value}
+        </option>
+      ))}
+    </>
+  );
+}

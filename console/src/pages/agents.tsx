@@ -1,7 +1,7 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api } from "../api";
-import { Field } from "../components/field";
+import { Field, Options } from "../components/field";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
 
@@ -44,11 +44,7 @@ export function AgentsPage(_: { params: string[] }) {
               }}
             >
               <option value="">Any</option>
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
+              <Options values={STATUSES} />
             </select>
           )}
         </Field>
@@ -62,11 +58,7 @@ export function AgentsPage(_: { params: string[] }) {
               }}
             >
               <option value="">Any</option>
-              {TIERS.map((t) => (
-                <option key={t} value={t}>
-                  {t}
-                </option>
-              ))}
+              <Options values={TIERS} />
             </select>
           )}
         </Field>

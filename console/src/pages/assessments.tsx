@@ -7,7 +7,7 @@ import { useState } from "preact/hooks";
 import { api } from "../api";
 import { isoOf } from "../components/date-range";
 import { Decision } from "../components/decision";
-import { Field } from "../components/field";
+import { Field, Options } from "../components/field";
 import { type Column, Table, useKeyset } from "../components/table";
 import { shortId, when } from "../format";
 import { href } from "../router";
@@ -95,11 +95,7 @@ export function AssessmentsPage(_: { params: string[] }) {
           {(id) => (
             <select id={id} name="status" value={draft.status} onChange={set("status")}>
               <option value="">Any</option>
-              {DECISIONS.map((d) => (
-                <option key={d} value={d}>
-                  {d}
-                </option>
-              ))}
+              <Options values={DECISIONS} />
             </select>
           )}
         </Field>
@@ -107,11 +103,7 @@ export function AssessmentsPage(_: { params: string[] }) {
           {(id) => (
             <select id={id} name="kind" value={draft.kind} onChange={set("kind")}>
               <option value="">Any</option>
-              {KINDS.map((k) => (
-                <option key={k} value={k}>
-                  {k}
-                </option>
-              ))}
+              <Options values={KINDS} />
             </select>
           )}
         </Field>

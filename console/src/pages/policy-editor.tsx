@@ -2,7 +2,7 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, useAction } from "../api";
 import { ErrorBanner } from "../components/error-banner";
-import { Field, FieldErrors } from "../components/field";
+import { Field, FieldErrors, Options } from "../components/field";
 import {
   ACTIONS,
   bodyOf,
@@ -168,11 +168,7 @@ export function PolicyEditor({
                       aria-invalid={invalid}
                       aria-describedby={describedBy}
                     >
-                      {ACTIONS.map((action) => (
-                        <option key={action} value={action}>
-                          {action}
-                        </option>
-                      ))}
+                      <Options values={ACTIONS} />
                     </select>
                   )}
                 </Field>

@@ -9,7 +9,7 @@ import { api, useAction } from "../api";
 import { Decision } from "../components/decision";
 import { ErrorBanner } from "../components/error-banner";
 import { Feedback } from "../components/feedback";
-import { Field } from "../components/field";
+import { Field, Options } from "../components/field";
 import { type Column, Table, useKeyset } from "../components/table";
 import { shortId, when } from "../format";
 import { href } from "../router";
@@ -78,11 +78,7 @@ export function ReviewsPage(_: { params: string[] }) {
                 setStatus(event.currentTarget.value as Status);
               }}
             >
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
+              <Options values={STATUSES} />
             </select>
           )}
         </Field>
