@@ -173,3 +173,35 @@ export function useApiCall<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T
   const reload = useCallback(() => setRound((n) => n + 1), []);
   return { data: state.data, failure: state.failure, loading: state.loading, reload };
 }
+
+export interface Action {
+  /** True while a call runs (to disable what would start another). */
+  busy: boolean;
+  /** What the last call failed with; cleared when the next one starts. */
+  error: Failure | undefined;
+  /** Shows a failure found before calling (a form's own check), or clears it. */
+  setError: (failure: Failure | undefined) => void;
+  /** Runs `call`: busy meanwhile, the error cleared first and set from what it throws. */
+  run: (call: () => Promise<void>) => Promise<void>;
+}
+
+/**
+ * A change a page makes when asked (create, revoke, activate…): its busy state for the button
+ * and its failure for an ErrorBanner.
+ */
+export function useAction(): Action {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Failure>();
+  const run = useCallback(async (call: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await call();
+    } catch (caught) {
+      setError(failureOf(caught));
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, setError, run };
+}

@@ -4,10 +4,10 @@
  */
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf, useApiCall } from "../api";
+import { api, useAction, useApiCall } from "../api";
 import { when } from "../format";
 import { ErrorBanner } from "./error-banner";
-import { Field } from "./field";
+import { Field, Options } from "./field";
 
 type Label = components["schemas"]["FeedbackLabel"];
 const LABELS: Label[] = ["fraud", "dispute", "chargeback", "refund", "legitimate"];
@@ -24,16 +24,13 @@ export function Feedback({ assessmentId }: { assessmentId: string }) {
   );
   const [label, setLabel] = useState<Label>("legitimate");
   const [note, setNote] = useState("");
-  const [sending, setSending] = useState(false);
-  const [failure, setFailure] = useState<Failure>();
+  const { busy: sending, error: failure, run } = useAction();
   const [said, setSaid] = useState("");
 
-  const send = async (event: Event) => {
+  const send = (event: Event) => {
     event.preventDefault();
-    setSending(true);
-    setFailure(undefined);
     setSaid("");
-    try {
+    void run(async () => {
       await api.POST("/v1/assessments/{id}/feedback", {
         params: { path: { id: assessmentId } },
         body: { label, source: "console", ...(note.trim() ? { note: note.trim() } : {}) },
@@ -41,11 +38,7 @@ export function Feedback({ assessmentId }: { assessmentId: string }) {
       setNote("");
       setSaid(`Labelled ${label}.`);
       list.reload();
-    } catch (error) {
-      setFailure(failureOf(error));
-    } finally {
-      setSending(false);
-    }
+    });
   };
 
   const labels = list.data?.data ?? [];
@@ -74,11 +67,7 @@ export function Feedback({ assessmentId }: { assessmentId: string }) {
               value={label}
               onChange={(event) => setLabel(event.currentTarget.value as Label)}
             >
-              {LABELS.map((value) => (
-                <option key={value} value={value}>
-                  {value}
-                </option>
-              ))}
+              <Options values={LABELS} />
             </select>
           )}
         </Field>

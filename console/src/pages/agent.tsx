@@ -1,10 +1,11 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf, useApiCall } from "../api";
+import { api, useAction, useApiCall } from "../api";
+import { TrustChart } from "../components/chart";
+import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
+import { Field } from "../components/field";
 import { shortId, when } from "../format";
-import { TrustChart } from "./charts-b";
-import { focusOnMount } from "./shared-b";
 
 type AgentKey = components["schemas"]["AgentKey"];
 type TrustEvent = components["schemas"]["TrustEvent"];
@@ -149,14 +150,13 @@ function Keys({ id, revoked, onChanged }: { id: string; revoked: boolean; onChan
     [id],
   );
   const [jwk, setJwk] = useState("");
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
   const changed = () => {
     keys.reload();
     onChanged();
   };
 
-  const add = async (event: Event) => {
+  const add = (event: Event) => {
     event.preventDefault();
     setError(undefined);
     let parsed: unknown;
@@ -169,19 +169,14 @@ function Keys({ id, revoked, onChanged }: { id: string; revoked: boolean; onChan
       });
       return;
     }
-    setBusy(true);
-    try {
+    void run(async () => {
       await api.POST("/v1/agents/{id}/keys", {
         params: { path: { id } },
         body: { jwk: parsed as Record<string, unknown> },
       });
       setJwk("");
       changed();
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -213,17 +208,18 @@ function Keys({ id, revoked, onChanged }: { id: string; revoked: boolean; onChan
       )}
       {!revoked && (
         <form onSubmit={add}>
-          <div class="field">
-            <label for="agent-jwk">Public key (JWK: Ed25519, P-256 or RSA ≥ 2048)</label>
-            <textarea
-              id="agent-jwk"
-              rows={4}
-              spellcheck={false}
-              placeholder='{"kty":"OKP","crv":"Ed25519","x":"…"}'
-              value={jwk}
-              onInput={(e) => setJwk((e.currentTarget as HTMLTextAreaElement).value)}
-            />
-          </div>
+          <Field label="Public key (JWK: Ed25519, P-256 or RSA ≥ 2048)" id="agent-jwk">
+            {(fieldId) => (
+              <textarea
+                id={fieldId}
+                rows={4}
+                spellcheck={false}
+                placeholder='{"kty":"OKP","crv":"Ed25519","x":"…"}'
+                value={jwk}
+                onInput={(e) => setJwk((e.currentTarget as HTMLTextAreaElement).value)}
+              />
+            )}
+          </Field>
           <ErrorBanner failure={error} />
           <button type="submit" disabled={busy || jwk.trim() === ""}>
             Add key
@@ -244,23 +240,15 @@ function KeyRow({
   onRevoked: () => void;
 }) {
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
-  const revoke = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const { busy, error, run } = useAction();
+  const revoke = () =>
+    run(async () => {
       await api.POST("/v1/agents/{id}/keys/{keyId}/revoke", {
         params: { path: { id: agentId, keyId: agentKey.id } },
       });
       setConfirming(false);
       onRevoked();
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   const short = shortId(agentKey.id);
   return (
     <tr>
@@ -286,22 +274,16 @@ function KeyRow({
           </button>
         )}
         {confirming && (
-          <fieldset class="confirm">
-            <legend class="visually-hidden">{`Confirm revoking key ${short}`}</legend>
-            <p>The key never verifies anything again; it cannot be registered again.</p>
-            <button
-              ref={focusOnMount}
-              type="button"
-              class="danger"
-              disabled={busy}
-              onClick={revoke}
-            >
-              Confirm revoke
-            </button>{" "}
-            <button type="button" onClick={() => setConfirming(false)}>
-              Cancel
-            </button>
-          </fieldset>
+          <Confirm
+            legend={`Confirm revoking key ${short}`}
+            action="Confirm revoke"
+            danger
+            busy={busy}
+            onConfirm={revoke}
+            onCancel={() => setConfirming(false)}
+          >
+            The key never verifies anything again; it cannot be registered again.
+          </Confirm>
         )}
         <ErrorBanner failure={error} />
       </td>

@@ -1,6 +1,7 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api } from "../api";
+import { Field, Options } from "../components/field";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
 
@@ -33,38 +34,34 @@ export function AgentsPage(_: { params: string[] }) {
     <>
       <h1>Agents</h1>
       <div class="filters">
-        <label>
-          Status{" "}
-          <select
-            value={status}
-            onChange={(e) => {
-              setStatus((e.currentTarget as HTMLSelectElement).value as typeof status);
-            }}
-          >
-            <option value="">Any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>{" "}
-        <label>
-          Risk tier{" "}
-          <select
-            value={tier}
-            onChange={(e) => {
-              setTier((e.currentTarget as HTMLSelectElement).value as typeof tier);
-            }}
-          >
-            <option value="">Any</option>
-            {TIERS.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Field label="Status">
+          {(id) => (
+            <select
+              id={id}
+              value={status}
+              onChange={(e) => {
+                setStatus((e.currentTarget as HTMLSelectElement).value as typeof status);
+              }}
+            >
+              <option value="">Any</option>
+              <Options values={STATUSES} />
+            </select>
+          )}
+        </Field>
+        <Field label="Risk tier">
+          {(id) => (
+            <select
+              id={id}
+              value={tier}
+              onChange={(e) => {
+                setTier((e.currentTarget as HTMLSelectElement).value as typeof tier);
+              }}
+            >
+              <option value="">Any</option>
+              <Options values={TIERS} />
+            </select>
+          )}
+        </Field>
       </div>
       <Table<Agent>
         caption="Agents, newest first"

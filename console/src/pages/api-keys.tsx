@@ -1,10 +1,13 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf } from "../api";
+import { api, useAction } from "../api";
+import { Checkboxes } from "../components/checkboxes";
+import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
+import { Field } from "../components/field";
+import { OneTimeSecret } from "../components/one-time-secret";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
-import { focusOnMount, OneTimeSecret } from "./shared-b";
 
 type ApiKey = components["schemas"]["ApiKey"];
 type CreatedApiKey = components["schemas"]["CreatedApiKey"];
@@ -90,39 +93,33 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
   const [name, setName] = useState("");
   const [mode, setMode] = useState<"live" | "test">("test");
   const [scopes, setScopes] = useState<Scope[]>(DEFAULT_SCOPES);
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       const { data } = await api.POST("/v1/api-keys", { body: { name, mode, scopes } });
       setName("");
       onCreated(data);
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
     <section aria-labelledby="create-key" class="panel">
       <h2 id="create-key">Create a key</h2>
       <form onSubmit={submit}>
-        <div class="field">
-          <label for="key-name">Name</label>
-          <input
-            id="key-name"
-            type="text"
-            required
-            maxLength={100}
-            value={name}
-            onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
+        <Field label="Name" id="key-name">
+          {(id) => (
+            <input
+              id={id}
+              type="text"
+              required
+              maxLength={100}
+              value={name}
+              onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
+            />
+          )}
+        </Field>
         <fieldset class="field">
           <legend>Mode</legend>
           {(["test", "live"] as const).map((value) => (
@@ -138,26 +135,7 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
             </label>
           ))}
         </fieldset>
-        <fieldset class="field scopes">
-          <legend>Scopes</legend>
-          {KEY_SCOPES.map((scope) => (
-            <label key={scope} class="choice">
-              <input
-                type="checkbox"
-                value={scope}
-                checked={scopes.includes(scope)}
-                onChange={(e) =>
-                  setScopes(
-                    (e.currentTarget as HTMLInputElement).checked
-                      ? [...scopes, scope]
-                      : scopes.filter((s) => s !== scope),
-                  )
-                }
-              />{" "}
-              <code>{scope}</code>
-            </label>
-          ))}
-        </fieldset>
+        <Checkboxes legend="Scopes" options={KEY_SCOPES} checked={scopes} onChange={setScopes} />
         <ErrorBanner failure={error} />
         <button type="submit" class="primary" disabled={busy || scopes.length === 0}>
           Create key
@@ -169,21 +147,13 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
 
 function RevokeKey({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: () => void }) {
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
-  const revoke = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const { busy, error, run } = useAction();
+  const revoke = () =>
+    run(async () => {
       await api.POST("/v1/api-keys/{id}/revoke", { params: { path: { id: apiKey.id } } });
       setConfirming(false);
       onRevoked();
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <div class="row-actions">
       {apiKey.status === "active" && !confirming && (
@@ -196,16 +166,16 @@ function RevokeKey({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: () => voi
         </button>
       )}
       {confirming && (
-        <fieldset class="confirm">
-          <legend class="visually-hidden">{`Confirm revoking ${apiKey.name}`}</legend>
-          <p>Requests with this key fail from the next one on. This cannot be undone.</p>
-          <button ref={focusOnMount} type="button" class="danger" disabled={busy} onClick={revoke}>
-            Confirm revoke
-          </button>{" "}
-          <button type="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </fieldset>
+        <Confirm
+          legend={`Confirm revoking ${apiKey.name}`}
+          action="Confirm revoke"
+          danger
+          busy={busy}
+          onConfirm={revoke}
+          onCancel={() => setConfirming(false)}
+        >
+          Requests with this key fail from the next one on. This cannot be undone.
+        </Confirm>
       )}
       <ErrorBanner failure={error} />
     </div>

@@ -5,8 +5,9 @@
 import type { components, paths } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api } from "../api";
+import { isoOf } from "../components/date-range";
 import { Decision } from "../components/decision";
-import { Field } from "../components/field";
+import { Field, Options } from "../components/field";
 import { type Column, Table, useKeyset } from "../components/table";
 import { shortId, when } from "../format";
 import { href } from "../router";
@@ -28,20 +29,13 @@ interface Filters {
 
 const EMPTY: Filters = { status: "", agent: "", kind: "", from: "", to: "" };
 
-/** A `datetime-local` value (the reader's zone) as the ISO instant the API takes. */
-function instant(local: string): string | undefined {
-  if (!local) return undefined;
-  const date = new Date(local);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
-}
-
 function queryOf(filters: Filters, cursor: string | undefined): Query {
   const query: Query = { limit: 25 };
   if (filters.status) query.status = filters.status as Query["status"];
   if (filters.agent) query.agent = filters.agent.trim();
   if (filters.kind) query.kind = filters.kind as Query["kind"];
-  const from = instant(filters.from);
-  const to = instant(filters.to);
+  const from = isoOf(filters.from);
+  const to = isoOf(filters.to);
   if (from) query.from = from;
   if (to) query.to = to;
   if (cursor) query.cursor = cursor;
@@ -101,11 +95,7 @@ export function AssessmentsPage(_: { params: string[] }) {
           {(id) => (
             <select id={id} name="status" value={draft.status} onChange={set("status")}>
               <option value="">Any</option>
-              {DECISIONS.map((d) => (
-                <option key={d} value={d}>
-                  {d}
-                </option>
-              ))}
+              <Options values={DECISIONS} />
             </select>
           )}
         </Field>
@@ -113,11 +103,7 @@ export function AssessmentsPage(_: { params: string[] }) {
           {(id) => (
             <select id={id} name="kind" value={draft.kind} onChange={set("kind")}>
               <option value="">Any</option>
-              {KINDS.map((k) => (
-                <option key={k} value={k}>
-                  {k}
-                </option>
-              ))}
+              <Options values={KINDS} />
             </select>
           )}
         </Field>

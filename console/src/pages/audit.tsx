@@ -6,7 +6,7 @@
  */
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, download, type Failure, failureOf, useSettings } from "../api";
+import { api, download, useAction, useSettings } from "../api";
 import { ErrorBanner } from "../components/error-banner";
 import { type Column, Table, useKeyset } from "../components/table";
 import { when } from "../format";
@@ -30,10 +30,8 @@ const CHECKPOINT_COLUMNS: Column<Checkpoint>[] = [
 export function AuditPage(_: { params: string[] }) {
   const { mode } = useSettings();
   const [report, setReport] = useState<Report>();
-  const [verifying, setVerifying] = useState(false);
-  const [failure, setFailure] = useState<Failure>();
-  const [exporting, setExporting] = useState(false);
-  const [exportFailure, setExportFailure] = useState<Failure>();
+  const { busy: verifying, error: failure, run: runVerify } = useAction();
+  const { busy: exporting, error: exportFailure, run: runExport } = useAction();
   const checkpoints = useKeyset<Checkpoint>(
     async (cursor) =>
       (
@@ -44,32 +42,18 @@ export function AuditPage(_: { params: string[] }) {
     [],
   );
 
-  const verify = async () => {
-    setVerifying(true);
-    setFailure(undefined);
-    try {
+  const verify = () =>
+    runVerify(async () => {
       setReport((await api.GET("/v1/audit/verify")).data);
       // Verifying signs a checkpoint over the ledger's head first: the list gains it.
       checkpoints.reload();
-    } catch (error) {
-      setFailure(failureOf(error));
-    } finally {
-      setVerifying(false);
-    }
-  };
+    });
 
-  const exportLedger = async () => {
-    setExporting(true);
-    setExportFailure(undefined);
-    try {
+  const exportLedger = () =>
+    runExport(async () => {
       const day = new Date().toISOString().slice(0, 10);
       await download("/v1/audit/export", `audit-export-${day}.jsonl`);
-    } catch (error) {
-      setExportFailure(failureOf(error));
-    } finally {
-      setExporting(false);
-    }
-  };
+    });
 
   return (
     <>

@@ -1,9 +1,11 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf, useApiCall } from "../api";
+import { api, useAction, useApiCall } from "../api";
+import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
+import { Field } from "../components/field";
+import { focusOnMount } from "../components/focus-on-mount";
 import { money, when } from "../format";
-import { focusOnMount } from "./shared-b";
 
 type Billing = components["schemas"]["Billing"];
 
@@ -64,11 +66,11 @@ export function BillingPage(_: { params: string[] }) {
 function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () => void }) {
   const cap = billing.spending_cap;
   const [amount, setAmount] = useState(cap.amount === null ? "" : (cap.amount / 100).toFixed(2));
-  const [error, setError] = useState<Failure>();
+  const action = useAction();
+  const { busy, error, setError } = action;
   const [notice, setNotice] = useState("");
   const [needsConfirmation, setNeedsConfirmation] = useState(false);
   const [lifting, setLifting] = useState(false);
-  const [busy, setBusy] = useState(false);
 
   const minor = (): number | null => {
     const value = Number(amount);
@@ -77,21 +79,20 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
       : Math.round(value * 100);
   };
 
-  const run = async (call: () => Promise<string>) => {
-    setBusy(true);
-    setError(undefined);
+  const run = (call: () => Promise<string>) => {
     setNotice("");
-    try {
-      setNotice(await call());
+    return action.run(async () => {
+      try {
+        setNotice(await call());
+      } catch (caught) {
+        // A raise waits for the owner's confirmation: asked below, not an error.
+        if ((caught as { error?: string }).error !== "spend_confirmation_required") throw caught;
+        setNeedsConfirmation(true);
+        return;
+      }
       setNeedsConfirmation(false);
       onChanged();
-    } catch (caught) {
-      if ((caught as { error?: string }).error === "spend_confirmation_required") {
-        setNeedsConfirmation(true);
-      } else setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const set = (event: Event) => {
@@ -128,19 +129,20 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
           `: ${money(cap.amount, cap.currency)}, review at ${cap.review_threshold_percent}%.`}
       </p>
       <form class="inline-form" onSubmit={set}>
-        <div class="field">
-          <label for="cap-amount">Cap ({cap.currency.toUpperCase()})</label>
-          <input
-            id="cap-amount"
-            type="number"
-            min={0}
-            step="0.01"
-            inputMode="decimal"
-            value={amount}
-            aria-describedby="cap-help"
-            onInput={(e) => setAmount((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
+        <Field label={`Cap (${cap.currency.toUpperCase()})`} id="cap-amount">
+          {(id) => (
+            <input
+              id={id}
+              type="number"
+              min={0}
+              step="0.01"
+              inputMode="decimal"
+              value={amount}
+              aria-describedby="cap-help"
+              onInput={(e) => setAmount((e.currentTarget as HTMLInputElement).value)}
+            />
+          )}
+        </Field>
         <button type="submit" class="primary" disabled={busy}>
           Set cap
         </button>
@@ -171,24 +173,19 @@ function SpendingCap({ billing, onChanged }: { billing: Billing; onChanged: () =
         </p>
       )}
       {lifting && (
-        <fieldset class="confirm">
-          <legend>Lift the spending cap</legend>
-          <p>Usage is then charged without a bound. This takes an owner's confirmation.</p>
-          <button
-            ref={focusOnMount}
-            type="button"
-            disabled={busy}
-            onClick={() => {
-              setLifting(false);
-              void confirm(null);
-            }}
-          >
-            Confirm as owner: lift the cap
-          </button>{" "}
-          <button type="button" onClick={() => setLifting(false)}>
-            Cancel
-          </button>
-        </fieldset>
+        <Confirm
+          legend="Lift the spending cap"
+          showLegend
+          action="Confirm as owner: lift the cap"
+          busy={busy}
+          onConfirm={() => {
+            setLifting(false);
+            void confirm(null);
+          }}
+          onCancel={() => setLifting(false)}
+        >
+          Usage is then charged without a bound. This takes an owner's confirmation.
+        </Confirm>
       )}
       {notice && <p role="status">{notice}</p>}
       <ErrorBanner failure={error} />

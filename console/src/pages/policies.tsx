@@ -1,11 +1,12 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf, useApiCall } from "../api";
+import { api, useAction, useApiCall } from "../api";
+import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
+import { Field } from "../components/field";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
 import { previousActive } from "./policy-rollback";
-import { focusOnMount } from "./shared-b";
 
 type Policy = components["schemas"]["Policy"];
 type StatusFilter = "" | "draft" | "active" | "shadow";
@@ -37,20 +38,22 @@ export function PoliciesPage(_: { params: string[] }) {
       </p>
       <Rollback onDone={() => setRound((n) => n + 1)} />
       <div class="filters">
-        <label>
-          Show{" "}
-          <select
-            value={filter}
-            onChange={(event) =>
-              setFilter((event.currentTarget as HTMLSelectElement).value as StatusFilter)
-            }
-          >
-            <option value="">All</option>
-            <option value="active">Active</option>
-            <option value="draft">Drafts</option>
-            <option value="shadow">Shadow</option>
-          </select>
-        </label>
+        <Field label="Show">
+          {(id) => (
+            <select
+              id={id}
+              value={filter}
+              onChange={(event) =>
+                setFilter((event.currentTarget as HTMLSelectElement).value as StatusFilter)
+              }
+            >
+              <option value="">All</option>
+              <option value="active">Active</option>
+              <option value="draft">Drafts</option>
+              <option value="shadow">Shadow</option>
+            </select>
+          )}
+        </Field>
       </div>
       <Table<Policy>
         caption="Policies, newest first"
@@ -85,17 +88,14 @@ function Rollback({ onDone }: { onDone: () => void }) {
     return { active: active.data.data[0] ?? null, previous: await previousActive() };
   }, []);
   const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<Failure>();
+  const { busy, error, run } = useAction();
   const [done, setDone] = useState<Policy | null>(null);
   if (target.failure) return <ErrorBanner failure={target.failure} />;
   if (!target.data) return null;
   const { active, previous } = target.data;
 
-  const rollBack = async (policy: Policy) => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const rollBack = (policy: Policy) =>
+    run(async () => {
       const { data } = await api.POST("/v1/policies/{id}/activate", {
         params: { path: { id: policy.id } },
       });
@@ -103,12 +103,7 @@ function Rollback({ onDone }: { onDone: () => void }) {
       setConfirming(false);
       target.reload();
       onDone();
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <section aria-labelledby="active-policy" class="panel">
@@ -135,25 +130,17 @@ function Rollback({ onDone }: { onDone: () => void }) {
         </button>
       )}
       {previous && confirming && (
-        <fieldset class="confirm">
-          <legend class="visually-hidden">Confirm the rollback</legend>
-          <p>
-            Activate <strong>{previous.name}</strong> again? It decides every assessment from now
-            on, under a new version number; {active ? active.name : "the current policy"} returns to
-            draft.
-          </p>
-          <button
-            ref={focusOnMount}
-            type="button"
-            disabled={busy}
-            onClick={() => rollBack(previous)}
-          >
-            Confirm rollback
-          </button>{" "}
-          <button type="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </fieldset>
+        <Confirm
+          legend="Confirm the rollback"
+          action="Confirm rollback"
+          busy={busy}
+          onConfirm={() => rollBack(previous)}
+          onCancel={() => setConfirming(false)}
+        >
+          Activate <strong>{previous.name}</strong> again? It decides every assessment from now on,
+          under a new version number; {active ? active.name : "the current policy"} returns to
+          draft.
+        </Confirm>
       )}
     </section>
   );

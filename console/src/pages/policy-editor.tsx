@@ -1,7 +1,8 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf } from "../api";
+import { api, useAction } from "../api";
 import { ErrorBanner } from "../components/error-banner";
+import { Field, FieldErrors, Options } from "../components/field";
 import {
   ACTIONS,
   bodyOf,
@@ -21,24 +22,6 @@ function count(issues: DraftIssues): number {
   return n;
 }
 
-/** The messages of one field, with the id its control points to (aria-describedby). */
-function FieldErrors({ id, messages }: { id: string; messages: string[] | undefined }) {
-  if (!messages || messages.length === 0) return null;
-  return (
-    <ul id={id} class="field-error">
-      {messages.map((message) => (
-        <li key={message}>{message}</li>
-      ))}
-    </ul>
-  );
-}
-
-function invalid(messages: string[] | undefined, id: string) {
-  return messages && messages.length > 0
-    ? { "aria-invalid": true as const, "aria-describedby": id }
-    : {};
-}
-
 /**
  * The rule editor. Policies are immutable (docs/shadow-policies.md, Editing), so saving always
  * creates a new draft; the server's validation errors are shown at the rule and the field
@@ -56,8 +39,7 @@ export function PolicyEditor({
   const [draft, setDraft] = useState(initial);
   const [issues, setIssues] = useState<DraftIssues>(emptyIssues);
   const [refused, setRefused] = useState(false);
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
 
   const setRule = (index: number, change: Partial<RuleDraft>) =>
     setDraft({
@@ -72,7 +54,7 @@ export function PolicyEditor({
     setIssues(emptyIssues());
   };
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
     setError(undefined);
     setRefused(false);
@@ -82,58 +64,68 @@ export function PolicyEditor({
       setRefused(true);
       return;
     }
-    setBusy(true);
-    try {
-      const { data } = await api.POST("/v1/policies", { body: built.body });
-      setIssues(emptyIssues());
-      onCreated(data);
-    } catch (caught) {
-      const e = caught as { status?: number; details?: unknown };
-      if (e.status === 400 && Array.isArray(e.details)) {
-        setIssues(sortIssues(e.details));
-        setRefused(true);
-      } else {
+    void run(async () => {
+      try {
+        const { data } = await api.POST("/v1/policies", { body: built.body });
         setIssues(emptyIssues());
-        setError(failureOf(caught));
+        onCreated(data);
+      } catch (caught) {
+        // The server's validation errors go to their fields; anything else to the banner.
+        const e = caught as { status?: number; details?: unknown };
+        if (e.status === 400 && Array.isArray(e.details)) {
+          setIssues(sortIssues(e.details));
+          setRefused(true);
+          return;
+        }
+        setIssues(emptyIssues());
+        throw caught;
       }
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const problems = count(issues);
   return (
     <form class="policy-editor" onSubmit={submit} noValidate>
-      <div class="field">
-        <label for="policy-name">Name</label>
-        <input
-          id="policy-name"
-          type="text"
-          required
-          maxLength={200}
-          value={draft.name}
-          onInput={(e) => setDraft({ ...draft, name: (e.currentTarget as HTMLInputElement).value })}
-          {...invalid(issues.name, "policy-name-errors")}
-        />
-        <FieldErrors id="policy-name-errors" messages={issues.name} />
-      </div>
-      <div class="field">
-        <label for="policy-limits">
-          Limits (JSON: <code>max_amount</code>, <code>currencies</code>, <code>geo</code>,{" "}
-          <code>velocity</code>)
-        </label>
-        <textarea
-          id="policy-limits"
-          rows={5}
-          spellcheck={false}
-          value={draft.limits}
-          onInput={(e) =>
-            setDraft({ ...draft, limits: (e.currentTarget as HTMLTextAreaElement).value })
-          }
-          {...invalid(issues.limits, "policy-limits-errors")}
-        />
-        <FieldErrors id="policy-limits-errors" messages={issues.limits} />
-      </div>
+      <Field label="Name" id="policy-name" errors={issues.name}>
+        {(id, describedBy, invalid) => (
+          <input
+            id={id}
+            type="text"
+            required
+            maxLength={200}
+            value={draft.name}
+            onInput={(e) =>
+              setDraft({ ...draft, name: (e.currentTarget as HTMLInputElement).value })
+            }
+            aria-invalid={invalid}
+            aria-describedby={describedBy}
+          />
+        )}
+      </Field>
+      <Field
+        label={
+          <>
+            Limits (JSON: <code>max_amount</code>, <code>currencies</code>, <code>geo</code>,{" "}
+            <code>velocity</code>)
+          </>
+        }
+        id="policy-limits"
+        errors={issues.limits}
+      >
+        {(id, describedBy, invalid) => (
+          <textarea
+            id={id}
+            rows={5}
+            spellcheck={false}
+            value={draft.limits}
+            onInput={(e) =>
+              setDraft({ ...draft, limits: (e.currentTarget as HTMLTextAreaElement).value })
+            }
+            aria-invalid={invalid}
+            aria-describedby={describedBy}
+          />
+        )}
+      </Field>
       <h3>Rules, in order (the first that matches decides)</h3>
       {draft.rules.length === 0 && <p>No rules: the limits and the model decide.</p>}
       <ol class="rule-list">
@@ -148,69 +140,73 @@ export function PolicyEditor({
                 data-testid={`rule-${index + 1}`}
               >
                 <legend>Rule {index + 1}</legend>
-                <div class="field">
-                  <label for={`${base}-id`}>Rule id</label>
-                  <input
-                    id={`${base}-id`}
-                    type="text"
-                    value={rule.id}
-                    onInput={(e) =>
-                      setRule(index, { id: (e.currentTarget as HTMLInputElement).value })
-                    }
-                    {...invalid(fields?.get("id"), `${base}-id-errors`)}
-                  />
-                  <FieldErrors id={`${base}-id-errors`} messages={fields?.get("id")} />
-                </div>
-                <div class="field">
-                  <label for={`${base}-action`}>Action</label>
-                  <select
-                    id={`${base}-action`}
-                    value={rule.action}
-                    onChange={(e) =>
-                      setRule(index, {
-                        action: (e.currentTarget as HTMLSelectElement).value as RuleDraft["action"],
-                      })
-                    }
-                    {...invalid(fields?.get("action"), `${base}-action-errors`)}
-                  >
-                    {ACTIONS.map((action) => (
-                      <option key={action} value={action}>
-                        {action}
-                      </option>
-                    ))}
-                  </select>
-                  <FieldErrors id={`${base}-action-errors`} messages={fields?.get("action")} />
-                </div>
-                <div class="field">
-                  <label for={`${base}-description`}>Description (optional)</label>
-                  <input
-                    id={`${base}-description`}
-                    type="text"
-                    value={rule.description}
-                    onInput={(e) =>
-                      setRule(index, { description: (e.currentTarget as HTMLInputElement).value })
-                    }
-                    {...invalid(fields?.get("description"), `${base}-description-errors`)}
-                  />
-                  <FieldErrors
-                    id={`${base}-description-errors`}
-                    messages={fields?.get("description")}
-                  />
-                </div>
-                <div class="field">
-                  <label for={`${base}-when`}>Condition (JSON)</label>
-                  <textarea
-                    id={`${base}-when`}
-                    rows={4}
-                    spellcheck={false}
-                    value={rule.when}
-                    onInput={(e) =>
-                      setRule(index, { when: (e.currentTarget as HTMLTextAreaElement).value })
-                    }
-                    {...invalid(fields?.get("when"), `${base}-when-errors`)}
-                  />
-                  <FieldErrors id={`${base}-when-errors`} messages={fields?.get("when")} />
-                </div>
+                <Field label="Rule id" id={`${base}-id`} errors={fields?.get("id")}>
+                  {(id, describedBy, invalid) => (
+                    <input
+                      id={id}
+                      type="text"
+                      value={rule.id}
+                      onInput={(e) =>
+                        setRule(index, { id: (e.currentTarget as HTMLInputElement).value })
+                      }
+                      aria-invalid={invalid}
+                      aria-describedby={describedBy}
+                    />
+                  )}
+                </Field>
+                <Field label="Action" id={`${base}-action`} errors={fields?.get("action")}>
+                  {(id, describedBy, invalid) => (
+                    <select
+                      id={id}
+                      value={rule.action}
+                      onChange={(e) =>
+                        setRule(index, {
+                          action: (e.currentTarget as HTMLSelectElement)
+                            .value as RuleDraft["action"],
+                        })
+                      }
+                      aria-invalid={invalid}
+                      aria-describedby={describedBy}
+                    >
+                      <Options values={ACTIONS} />
+                    </select>
+                  )}
+                </Field>
+                <Field
+                  label="Description (optional)"
+                  id={`${base}-description`}
+                  errors={fields?.get("description")}
+                >
+                  {(id, describedBy, invalid) => (
+                    <input
+                      id={id}
+                      type="text"
+                      value={rule.description}
+                      onInput={(e) =>
+                        setRule(index, {
+                          description: (e.currentTarget as HTMLInputElement).value,
+                        })
+                      }
+                      aria-invalid={invalid}
+                      aria-describedby={describedBy}
+                    />
+                  )}
+                </Field>
+                <Field label="Condition (JSON)" id={`${base}-when`} errors={fields?.get("when")}>
+                  {(id, describedBy, invalid) => (
+                    <textarea
+                      id={id}
+                      rows={4}
+                      spellcheck={false}
+                      value={rule.when}
+                      onInput={(e) =>
+                        setRule(index, { when: (e.currentTarget as HTMLTextAreaElement).value })
+                      }
+                      aria-invalid={invalid}
+                      aria-describedby={describedBy}
+                    />
+                  )}
+                </Field>
                 <FieldErrors id={`${base}-errors`} messages={ruleLevel} />
                 <div class="rule-actions">
                   <button

@@ -1,9 +1,11 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf, useApiCall } from "../api";
+import { api, useAction, useApiCall } from "../api";
+import { DecisionChangeChart } from "../components/chart";
+import { DateRange, isoOf } from "../components/date-range";
 import { ErrorBanner } from "../components/error-banner";
+import { Field } from "../components/field";
 import { percent, shortId, when } from "../format";
-import { DecisionChangeChart } from "./charts-b";
 import { PolicyEditor } from "./policy-editor";
 import { draftOf } from "./policy-form";
 
@@ -40,23 +42,16 @@ function PolicyDetail({ id }: { id: string }) {
     async () => (await api.GET("/v1/policies/{id}", { params: { path: { id } } })).data,
     [id],
   );
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const [notice, setNotice] = useState("");
 
-  const act = async (label: string, call: () => Promise<{ data: Policy }>) => {
-    setBusy(true);
-    setError(undefined);
+  const act = (label: string, call: () => Promise<{ data: Policy }>) => {
     setNotice("");
-    try {
+    return run(async () => {
       const { data } = await call();
       setNotice(label.replace("{version}", String(data.version ?? "")));
       policy.reload();
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const p = policy.data;
@@ -151,26 +146,16 @@ function PolicyDetail({ id }: { id: string }) {
   );
 }
 
-/** A `datetime-local` value as ISO 8601 (UTC), or undefined when empty. */
-function isoOf(local: string): string | undefined {
-  if (local === "") return undefined;
-  const date = new Date(local);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
-}
-
 function BacktestPanel({ id }: { id: string }) {
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
   const [limit, setLimit] = useState("10000");
   const [result, setResult] = useState<Backtest>();
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
-  const run = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       const fromIso = isoOf(from);
       const toIso = isoOf(to);
       const { data } = await api.POST("/v1/policies/{id}/backtest", {
@@ -183,47 +168,27 @@ function BacktestPanel({ id }: { id: string }) {
         },
       });
       setResult(data);
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
     <section aria-labelledby="backtest-heading" class="panel">
       <h2 id="backtest-heading">Backtest</h2>
       <p>Replays this policy over the assessments of the current mode. Changes nothing.</p>
-      <form class="inline-form" onSubmit={run}>
-        <div class="field">
-          <label for="backtest-from">From</label>
-          <input
-            id="backtest-from"
-            type="datetime-local"
-            value={from}
-            onInput={(e) => setFrom((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
-        <div class="field">
-          <label for="backtest-to">To</label>
-          <input
-            id="backtest-to"
-            type="datetime-local"
-            value={to}
-            onInput={(e) => setTo((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
-        <div class="field">
-          <label for="backtest-limit">Most recent assessments</label>
-          <input
-            id="backtest-limit"
-            type="number"
-            min={1}
-            max={100000}
-            value={limit}
-            onInput={(e) => setLimit((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
+      <form class="inline-form" onSubmit={submit}>
+        <DateRange id="backtest" from={from} to={to} onFrom={setFrom} onTo={setTo} />
+        <Field label="Most recent assessments" id="backtest-limit">
+          {(fieldId) => (
+            <input
+              id={fieldId}
+              type="number"
+              min={1}
+              max={100000}
+              value={limit}
+              onInput={(e) => setLimit((e.currentTarget as HTMLInputElement).value)}
+            />
+          )}
+        </Field>
         <button type="submit" class="primary" disabled={busy}>
           {busy ? "Running…" : "Run backtest"}
         </button>
@@ -400,14 +365,11 @@ function ShadowPanel({ id }: { id: string }) {
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
   const [report, setReport] = useState<ShadowReport>();
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
-  const load = async (event: Event) => {
+  const load = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       const fromIso = isoOf(from);
       const toIso = isoOf(to);
       const { data } = await api.GET("/v1/policies/{id}/shadow-report", {
@@ -417,11 +379,7 @@ function ShadowPanel({ id }: { id: string }) {
         },
       });
       setReport(data);
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -432,24 +390,7 @@ function ShadowPanel({ id }: { id: string }) {
         learned. Default window: the last 7 days.
       </p>
       <form class="inline-form" onSubmit={load}>
-        <div class="field">
-          <label for="shadow-from">From</label>
-          <input
-            id="shadow-from"
-            type="datetime-local"
-            value={from}
-            onInput={(e) => setFrom((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
-        <div class="field">
-          <label for="shadow-to">To</label>
-          <input
-            id="shadow-to"
-            type="datetime-local"
-            value={to}
-            onInput={(e) => setTo((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
+        <DateRange id="shadow" from={from} to={to} onFrom={setFrom} onTo={setTo} />
         <button type="submit" disabled={busy}>
           Show shadow report
         </button>

@@ -5,11 +5,11 @@
  */
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf } from "../api";
+import { api, useAction } from "../api";
 import { Decision } from "../components/decision";
 import { ErrorBanner } from "../components/error-banner";
 import { Feedback } from "../components/feedback";
-import { Field } from "../components/field";
+import { Field, Options } from "../components/field";
 import { type Column, Table, useKeyset } from "../components/table";
 import { shortId, when } from "../format";
 import { href } from "../router";
@@ -78,11 +78,7 @@ export function ReviewsPage(_: { params: string[] }) {
                 setStatus(event.currentTarget.value as Status);
               }}
             >
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
+              <Options values={STATUSES} />
             </select>
           )}
         </Field>
@@ -126,23 +122,15 @@ function ReviewPanel({
   onResolved: (review: Review) => void;
 }) {
   const [note, setNote] = useState("");
-  const [sending, setSending] = useState(false);
-  const [failure, setFailure] = useState<Failure>();
-  const resolve = async (decision: "approve" | "deny") => {
-    setSending(true);
-    setFailure(undefined);
-    try {
+  const { busy: sending, error: failure, run } = useAction();
+  const resolve = (decision: "approve" | "deny") =>
+    run(async () => {
       const { data } = await api.POST("/v1/reviews/{id}/resolve", {
         params: { path: { id: review.id } },
         body: { decision, ...(note.trim() ? { note: note.trim() } : {}) },
       });
       onResolved(data);
-    } catch (error) {
-      setFailure(failureOf(error));
-    } finally {
-      setSending(false);
-    }
-  };
+    });
   return (
     <section class="panel" aria-labelledby="review-panel">
       <h2 id="review-panel">Review of assessment {shortId(review.assessment_id)}</h2>

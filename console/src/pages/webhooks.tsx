@@ -1,10 +1,13 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, type Failure, failureOf, useApiCall } from "../api";
+import { api, useAction, useApiCall } from "../api";
+import { Checkboxes } from "../components/checkboxes";
+import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
+import { Field } from "../components/field";
+import { OneTimeSecret } from "../components/one-time-secret";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
-import { focusOnMount, OneTimeSecret } from "./shared-b";
 
 type Endpoint = components["schemas"]["WebhookEndpoint"];
 type EventType = Endpoint["event_types"][number];
@@ -103,14 +106,11 @@ function CreateEndpoint({
   const [url, setUrl] = useState("");
   const [description, setDescription] = useState("");
   const [types, setTypes] = useState<EventType[]>([]);
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       const { data } = await api.POST("/v1/webhook-endpoints", {
         body: {
           url,
@@ -122,57 +122,42 @@ function CreateEndpoint({
       setDescription("");
       setTypes([]);
       onCreated(data);
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
     <section aria-labelledby="create-endpoint" class="panel">
       <h2 id="create-endpoint">Add an endpoint</h2>
       <form onSubmit={submit}>
-        <div class="field">
-          <label for="endpoint-url">URL (https)</label>
-          <input
-            id="endpoint-url"
-            type="url"
-            required
-            placeholder="https://example.com/hooks/agent-risk"
-            value={url}
-            onInput={(e) => setUrl((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
-        <div class="field">
-          <label for="endpoint-description">Description (optional)</label>
-          <input
-            id="endpoint-description"
-            type="text"
-            maxLength={500}
-            value={description}
-            onInput={(e) => setDescription((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
-        <fieldset class="field scopes">
-          <legend>Events (none checked: every event)</legend>
-          {EVENT_TYPES.map((type) => (
-            <label key={type} class="choice">
-              <input
-                type="checkbox"
-                checked={types.includes(type)}
-                onChange={(e) =>
-                  setTypes(
-                    (e.currentTarget as HTMLInputElement).checked
-                      ? [...types, type]
-                      : types.filter((t) => t !== type),
-                  )
-                }
-              />{" "}
-              <code>{type}</code>
-            </label>
-          ))}
-        </fieldset>
+        <Field label="URL (https)" id="endpoint-url">
+          {(id) => (
+            <input
+              id={id}
+              type="url"
+              required
+              placeholder="https://example.com/hooks/agent-risk"
+              value={url}
+              onInput={(e) => setUrl((e.currentTarget as HTMLInputElement).value)}
+            />
+          )}
+        </Field>
+        <Field label="Description (optional)" id="endpoint-description">
+          {(id) => (
+            <input
+              id={id}
+              type="text"
+              maxLength={500}
+              value={description}
+              onInput={(e) => setDescription((e.currentTarget as HTMLInputElement).value)}
+            />
+          )}
+        </Field>
+        <Checkboxes
+          legend="Events (none checked: every event)"
+          options={EVENT_TYPES}
+          checked={types}
+          onChange={setTypes}
+        />
         <ErrorBanner failure={error} />
         <button type="submit" class="primary" disabled={busy}>
           Add endpoint
@@ -196,22 +181,15 @@ function EndpointRow({
   onChanged: () => void;
 }) {
   const [confirm, setConfirm] = useState<"" | "rotate" | "delete">("");
-  const [error, setError] = useState<Failure>();
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
+  const { busy, error } = action;
 
-  const run = async (call: () => Promise<void>) => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const run = (call: () => Promise<void>) =>
+    action.run(async () => {
       await call();
       setConfirm("");
       onChanged();
-    } catch (caught) {
-      setError(failureOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   const path = { params: { path: { id: endpoint.id } } };
 
   return (
@@ -243,51 +221,39 @@ function EndpointRow({
             </>
           )}
           {confirm === "rotate" && (
-            <fieldset class="confirm">
-              <legend class="visually-hidden">Confirm the rotation</legend>
-              <p>A new secret signs from now on; the current one also signs for 24 hours.</p>
-              <button
-                ref={focusOnMount}
-                type="button"
-                disabled={busy}
-                onClick={() =>
-                  run(async () => {
-                    const { data } = await api.POST("/v1/webhook-endpoints/{id}/rotate-secret", {
-                      ...path,
-                      body: { expires_in: 86_400 },
-                    });
-                    onSecret(data.secret);
-                  })
-                }
-              >
-                Confirm rotation
-              </button>{" "}
-              <button type="button" onClick={() => setConfirm("")}>
-                Cancel
-              </button>
-            </fieldset>
+            <Confirm
+              legend="Confirm the rotation"
+              action="Confirm rotation"
+              busy={busy}
+              onConfirm={() =>
+                run(async () => {
+                  const { data } = await api.POST("/v1/webhook-endpoints/{id}/rotate-secret", {
+                    ...path,
+                    body: { expires_in: 86_400 },
+                  });
+                  onSecret(data.secret);
+                })
+              }
+              onCancel={() => setConfirm("")}
+            >
+              A new secret signs from now on; the current one also signs for 24 hours.
+            </Confirm>
           )}
           {confirm === "delete" && (
-            <fieldset class="confirm">
-              <legend class="visually-hidden">Confirm the deletion</legend>
-              <p>Pending deliveries are cancelled; the records stay.</p>
-              <button
-                ref={focusOnMount}
-                type="button"
-                class="danger"
-                disabled={busy}
-                onClick={() =>
-                  run(async () => {
-                    await api.DELETE("/v1/webhook-endpoints/{id}", path);
-                  })
-                }
-              >
-                Confirm delete
-              </button>{" "}
-              <button type="button" onClick={() => setConfirm("")}>
-                Cancel
-              </button>
-            </fieldset>
+            <Confirm
+              legend="Confirm the deletion"
+              action="Confirm delete"
+              danger
+              busy={busy}
+              onConfirm={() =>
+                run(async () => {
+                  await api.DELETE("/v1/webhook-endpoints/{id}", path);
+                })
+              }
+              onCancel={() => setConfirm("")}
+            >
+              Pending deliveries are cancelled; the records stay.
+            </Confirm>
           )}
           <ErrorBanner failure={error} />
         </div>

@@ -1,17 +1,9 @@
-import "./pages-b.css";
-import { CopyButton } from "../components/copy-button";
-
-// Small pieces the pages B share: the focus of a confirmation, and a secret shown once.
+import { CopyButton } from "./copy-button";
 
 /**
- * A ref that focuses its element when it appears: an inline confirmation takes the focus from
- * the button that opened it (which goes away), so the keyboard lands on "Confirm".
+ * A secret shown this once (an API key's plaintext, a webhook signing secret): the value, a copy
+ * button, and the warning.
  */
-export function focusOnMount(element: HTMLElement | null): void {
-  element?.focus();
-}
-
-/** A secret shown this once: the value, a copy button, and the warning. */
 export function OneTimeSecret({ title, value }: { title: string; value: string }) {
   return (
     <section class="one-time-secret" aria-label={title}>
