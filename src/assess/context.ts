@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { SPEND_STATE_SQL, spendStateOf } from "../billing/guard";
 import { type AnchorRow, activeIssuers, anchorsOf, type RootHeader } from "../credentials/issuers";
-import { renderedOnce } from "../db/prepared";
+import { type Placeholders, preparedOnce } from "../db/prepared";
 import { assessments, reviews } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { aggregatesJson } from "../rules/aggregates";
@@ -39,27 +39,9 @@ export interface ContextQuery {
  */
 export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<AssessContext> {
   const [replay, keyOwner, identity, issuers] = await tenant.batch((db) => [
-    db
-      .select({
-        assessment: assessments,
-        review: reviews,
-        // A replay's answer says whether its entry is anchored; the identity statement below
-        // reads nothing for a replay, so the frontier rides here.
-        anchored: sql<number | string | null>`(select max(c.tree_size) from audit_checkpoints c)`,
-      })
-      .from(assessments)
-      .leftJoin(reviews, eq(reviews.assessmentId, assessments.id))
-      .where(eq(assessments.contentHash, q.contentHash)),
-    db
-      .select({ contentHash: assessments.contentHash })
-      .from(assessments)
-      .where(
-        and(
-          eq(assessments.livemode, q.livemode),
-          eq(assessments.idempotencyKey, q.idempotencyKey ?? ""),
-        ),
-      ),
-    identityAndHistory({
+    replayOf(db, { contentHash: q.contentHash }),
+    keyOwnerOf(db, { livemode: q.livemode, idempotencyKey: q.idempotencyKey ?? "" }),
+    identityAndHistory(db, {
       contentHash: q.contentHash,
       livemode: q.livemode,
       thumbprint: q.thumbprint,
@@ -119,7 +101,33 @@ type IdentityValues = Pick<
   "contentHash" | "livemode" | "thumbprint" | "cardRef" | "agentId" | "currency" | "counterparty"
 >;
 
-const identityAndHistory = renderedOnce<IdentityValues>((q) => {
+/** The stored assessment of the same request, with its review item (for the refinement). */
+const replayOf = preparedOnce((db, q: Placeholders<{ contentHash: string }>) =>
+  db
+    .select({
+      assessment: assessments,
+      review: reviews,
+      // A replay's answer says whether its entry is anchored; the identity statement reads
+      // nothing for a replay, so the frontier rides here.
+      anchored: sql<number | string | null>`(select max(c.tree_size) from audit_checkpoints c)`,
+    })
+    .from(assessments)
+    .leftJoin(reviews, eq(reviews.assessmentId, assessments.id))
+    .where(eq(assessments.contentHash, q.contentHash)),
+);
+
+/** The assessment holding the caller's idempotency key in this mode, if any. */
+const keyOwnerOf = preparedOnce(
+  (db, q: Placeholders<{ livemode: boolean; idempotencyKey: string }>) =>
+    db
+      .select({ contentHash: assessments.contentHash })
+      .from(assessments)
+      .where(
+        and(eq(assessments.livemode, q.livemode), eq(assessments.idempotencyKey, q.idempotencyKey)),
+      ),
+);
+
+const identityAndHistory = preparedOnce((db, q: Placeholders<IdentityValues>) => {
   const scope = {
     agentId: sql`(select id from chosen)`,
     counterparty: sql`${q.counterparty}`,
@@ -127,7 +135,7 @@ const identityAndHistory = renderedOnce<IdentityValues>((q) => {
     livemode: sql`${q.livemode}`,
     until: null,
   };
-  return sql`
+  return db.execute(sql`
     with replayed as (
       select exists (select 1 from assessments r where r.content_hash = ${q.contentHash}) as yes
     ),
@@ -216,5 +224,5 @@ const identityAndHistory = renderedOnce<IdentityValues>((q) => {
       (select max(c.tree_size) from audit_checkpoints c) as anchored,
       (select row_to_json(s) from (${SPEND_STATE_SQL}) s) as spend
     -- A replay answers its stored row: no history, aggregates or policy to compute or decode.
-    where not (select yes from replayed)`;
+    where not (select yes from replayed)`);
 });

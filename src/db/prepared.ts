@@ -1,33 +1,50 @@
-import { fillPlaceholders, type Placeholder, type SQL, sql } from "drizzle-orm";
-import { PgDialect } from "drizzle-orm/pg-core";
-import { PgRaw } from "drizzle-orm/pg-core/query-builders/raw";
+import { fillPlaceholders, type Placeholder, sql } from "drizzle-orm";
+import type { Database } from "./client";
+import type { Batch } from "./tenant";
 
-const dialect = new PgDialect();
+/** A placeholder per named value, carrying the value's type for the caller's values. */
+export type Placeholders<P> = { [K in keyof P]: Placeholder<K & string, P[K]> };
 
-type Placeholders<P> = { [K in keyof P]: Placeholder<K & string> };
+/** What drizzle's batch asks of each item once built (`NeonHttpSession.batch`). */
+interface Prepared {
+  getQuery(): { sql: string; params: unknown[] };
+  isResponseInArrayMode(): boolean;
+  mapResult(result: unknown, fromBatch?: boolean): unknown;
+}
+
+type Built = Batch[number];
 
 /**
- * A statement whose SQL text is rendered once per isolate, for the hot path's largest ones:
- * drizzle walks every chunk of a `sql` template each time it renders one, which for the
- * context read's identity statement (a few hundred chunks) cost more than the statement's
- * answer. The template is built with a placeholder per named value; each call fills them in.
- * The statement it answers is a batch item (`Tenant.batch`), answered as the driver's result.
+ * A hot-path statement built and rendered once per isolate, then run with new values: drizzle
+ * walks every column and chunk of a query each time it renders one, which for the context
+ * read's statements (the assessment's fifty-odd columns, the identity statement's few hundred
+ * chunks) cost more CPU than decoding their answers. `build` names each value by a placeholder;
+ * each call fills them in. What it answers is a batch item for `Tenant.batch`, typed as the
+ * query `build` makes, and mapped the same way (fields, joins); awaiting it outside a batch is
+ * refused rather than silently answering the item itself.
  */
-export function renderedOnce<P extends Record<string, unknown>>(
-  build: (values: Placeholders<P>) => SQL,
-): (values: P) => PgRaw<unknown> {
-  let rendered: { sql: string; params: unknown[] } | undefined;
+export function preparedOnce<P extends Record<string, unknown>, Q extends Built>(
+  build: (db: Database, values: Placeholders<P>) => Q,
+): (db: Database, values: P) => Q {
+  let prepared: Prepared | undefined;
   const names = new Proxy({} as Placeholders<P>, {
     get: (_, name) => sql.placeholder(String(name)),
   });
-  return (values) => {
-    rendered ??= dialect.sqlToQuery(build(names));
+  return (db, values) => {
+    prepared ??= (build(db, names) as unknown as { _prepare(): Prepared })._prepare();
+    const once = prepared;
+    const rendered = once.getQuery();
     const query = { sql: rendered.sql, params: fillPlaceholders(rendered.params, values) };
-    return new PgRaw(
-      () => Promise.reject(new Error("a statement rendered once runs in a batch")),
-      sql.raw(query.sql),
-      query,
-      (result: unknown) => result,
-    );
+    const item: Prepared = {
+      getQuery: () => query,
+      isResponseInArrayMode: () => once.isResponseInArrayMode(),
+      mapResult: (result, fromBatch) => once.mapResult(result, fromBatch),
+    };
+    return {
+      _prepare: () => item,
+      // biome-ignore lint/suspicious/noThenProperty: refuses to be awaited outside a batch
+      then: (_: unknown, reject: (error: Error) => void) =>
+        reject(new Error("a prepared-once statement runs in a batch")),
+    } as unknown as Q;
   };
 }
