@@ -392,6 +392,9 @@ function newMiniflare(scripts: { main: string; driver: string }, endpoint: SqlEn
         compatibilityDate: COMPATIBILITY_DATE,
         compatibilityFlags: ["nodejs_compat"],
         durableObjects: { ORG_LEDGER: { className: "OrgLedger", useSQLite: true } },
+        // No Miniflare Worker copying each outbound request (the DO's writes) to strip a header
+        // Cloudflare's edge strips natively (scripts/bench/assess-workerd.ts).
+        stripCfConnectingIp: false,
         bindings: {
           DATABASE_URL: localDatabaseUrl(endpoint.url),
           LOCAL_SQL_ENDPOINT: "true",
