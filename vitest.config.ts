@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { localDatabaseUrl } from "./scripts/local-keys.ts";
+import { NODE_DATABASE_TESTS } from "./test/support/database-projects.ts";
 
 // Tests and examples import the client package by name; they get its source, never a stale
 // dist/ (the packed build is checked by packages/client/test/pack.test.ts).
@@ -30,6 +31,19 @@ export default defineConfig({
         test: {
           name: "node",
           include: ["test/node/**/*.test.ts"],
+          exclude: NODE_DATABASE_TESTS,
+          environment: "node",
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        // The Node tests that reach DATABASE_URL's database: CI's PostgreSQL pass runs these
+        // with the Worker tests (test/support/database-projects.ts).
+        extends: true,
+        test: {
+          name: "node-db",
+          include: NODE_DATABASE_TESTS,
           environment: "node",
           testTimeout: 30_000,
           hookTimeout: 60_000,
