@@ -32,10 +32,10 @@ export interface ContextQuery {
  * item (for the refinement), the idempotency key's owner, and one statement for the rest: the
  * agent named by each piece of evidence, the agent's history, the window aggregates the active
  * and shadow rule lists read, the active and shadow policies (a shadow adds no round trip and
- * no statement), the anchoring frontier, and the spend guard's state (plan, cap, meter). The
+ * no statement), and the spend guard's state (plan, cap, meter). The
  * agent chosen is the key's, else the card's, else the explicit one; the history is that
- * agent's. For a replay that last statement answers no row: the replay lookup carries the one
- * thing a replay's answer needs from it (the anchoring frontier).
+ * agent's. For a replay that last statement answers no row; the anchoring frontier, which only
+ * a replay's answer needs, rides in the replay lookup.
  */
 export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<AssessContext> {
   const [replay, keyOwner, identity, issuers] = await tenant.batch((db) => [
@@ -78,7 +78,9 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     agent: (row.agent as AgentRowView | null) ?? null,
     history: (row.history as AssessContext["history"]) ?? null,
     aggregates: (row.aggregates as Record<string, unknown> | null) ?? null,
-    anchoredThrough: Number(replay[0]?.anchored ?? row.anchored ?? 0),
+    // Only a replay's stored entry can be anchored already: a fresh one is sequenced after
+    // this read, past any checkpoint it could see.
+    anchoredThrough: Number(replay[0]?.anchored ?? 0),
     spend: spendStateOf((row.spend as Record<string, unknown> | null) ?? undefined),
     ...(q.credentialRoot && !replay[0]
       ? {
@@ -214,14 +216,13 @@ const identityAndHistory = preparedOnce((db, q: Placeholders<IdentityValues>) =>
         sql`coalesce((select p.aggregates from policies p where p.shadow), '[]'::jsonb)`,
         scope,
       )} as shadow_aggregates,
-      -- The active and shadow policies, the anchoring frontier and the spend guard's state ride
+      -- The active and shadow policies and the spend guard's state ride
       -- in this one statement (they were statements of their own): each is a scalar subquery,
       -- and a statement costs the database a parse, a plan and a result set however small.
       (select json_build_object('id', p.id, 'version', p.version, 'rules', p.rules)
          from policies p where p.status = 'active') as policy,
       (select json_build_object('id', p.id, 'version', p.version, 'rules', p.rules)
          from policies p where p.shadow) as shadow_policy,
-      (select max(c.tree_size) from audit_checkpoints c) as anchored,
       (select row_to_json(s) from (${SPEND_STATE_SQL}) s) as spend
     -- A replay answers its stored row: no history, aggregates or policy to compute or decode.
     where not (select yes from replayed)`);
