@@ -24,6 +24,8 @@ export interface GroupCommitHost {
   /** The org the object is bound to; nothing is written before it is bound. */
   orgId: () => string | undefined;
   waitUntil: (promise: Promise<unknown>) => void;
+  /** Runs first in every write, before it reads what to send: the host sequences what queued. */
+  beforeWrite: () => void;
 }
 
 /**
@@ -52,17 +54,36 @@ export class GroupCommit {
     this.checkpointsPending = true;
   }
 
+  /** Whether a write to Postgres is in flight. */
+  get writing(): boolean {
+    return this.flight !== null;
+  }
+
   /** Returns once Postgres has every entry through `sequence` and every stored checkpoint. */
   async through(sequence: number): Promise<void> {
-    while (this.flushed < sequence || this.checkpointsPending) {
-      this.flight ??= this.flushOnce().finally(() => {
-        this.flight = null;
-      });
-      await this.flight;
-    }
+    while (this.flushed < sequence || this.checkpointsPending) await this.write();
+  }
+
+  /**
+   * Waits out the write in flight (its failure is its own callers'), then makes sure the next
+   * one starts: its first step, `beforeWrite`, is where what queued meanwhile is sequenced.
+   */
+  async afterWrite(): Promise<void> {
+    await this.flight?.catch(() => {});
+    // Whoever waits for this write (`through`) sees its failure; it is handled here only so
+    // that a write nobody waits for cannot end as an unhandled rejection.
+    this.write().catch(() => {});
+  }
+
+  private write(): Promise<void> {
+    this.flight ??= this.flushOnce().finally(() => {
+      this.flight = null;
+    });
+    return this.flight;
   }
 
   private async flushOnce(): Promise<void> {
+    this.host.beforeWrite();
     const { store, storage } = this.host;
     const env = this.host.env();
     const orgId = this.host.orgId();

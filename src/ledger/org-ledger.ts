@@ -38,6 +38,19 @@ export interface DeferredAppend {
 const ATTACHMENT_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
+ * A critical section: sequences from `head` and writes what goes with it, synchronously, and
+ * answers its result and the new head.
+ */
+type Section<T> = (head: Head | null) => [T, Head | null];
+
+/** A section waiting for the write in flight to return, and its caller's promise. */
+interface Queued {
+  section: Section<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
  * The sequencer of one organization's audit ledger (one instance per org, by name). It alone
  * assigns sequence numbers: the chain head lives in its own SQLite storage and every append
  * computes its hash synchronously (`sequencing.ts`), so no two appends can interleave. Entries
@@ -53,6 +66,8 @@ export class OrgLedger extends DurableObject<Env> {
   private head: Head | null;
   private orgId: string | undefined;
   private anchoring: Promise<CheckpointRecord | null> | null = null;
+  /** Sections that arrived while a write was in flight: sequenced together before the next. */
+  private queued: Queued[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -65,6 +80,7 @@ export class OrgLedger extends DurableObject<Env> {
       env: () => this.env,
       orgId: () => this.orgId,
       waitUntil: (promise) => ctx.waitUntil(promise),
+      beforeWrite: () => this.sequenceQueued(),
     });
     this.alarmClock = new AnchorAlarm(ctx.storage, () => this.env);
     // Reconcile: a crash between the local commit and the Postgres write left a backlog. The
@@ -104,18 +120,16 @@ export class OrgLedger extends DurableObject<Env> {
     also: (appended: Appended[]) => void,
   ): Promise<Appended[]> {
     this.bind(orgId);
-    let head = this.head;
-    const appended = this.ctx.storage.transactionSync(() => {
+    const appended = await this.critical((from) => {
+      let head = from;
       const answers = inputs.map((input) => {
         const [answer, next] = sequenceEntry(this.store, orgId, input, head);
         head = next;
         return answer;
       });
       also(answers);
-      return answers;
+      return [answers, head];
     });
-    // Only now, with the transaction committed, does the in-memory head move.
-    this.head = head;
     const last = Math.max(0, ...appended.map((a) => a.sequence));
     try {
       await this.commits.through(last);
@@ -284,21 +298,20 @@ export class OrgLedger extends DurableObject<Env> {
     const signatures = await Promise.all(
       candidates.map((verdict) => key.signClaims(verdict.claims, RISK_PAYLOAD_TYP)),
     );
-    // A duplicate may have committed while this one signed.
-    const raced = earlierCommit(this.store, commit.once);
-    if (raced) return this.answerFor(raced, true);
-    const choice = spendChoice(this.store, commit);
-    const verdict = candidates[choice] as Verdict;
-    const plan = assessmentPlan(commit, verdict, {
-      jws: signatures[choice] as string,
-      kid: key.kid,
-    });
-    const record = plan.record;
     const [primary, ...others] = commit.once;
     if (primary === undefined) throw new Error("commitAssessment needs a once key");
-    const head = this.head;
-    const [answer, next] = this.ctx.storage.transactionSync(() => {
-      const sequenced = sequenceEntry(
+    const committed = await this.critical<StoredEntry | number>((head) => {
+      // A duplicate may have committed while this one signed (or waited for its turn).
+      const raced = earlierCommit(this.store, commit.once);
+      if (raced) return [raced, head];
+      const choice = spendChoice(this.store, commit);
+      const verdict = candidates[choice] as Verdict;
+      const plan = assessmentPlan(commit, verdict, {
+        jws: signatures[choice] as string,
+        kid: key.kid,
+      });
+      const record = plan.record;
+      const [sequenced, next] = sequenceEntry(
         this.store,
         orgId,
         {
@@ -310,25 +323,78 @@ export class OrgLedger extends DurableObject<Env> {
         },
         head,
       );
-      const sequence = sequenced[0].sequence;
+      const sequence = sequenced.sequence;
       for (const other of others) this.store.setOnce(other, sequence);
       this.store.setWrite(sequence, JSON.stringify(plan), Date.now());
       const spend = commit.spend;
       if (spend && choice === 0 && record.decision === "approve") {
         this.store.addSpend(spend.root, spend.transaction, spend.amount, spend.currency, sequence);
       }
-      return sequenced;
+      return [sequence, next];
     });
-    this.head = next;
+    if (typeof committed !== "number") return this.answerFor(committed, true);
     await this.alarmClock.schedule();
     if (modeOf(this.env) === "test" && commit.faults.includes("persist")) {
       // The request dies here: the entry and its write are the object's, and a retry (or the
       // alarm) writes them.
       throw new Error("injected fault: persist");
     }
-    const entry = this.store.entry(answer.sequence);
-    if (!entry) throw new Error(`ledger ${orgId}: entry ${answer.sequence} vanished`);
+    const entry = this.store.entry(committed);
+    if (!entry) throw new Error(`ledger ${orgId}: entry ${committed} vanished`);
     return this.answerFor(entry, false);
+  }
+
+  /**
+   * Runs a critical section in a storage transaction. With no write to Postgres in flight it
+   * runs now. Otherwise it waits for that write to return and runs, with every section that
+   * queued meanwhile, in one transaction just before the next write, which carries them all:
+   * one commit to the object's storage per batch instead of one per caller. The caller waits
+   * for that next write in either case, so waiting for its turn costs it nothing; a crash
+   * before its turn loses a section that nothing was told of, nor wrote anywhere.
+   */
+  private async critical<T>(section: Section<T>): Promise<T> {
+    if (!this.commits.writing) {
+      const [value, next] = this.ctx.storage.transactionSync(() => section(this.head));
+      // Only now, with the transaction committed, does the in-memory head move.
+      this.head = next;
+      return value;
+    }
+    const settled = new Promise<T>((resolve, reject) => {
+      this.queued.push({ section, resolve: resolve as (value: unknown) => void, reject });
+    });
+    await this.commits.afterWrite();
+    return settled;
+  }
+
+  /** The first step of every write: the queued sections, in arrival order, in one transaction. */
+  private sequenceQueued(): void {
+    const queued = this.queued.splice(0);
+    if (queued.length === 0) return;
+    let head = this.head;
+    let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[];
+    try {
+      outcomes = this.ctx.storage.transactionSync(() =>
+        queued.map(({ section }) => {
+          try {
+            // A savepoint of its own: a section that throws leaves the others' writes in place.
+            const [value, next] = this.ctx.storage.transactionSync(() => section(head));
+            head = next;
+            return { ok: true as const, value };
+          } catch (error) {
+            return { ok: false as const, error };
+          }
+        }),
+      );
+    } catch (error) {
+      for (const { reject } of queued) reject(error);
+      return;
+    }
+    this.head = head;
+    outcomes.forEach((outcome, i) => {
+      const { resolve, reject } = queued[i] as Queued;
+      if (outcome.ok) resolve(outcome.value);
+      else reject(outcome.error);
+    });
   }
 
   private answerFor(entry: StoredEntry, replayed: boolean): Promise<CommitAnswer> {

@@ -386,7 +386,9 @@ describe("the session cookie as an API credential", () => {
       ],
     });
     const other = await signIn();
-    for (const wrong of [other.csrf, `${who.csrf.slice(0, -1)}A`, ""]) {
+    // One character changed, to one it cannot already be (a fixed "A" would equal it 1 time in 16).
+    const oneOff = `${who.csrf.startsWith("A") ? "B" : "A"}${who.csrf.slice(1)}`;
+    for (const wrong of [other.csrf, oneOff, ""]) {
       const res = await call("/v1/me", { headers: { cookie, "x-csrf-token": wrong } });
       expect(res.status).toBe(403);
       expect(res.json.error).toBe("csrf_failed");

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import type { AssessmentCommit, CommitAnswer, Verdict } from "../../src/assess/commit";
@@ -231,5 +231,45 @@ describe("the group commit", () => {
       where a.org_id = ${org.id}`;
     expect(rows).toHaveLength(30);
     expect(rows.every((r) => r.matches === true)).toBe(true);
+  });
+
+  it("sequences what arrives during a write together, in one storage transaction before the next", async () => {
+    const org = await newOrg();
+    const ledger = ledgerOf(env, org.id);
+    const first = await commit(org, commitOf(null));
+    const after = first.kind === "stored" ? first.record.audit_sequence : Number.NaN;
+    // Counts the object's outermost storage transactions: one per commit to its disk.
+    const count = { outer: 0, depth: 0 };
+    await runInDurableObject(ledger, (_object, state) => {
+      const storage = state.storage;
+      const run = storage.transactionSync.bind(storage);
+      storage.transactionSync = <T>(closure: () => T): T => {
+        if (count.depth === 0) count.outer += 1;
+        count.depth += 1;
+        try {
+          return run(closure);
+        } finally {
+          count.depth -= 1;
+        }
+      };
+    });
+    const spendOf = (i: number) => ({ root: "root-1", transaction: `tx-${i}`, amount: 100 });
+    const commits = Array.from({ length: 20 }, (_, i) => commitOf({ ...spendOf(i), budget: 500 }));
+    // A retry of one of them, racing it: answered with the first's entry, never a second one.
+    const answers = await Promise.all(
+      [...commits, commits[7] as AssessmentCommit].map((c) => commit(org, c)),
+    );
+    const sequences = answers.map((a) => (a.kind === "stored" ? a.record.audit_sequence : 0));
+    expect(new Set(sequences).size).toBe(20);
+    expect(sequences[20]).toBe(sequences[7]);
+    expect(answers[20]).toMatchObject({ kind: "stored", replayed: true });
+    expect([...new Set(sequences)].sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 20 }, (_, i) => after + 1 + i),
+    );
+    // Exactly five fit the budget, whichever order the batch ran them in.
+    expect(answers.slice(0, 20).filter((a) => decided(a) === "approve")).toHaveLength(5);
+    // Twenty commits, and for each write its batch's one transaction and the one recording it
+    // written: far fewer than one per commit (the first write's batch is the first commit alone).
+    expect(count.outer).toBeLessThan(12);
   });
 });
