@@ -90,6 +90,22 @@ describe("when Postgres is unreachable during an append", () => {
     expect(await stored(org.id)).toEqual([1, 2]);
   });
 
+  it("fails the appends queued behind a failed write too, keeping their entries for the alarm", async () => {
+    const org = await newOrg();
+    const restore = await cutDatabase(org.id);
+    // Ten at once: the first goes out alone, the rest queue behind its write and go in the next.
+    const outcomes = await Promise.all(
+      Array.from({ length: 10 }, () => outcome(ledger(org.id).append(org.id, [input]))),
+    );
+    for (const failed of outcomes) expect(String(failed)).toMatch(/ledger_unavailable/);
+    expect(await stored(org.id)).toEqual([1]);
+    await restore();
+    expect(await runDurableObjectAlarm(ledger(org.id))).toBe(true);
+    expect(await stored(org.id)).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
+    const report = await call("/v1/audit/verify", { token: org.token });
+    expect(report.json).toMatchObject({ ok: true, checked: 11 });
+  });
+
   it("answers a mutating route 503, never 500, and leaves no usable unaudited key", async () => {
     const org = await newOrg();
     const restore = await cutDatabase(org.id);
