@@ -4,6 +4,7 @@ import { canonicalize } from "../lib/canonical";
 import { sha256 } from "../lib/digest";
 import { toHex, utf8 } from "../lib/encoding";
 import { withUnicodePattern } from "../schemas/common";
+import { type A2ABinding, a2aBinding } from "./a2a-binding";
 import {
   isMandateType,
   MANDATE_TYPES,
@@ -25,22 +26,6 @@ export type { MandateFacts } from "./facts";
 
 export const ACTION_KINDS = ["ap2_payment", "message_send", "voice_call", "custom"] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
-
-export const A2A_VERSIONS = ["0.3", "1.0"] as const;
-export type A2AVersion = (typeof A2A_VERSIONS)[number];
-/** What A2A assumes when no version is stated (A2A spec: an empty `A2A-Version` means 0.3). */
-export const A2A_DEFAULT_VERSION: A2AVersion = "0.3";
-
-/** The A2A binding of an assessment, as stored and as listed. */
-export const A2ABinding = z
-  .object({
-    version: z.enum(A2A_VERSIONS),
-    task_id: z.string().nullable(),
-    context_id: z.string().nullable(),
-    agent_card_ref: z.string().nullable(),
-  })
-  .openapi("A2ABinding");
-export type A2ABinding = z.infer<typeof A2ABinding>;
 
 export interface ParsedAssessRequest {
   kind: ActionKind;
@@ -79,7 +64,6 @@ const a2aBlockSchema = z.strictObject({
   agent_card_ref: foreignId(2048).optional(),
   a2a_version: z.string().max(16).optional().openapi({ description: "`0.3` or `1.0`" }),
 });
-type A2ABlock = z.infer<typeof a2aBlockSchema>;
 
 /** RFC 3986 scheme and colon: RFC 7519 wants an `aud` holding a `:` to be a URI. */
 const URI_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
@@ -340,50 +324,6 @@ function mandateTypeOf(
     ]);
   }
   return named;
-}
-
-/**
- * A2A is engaged by a non-empty `A2A-Version` header or by an `a2a` block. An empty header
- * counts as absent: A2A reads an empty header exactly as a missing one (version 0.3), and a
- * missing one does not engage A2A here. A version is Major.Minor; a patch part ("0.3.0", as
- * Agent Cards write `protocolVersion`) is accepted and dropped, since A2A versions
- * compatibility by Major.Minor. A block without a version and without a header gets 0.3.
- */
-function a2aBinding(block: A2ABlock | undefined, header: string | null): A2ABinding | null {
-  const headerText = header?.trim() || undefined;
-  const blockText = block?.a2a_version?.trim() || undefined;
-  if (headerText === undefined && block === undefined) return null;
-  const fromHeader = headerText === undefined ? null : supportedVersion(headerText, "a2a-version");
-  const fromBlock = blockText === undefined ? null : supportedVersion(blockText, "a2a.a2a_version");
-  if (fromHeader !== null && fromBlock !== null && fromHeader !== fromBlock) {
-    throw new ApiError("a2a_version_mismatch", [
-      {
-        path: "a2a.a2a_version",
-        message: `is ${fromBlock}, but the A2A-Version header says ${fromHeader}`,
-      },
-    ]);
-  }
-  return {
-    version: fromHeader ?? fromBlock ?? A2A_DEFAULT_VERSION,
-    task_id: block?.task_id ?? null,
-    context_id: block?.context_id ?? null,
-    agent_card_ref: block?.agent_card_ref ?? null,
-  };
-}
-
-const VERSION = /^(0|[1-9]\d{0,3})\.(0|[1-9]\d{0,3})(?:\.(?:0|[1-9]\d{0,3}))?$/;
-
-function supportedVersion(text: string, path: string): A2AVersion {
-  const match = VERSION.exec(text);
-  const majorMinor = match ? `${match[1]}.${match[2]}` : null;
-  const supported = A2A_VERSIONS.find((version) => version === majorMinor);
-  if (supported === undefined) {
-    // The value is not echoed: a header can be long, and it is the caller's own input.
-    throw new ApiError("unsupported_a2a_version", [
-      { path, message: `must be one of ${A2A_VERSIONS.join(", ")} (Major.Minor)` },
-    ]);
-  }
-  return supported;
 }
 
 /**

@@ -1,7 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, gte, lte, max } from "drizzle-orm";
+import { A2ABinding } from "../assess/a2a-binding";
 import { fromRow, Outcome, toOutcome } from "../assess/outcome";
-import { A2ABinding, ACTION_KINDS } from "../assess/request";
+import { ACTION_KINDS } from "../assess/request";
 import { assessments, auditCheckpoints, reviews } from "../db/schema";
 import { orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
