@@ -14,7 +14,7 @@ const PUBLIC: RouteCase[] = [
   { method: "GET", path: "/health", scope: null },
   { method: "GET", path: "/.well-known/jwks.json", scope: null },
   { method: "GET", path: "/v1/trust-list", scope: null },
-  { method: "GET", path: "/v1/verify/artifact?digest=sha256:" + "ab".repeat(32), scope: null },
+  { method: "GET", path: `/v1/verify/artifact?digest=sha256:${"ab".repeat(32)}`, scope: null },
   { method: "GET", path: "/v1/transparency/logs/{logId}", scope: null },
   { method: "GET", path: "/v1/transparency/logs/{logId}/checkpoints", scope: null },
   { method: "GET", path: "/v1/transparency/proofs/{leafHash}", scope: null },
