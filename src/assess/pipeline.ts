@@ -1,7 +1,6 @@
 import { calculateJwkThumbprint } from "jose";
 import type { Caller } from "../auth/caller";
 import { guardSpend } from "../billing/guard";
-import type { ChainVerdict } from "../credentials/verify";
 import type { Tenant } from "../db/tenant";
 import { type Env, modeOf, publicBaseUrl } from "../env";
 import { ApiError } from "../errors";
@@ -12,42 +11,24 @@ import { logError } from "../lib/log";
 import { openedRefinement, refinementOf } from "../reviews/records";
 import { recordInputs } from "../rules/inputs";
 import type { Refinement } from "../schemas/reviews";
-import type { AssessmentEventData } from "../schemas/webhook-events";
 import { signer } from "../signing/signer";
 import { scoreBehavior } from "./behavior";
-import type {
-  AssessmentCommit,
-  CredentialSpend,
-  RecordDraft,
-  Verdict,
-  VerdictFields,
-} from "./commit";
+import type { AssessmentCommit, RecordDraft } from "./commit";
 import { loadContext } from "./context";
-import {
-  type AssessedFailure,
-  type CredentialOutcome,
-  credentialOutcome,
-  refusedDecision,
-  requireLivePresentation,
-  verifyPresented,
-} from "./credential";
+import { credentialOutcome, requireLivePresentation, verifyPresented } from "./credential";
 import { withoutServiceRiskData, withRiskPayload } from "./facts";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
 import { evaluatePolicy } from "./policy-rules";
-import {
-  type ActionKind,
-  mandateCanonicalHash,
-  type ParsedAssessRequest,
-  unstorableAt,
-} from "./request";
-import { reviewOpening, spendTerms } from "./review-opening";
-import { type Decision, decide, scoreIdentity } from "./risk";
+import { mandateCanonicalHash, type ParsedAssessRequest, unstorableAt } from "./request";
+import { reviewOpening } from "./review-opening";
+import { decide, scoreIdentity } from "./risk";
 import type { CredentialEvidence } from "./risk-input";
 import type { ComponentResult } from "./risk-model";
-import { type RiskPayloadFacts, riskPayloadClaims, riskPayloadTtlSeconds } from "./risk-payload";
+import { riskPayloadTtlSeconds } from "./risk-payload";
 import { shadowVerdict } from "./shadow";
 import { Stopwatch } from "./stopwatch";
+import { type PayloadFacts, spendOf, verdictOf } from "./verdict";
 
 export interface Assessed {
   outcome: Outcome;
@@ -210,78 +191,6 @@ function onceKeys(draft: RecordDraft): string[] {
   return once;
 }
 
-/** What a Risk Payload states besides its verdict, its credential and its own id. */
-type PayloadFacts = Omit<
-  RiskPayloadFacts,
-  "decision" | "riskScore" | "riskLevel" | "payloadId" | "credentialReference" | "mandateVerified"
->;
-
-/**
- * What approving a verified payment spends, for the ledger object to judge against what it
- * approved before under the same root, and the verdicts it answers instead when it refuses.
- */
-function spendOf(
-  verdict: ChainVerdict,
-  decision: Decision,
-  facts: PayloadFacts,
-  credential: CredentialOutcome | null,
-): CredentialSpend | null {
-  const spend = verdict.spend;
-  if (!spend || !credential) return null;
-  const refused = (failure: AssessedFailure, description: string) =>
-    verdictOf(refusedDecision(decision, failure, description), facts, {
-      ...credential,
-      verified: false,
-      failure,
-    });
-  return {
-    ...spendTerms(spend),
-    instead: {
-      already_consumed: refused(
-        "already_consumed",
-        `transaction ${spend.transactionId} was already approved under this consent`,
-      ),
-      budget_exceeded: refused(
-        "budget_exceeded",
-        "this payment would take the open mandate past its budget or its number of payments",
-      ),
-    },
-  };
-}
-
-/** A decision as a verdict the ledger object may sign: its record fields, claims and events. */
-function verdictOf(
-  decision: Decision,
-  facts: PayloadFacts,
-  credential: CredentialOutcome | null,
-): Verdict {
-  const fields: VerdictFields = {
-    decision: decision.decision,
-    risk_level: decision.risk_level,
-    risk_score: decision.risk_score,
-    reason: decision.reason,
-    confidences: decision.confidences,
-    signals: decision.signals,
-    rejection_reasons: decision.rejection_reasons,
-    credential,
-  };
-  return {
-    fields,
-    claims: riskPayloadClaims({
-      ...facts,
-      credentialReference: credential?.reference ?? null,
-      mandateVerified: credential?.verified ?? false,
-      decision: fields.decision,
-      riskScore: fields.risk_score,
-      riskLevel: fields.risk_level,
-      // Each verdict its own payload id: only the one the ledger object chooses is ever signed
-      // into the record, and no two signed payloads share one.
-      payloadId: newId(facts.issuedAt),
-    }),
-    events: eventsOf(facts.assessmentId, fields, facts.kind, facts.agentId),
-  };
-}
-
 /**
  * The second hop: the org's ledger object signs, sequences and stores the assessment (or
  * answers the first commit under the same keys). Its answer is the stored record.
@@ -356,26 +265,6 @@ function keyReused(): ApiError {
   return new ApiError("idempotency_key_reused", [
     { path: "idempotency_key", message: "already used with a different mandate" },
   ]);
-}
-
-function eventsOf(
-  assessmentId: string,
-  fields: VerdictFields,
-  kind: ActionKind,
-  agentId: string | null,
-): Verdict["events"] {
-  const data = {
-    assessment_id: assessmentId,
-    decision: fields.decision,
-    risk_level: fields.risk_level,
-    risk_score: fields.risk_score,
-    agent_id: agentId,
-    kind,
-  } satisfies AssessmentEventData;
-  const types = ["assessment.completed"];
-  if (fields.decision === "deny") types.push("assessment.denied");
-  if (fields.decision === "review") types.push("assessment.flagged");
-  return types.map((type) => ({ id: newId(), type, data }));
 }
 
 /**

@@ -1,0 +1,105 @@
+import type { ChainVerdict } from "../credentials/verify";
+import { newId } from "../lib/ids";
+import type { AssessmentEventData } from "../schemas/webhook-events";
+import type { CredentialSpend, Verdict, VerdictFields } from "./commit";
+import { type AssessedFailure, type CredentialOutcome, refusedDecision } from "./credential";
+import type { ActionKind } from "./request";
+import { spendTerms } from "./review-opening";
+import type { Decision } from "./risk";
+import { type RiskPayloadFacts, riskPayloadClaims } from "./risk-payload";
+
+// A decision as the verdicts the org's ledger object may sign (docs/architecture.md, "The
+// assess path"): the record's fields, the Risk Payload's claims and the events, and for a
+// credential-backed approval the two verdicts it answers instead when it refuses the spend.
+
+/** What a Risk Payload states besides its verdict, its credential and its own id. */
+export type PayloadFacts = Omit<
+  RiskPayloadFacts,
+  "decision" | "riskScore" | "riskLevel" | "payloadId" | "credentialReference" | "mandateVerified"
+>;
+
+/**
+ * What approving a verified payment spends, for the ledger object to judge against what it
+ * approved before under the same root, and the verdicts it answers instead when it refuses.
+ */
+export function spendOf(
+  verdict: ChainVerdict,
+  decision: Decision,
+  facts: PayloadFacts,
+  credential: CredentialOutcome | null,
+): CredentialSpend | null {
+  const spend = verdict.spend;
+  if (!spend || !credential) return null;
+  const refused = (failure: AssessedFailure, description: string) =>
+    verdictOf(refusedDecision(decision, failure, description), facts, {
+      ...credential,
+      verified: false,
+      failure,
+    });
+  return {
+    ...spendTerms(spend),
+    instead: {
+      already_consumed: refused(
+        "already_consumed",
+        `transaction ${spend.transactionId} was already approved under this consent`,
+      ),
+      budget_exceeded: refused(
+        "budget_exceeded",
+        "this payment would take the open mandate past its budget or its number of payments",
+      ),
+    },
+  };
+}
+
+/** A decision as a verdict the ledger object may sign: its record fields, claims and events. */
+export function verdictOf(
+  decision: Decision,
+  facts: PayloadFacts,
+  credential: CredentialOutcome | null,
+): Verdict {
+  const fields: VerdictFields = {
+    decision: decision.decision,
+    risk_level: decision.risk_level,
+    risk_score: decision.risk_score,
+    reason: decision.reason,
+    confidences: decision.confidences,
+    signals: decision.signals,
+    rejection_reasons: decision.rejection_reasons,
+    credential,
+  };
+  return {
+    fields,
+    claims: riskPayloadClaims({
+      ...facts,
+      credentialReference: credential?.reference ?? null,
+      mandateVerified: credential?.verified ?? false,
+      decision: fields.decision,
+      riskScore: fields.risk_score,
+      riskLevel: fields.risk_level,
+      // Each verdict its own payload id: only the one the ledger object chooses is ever signed
+      // into the record, and no two signed payloads share one.
+      payloadId: newId(facts.issuedAt),
+    }),
+    events: eventsOf(facts.assessmentId, fields, facts.kind, facts.agentId),
+  };
+}
+
+function eventsOf(
+  assessmentId: string,
+  fields: VerdictFields,
+  kind: ActionKind,
+  agentId: string | null,
+): Verdict["events"] {
+  const data = {
+    assessment_id: assessmentId,
+    decision: fields.decision,
+    risk_level: fields.risk_level,
+    risk_score: fields.risk_score,
+    agent_id: agentId,
+    kind,
+  } satisfies AssessmentEventData;
+  const types = ["assessment.completed"];
+  if (fields.decision === "deny") types.push("assessment.denied");
+  if (fields.decision === "review") types.push("assessment.flagged");
+  return types.map((type) => ({ id: newId(), type, data }));
+}
