@@ -93,6 +93,18 @@ function commitOf(spend: Spend | null, decision: "approve" | "deny" = "approve")
   };
 }
 
+const DIGEST = `sha256:${"ab".repeat(32)}`;
+
+/** The ledger object's private state, reached into to hold a write in flight. */
+interface Internals {
+  commits: { writing: boolean; flushOnce: () => Promise<void> };
+  queued: unknown[];
+}
+
+function sequenceOf(answer: CommitAnswer): number {
+  return answer.kind === "stored" ? answer.record.audit_sequence : Number.NaN;
+}
+
 function commit(org: TestOrg, value: AssessmentCommit): Promise<CommitAnswer> {
   return ledgerOf(env, org.id).commitAssessment(org.id, value) as unknown as Promise<CommitAnswer>;
 }
@@ -237,10 +249,15 @@ describe("the group commit", () => {
     const org = await newOrg();
     const ledger = ledgerOf(env, org.id);
     const first = await commit(org, commitOf(null));
-    const after = first.kind === "stored" ? first.record.audit_sequence : Number.NaN;
-    // Counts the object's outermost storage transactions: one per commit to its disk.
+    const after = sequenceOf(first);
+    // The object's outermost storage transactions (each is one commit to its disk), and a gate
+    // that holds its next write to Postgres in flight until the test opens it.
     const count = { outer: 0, depth: 0 };
-    await runInDurableObject(ledger, (_object, state) => {
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    await runInDurableObject(ledger, (object, state) => {
       const storage = state.storage;
       const run = storage.transactionSync.bind(storage);
       storage.transactionSync = <T>(closure: () => T): T => {
@@ -252,24 +269,52 @@ describe("the group commit", () => {
           count.depth -= 1;
         }
       };
+      const commits = (object as unknown as Internals).commits;
+      const flushOnce = commits.flushOnce.bind(commits);
+      let held = false;
+      commits.flushOnce = async () => {
+        if (!held) {
+          held = true;
+          await gate;
+        }
+        return flushOnce();
+      };
     });
+    const inside = <T>(read: (object: Internals) => T) =>
+      runInDurableObject(ledger, (object) => read(object as unknown as Internals));
+    const until = async (ready: (object: Internals) => boolean) => {
+      while (!(await inside(ready))) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    // An append whose write is held: every commit below arrives while a write is in flight.
+    const held = ledger.append(org.id, [
+      { type: "test.held", actor: { type: "api_key", id: "k" }, subject: null, digest: DIGEST },
+    ]);
+    await until((object) => object.commits.writing);
     const spendOf = (i: number) => ({ root: "root-1", transaction: `tx-${i}`, amount: 100 });
     const commits = Array.from({ length: 20 }, (_, i) => commitOf({ ...spendOf(i), budget: 500 }));
     // A retry of one of them, racing it: answered with the first's entry, never a second one.
-    const answers = await Promise.all(
+    const answering = Promise.all(
       [...commits, commits[7] as AssessmentCommit].map((c) => commit(org, c)),
     );
-    const sequences = answers.map((a) => (a.kind === "stored" ? a.record.audit_sequence : 0));
-    expect(new Set(sequences).size).toBe(20);
+    await until((object) => object.queued.length === 21);
+    expect(count.outer).toBe(1);
+    open();
+    const [appended] = await held;
+    const answers = await answering;
+    expect(appended?.sequence).toBe(after + 1);
+    const sequences = answers.map(sequenceOf);
     expect(sequences[20]).toBe(sequences[7]);
     expect(answers[20]).toMatchObject({ kind: "stored", replayed: true });
-    expect([...new Set(sequences)].sort((a, b) => a - b)).toEqual(
-      Array.from({ length: 20 }, (_, i) => after + 1 + i),
-    );
-    // Exactly five fit the budget, whichever order the batch ran them in.
-    expect(answers.slice(0, 20).filter((a) => decided(a) === "approve")).toHaveLength(5);
-    // Twenty commits, and for each write its batch's one transaction and the one recording it
-    // written: far fewer than one per commit (the first write's batch is the first commit alone).
-    expect(count.outer).toBeLessThan(12);
+    // In sequence order (the order the batch ran them in, their arrival's), exactly the first
+    // five fit the budget.
+    const bySequence = answers.slice(0, 20).sort((a, b) => sequenceOf(a) - sequenceOf(b));
+    expect(bySequence.map(sequenceOf)).toEqual(Array.from({ length: 20 }, (_, i) => after + 2 + i));
+    expect(bySequence.map(decided)).toEqual([
+      ...Array(5).fill("approve"),
+      ...Array(15).fill("credential_budget_exceeded"),
+    ]);
+    // The held append's own transaction, the batch's one, and the one recording the write:
+    // three, where a transaction per commit made 23.
+    expect(count.outer).toBe(3);
   });
 });
