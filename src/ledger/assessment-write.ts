@@ -10,7 +10,7 @@ import type { LedgerStore, StoredEntry } from "./ledger-store";
 /**
  * The write the ledger object keeps for a committed assessment: the record signed with the
  * chosen verdict, its mandate, events and inputs. `latency_ms` runs from the request's arrival
- * to now, when the verdict is signed.
+ * to now, when the verdict is chosen and sequenced.
  */
 export function assessmentPlan(
   commit: AssessmentCommit,

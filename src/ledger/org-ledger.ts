@@ -345,15 +345,15 @@ export class OrgLedger extends DurableObject<Env> {
   }
 
   /**
-   * Runs a critical section in a storage transaction. With no write to Postgres in flight it
-   * runs now. Otherwise it waits for that write to return and runs, with every section that
+   * Runs a critical section in a storage transaction. With no write to Postgres in flight (and
+   * none queued before it) it runs now. Otherwise it waits for that write to return and runs, with every section that
    * queued meanwhile, in one transaction just before the next write, which carries them all:
    * one commit to the object's storage per batch instead of one per caller. The caller waits
    * for that next write in either case, so waiting for its turn costs it nothing; a crash
    * before its turn loses a section that nothing was told of, nor wrote anywhere.
    */
   private async critical<T>(section: Section<T>): Promise<T> {
-    if (!this.commits.writing) {
+    if (!this.commits.writing && this.queued.length === 0) {
       const [value, next] = this.ctx.storage.transactionSync(() => section(this.head));
       // Only now, with the transaction committed, does the in-memory head move.
       this.head = next;
@@ -366,23 +366,23 @@ export class OrgLedger extends DurableObject<Env> {
     return settled;
   }
 
-  /** The first step of every write: the queued sections, in arrival order, in one transaction. */
+  /**
+   * The first step of every write: the queued sections, in arrival order, in one transaction.
+   * A section that throws rolls the whole batch back and fails every caller in it: sections
+   * throw on no input (a duplicate is answered, not refused), so only a fault of the code or of
+   * the storage can, and either leaves nothing half-written and the head where it was.
+   */
   private sequenceQueued(): void {
     const queued = this.queued.splice(0);
     if (queued.length === 0) return;
     let head = this.head;
-    let outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[];
+    let values: unknown[];
     try {
-      outcomes = this.ctx.storage.transactionSync(() =>
+      values = this.ctx.storage.transactionSync(() =>
         queued.map(({ section }) => {
-          try {
-            // A savepoint of its own: a section that throws leaves the others' writes in place.
-            const [value, next] = this.ctx.storage.transactionSync(() => section(head));
-            head = next;
-            return { ok: true as const, value };
-          } catch (error) {
-            return { ok: false as const, error };
-          }
+          const [value, next] = section(head);
+          head = next;
+          return value;
         }),
       );
     } catch (error) {
@@ -390,10 +390,8 @@ export class OrgLedger extends DurableObject<Env> {
       return;
     }
     this.head = head;
-    outcomes.forEach((outcome, i) => {
-      const { resolve, reject } = queued[i] as Queued;
-      if (outcome.ok) resolve(outcome.value);
-      else reject(outcome.error);
+    queued.forEach(({ resolve }, i) => {
+      resolve(values[i]);
     });
   }
 
