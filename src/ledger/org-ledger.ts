@@ -9,9 +9,10 @@ import { signer } from "../signing/signer";
 import { AnchorAlarm, signCheckpoint } from "./anchoring";
 import { assessmentPlan, commitAnswer, earlierCommit } from "./assessment-write";
 import type { CheckpointRecord } from "./checkpoint";
+import { CriticalSections } from "./critical-sections";
 import { GroupCommit } from "./group-commit";
 import { type InclusionAnswer, inclusionOf } from "./inclusion";
-import { type Head, LedgerStore, type StoredEntry, type Voiding } from "./ledger-store";
+import { LedgerStore, type StoredEntry, type Voiding } from "./ledger-store";
 import { consistencyProof } from "./merkle";
 import { type Appended, type AppendInput, sequenceEntry } from "./sequencing";
 import { candidateVerdicts, spendChoice, spendRefusal } from "./spend-decision";
@@ -38,19 +39,6 @@ export interface DeferredAppend {
 const ATTACHMENT_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
- * A critical section: sequences from `head` and writes what goes with it, synchronously, and
- * answers its result and the new head.
- */
-type Section<T> = (head: Head | null) => [T, Head | null];
-
-/** A section waiting for the write in flight to return, and its caller's promise. */
-interface Queued {
-  section: Section<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-}
-
-/**
  * The sequencer of one organization's audit ledger (one instance per org, by name). It alone
  * assigns sequence numbers: the chain head lives in its own SQLite storage and every append
  * computes its hash synchronously (`sequencing.ts`), so no two appends can interleave. Entries
@@ -61,18 +49,17 @@ export class OrgLedger extends DurableObject<Env> {
   private readonly store: LedgerStore;
   private readonly commits: GroupCommit;
   private readonly alarmClock: AnchorAlarm;
+  /** Where sequences are assigned, with the chain head they move. */
+  private readonly sections: CriticalSections;
   // In-memory mirrors of what storage holds, read once at activation: the hot path of an
   // append then touches SQLite only to write.
-  private head: Head | null;
   private orgId: string | undefined;
   private anchoring: Promise<CheckpointRecord | null> | null = null;
-  /** Sections that arrived while a write was in flight: sequenced together before the next. */
-  private queued: Queued[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new LedgerStore(ctx.storage.sql);
-    this.head = this.store.head();
+    this.sections = new CriticalSections(ctx.storage, () => this.commits, this.store.head());
     this.orgId = this.store.meta("org_id");
     this.commits = new GroupCommit({
       storage: ctx.storage,
@@ -80,12 +67,12 @@ export class OrgLedger extends DurableObject<Env> {
       env: () => this.env,
       orgId: () => this.orgId,
       waitUntil: (promise) => ctx.waitUntil(promise),
-      beforeWrite: () => this.sequenceQueued(),
+      beforeWrite: () => this.sections.runQueued(),
     });
     this.alarmClock = new AnchorAlarm(ctx.storage, () => this.env);
     // Reconcile: a crash between the local commit and the Postgres write left a backlog. The
     // alarm writes it out (and anchors it) even if no further append ever arrives.
-    if (this.commits.hasBacklog(this.head?.sequence ?? 0)) this.alarmClock.now();
+    if (this.commits.hasBacklog(this.sections.head?.sequence ?? 0)) this.alarmClock.now();
   }
 
   /** Appends entries in order and returns once Postgres has them. */
@@ -120,7 +107,7 @@ export class OrgLedger extends DurableObject<Env> {
     also: (appended: Appended[]) => void,
   ): Promise<Appended[]> {
     this.bind(orgId);
-    const appended = await this.critical((from) => {
+    const appended = await this.sections.inTurn((from) => {
       let head = from;
       const answers = inputs.map((input) => {
         const [answer, next] = sequenceEntry(this.store, orgId, input, head);
@@ -217,8 +204,7 @@ export class OrgLedger extends DurableObject<Env> {
     if (refusal !== null) return { refused: refusal };
     const [primary, ...others] = append.once;
     if (primary === undefined) throw new Error("appendSpending needs a once key");
-    const head = this.head;
-    const [answer, next] = this.ctx.storage.transactionSync(() => {
+    const answer = this.sections.now((head) => {
       const sequenced = sequenceEntry(this.store, orgId, { ...append, once: primary }, head);
       const sequence = sequenced[0].sequence;
       for (const key of others) this.store.setOnce(key, sequence);
@@ -226,7 +212,6 @@ export class OrgLedger extends DurableObject<Env> {
       this.store.addSpend(spend.root, spend.transaction, spend.amount, spend.currency, sequence);
       return sequenced;
     });
-    this.head = next;
     await this.alarmClock.schedule();
     const entry = this.store.entry(answer.sequence);
     if (!entry) throw new Error(`ledger ${orgId}: entry ${answer.sequence} vanished`);
@@ -265,14 +250,12 @@ export class OrgLedger extends DurableObject<Env> {
     }
     const [primary, ...others] = input.once;
     if (primary === undefined) throw new Error("appendDeferred needs a once key");
-    const head = this.head;
-    const [answer, next] = this.ctx.storage.transactionSync(() => {
+    const answer = this.sections.now((head) => {
       const sequenced = sequenceEntry(this.store, orgId, { ...input, once: primary }, head);
       for (const key of others) this.store.setOnce(key, sequenced[0].sequence);
       this.store.setAttachment(sequenced[0].sequence, input.attachment, Date.now());
       return sequenced;
     });
-    this.head = next;
     await this.alarmClock.schedule();
     const entry = this.store.entry(answer.sequence);
     if (!entry) throw new Error(`ledger ${orgId}: entry ${answer.sequence} vanished`);
@@ -300,7 +283,7 @@ export class OrgLedger extends DurableObject<Env> {
     );
     const [primary, ...others] = commit.once;
     if (primary === undefined) throw new Error("commitAssessment needs a once key");
-    const committed = await this.critical<StoredEntry | number>((head) => {
+    const committed = await this.sections.inTurn<StoredEntry | number>((head) => {
       // A duplicate may have committed while this one signed (or waited for its turn).
       const raced = earlierCommit(this.store, commit.once);
       if (raced) return [raced, head];
@@ -344,57 +327,6 @@ export class OrgLedger extends DurableObject<Env> {
     return this.answerFor(entry, false);
   }
 
-  /**
-   * Runs a critical section in a storage transaction. With no write to Postgres in flight (and
-   * none queued before it) it runs now. Otherwise it waits for that write to return and runs, with every section that
-   * queued meanwhile, in one transaction just before the next write, which carries them all:
-   * one commit to the object's storage per batch instead of one per caller. The caller waits
-   * for that next write in either case, so waiting for its turn costs it nothing; a crash
-   * before its turn loses a section that nothing was told of, nor wrote anywhere.
-   */
-  private async critical<T>(section: Section<T>): Promise<T> {
-    if (!this.commits.writing && this.queued.length === 0) {
-      const [value, next] = this.ctx.storage.transactionSync(() => section(this.head));
-      // Only now, with the transaction committed, does the in-memory head move.
-      this.head = next;
-      return value;
-    }
-    const settled = new Promise<T>((resolve, reject) => {
-      this.queued.push({ section, resolve: resolve as (value: unknown) => void, reject });
-    });
-    await this.commits.afterWrite();
-    return settled;
-  }
-
-  /**
-   * The first step of every write: the queued sections, in arrival order, in one transaction.
-   * A section that throws rolls the whole batch back and fails every caller in it: sections
-   * throw on no input (a duplicate is answered, not refused), so only a fault of the code or of
-   * the storage can, and either leaves nothing half-written and the head where it was.
-   */
-  private sequenceQueued(): void {
-    const queued = this.queued.splice(0);
-    if (queued.length === 0) return;
-    let head = this.head;
-    let values: unknown[];
-    try {
-      values = this.ctx.storage.transactionSync(() =>
-        queued.map(({ section }) => {
-          const [value, next] = section(head);
-          head = next;
-          return value;
-        }),
-      );
-    } catch (error) {
-      for (const { reject } of queued) reject(error);
-      return;
-    }
-    this.head = head;
-    queued.forEach(({ resolve }, i) => {
-      resolve(values[i]);
-    });
-  }
-
   private answerFor(entry: StoredEntry, replayed: boolean): Promise<CommitAnswer> {
     return commitAnswer(this.store, this.orgId, entry, replayed, (sequence) =>
       this.commits.through(sequence),
@@ -414,7 +346,7 @@ export class OrgLedger extends DurableObject<Env> {
     this.alarmClock.fired();
     const orgId = this.orgId;
     if (!orgId) return;
-    await this.commits.through(this.head?.sequence ?? 0);
+    await this.commits.through(this.sections.head?.sequence ?? 0);
     await this.anchor(orgId);
     this.store.pruneAttachments(Date.now() - ATTACHMENT_TTL_MS);
   }
@@ -435,7 +367,7 @@ export class OrgLedger extends DurableObject<Env> {
 
   /** An RFC 6962 consistency proof between two tree sizes this ledger has reached. */
   consistency(oldSize: number, newSize: number): string[] | null {
-    const head = this.head?.sequence ?? 0;
+    const head = this.sections.head?.sequence ?? 0;
     if (oldSize < 0 || oldSize > newSize || newSize > head) return null;
     return consistencyProof(this.store.nodes, oldSize, newSize);
   }
@@ -450,7 +382,7 @@ export class OrgLedger extends DurableObject<Env> {
   }
 
   private async checkpoint(orgId: string): Promise<CheckpointRecord | null> {
-    const size = this.head?.sequence ?? 0;
+    const size = this.sections.head?.sequence ?? 0;
     const previous = this.store.latestCheckpoint();
     if (size === 0 || previous?.tree_size === size) {
       await this.commits.through(size);

@@ -98,7 +98,7 @@ const DIGEST = `sha256:${"ab".repeat(32)}`;
 /** The ledger object's private state, reached into to hold a write in flight. */
 interface Internals {
   commits: { writing: boolean; flushOnce: () => Promise<void> };
-  queued: unknown[];
+  sections: { queued: unknown[] };
 }
 
 function sequenceOf(answer: CommitAnswer): number {
@@ -296,7 +296,7 @@ describe("the group commit", () => {
     const answering = Promise.all(
       [...commits, commits[7] as AssessmentCommit].map((c) => commit(org, c)),
     );
-    await until((object) => object.queued.length === 21);
+    await until((object) => object.sections.queued.length === 21);
     expect(count.outer).toBe(1);
     open();
     const [appended] = await held;
