@@ -13,6 +13,9 @@ const alias = [
   { find: /^@agent-risk\/client\/audit$/, replacement: clientSource("audit/index.ts") },
 ];
 
+// The Node tests' settings, split in two projects only so CI can rerun the database half.
+const nodeTests = { environment: "node", testTimeout: 30_000, hookTimeout: 60_000 } as const;
+
 export default defineConfig({
   resolve: { alias },
   test: {
@@ -29,25 +32,17 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          ...nodeTests,
           name: "node",
           include: ["test/node/**/*.test.ts"],
           exclude: NODE_DATABASE_TESTS,
-          environment: "node",
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
         },
       },
       {
         // The Node tests that reach DATABASE_URL's database: CI's PostgreSQL pass runs these
         // with the Worker tests (test/support/database-projects.ts).
         extends: true,
-        test: {
-          name: "node-db",
-          include: NODE_DATABASE_TESTS,
-          environment: "node",
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
-        },
+        test: { ...nodeTests, name: "node-db", include: NODE_DATABASE_TESTS },
       },
       {
         // Headless Chromium against `npm run dev` (docs/browser-tests.md): one service for the
