@@ -1,6 +1,6 @@
 import type { SpendState } from "../billing/plans";
 import type { TrustAnchors } from "../credentials/verify";
-import type { ReviewRow } from "../reviews/records";
+import type { RefinementRow } from "../reviews/records";
 import { aggregateValues } from "../rules/aggregates";
 import type { AssessmentRecord } from "./outcome";
 import type { NormalizedRules } from "./policy";
@@ -22,7 +22,7 @@ export interface AssessContext {
   /** The stored assessment for the same content: the request is a replay. */
   replay: AssessmentRecord | null;
   /** The replayed assessment's review item, for the Outcome's `refinement`. */
-  replayReview: ReviewRow | null;
+  replayReview: RefinementRow | null;
   /** The content hash the idempotency key was first used with. */
   keyOwner: string | null;
   policy: { id: string; version: number; rules: unknown } | null;

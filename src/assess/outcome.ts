@@ -156,10 +156,14 @@ export function toOutcome(
   };
 }
 
-type AssessmentRow = typeof assessments.$inferSelect;
+/** The columns an Outcome is made of: not the inputs a backtest reads, nor the shadow verdict. */
+export type OutcomeRow = Omit<
+  typeof assessments.$inferSelect,
+  "orgId" | "agentId" | "inputs" | "shadow"
+>;
 
 /** The record from its row (see persist.ts for the way in). */
-export function fromRow(row: AssessmentRow): AssessmentRecord {
+export function fromRow(row: OutcomeRow): AssessmentRecord {
   return {
     id: row.id,
     created: row.createdAt.toISOString(),

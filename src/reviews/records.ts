@@ -4,10 +4,16 @@ import type { Refinement, Review, ReviewStatus } from "../schemas/reviews";
 
 export type ReviewRow = typeof reviews.$inferSelect;
 
+/** The columns of a review item an Outcome's `refinement` is made of. */
+export type RefinementRow = Pick<
+  ReviewRow,
+  "id" | "status" | "decision" | "reason" | "resolvedAt" | "resolvedBy" | "jws" | "kid"
+>;
+
 type Resolver = { type: string; id: string };
 
 /** The resolved Risk Payload's reference, once there is one. */
-function payloadOf(row: ReviewRow, verifyUrl: string) {
+function payloadOf(row: Pick<ReviewRow, "jws" | "kid">, verifyUrl: string) {
   return row.jws && row.kid
     ? { jws: row.jws, kid: row.kid, alg: "EdDSA" as const, verify_url: verifyUrl }
     : null;
@@ -38,7 +44,7 @@ export function reviewOf(row: ReviewRow, verifyUrl: string): Review {
 
 /** The Outcome's `refinement` from the assessment's review item (null: no review). */
 export function refinementOf(
-  row: ReviewRow | null | undefined,
+  row: RefinementRow | null | undefined,
   verifyUrl: string,
 ): Refinement | null {
   if (!row) return null;
