@@ -21,7 +21,9 @@ import {
   type Browser,
   type BrowserContext,
   chromium,
+  errors,
   type Page,
+  type Request,
   type Response,
 } from "playwright-core";
 import { afterAll, afterEach, beforeAll, inject } from "vitest";
@@ -43,6 +45,15 @@ export interface BrowserTab {
   /** The answer to the navigation `open` made. */
   response: Response | null;
   /**
+   * Runs a navigation (`page.goto`, `page.waitForURL` after a click) and answers what it does.
+   * `wrangler dev` now and then answers one static file tens of seconds late with nothing else
+   * wrong (`GET /docs/reference.js 200 OK (44447ms)` in service.log, 2 runs of 10): when a
+   * navigation times out and the only requests still open are the service's own static files,
+   * the page is reloaded once. A timeout with anything else open (an API call, the identity
+   * provider) fails, naming the requests.
+   */
+  navigation<T>(navigate: () => Promise<T>): Promise<T | Response | null>;
+  /**
    * Everything that went wrong in the tab so far, once the network is idle: an empty list is a
    * clean page. A test that provokes an error on purpose filters out the lines it expects.
    */
@@ -54,6 +65,13 @@ export interface BrowserTab {
 export interface OpenOptions {
   /** Default 1280×800, the console's desktop size (390×844 is its phone size). */
   viewport?: { width: number; height: number };
+}
+
+/** A file the asset layer serves (not the Worker's API, not the console's sign-in routes). */
+function isStaticFile(url: string, origin: string): boolean {
+  if (!url.startsWith(`${origin}/`)) return false;
+  const path = new URL(url).pathname;
+  return !path.startsWith("/v1/") && !path.startsWith("/console/auth/") && path !== "/health";
 }
 
 /** Launches Chromium before the file's tests, closes each test's tabs after it, and itself last. */
@@ -111,6 +129,11 @@ export function useBrowser(suite: string) {
           problems.push(`request failed (${reason}): ${request.method()} ${request.url()}`);
         }
       });
+      // Requests started and not yet finished: what "still busy" is waiting for.
+      const pending = new Map<Request, number>();
+      context.on("request", (request) => pending.set(request, Date.now()));
+      context.on("requestfinished", (request) => pending.delete(request));
+      context.on("requestfailed", (request) => pending.delete(request));
       context.on("response", (response) => {
         if (response.status() >= 400) {
           problems.push(
@@ -120,13 +143,42 @@ export function useBrowser(suite: string) {
       });
 
       const page = await context.newPage();
-      const response = await page.goto(`${origin}${path}`);
+      const busy = () => {
+        const now = Date.now();
+        return [...pending].map(
+          ([r, since]) => `${r.method()} ${r.url()} (${Math.round((now - since) / 1000)} s)`,
+        );
+      };
+      const navigation = async <T>(navigate: () => Promise<T>): Promise<T | Response | null> => {
+        try {
+          return await navigate();
+        } catch (error) {
+          const open = [...pending.keys()];
+          const onlyStaticFiles =
+            open.length > 0 &&
+            open.every((r) => r.method() === "GET" && isStaticFile(r.url(), origin));
+          if (!(error instanceof errors.TimeoutError) || !onlyStaticFiles) {
+            throw new Error(`${(error as Error).message}\nrequests still open: ${busy()}`, {
+              cause: error,
+            });
+          }
+          process.stderr.write(
+            `[browser] ${suite}: ${busy().join(", ")} never arrived from the dev server; ` +
+              "reloading the page once\n",
+          );
+          return page.reload();
+        }
+      };
+      const response = await navigation(() => page.goto(`${origin}${path}`));
       return {
         page,
         response,
+        navigation,
         async problems() {
           await page.waitForLoadState("networkidle", { timeout: IDLE_TIMEOUT_MS }).catch(() => {
-            problems.push(`the network was still busy after ${IDLE_TIMEOUT_MS} ms`);
+            problems.push(
+              `the network was still busy after ${IDLE_TIMEOUT_MS} ms: ${busy().join(", ") || "?"}`,
+            );
           });
           return [...problems];
         },

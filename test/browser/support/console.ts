@@ -27,6 +27,23 @@ export async function signIn(tab: BrowserTab, user: string): Promise<void> {
   await tab.page.goto(`${origin}/console/auth/login`);
   await tab.page.getByLabel("User name").fill(user);
   await tab.page.getByRole("button", { name: "Sign in" }).click();
-  await tab.page.waitForURL(`${origin}/console/`);
+  try {
+    await tab.navigation(() => tab.page.waitForURL(`${origin}/console/`));
+  } catch (error) {
+    // Where the sign-in stopped instead (the provider's page, an error from the callback, a
+    // redirect elsewhere) is what a failure needs to be understood; the timeout alone says none.
+    const text = await tab.page
+      .locator("body")
+      .innerText({ timeout: 1_000 })
+      .catch(() => "(no body)");
+    await tab.screenshot(`sign-in-stopped-${user}`).catch(() => {});
+    throw new Error(
+      `signIn(${user}): no redirect to /console/; the page is at ${tab.page.url()} and shows ` +
+        `${JSON.stringify(text.slice(0, 500))}. Problems so far: ${JSON.stringify(
+          await tab.problems().catch(() => []),
+        )}`,
+      { cause: error },
+    );
+  }
   await tab.page.waitForLoadState("load");
 }

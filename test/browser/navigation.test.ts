@@ -1,0 +1,41 @@
+/**
+ * The browser tests' one allowance for the dev server (support/browser.ts, `navigation`): a
+ * static file that never arrives gets the page reloaded once; anything else still fails, and
+ * says which request held the page. Held here with a route that never answers.
+ */
+import { describe, expect, inject, it } from "vitest";
+import { useBrowser } from "./support/browser";
+
+const origin = inject("browserOrigin");
+
+describe.skipIf(!origin)("a navigation in the browser tests", () => {
+  const browser = useBrowser("navigation");
+
+  it("reloads once when one of the service's static files never arrives", async () => {
+    const tab = await browser.open("/health");
+    let asked = 0;
+    await tab.page.route("**/docs/reference.js", async (route) => {
+      asked += 1;
+      if (asked > 1) await route.continue(); // the first is held: never answered
+    });
+    tab.page.setDefaultNavigationTimeout(5_000);
+    const response = await tab.navigation(() => tab.page.goto(`${origin}/docs`));
+    expect(asked).toBe(2);
+    expect(response && "status" in response ? response.status() : null).toBe(200);
+    await expect(tab.page.title()).resolves.toBe("API reference · Agent Action Risk Assessment");
+  });
+
+  it("fails, naming the request, when what holds the page is not a static file", async () => {
+    const tab = await browser.open("/health");
+    await tab.page.route("**/v1/me", () => {}); // never answered
+    tab.page.setDefaultNavigationTimeout(3_000);
+    const failed = await tab
+      .navigation(() => tab.page.goto(`${origin}/v1/me`))
+      .then(
+        () => null,
+        (error: Error) => error.message,
+      );
+    expect(failed).toMatch(/Timeout 3000ms exceeded/);
+    expect(failed).toContain(`requests still open: GET ${origin}/v1/me (`);
+  });
+});
