@@ -1,12 +1,13 @@
-import { and, eq, getTableColumns, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { SPEND_STATE_SQL, spendStateOf } from "../billing/guard";
 import { type AnchorRow, activeIssuers, anchorsOf, type RootHeader } from "../credentials/issuers";
 import { type Placeholders, preparedOnce } from "../db/prepared";
 import { assessments, reviews } from "../db/schema";
 import type { Tenant } from "../db/tenant";
+import { refinementColumns } from "../reviews/records";
 import { aggregatesJson } from "../rules/aggregates";
 import type { AgentRowView, AssessContext } from "./input";
-import { fromRow } from "./outcome";
+import { fromRow, outcomeColumns } from "./outcome";
 
 /** What the request itself says about who acts and with whom. */
 export interface ContextQuery {
@@ -103,32 +104,13 @@ type IdentityValues = Pick<
   "contentHash" | "livemode" | "thumbprint" | "cardRef" | "agentId" | "currency" | "counterparty"
 >;
 
-// What a replay's answer is made of, and no more: the recorded inputs and the shadow verdict
-// are a row's largest values, and the driver would decode their JSON for nothing.
-const {
-  orgId: _org,
-  agentId: _agent,
-  inputs: _inputs,
-  shadow: _shadow,
-  ...answered
-} = getTableColumns(assessments);
-const refinement = {
-  id: reviews.id,
-  status: reviews.status,
-  decision: reviews.decision,
-  reason: reviews.reason,
-  resolvedAt: reviews.resolvedAt,
-  resolvedBy: reviews.resolvedBy,
-  jws: reviews.jws,
-  kid: reviews.kid,
-};
-
 /** The stored assessment of the same request, with its review item (for the refinement). */
 const replayOf = preparedOnce((db, q: Placeholders<{ contentHash: string }>) =>
   db
     .select({
-      assessment: answered,
-      review: refinement,
+      // What the answer is made of, and no more (see outcomeColumns).
+      assessment: outcomeColumns,
+      review: refinementColumns,
       // A replay's answer says whether its entry is anchored; the identity statement reads
       // nothing for a replay, so the frontier rides here.
       anchored: sql<number | string | null>`(select max(c.tree_size) from audit_checkpoints c)`,

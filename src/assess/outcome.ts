@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { assessments } from "../db/schema";
+import { getTableColumns } from "drizzle-orm";
+import { assessments } from "../db/schema";
 import { Refinement } from "../schemas/reviews";
 import { CredentialOutcome } from "./credential";
 import { ACTION_KINDS } from "./request";
@@ -156,11 +157,17 @@ export function toOutcome(
   };
 }
 
-/** The columns an Outcome is made of: not the inputs a backtest reads, nor the shadow verdict. */
-export type OutcomeRow = Omit<
-  typeof assessments.$inferSelect,
-  "orgId" | "agentId" | "inputs" | "shadow"
->;
+// The columns an Outcome is made of: not the inputs a backtest reads nor the shadow verdict,
+// a row's largest values, which a read that answers an Outcome would decode for nothing.
+const {
+  orgId: _org,
+  agentId: _agent,
+  inputs: _inputs,
+  shadow: _shadow,
+  ...outcome
+} = getTableColumns(assessments);
+export const outcomeColumns = outcome;
+export type OutcomeRow = Pick<typeof assessments.$inferSelect, keyof typeof outcomeColumns>;
 
 /** The record from its row (see persist.ts for the way in). */
 export function fromRow(row: OutcomeRow): AssessmentRecord {

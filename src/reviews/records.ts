@@ -1,14 +1,21 @@
-import type { reviews } from "../db/schema";
+import { reviews } from "../db/schema";
 import { isoOrNull } from "../schemas/common";
 import type { Refinement, Review, ReviewStatus } from "../schemas/reviews";
 
 export type ReviewRow = typeof reviews.$inferSelect;
 
 /** The columns of a review item an Outcome's `refinement` is made of. */
-export type RefinementRow = Pick<
-  ReviewRow,
-  "id" | "status" | "decision" | "reason" | "resolvedAt" | "resolvedBy" | "jws" | "kid"
->;
+export const refinementColumns = {
+  id: reviews.id,
+  status: reviews.status,
+  decision: reviews.decision,
+  reason: reviews.reason,
+  resolvedAt: reviews.resolvedAt,
+  resolvedBy: reviews.resolvedBy,
+  jws: reviews.jws,
+  kid: reviews.kid,
+};
+export type RefinementRow = Pick<ReviewRow, keyof typeof refinementColumns>;
 
 type Resolver = { type: string; id: string };
 
