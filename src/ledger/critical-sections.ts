@@ -25,13 +25,18 @@ export class CriticalSections {
   constructor(
     private readonly storage: DurableObjectStorage,
     private readonly commits: () => GroupCommit,
-    public head: Head | null,
+    private current: Head | null,
   ) {}
+
+  /** The chain head as committed: only a section moves it. */
+  get head(): Head | null {
+    return this.current;
+  }
 
   /** Runs a section now, in a storage transaction of its own. */
   now<T>(section: Section<T>): T {
-    const [value, next] = this.storage.transactionSync(() => section(this.head));
-    this.head = next;
+    const [value, next] = this.storage.transactionSync(() => section(this.current));
+    this.current = next;
     return value;
   }
 

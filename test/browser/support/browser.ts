@@ -153,12 +153,13 @@ export function useBrowser(suite: string) {
         try {
           return await navigate();
         } catch (error) {
-          const open = [...pending.keys()];
+          const requests = [...pending.keys()];
           const onlyStaticFiles =
-            open.length > 0 &&
-            open.every((r) => r.method() === "GET" && isStaticFile(r.url(), origin));
+            requests.length > 0 &&
+            requests.every((r) => r.method() === "GET" && isStaticFile(r.url(), origin));
           if (!(error instanceof errors.TimeoutError) || !onlyStaticFiles) {
-            throw new Error(`${(error as Error).message}\nrequests still open: ${busy()}`, {
+            const open = busy().join(", ") || "none";
+            throw new Error(`${(error as Error).message}\nrequests still open: ${open}`, {
               cause: error,
             });
           }
