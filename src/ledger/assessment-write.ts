@@ -48,24 +48,23 @@ export function earlierCommit(
 
 /**
  * A commit's answer, once its write has reached Postgres (`flushThrough` writes it now if it
- * had not): stored, refused at the spending cap, or expired from the object's storage.
+ * had not): stored, or refused at the spending cap. `answered` is what the object kept of the
+ * plan: the plan itself for the commit that made it, the stored write for a later one.
  */
 export async function commitAnswer(
   store: LedgerStore,
   orgId: string | undefined,
   entry: StoredEntry,
+  answered: AnsweredPlan,
   replayed: boolean,
   flushThrough: (sequence: number) => Promise<void>,
 ): Promise<CommitAnswer> {
-  const write = store.write(entry.sequence);
-  if (!write) return { kind: "expired", assessmentId: entry.subject?.id ?? null };
   await flushThrough(entry.sequence);
   const status = store.writeStatus(entry.sequence);
   if (status === "refused") return { kind: "refused" };
   if (status !== "stored") {
     throw new Error(`ledger ${orgId}: assessment write ${entry.sequence} is ${status}`);
   }
-  const answered = JSON.parse(write.body) as AnsweredPlan;
   return {
     kind: "stored",
     record: recordOf(answered, entry),

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { AssessmentCommit, CommitAnswer, Verdict } from "../assess/commit";
+import type { AnsweredPlan, PersistPlan } from "../assess/persist";
 import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
 import type { SpendRefusal } from "../credentials/spend";
 import { type Env, modeOf } from "../env";
@@ -14,7 +15,7 @@ import { GroupCommit } from "./group-commit";
 import { type InclusionAnswer, inclusionOf } from "./inclusion";
 import { LedgerStore, type StoredEntry, type Voiding } from "./ledger-store";
 import { consistencyProof } from "./merkle";
-import { type Appended, type AppendInput, sequenceEntry } from "./sequencing";
+import { type Appended, type AppendInput, sequenceEntry, sequenceUnder } from "./sequencing";
 import { candidateVerdicts, spendChoice, spendRefusal } from "./spend-decision";
 
 export { ANCHOR_DELAY_MS, anchorDelay } from "./anchoring";
@@ -202,19 +203,14 @@ export class OrgLedger extends DurableObject<Env> {
     if (notAfter !== undefined && Date.now() >= notAfter) return { late: true };
     const refusal = spendRefusal(this.store, spend);
     if (refusal !== null) return { refused: refusal };
-    const [primary, ...others] = append.once;
-    if (primary === undefined) throw new Error("appendSpending needs a once key");
-    const answer = this.sections.now((head) => {
-      const sequenced = sequenceEntry(this.store, orgId, { ...append, once: primary }, head);
+    const entry = this.sections.now((head) => {
+      const sequenced = sequenceUnder(this.store, orgId, append, append.once, head);
       const sequence = sequenced[0].sequence;
-      for (const key of others) this.store.setOnce(key, sequence);
       this.store.setAttachment(sequence, append.attachment, Date.now());
       this.store.addSpend(spend.root, spend.transaction, spend.amount, spend.currency, sequence);
       return sequenced;
     });
     await this.alarmClock.schedule();
-    const entry = this.store.entry(answer.sequence);
-    if (!entry) throw new Error(`ledger ${orgId}: entry ${answer.sequence} vanished`);
     return { entry, replayed: false, attachment: null };
   }
 
@@ -248,17 +244,12 @@ export class OrgLedger extends DurableObject<Env> {
       const voided = this.store.voiding(key);
       if (voided) return { voided };
     }
-    const [primary, ...others] = input.once;
-    if (primary === undefined) throw new Error("appendDeferred needs a once key");
-    const answer = this.sections.now((head) => {
-      const sequenced = sequenceEntry(this.store, orgId, { ...input, once: primary }, head);
-      for (const key of others) this.store.setOnce(key, sequenced[0].sequence);
+    const entry = this.sections.now((head) => {
+      const sequenced = sequenceUnder(this.store, orgId, input, input.once, head);
       this.store.setAttachment(sequenced[0].sequence, input.attachment, Date.now());
       return sequenced;
     });
     await this.alarmClock.schedule();
-    const entry = this.store.entry(answer.sequence);
-    if (!entry) throw new Error(`ledger ${orgId}: entry ${answer.sequence} vanished`);
     return { entry, replayed: false, attachment: null };
   }
 
@@ -273,62 +264,59 @@ export class OrgLedger extends DurableObject<Env> {
    */
   async commitAssessment(orgId: string, commit: AssessmentCommit): Promise<CommitAnswer> {
     this.bind(orgId);
-    const earlier = earlierCommit(this.store, commit.once);
-    if (earlier) return this.answerFor(earlier, true);
     const candidates = candidateVerdicts(commit);
     // Signed before the critical section, which must not await: every verdict it may choose.
+    // A duplicate reaches here only when it raced the first commit (the context read answers
+    // one whose write is in Postgres), so the keys are looked up once, in the section.
     const key = await signer(this.env);
     const signatures = await Promise.all(
       candidates.map((verdict) => key.signClaims(verdict.claims, RISK_PAYLOAD_TYP)),
     );
-    const [primary, ...others] = commit.once;
-    if (primary === undefined) throw new Error("commitAssessment needs a once key");
-    const committed = await this.sections.inTurn<StoredEntry | number>((head) => {
-      // A duplicate may have committed while this one signed (or waited for its turn).
-      const raced = earlierCommit(this.store, commit.once);
-      if (raced) return [raced, head];
-      const choice = spendChoice(this.store, commit);
-      const verdict = candidates[choice] as Verdict;
-      const plan = assessmentPlan(commit, verdict, {
-        jws: signatures[choice] as string,
-        kid: key.kid,
-      });
-      const record = plan.record;
-      const [sequenced, next] = sequenceEntry(
-        this.store,
-        orgId,
-        {
-          type: "assessment.completed",
-          actor: commit.actor,
-          subject: { type: "assessment", id: record.id },
-          digest: payloadDigest(record),
-          once: primary,
-        },
-        head,
-      );
-      const sequence = sequenced.sequence;
-      for (const other of others) this.store.setOnce(other, sequence);
-      this.store.setWrite(sequence, JSON.stringify(plan), Date.now());
-      const spend = commit.spend;
-      if (spend && choice === 0 && record.decision === "approve") {
-        this.store.addSpend(spend.root, spend.transaction, spend.amount, spend.currency, sequence);
-      }
-      return [sequence, next];
-    });
-    if (typeof committed !== "number") return this.answerFor(committed, true);
+    // The entry this commit sequenced with its plan, or the earlier commit's entry alone.
+    const committed = await this.sections.inTurn<{ entry: StoredEntry; plan?: PersistPlan }>(
+      (head) => {
+        const earlier = earlierCommit(this.store, commit.once);
+        if (earlier) return [{ entry: earlier }, head];
+        const choice = spendChoice(this.store, commit);
+        const verdict = candidates[choice] as Verdict;
+        const signature = { jws: signatures[choice] as string, kid: key.kid };
+        const plan = assessmentPlan(commit, verdict, signature);
+        const { record } = plan;
+        const digest = payloadDigest(record);
+        const subject = { type: "assessment", id: record.id };
+        const input = { type: "assessment.completed", actor: commit.actor, subject, digest };
+        const [entry, next] = sequenceUnder(this.store, orgId, input, commit.once, head);
+        const { sequence } = entry;
+        this.store.setWrite(sequence, JSON.stringify(plan), Date.now());
+        if (commit.spend && choice === 0 && record.decision === "approve") {
+          const { root, transaction, amount, currency } = commit.spend;
+          this.store.addSpend(root, transaction, amount, currency, sequence);
+        }
+        return [{ entry, plan }, next];
+      },
+    );
+    const { entry, plan } = committed;
+    if (!plan) return this.answerFor(entry);
     await this.alarmClock.schedule();
     if (modeOf(this.env) === "test" && commit.faults.includes("persist")) {
       // The request dies here: the entry and its write are the object's, and a retry (or the
       // alarm) writes them.
       throw new Error("injected fault: persist");
     }
-    const entry = this.store.entry(committed);
-    if (!entry) throw new Error(`ledger ${orgId}: entry ${committed} vanished`);
-    return this.answerFor(entry, false);
+    // Answered from the plan in hand: the write it was stored as need not be read back.
+    return commitAnswer(this.store, orgId, entry, plan, false, (sequence) =>
+      this.commits.through(sequence),
+    );
   }
 
-  private answerFor(entry: StoredEntry, replayed: boolean): Promise<CommitAnswer> {
-    return commitAnswer(this.store, this.orgId, entry, replayed, (sequence) =>
+  /** An earlier commit's answer, from the write the object keeps of it while it keeps one. */
+  private answerFor(entry: StoredEntry): Promise<CommitAnswer> {
+    const write = this.store.write(entry.sequence);
+    if (!write) {
+      return Promise.resolve({ kind: "expired", assessmentId: entry.subject?.id ?? null });
+    }
+    const answered = JSON.parse(write.body) as AnsweredPlan;
+    return commitAnswer(this.store, this.orgId, entry, answered, true, (sequence) =>
       this.commits.through(sequence),
     );
   }

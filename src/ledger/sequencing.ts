@@ -41,6 +41,37 @@ export function sequenceEntry(
     const { id, sequence, hash } = earlier;
     return [{ entry_id: id, sequence, hash, status: "pending" }, head];
   }
+  const [stored, next] = writeEntry(store, orgId, input, head);
+  if (input.once !== undefined) store.setOnce(input.once, stored.sequence);
+  const { id, sequence, hash } = stored;
+  return [{ entry_id: id, sequence, hash, status: "pending" }, next];
+}
+
+/**
+ * Sequences a new entry under every key of `once`, for a caller that has just found none of
+ * them used (`earlierCommit`) in the same synchronous step: several keys, one entry. Answers the
+ * stored entry itself, so the caller need not read it back.
+ */
+export function sequenceUnder(
+  store: LedgerStore,
+  orgId: string,
+  input: Omit<AppendInput, "once">,
+  once: readonly string[],
+  head: Head | null,
+): [StoredEntry, Head] {
+  if (once.length === 0) throw new Error("an entry sequenced under keys needs one");
+  const sequenced = writeEntry(store, orgId, input, head);
+  for (const key of once) store.setOnce(key, sequenced[0].sequence);
+  return sequenced;
+}
+
+/** The entry after `head`, written with its leaf; no key is looked up or recorded. */
+function writeEntry(
+  store: LedgerStore,
+  orgId: string,
+  input: Omit<AppendInput, "once">,
+  head: Head | null,
+): [StoredEntry, Head] {
   const sequence = (head?.sequence ?? 0) + 1;
   const prev = head?.hash ?? GENESIS_HASH;
   const now = new Date();
@@ -66,10 +97,6 @@ export function sequenceEntry(
     ...{ prev_hash: prev, hash, leaf_hash: leaf },
   };
   store.insertEntry(stored);
-  if (input.once !== undefined) store.setOnce(input.once, sequence);
   appendLeaf(store.nodes, sequence - 1, leaf);
-  return [
-    { entry_id: id, sequence, hash, status: "pending" },
-    { sequence, hash, time },
-  ];
+  return [stored, { sequence, hash, time }];
 }
