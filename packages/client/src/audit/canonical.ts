@@ -12,12 +12,14 @@
  * non-finite numbers: a payload hashes the same before and after a JSON round trip.
  */
 export function canonicalize(value: unknown): string {
-  const text = serialize(value, new Set());
+  const text = serialize(value, []);
   if (text === undefined) throw new TypeError("canonicalize: value has no JSON representation");
   return text;
 }
 
-function serialize(input: unknown, ancestors: Set<object>): string | undefined {
+// Every assessment canonicalizes its mandate and its record: the text is built in place and the
+// ancestors (for the cycle check) are a stack a few levels deep, not a Set and joined arrays.
+function serialize(input: unknown, ancestors: object[]): string | undefined {
   const value = unwrap(input);
   switch (typeof value) {
     case "string":
@@ -37,25 +39,29 @@ function serialize(input: unknown, ancestors: Set<object>): string | undefined {
   }
   if (value === null) return "null";
   const object = value as object;
-  if (ancestors.has(object)) throw new TypeError("canonicalize: cyclic structure");
-  ancestors.add(object);
-  try {
-    if (Array.isArray(object)) {
-      const items: string[] = [];
-      // An index loop, not map(): holes in sparse arrays must become null like JSON.stringify.
-      for (let i = 0; i < object.length; i++) items.push(serialize(object[i], ancestors) ?? "null");
-      return `[${items.join(",")}]`;
+  if (ancestors.includes(object)) throw new TypeError("canonicalize: cyclic structure");
+  ancestors.push(object);
+  let text: string;
+  if (Array.isArray(object)) {
+    text = "[";
+    // An index loop, not map(): holes in sparse arrays must become null like JSON.stringify.
+    for (let i = 0; i < object.length; i++) {
+      text += `${i === 0 ? "" : ","}${serialize(object[i], ancestors) ?? "null"}`;
     }
-    const members: string[] = [];
+    text += "]";
+  } else {
+    text = "{";
     // Array.prototype.sort without a comparator orders by UTF-16 code units: RFC 8785 §3.2.3.
     for (const key of Object.keys(object).sort()) {
       const member = serialize((object as Record<string, unknown>)[key], ancestors);
-      if (member !== undefined) members.push(`${JSON.stringify(key)}:${member}`);
+      if (member === undefined) continue;
+      text += `${text.length === 1 ? "" : ","}${JSON.stringify(key)}:${member}`;
     }
-    return `{${members.join(",")}}`;
-  } finally {
-    ancestors.delete(object);
+    text += "}";
   }
+  // A throw above abandons the whole call, so the stack needs no unwinding on that path.
+  ancestors.pop();
+  return text;
 }
 
 /** What JSON.stringify would serialize in place of `value`: toJSON(), then boxed primitives. */
