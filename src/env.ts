@@ -112,10 +112,20 @@ export function modeOf(env: { ENVIRONMENT?: string }): EnvironmentMode {
  * Missing or invalid: 503 `service_misconfigured`, never a URL guessed from the request.
  */
 export function publicBaseUrl(env: Env): string {
-  const origin = originOf(env.PUBLIC_BASE_URL, modeOf(env) !== "production");
+  const allowHttp = modeOf(env) !== "production";
+  const raw = env.PUBLIC_BASE_URL;
+  // Every fresh assessment signs with it: the URL is parsed once per setting per isolate.
+  const cacheKey = `${allowHttp}:${raw}`;
+  let origin = origins.get(cacheKey);
+  if (origin === undefined) {
+    origin = originOf(raw, allowHttp);
+    origins.set(cacheKey, origin);
+  }
   if (origin === null) throw misconfigured("PUBLIC_BASE_URL");
   return origin;
 }
+
+const origins = new Map<string, string | null>();
 
 function originOf(raw: string | undefined, allowHttp: boolean): string | null {
   let url: URL;

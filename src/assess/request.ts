@@ -3,7 +3,7 @@ import { ApiError } from "../errors";
 import { canonicalize } from "../lib/canonical";
 import { sha256 } from "../lib/digest";
 import { toHex, utf8 } from "../lib/encoding";
-import { withUnicodePattern } from "../schemas/common";
+import { hasLoneSurrogate, withUnicodePattern } from "../schemas/common";
 import { type A2ABinding, a2aBinding } from "./a2a-binding";
 import {
   isMandateType,
@@ -55,7 +55,7 @@ function foreignId(max: number) {
     z.string().min(1).max(max),
     /^\P{Cc}*$/u,
     "must not contain control characters",
-  ).refine((text) => !LONE_SURROGATE.test(text), "must not contain a lone surrogate");
+  ).refine((text) => !hasLoneSurrogate(text), "must not contain a lone surrogate");
 }
 
 const a2aBlockSchema = z.strictObject({
@@ -156,29 +156,42 @@ const MAX_DEPTH = 32;
  * double (they parse as Infinity, which has no JSON form).
  */
 export function unstorableAt(value: unknown, path: string, depth: number): IssueDetail | null {
-  if (depth > MAX_DEPTH) return { path, message: `nested deeper than ${MAX_DEPTH} levels` };
+  const found = firstUnstorable(value, depth);
+  return found && { path: [path, ...found.keys].join("."), message: found.message };
+}
+
+// The walk names no path until it finds something: every request's mandate is walked whole, and
+// building a path string per value showed in the assess profile.
+function firstUnstorable(
+  value: unknown,
+  depth: number,
+): { keys: string[]; message: string } | null {
+  if (depth > MAX_DEPTH) return { keys: [], message: `nested deeper than ${MAX_DEPTH} levels` };
   if (typeof value === "string") {
-    return isStorableText(value) ? null : { path, message: "contains NUL or a lone surrogate" };
+    return isStorableText(value) ? null : { keys: [], message: "contains NUL or a lone surrogate" };
   }
   if (typeof value === "number") {
-    return Number.isFinite(value) ? null : { path, message: "number out of range" };
+    return Number.isFinite(value) ? null : { keys: [], message: "number out of range" };
   }
   if (typeof value !== "object" || value === null) return null;
-  const entries = Array.isArray(value) ? value.entries() : Object.entries(value);
-  for (const [key, item] of entries) {
-    if (typeof key === "string" && !isStorableText(key)) {
-      return { path, message: "a key contains NUL or a lone surrogate" };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = firstUnstorable(value[i], depth + 1);
+      if (found) return { ...found, keys: [String(i), ...found.keys] };
     }
-    const found = unstorableAt(item, `${path}.${key}`, depth + 1);
-    if (found) return found;
+    return null;
+  }
+  for (const key of Object.keys(value)) {
+    if (!isStorableText(key))
+      return { keys: [], message: "a key contains NUL or a lone surrogate" };
+    const found = firstUnstorable((value as Record<string, unknown>)[key], depth + 1);
+    if (found) return { ...found, keys: [key, ...found.keys] };
   }
   return null;
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 function isStorableText(text: string): boolean {
-  return !text.includes("\u0000") && !LONE_SURROGATE.test(text);
+  return !text.includes("\u0000") && !hasLoneSurrogate(text);
 }
 
 /**

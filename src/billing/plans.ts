@@ -32,11 +32,17 @@ export function usageCharge(plan: string | null | undefined, assessments: number
 /** The current period's first day, computed by the database (the meter's key). */
 export const PERIOD_START_SQL = sql.raw(`(date_trunc('month', now() at time zone 'UTC'))::date`);
 
-function byPlan(plan: SQL, field: "included" | "unit_amount"): SQL {
+/** A plan field's `when … then …` arms and default, rendered once: every persist uses them. */
+function armsOf(field: "included" | "unit_amount"): SQL {
   const arms = Object.entries(PLANS)
     .map(([id, p]) => `when '${id}' then ${Number(p[field])}`)
     .join(" ");
-  return sql`(case ${plan} ${sql.raw(arms)} else ${sql.raw(String(PLANS.free[field]))} end)`;
+  return sql.raw(`${arms} else ${Number(PLANS.free[field])}`);
+}
+const ARMS = { included: armsOf("included"), unit_amount: armsOf("unit_amount") };
+
+function byPlan(plan: SQL, field: keyof typeof ARMS): SQL {
+  return sql`(case ${plan} ${ARMS[field]} end)`;
 }
 
 /** The usage charge in SQL, from the catalog above: one source of prices for both sides. */
