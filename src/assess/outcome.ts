@@ -36,7 +36,7 @@ export type AgentSnapshot = z.infer<typeof AgentSnapshotSchema>;
  * An assessment as it is stored and as it is answered. The Outcome is a pure function of the
  * record (plus whether a checkpoint anchors its ledger entry yet), so `POST /v1/assess`, its
  * replays and `GET /v1/assessments/{id}` answer the same object. Built from the Outcome's own
- * parts, so the two cannot drift; a plan read back from the ledger object is parsed with it.
+ * parts, so the two cannot drift.
  */
 export const AssessmentRecord = z.object({
   id: z.string(),

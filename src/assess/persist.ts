@@ -18,8 +18,8 @@ import { AssessmentRecord } from "./outcome";
 /**
  * Everything one assessment writes, decided before anything is written. It travels with the
  * ledger append (as its attachment), so a retry or a racing duplicate writes exactly this and
- * answers exactly this: same ids, same signature. The first caller's plan, read back from the
- * ledger object, is parsed with this schema before anything is written from it.
+ * answers exactly this: same ids, same signature. The ledger object keeps it as the JSON it
+ * wrote itself and reads it back for its group commit and for a retry's answer.
  */
 export const PersistPlan = z.object({
   record: AssessmentRecord.omit({ audit_entry_id: true, audit_sequence: true }),

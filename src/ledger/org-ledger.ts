@@ -264,10 +264,14 @@ export class OrgLedger extends DurableObject<Env> {
    */
   async commitAssessment(orgId: string, commit: AssessmentCommit): Promise<CommitAnswer> {
     this.bind(orgId);
+    // Refused here, not in the section: a throw there would fail every commit of its batch.
+    if (commit.once.length === 0) throw new Error("commitAssessment needs a once key");
     const candidates = candidateVerdicts(commit);
     // Signed before the critical section, which must not await: every verdict it may choose.
-    // A duplicate reaches here only when it raced the first commit (the context read answers
-    // one whose write is in Postgres), so the keys are looked up once, in the section.
+    // The context read answers a duplicate whose write is in Postgres; one reaches here only
+    // when Postgres has not answered its first commit yet (a race, or a retry after a failed
+    // or refused write), so the keys are looked up once, in the section, and such a duplicate
+    // signs before it finds the earlier entry.
     const key = await signer(this.env);
     const signatures = await Promise.all(
       candidates.map((verdict) => key.signClaims(verdict.claims, RISK_PAYLOAD_TYP)),
