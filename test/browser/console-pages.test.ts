@@ -18,6 +18,7 @@ import {
   openSignedIn,
   shortId,
 } from "./support/console-api";
+import { getFromDevServer } from "./support/service";
 
 const origin = inject("browserOrigin");
 
@@ -213,7 +214,8 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
     ]);
     expect(download.suggestedFilename()).toMatch(/^audit-export-\d{4}-\d{2}-\d{2}\.jsonl$/);
     const text = readFileSync(await download.path(), "utf8");
-    const jwks = (await (await fetch(`${origin}/.well-known/jwks.json`)).json()) as {
+    const keySet = await getFromDevServer(`${origin}/.well-known/jwks.json`, "console-pages");
+    const jwks = (await keySet.json()) as {
       keys: VerificationKey[];
     };
     const verification = await verifyAuditExport(text, { jwks });

@@ -5,6 +5,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { cspWeaknesses } from "../support/csp";
 import { useBrowser } from "./support/browser";
+import { getFromDevServer } from "./support/service";
 
 const origin = inject("browserOrigin");
 
@@ -26,7 +27,7 @@ interface Document {
 }
 
 async function openApi(): Promise<Document> {
-  const response = await fetch(`${origin}/openapi.json`);
+  const response = await getFromDevServer(`${origin}/openapi.json`, "docs");
   expect(response.status).toBe(200);
   return (await response.json()) as Document;
 }

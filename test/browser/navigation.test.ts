@@ -3,8 +3,10 @@
  * static file that never arrives gets the page reloaded once; anything else still fails, and
  * says which request held the page. Held here with a route that never answers.
  */
+import { createServer } from "node:http";
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
+import { getFromDevServer } from "./support/service";
 
 const origin = inject("browserOrigin");
 
@@ -37,5 +39,35 @@ describe.skipIf(!origin)("a navigation in the browser tests", () => {
       );
     expect(failed).toMatch(/Timeout 3000ms exceeded/);
     expect(failed).toContain(`requests still open: GET ${origin}/v1/me (`);
+  });
+
+  it("asks a read the dev server leaves unanswered once more, and only once", async () => {
+    // A stand-in server that holds every request but the ones it is told to answer.
+    let asked = 0;
+    let answerFrom = 2;
+    const server = createServer((_, response) => {
+      asked += 1;
+      if (asked >= answerFrom) response.end("ok");
+    });
+    await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+    const { port } = server.address() as { port: number };
+    try {
+      const response = await getFromDevServer(`http://127.0.0.1:${port}/x`, "navigation", 300);
+      expect([response.status, await response.text(), asked]).toEqual([200, "ok", 2]);
+      asked = 0;
+      answerFrom = 3; // the second is held too: the second attempt has no allowance
+      const second = getFromDevServer(`http://127.0.0.1:${port}/x`, "navigation", 300);
+      const outcome = await Promise.race([
+        second.then(
+          () => "answered",
+          () => "failed",
+        ),
+        new Promise((wait) => setTimeout(() => wait("still waiting"), 1_000)),
+      ]);
+      expect([outcome, asked]).toEqual(["still waiting", 2]);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
