@@ -20,7 +20,7 @@ import { withoutServiceRiskData, withRiskPayload } from "./facts";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
 import { evaluatePolicy } from "./policy-rules";
-import { mandateCanonicalHash, type ParsedAssessRequest, unstorableAt } from "./request";
+import { mandateCanonicalHash, type ParsedAssessRequest } from "./request";
 import { reviewOpening } from "./review-opening";
 import { decide, scoreIdentity } from "./risk";
 import type { CredentialEvidence } from "./risk-input";
@@ -28,6 +28,7 @@ import type { ComponentResult } from "./risk-model";
 import { riskPayloadTtlSeconds } from "./risk-payload";
 import { shadowVerdict } from "./shadow";
 import { Stopwatch } from "./stopwatch";
+import { unstorableAt } from "./storable";
 import { type PayloadFacts, spendOf, verdictOf } from "./verdict";
 
 export interface Assessed {
