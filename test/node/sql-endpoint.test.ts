@@ -239,6 +239,22 @@ describe.each(backends)("sql endpoint on $name", ({ name, options }) => {
     expect(setting).toEqual({ org: null });
   });
 
+  it("does not carry a temp table or an advisory lock over either", async () => {
+    await sql.transaction([
+      sql`create temp table left_behind (secret text)`,
+      sql`insert into left_behind values ('tenant a')`,
+      sql`select pg_advisory_lock(4242)`,
+      sql`create temp sequence counter`,
+      sql`select nextval('counter')`,
+    ]);
+    const [tables, locks] = await sql.transaction([
+      sql`select count(*)::int as n from pg_class where relname in ('left_behind', 'counter')`,
+      sql`select count(*)::int as n from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()`,
+    ]);
+    expect(tables).toEqual([{ n: 0 }]);
+    expect(locks).toEqual([{ n: 0 }]);
+  });
+
   it("runs as the role from the connection string; owner means no SET ROLE", async () => {
     const orgA = newOrg();
     const orgB = newOrg();
