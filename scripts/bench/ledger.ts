@@ -39,6 +39,8 @@ const MAX_RUN_BUDGET_MS = 240_000;
 const WARM_APPENDS = 100;
 /** The target of this benchmark on the 2-core development machine. */
 const TARGET_APPENDS_PER_S = 1000;
+/** The fewest appends in flight at which the target must hold (issue 21: 16, not only 64). */
+const TARGET_CONCURRENCY = 16;
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -654,20 +656,25 @@ async function benchmark(options: Options, run: Run) {
       `${endpoint.backend === "pglite" && !options.nullDb ? " + PGlite" : ""}, workerd = Worker + DOs, host = all processes.`,
   );
 
-  const single = plan.filter((s) => s.orgCount === 1 && s.concurrency > 1);
-  const best = single.at(-1);
+  // Judged at every single-org level from TARGET_CONCURRENCY up: a target met only with more in
+  // flight would hide a sequencer that needs a crowd to batch well.
+  const judged = plan.filter((s) => s.orgCount === 1 && s.concurrency >= TARGET_CONCURRENCY);
   const allOneTrip = results.every(
     (r) => Math.abs(r.rtPerBatch - 1) < 1e-9 && r.wire.other === 0 && r.endpointErrors === 0,
   );
+  const trips = `${allOneTrip ? "exactly 1" : "MORE THAN 1"} round trip per flushed batch in every run`;
   if (options.nullDb) {
     say("\ntarget: not judged with --null-db (no database behind the endpoint)");
-  } else if (best) {
-    const rate = median(results.filter((r) => r.scenario === best).map((r) => r.appendsPerS)) ?? 0;
-    const met = rate >= TARGET_APPENDS_PER_S && allOneTrip;
+  } else if (judged.length > 0) {
+    const rates = judged.map((s) => ({
+      label: s.label,
+      rate: median(results.filter((r) => r.scenario === s).map((r) => r.appendsPerS)) ?? 0,
+    }));
+    const met = allOneTrip && rates.every((r) => r.rate >= TARGET_APPENDS_PER_S);
+    const figures = rates.map((r) => `${r.label}: ${r.rate.toFixed(0)}`).join(", ");
     say(
-      `\ntarget (≥${TARGET_APPENDS_PER_S} appends/s for one org, 1 round trip per batch): ` +
-        `${met ? "MET" : "MISSED"} — ${best.label}: ${rate.toFixed(0)} appends/s median, ` +
-        `${allOneTrip ? "exactly 1" : "MORE THAN 1"} round trip per flushed batch in every run`,
+      `\ntarget (≥${TARGET_APPENDS_PER_S} appends/s for one org at C≥${TARGET_CONCURRENCY}, ` +
+        `1 round trip per batch): ${met ? "MET" : "MISSED"} — ${figures} appends/s median; ${trips}`,
     );
   } else {
     say(
