@@ -19,13 +19,19 @@ const identity = (value: string): string => value;
 
 /**
  * PGlite parses values by type OID (and serializes params by inferred type, e.g. it rejects a
- * bytea param that is not a Uint8Array). The driver does both itself, so every known type gets
- * an identity parser/serializer; types PGlite does not know are passed through as text anyway.
+ * bytea param that is not a Uint8Array). The driver does both itself, so every type the
+ * instance knows gets an identity parser/serializer; types PGlite does not know are passed
+ * through as text anyway. Set on the instance itself (its own copies of the maps), not per
+ * query: a query's own `parsers` are merged into a new object with the instance's on every
+ * query, a hundred-odd entries each time.
  */
-function rawTextOptions(db: PGlite): QueryOptions {
+function readRawText(db: PGlite): QueryOptions {
   const oids = new Set([...Object.keys(db.parsers), ...Object.keys(db.serializers)]);
-  const passThrough = Object.fromEntries([...oids].map((oid) => [oid, identity]));
-  return { rowMode: "array", parsers: passThrough, serializers: passThrough };
+  for (const oid of oids) {
+    db.parsers[oid] = identity;
+    db.serializers[oid] = identity;
+  }
+  return { rowMode: "array" };
 }
 
 function toStatementResult(result: Results<RawRow>): StatementResult {
@@ -54,7 +60,7 @@ class PgliteBackend implements Backend {
   #closed = false;
 
   constructor(private readonly db: PGlite) {
-    const options = rawTextOptions(db);
+    const options = readRawText(db);
     this.#session = {
       execute: async (sql) => {
         await db.exec(sql);
