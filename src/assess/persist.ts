@@ -16,10 +16,11 @@ import { ShadowVerdict } from "../schemas/shadow";
 import { AssessmentRecord } from "./outcome";
 
 /**
- * Everything one assessment writes, decided before anything is written. It travels with the
- * ledger append (as its attachment), so a retry or a racing duplicate writes exactly this and
- * answers exactly this: same ids, same signature. The ledger object keeps it as the JSON it
- * wrote itself and reads it back for its group commit and for a retry's answer.
+ * Everything one assessment writes, decided before anything is written. The ledger object
+ * makes it in the critical section that sequences the assessment's entry and keeps it beside
+ * the entry (its write), so a retry or a racing duplicate writes exactly this and answers
+ * exactly this: same ids, same signature. It reads the kept JSON back for its group commit and
+ * for a duplicate's answer.
  */
 export const PersistPlan = z.object({
   record: AssessmentRecord.omit({ audit_entry_id: true, audit_sequence: true }),
