@@ -11,7 +11,7 @@ import {
   type StatementResult,
 } from "./backend";
 import { SerialQueue } from "./serial-queue";
-import { RESET_SESSION_SQL, runTransaction, type Session } from "./transaction";
+import { resetSessionSql, runTransaction, type Session } from "./transaction";
 
 type RawRow = (string | null)[];
 
@@ -57,9 +57,15 @@ class PgliteBackend implements Backend {
   // PGlite is a single session: a request's BEGIN..COMMIT must never interleave with another's.
   readonly #queue = new SerialQueue();
   readonly #session: Session;
+  readonly #reset: string;
   #closed = false;
 
-  constructor(private readonly db: PGlite) {
+  /** `owner`: the session's own user, which every request's reset returns to. */
+  constructor(
+    private readonly db: PGlite,
+    owner: string,
+  ) {
+    this.#reset = resetSessionSql(owner);
     const options = readRawText(db);
     this.#session = {
       execute: async (sql) => {
@@ -76,7 +82,7 @@ class PgliteBackend implements Backend {
       try {
         return await runTransaction(this.#session, request, onStatement);
       } finally {
-        await this.#session.execute(RESET_SESSION_SQL);
+        await this.#session.execute(this.#reset);
       }
     });
   }
@@ -96,7 +102,12 @@ export async function openPgliteBackend(options: {
 }): Promise<Backend> {
   if (options.dataDir !== undefined) mkdirSync(options.dataDir, { recursive: true });
   const db = await PGlite.create(options.dataDir);
+  let owner: string;
   try {
+    // The user every request's reset returns the session to (`resetSessionSql`).
+    const [self] = (await db.query<{ user: string }>("select session_user as user")).rows;
+    if (!self) throw new Error("PGlite named no session user");
+    owner = self.user;
     // An existing data directory made by another migration history is refused, not migrated.
     await assertMigrationHistory(
       async (sql) => (await db.query<Record<string, unknown>>(sql)).rows,
@@ -108,5 +119,5 @@ export async function openPgliteBackend(options: {
     throw error;
   }
   options.log(`sql-endpoint: PGlite ready (${options.dataDir ?? "in memory"})`);
-  return new PgliteBackend(db);
+  return new PgliteBackend(db, owner);
 }

@@ -11,7 +11,7 @@ import {
 } from "./backend";
 import { createFreshDatabase, type FreshDatabase } from "./fresh-database";
 import { isPostgresError } from "./protocol";
-import { RESET_SESSION_SQL, runTransaction, type Session } from "./transaction";
+import { resetSessionSql, runTransaction, type Session } from "./transaction";
 
 type RawRow = (string | null)[];
 
@@ -21,6 +21,8 @@ const RAW_TEXT_TYPES: pg.CustomTypesConfig = {
 };
 
 const POOL_SIZE = 10;
+/** A pooled connection's own user is where `SET SESSION AUTHORIZATION DEFAULT` returns it. */
+const RESET_SESSION = resetSessionSql(null);
 
 function unavailable(error: unknown): BackendUnavailableError {
   const message = error instanceof Error ? error.message : String(error);
@@ -84,7 +86,7 @@ class PostgresBackend implements Backend {
       throw isPostgresError(error) ? error : unavailable(error);
     } finally {
       // A client whose session could not be reset is destroyed rather than handed to the next request.
-      const broken = await client.query(RESET_SESSION_SQL).then(
+      const broken = await client.query(RESET_SESSION).then(
         () => undefined,
         (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
       );

@@ -71,23 +71,33 @@ export async function runTransaction(
 }
 
 /**
- * Sessions are reused across requests (PGlite has only one), so a session-level `SET` or
- * temp table from one request must not reach the next one, possibly for another tenant.
+ * What resets a session between requests. Sessions are reused across requests (PGlite has only
+ * one), so a session-level `SET` or temp table from one request must not reach the next one,
+ * possibly for another tenant.
  *
  * This is `DISCARD ALL` without `DISCARD PLANS`: every piece of session state a request can
  * leave behind, but not the cached plans, which hold none. Dropping them made every request
  * plan its triggers' and policies' statements again, which a pooled Neon connection does not
  * do (a transaction-mode pooler resets nothing between transactions): on PGlite the ledger's
  * batch insert took 2.9 ms instead of 1.9 (docs/performance.md, "The local endpoint's reset").
- * `RESET ALL` also resets a session-level `SET ROLE`; `SET SESSION AUTHORIZATION` needs a
- * superuser, which the application role is not.
+ *
+ * The endpoint's own session user is a superuser, so a request may change the session's
+ * authorization too. `owner` names that user when `SET SESSION AUTHORIZATION DEFAULT` cannot
+ * find it: PGlite's single-user session has no default to return to, and kept whatever user a
+ * request had set, even under `DISCARD ALL`. `RESET ALL` then resets the role with the other
+ * settings.
  */
-export const RESET_SESSION_SQL = [
-  "CLOSE ALL",
-  "RESET ALL",
-  "DEALLOCATE ALL",
-  "UNLISTEN *",
-  "SELECT pg_advisory_unlock_all()",
-  "DISCARD TEMP",
-  "DISCARD SEQUENCES",
-].join("; ");
+export function resetSessionSql(owner: string | null): string {
+  return [
+    "CLOSE ALL",
+    owner === null
+      ? "SET SESSION AUTHORIZATION DEFAULT"
+      : `SET SESSION AUTHORIZATION ${quoteIdentifier(owner)}`,
+    "RESET ALL",
+    "DEALLOCATE ALL",
+    "UNLISTEN *",
+    "SELECT pg_advisory_unlock_all()",
+    "DISCARD TEMP",
+    "DISCARD SEQUENCES",
+  ].join("; ");
+}

@@ -239,6 +239,14 @@ describe.each(backends)("sql endpoint on $name", ({ name, options }) => {
     expect(setting).toEqual({ org: null });
   });
 
+  it("does not carry a changed session authorization or role over", async () => {
+    const [before] = await owner`select session_user as who`;
+    await sql`set session authorization app_user`;
+    await owner`set role app_user`;
+    expect(await owner`select session_user as who`).toEqual([before]);
+    expect(await owner`select current_user = session_user as own`).toEqual([{ own: true }]);
+  });
+
   it("does not carry a temp table or an advisory lock over either", async () => {
     await sql.transaction([
       sql`create temp table left_behind (secret text)`,
