@@ -1,7 +1,7 @@
 /**
  * The browser tests' one allowance for the dev server (support/browser.ts, `navigation`): a
- * static file that never arrives gets the page reloaded once; anything else still fails, and
- * says which request held the page. Held here with a route that never answers.
+ * static file or `/health` that never arrives gets the page reloaded once; anything else still
+ * fails, and says which request held the page. Held here with a route that never answers.
  */
 import { createServer } from "node:http";
 import { describe, expect, inject, it } from "vitest";
@@ -25,6 +25,19 @@ describe.skipIf(!origin)("a navigation in the browser tests", () => {
     expect(asked).toBe(2);
     expect(response && "status" in response ? response.status() : null).toBe(200);
     await expect(tab.page.title()).resolves.toBe("API reference · Agent Action Risk Assessment");
+  });
+
+  it("navigates again once when the page itself, GET /health, never arrives", async () => {
+    const tab = await browser.open("/docs/favicon.svg");
+    let asked = 0;
+    await tab.page.route("**/health", async (route) => {
+      asked += 1;
+      if (asked > 1) await route.continue(); // the first is held: never answered
+    });
+    tab.page.setDefaultNavigationTimeout(3_000);
+    const response = await tab.navigation(() => tab.page.goto(`${origin}/health`));
+    expect(asked).toBe(2);
+    expect(response && "status" in response ? response.status() : null).toBe(200);
   });
 
   it("fails, naming the request, when what holds the page is not a static file", async () => {

@@ -46,11 +46,12 @@ export interface BrowserTab {
   response: Response | null;
   /**
    * Runs a navigation (`page.goto`, `page.waitForURL` after a click) and answers what it does.
-   * `wrangler dev` now and then answers one static file tens of seconds late with nothing else
-   * wrong (`GET /docs/reference.js 200 OK (44447ms)` in service.log, 2 runs of 10): when a
-   * navigation times out and the only requests still open are the service's own static files,
-   * the page is reloaded once. A timeout with anything else open (an API call, the identity
-   * provider) fails, naming the requests.
+   * `wrangler dev` now and then answers one request tens of seconds late with nothing else
+   * wrong (`GET /docs/reference.js 200 OK (44447ms)`, `GET /health 200 OK (47644ms)` in
+   * service.log): when a navigation times out and the only requests still open are the
+   * service's own static files or `/health`, the page is reloaded once (navigated to again
+   * when what never arrived is the page itself). A timeout with anything else open (an API
+   * call, the identity provider) fails, naming the requests.
    */
   navigation<T>(navigate: () => Promise<T>): Promise<T | Response | null>;
   /**
@@ -67,17 +68,32 @@ export interface OpenOptions {
   viewport?: { width: number; height: number };
 }
 
-/** A file the asset layer serves (not the Worker's API, not the console's sign-in routes). */
-function isStaticFile(url: string, origin: string): boolean {
+/**
+ * What a stalled navigation may ask for again: a file the asset layer serves, or `GET /health`
+ * (every test's first page, with no side effect); not the Worker's API, not the console's
+ * sign-in routes, whose slowness a test must see.
+ */
+function isSafeToAskAgain(url: string, origin: string): boolean {
   if (!url.startsWith(`${origin}/`)) return false;
   const path = new URL(url).pathname;
-  return !path.startsWith("/v1/") && !path.startsWith("/console/auth/") && path !== "/health";
+  return !path.startsWith("/v1/") && !path.startsWith("/console/auth/");
+}
+
+/** How long a finished test waits for its tabs' requests still in flight before closing them. */
+const SETTLE_MS = 5_000;
+
+/** Resolves once no request is in flight, or after `ms`. */
+async function settled(pending: Map<Request, number>, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (pending.size > 0 && Date.now() < until) {
+    await new Promise((tick) => setTimeout(tick, 50));
+  }
 }
 
 /** Launches Chromium before the file's tests, closes each test's tabs after it, and itself last. */
 export function useBrowser(suite: string) {
   let browser: Browser | undefined;
-  const contexts: BrowserContext[] = [];
+  const tabs: { context: BrowserContext; pending: Map<Request, number> }[] = [];
 
   beforeAll(async () => {
     browser = await chromium.launch({ executablePath: CHROMIUM_PATH });
@@ -90,7 +106,13 @@ export function useBrowser(suite: string) {
     }
   });
   afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close();
+    for (const { context, pending } of tabs.splice(0)) {
+      // A tab closed while the dev server still writes a response breaks its pipe, and after
+      // that `wrangler dev` has left the next request unanswered for 45 s and more (service.log:
+      // "Broken pipe", then `GET /health 200 OK (47644ms)`): let what is in flight arrive first.
+      await settled(pending, SETTLE_MS);
+      await context.close();
+    }
   });
   afterAll(async () => {
     await browser?.close();
@@ -104,7 +126,6 @@ export function useBrowser(suite: string) {
       const context = await browser.newContext({
         viewport: options.viewport ?? { width: 1280, height: 800 },
       });
-      contexts.push(context);
       context.setDefaultTimeout(PAGE_TIMEOUT_MS);
       context.setDefaultNavigationTimeout(PAGE_TIMEOUT_MS);
       const problems: string[] = [];
@@ -131,6 +152,7 @@ export function useBrowser(suite: string) {
       });
       // Requests started and not yet finished: what "still busy" is waiting for.
       const pending = new Map<Request, number>();
+      tabs.push({ context, pending });
       context.on("request", (request) => pending.set(request, Date.now()));
       context.on("requestfinished", (request) => pending.delete(request));
       context.on("requestfailed", (request) => pending.delete(request));
@@ -154,20 +176,27 @@ export function useBrowser(suite: string) {
           return await navigate();
         } catch (error) {
           const requests = [...pending.keys()];
-          const onlyStaticFiles =
+          const onlySafeReads =
             requests.length > 0 &&
-            requests.every((r) => r.method() === "GET" && isStaticFile(r.url(), origin));
-          if (!(error instanceof errors.TimeoutError) || !onlyStaticFiles) {
+            requests.every((r) => r.method() === "GET" && isSafeToAskAgain(r.url(), origin));
+          if (!(error instanceof errors.TimeoutError) || !onlySafeReads) {
             const open = busy().join(", ") || "none";
             throw new Error(`${(error as Error).message}\nrequests still open: ${open}`, {
               cause: error,
             });
           }
+          // A stalled document never committed: there is no page to reload, so the navigation
+          // itself is run again. A stalled file of a page that did commit reloads that page.
+          const again = requests.some((r) => r.isNavigationRequest());
           process.stderr.write(
             `[browser] ${suite}: ${busy().join(", ")} never arrived from the dev server; ` +
-              "reloading the page once\n",
+              `${again ? "navigating again" : "reloading the page"} once\n`,
           );
-          return page.reload();
+          if (!again) return page.reload();
+          // The held navigation is replaced first: a second one to the same address would
+          // otherwise be aborted along with it.
+          await page.goto("about:blank", { timeout: 5_000 }).catch(() => {});
+          return navigate();
         }
       };
       const response = await navigation(() => page.goto(`${origin}${path}`));
