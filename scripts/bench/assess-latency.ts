@@ -22,6 +22,13 @@ export const CPU_BUDGET_MS = { fresh: 2, replay: 1 };
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
+/** The share of a fresh phase's answers that were `review`, as a percentage. */
+function reviewShare(phase: PhaseResult): string {
+  let reviews = 0;
+  for (const [key, n] of phase.decisions) if (key.endsWith("/review")) reviews += n;
+  return phase.completed > 0 ? `${((100 * reviews) / phase.completed).toFixed(0)}%` : "-";
+}
+
 function fixed(value: number, digits: number): string {
   return Number.isFinite(value) ? value.toFixed(digits) : "-";
 }
@@ -131,15 +138,17 @@ export function printLatencySweep(input: {
         : " — not judged: wrangler dev's inspector adds CPU per outbound fetch";
     say(
       `  db-rtt ${describeDbRtt(l.rtt)}: fresh ${fixed(cpuMs(l.fresh, "worker"), 3)} ms ` +
-        `(${fixed(fresh, 3)} above health), replay ${fixed(cpuMs(l.replay, "worker"), 3)} ms ` +
-        `(${fixed(replay, 3)} above health)${verdict}`,
+        `(${fixed(fresh, 3)} above health, ${reviewShare(l.fresh)} reviews), replay ` +
+        `${fixed(cpuMs(l.replay, "worker"), 3)} ms (${fixed(replay, 3)} above health)${verdict}`,
     );
   }
   say(
     [
       "  (workerd's process CPU time from /proc, user + system, over the phase, divided by its",
       "  requests: the Worker and its Durable Object together, a mean per request, not a p50;",
-      "  /proc counts in 10 ms ticks, so a phase needs thousands of ms of CPU to resolve it)",
+      "  /proc counts in 10 ms ticks, so a phase needs thousands of ms of CPU to resolve it;",
+      "  a review opens a review item, and the share of reviews moves from run to run, so compare",
+      '  fresh figures at similar shares: docs/performance.md, "The review share")',
     ].join("\n"),
   );
 }
