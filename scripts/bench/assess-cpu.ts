@@ -29,12 +29,15 @@ function roleOf(pid: number, name: string, publicAddress: string | null): Role {
   }
 }
 
-/**
- * Milliseconds of CPU (user + system) per role, over all descendants; `publicAddress` is
- * wrangler dev's `host:port`, null under plain workerd.
- */
-export function descendantCpuMs(publicAddress: string | null): Map<Role, number> {
-  const byRole = new Map<Role, number>();
+interface Descendant {
+  pid: number;
+  role: Role;
+  /** CPU (user + system) in milliseconds, in 10 ms ticks. */
+  ms: number;
+}
+
+/** This process's descendants with their roles; empty without procfs. */
+function descendants(publicAddress: string | null): Descendant[] {
   let table: { pid: number; ppid: number; name: string; ms: number }[] = [];
   try {
     table = readdirSync("/proc")
@@ -52,7 +55,7 @@ export function descendantCpuMs(publicAddress: string | null): Map<Role, number>
         }
       });
   } catch {
-    return byRole; // no procfs
+    return []; // no procfs
   }
   const mine = new Set([process.pid]);
   for (let grew = true; grew; ) {
@@ -64,13 +67,51 @@ export function descendantCpuMs(publicAddress: string | null): Map<Role, number>
       }
     }
   }
-  for (const p of table) {
-    if (p.pid !== process.pid && mine.has(p.pid)) {
-      const role = roleOf(p.pid, p.name, publicAddress);
-      byRole.set(role, (byRole.get(role) ?? 0) + p.ms);
-    }
+  return table
+    .filter((p) => p.pid !== process.pid && mine.has(p.pid))
+    .map((p) => ({ pid: p.pid, role: roleOf(p.pid, p.name, publicAddress), ms: p.ms }));
+}
+
+/**
+ * Milliseconds of CPU (user + system) per role, over all descendants; `publicAddress` is
+ * wrangler dev's `host:port`, null under plain workerd.
+ */
+export function descendantCpuMs(publicAddress: string | null): Map<Role, number> {
+  const byRole = new Map<Role, number>();
+  for (const p of descendants(publicAddress)) {
+    byRole.set(p.role, (byRole.get(p.role) ?? 0) + p.ms);
   }
   return byRole;
+}
+
+/**
+ * A nanosecond clock of the CPU that the workerd running the Worker has used: the run time of
+ * every one of its threads (`/proc/<pid>/task/<tid>/schedstat`, which the scheduler keeps in
+ * nanoseconds, unlike the 10 ms ticks of `/proc/<pid>/stat`), summed. Fine enough to price
+ * one request when requests go one at a time. Null without procfs or schedstat.
+ */
+export function workerCpuClock(publicAddress: string | null): (() => number) | null {
+  const pids = descendants(publicAddress)
+    .filter((p) => p.role === "worker")
+    .map((p) => p.pid);
+  const read = () => {
+    let ns = 0;
+    for (const pid of pids) {
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        try {
+          ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+        } catch {
+          // the thread exited between the listing and the read; its time is gone with it
+        }
+      }
+    }
+    return ns;
+  };
+  try {
+    return pids.length > 0 && Number.isFinite(read()) ? read : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Per-role CPU milliseconds spent between two samples. */

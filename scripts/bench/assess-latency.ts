@@ -147,8 +147,8 @@ export function printLatencySweep(input: {
       "  (workerd's process CPU time from /proc, user + system, over the phase, divided by its",
       "  requests: the Worker and its Durable Object together, a mean per request, not a p50;",
       "  /proc counts in 10 ms ticks, so a phase needs thousands of ms of CPU to resolve it;",
-      "  the share of reviews, which open a review item and cost more, moves from run to run:",
-      '  docs/performance.md, "The review share")',
+      "  with the same --seed, runs send the same mix; the CPU of each kind and decision, one",
+      "  request at a time, is priced below)",
     ].join("\n"),
   );
 }

@@ -9,6 +9,7 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { type Consent, presentation } from "./assess-credentials.ts";
 import type { Agent } from "./assess-tenant.ts";
+import type { Draw } from "./draw.ts";
 
 export const MANDATE_KINDS = ["payment", "open_payment", "message_send", "credential"] as const;
 export type MandateKind = (typeof MANDATE_KINDS)[number];
@@ -26,12 +27,9 @@ export const MERCHANTS = Array.from({ length: 12 }, (_, i) => ({
 }));
 const COUNTRIES = ["US", "DE", "FR", "GB", "NL"];
 
-const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)] as T;
-const chance = (p: number) => Math.random() < p;
-
 /** Minor units, log-uniform from 5.00 to 2,000.00: many small payments, a few large ones. */
-function amount(): number {
-  return Math.round(500 * 400 ** Math.random());
+function amount(draw: Draw): number {
+  return Math.round(500 * 400 ** draw.next());
 }
 
 function transactionId(): string {
@@ -43,24 +41,24 @@ function undisclosed(): { "...": string } {
   return { "...": createHash("sha256").update(randomUUID()).digest("base64url") };
 }
 
-function paymentMandate(now: number) {
-  const currency = chance(0.7) ? "USD" : "EUR";
+function paymentMandate(draw: Draw, now: number) {
+  const currency = draw.chance(0.7) ? "USD" : "EUR";
   return {
     vct: "mandate.payment.1",
     transaction_id: transactionId(),
-    payee: pick(MERCHANTS),
-    payment_amount: { amount: amount(), currency },
+    payee: draw.pick(MERCHANTS),
+    payment_amount: { amount: amount(draw), currency },
     payment_instrument: { id: "stub", type: "card", description: "Card ••••4242" },
-    ...(chance(0.6) ? { risk_data: { country: pick(COUNTRIES), device: "web" } } : {}),
+    ...(draw.chance(0.6) ? { risk_data: { country: draw.pick(COUNTRIES), device: "web" } } : {}),
     iat: now,
     exp: now + 3600,
   };
 }
 
-function openPaymentMandate(now: number, agent: Agent) {
-  const currency = chance(0.7) ? "USD" : "EUR";
-  const payee = pick(MERCHANTS);
-  const max = 20_000 + Math.floor(Math.random() * 80_000);
+function openPaymentMandate(draw: Draw, now: number, agent: Agent) {
+  const currency = draw.chance(0.7) ? "USD" : "EUR";
+  const payee = draw.pick(MERCHANTS);
+  const max = 20_000 + draw.below(80_000);
   return {
     vct: "mandate.payment.open.1",
     constraints: [
@@ -70,30 +68,38 @@ function openPaymentMandate(now: number, agent: Agent) {
     ],
     cnf: { jwk: agent.jwk },
     payee,
-    payment_amount: { amount: Math.min(max, amount()), currency },
+    payment_amount: { amount: Math.min(max, amount(draw)), currency },
     iat: now,
     exp: now + 3600,
   };
 }
 
-function messageMandate() {
+function messageMandate(draw: Draw) {
   return {
-    to: `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`,
+    to: `+1415555${String(draw.below(10_000)).padStart(4, "0")}`,
     channel: "sms",
     message_id: randomUUID(),
     body: "Your order has shipped and arrives on Thursday.",
   };
 }
 
-function requestOf(kind: MandateKind, now: number, agent: Agent): Record<string, unknown> {
+function requestOf(
+  draw: Draw,
+  kind: MandateKind,
+  now: number,
+  agent: Agent,
+): Record<string, unknown> {
   switch (kind) {
     case "payment":
       // Without a key in the mandate the caller names its agent (most do; some do not).
-      return { mandate: paymentMandate(now), ...(chance(0.9) ? { agent_id: agent.id } : {}) };
+      return {
+        mandate: paymentMandate(draw, now),
+        ...(draw.chance(0.9) ? { agent_id: agent.id } : {}),
+      };
     case "open_payment":
-      return { mandate: openPaymentMandate(now, agent) };
+      return { mandate: openPaymentMandate(draw, now, agent) };
     case "message_send":
-      return { kind: "message_send", mandate: messageMandate(), agent_id: agent.id };
+      return { kind: "message_send", mandate: messageMandate(draw), agent_id: agent.id };
     case "credential":
       throw new Error("credential bodies are signed apart: withCredentials");
   }
@@ -109,32 +115,32 @@ function kindAt(index: number): MandateKind {
  * under the tenant's consent (assess-credentials.ts), each its own signed last hop.
  */
 export async function withCredentials(
+  draw: Draw,
   bodies: AssessBody[],
   consent: Consent,
   share: number,
 ): Promise<AssessBody[]> {
   return await Promise.all(
-    bodies.map(async (body, index) =>
-      (index * share) % 100 < share
-        ? {
-            kind: "credential" as const,
-            body: JSON.stringify(await presentation(consent, pick(MERCHANTS), amount())),
-          }
-        : body,
-    ),
+    bodies.map(async (body, index) => {
+      if ((index * share) % 100 >= share) return body;
+      // Drawn before the first await, so the order of draws is the order of the bodies.
+      const payee = draw.pick(MERCHANTS);
+      const credential = await presentation(consent, payee, amount(draw));
+      return { kind: "credential" as const, body: JSON.stringify(credential) };
+    }),
   );
 }
 
 /** `count` distinct assess bodies in the mix above, interleaved, each by one of the agents. */
-export function assessBodies(count: number, agents: readonly Agent[]): AssessBody[] {
+export function assessBodies(draw: Draw, count: number, agents: readonly Agent[]): AssessBody[] {
   const now = Math.floor(Date.now() / 1000);
   return Array.from({ length: count }, (_, index) => {
     const kind = kindAt(index);
-    const body = requestOf(kind, now, pick(agents));
-    if (chance(0.2)) {
+    const body = requestOf(draw, kind, now, draw.pick(agents));
+    if (draw.chance(0.2)) {
       body.a2a = { task_id: randomUUID(), context_id: randomUUID(), a2a_version: "1.0" };
     }
-    if (chance(0.5)) body.idempotency_key = `bench-${randomUUID()}`;
+    if (draw.chance(0.5)) body.idempotency_key = `bench-${randomUUID()}`;
     return { kind, body: JSON.stringify(body) };
   });
 }

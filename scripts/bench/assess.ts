@@ -33,16 +33,23 @@ import { REPO_ROOT } from "../dev-state.ts";
 import { localDatabaseUrl } from "../local-keys.ts";
 import { type DelaySampler, describeDbRtt, parseDbRtt } from "../sql-endpoint/delay.ts";
 import { measureCompute } from "./assess-compute.ts";
-import { cpuMsBetween, descendantCpuMs } from "./assess-cpu.ts";
+import { cpuMsBetween, descendantCpuMs, workerCpuClock } from "./assess-cpu.ts";
 import { Client, type Reply } from "./assess-http.ts";
 import { printLatencySweep, type RttLevel } from "./assess-latency.ts";
 import { type AssessBody, assessBodies, withCredentials } from "./assess-mandates.ts";
 import { startProfile } from "./assess-profile.ts";
 import { type PhaseResult, parseServerTiming, printReport, type Stage } from "./assess-report.ts";
+import {
+  type PricedJob,
+  type PricedPhases,
+  priceEach,
+  printRequestCpu,
+} from "./assess-request-cpu.ts";
 import { type Runtime, type Stack, startStack } from "./assess-stack.ts";
 import { POLICY_RULES, SHADOW_RULES, setUpTenant, type Tenant } from "./assess-tenant.ts";
 import { TrafficWatch } from "./assess-wire.ts";
 import { cpuShare, sampleCpu } from "./cpu.ts";
+import { Draw } from "./draw.ts";
 import { optionsOrExit, type Run, runBench } from "./harness.ts";
 import { runPool } from "./pool.ts";
 
@@ -63,6 +70,10 @@ interface Options {
   timeoutS: number;
   /** Writes CPU profiles of the first level's fresh and replay phases here (plain workerd). */
   profileDir: string | null;
+  /** Seeds the draws of the bodies (draw.ts): the same seed, the same mix of decisions. */
+  seed: number;
+  /** Requests of each kind (health, fresh, replay) priced one at a time for the CPU budgets. */
+  priced: number;
 }
 
 const USAGE = `usage: npm run bench:assess [-- options]
@@ -82,6 +93,11 @@ const USAGE = `usage: npm run bench:assess [-- options]
                    through workerd's inspector, and print where the samples fall (plain workerd;
                    Node 20 needs --experimental-websocket); the profiler's cost inflates the CPU
                    figures of that run
+  --seed N         seed of the bodies' amounts, payees and options (default 1): runs with the
+                   same seed send the same mix and reach the same decisions
+  --priced N       GET /health, fresh assessments and replays, N of each, sent one at a time
+                   at the end, each priced by workerd's CPU clock, by kind and decision
+                   (default 300; 0 skips them)
   --timeout S      stop everything after S seconds (default 900)
 DATABASE_URL=postgres://... selects a fresh database on that PostgreSQL server instead of PGlite.`;
 
@@ -108,6 +124,8 @@ function parseOptions(argv: string[]): Options | null {
       timeout: { type: "string" },
       shadow: { type: "boolean" },
       profile: { type: "string" },
+      seed: { type: "string" },
+      priced: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -131,6 +149,8 @@ function parseOptions(argv: string[]): Options | null {
     shadow: values.shadow === true,
     timeoutS: integer("timeout", values.timeout, 900, 10),
     profileDir: values.profile ?? null,
+    seed: integer("seed", values.seed, 1, 0),
+    priced: integer("priced", values.priced, 300, 0),
   };
 }
 
@@ -174,8 +194,19 @@ async function ledgerRows(bench: Bench): Promise<number> {
   return rows[0]?.n ?? 0;
 }
 
+/** Sends one job and checks its answer: a 200 the job accepts, or an error. */
+async function sendJob(bench: Bench, job: Job): Promise<{ reply: Reply; decision: string | null }> {
+  const reply = await bench.client.send(job.body === undefined ? "/health" : "/v1/assess", {
+    method: job.body === undefined ? "GET" : "POST",
+    body: job.body,
+    headers: job.body === undefined ? {} : { "x-api-key": bench.tenant.apiKey },
+  });
+  if (reply.status !== 200) throw new Error(`${reply.status} ${reply.text.slice(0, 500)}`);
+  return { reply, decision: job.check(reply) };
+}
+
 async function runPhase(bench: Bench, label: string, jobs: Job[]): Promise<PhaseResult> {
-  const { client, stack, options } = bench;
+  const { stack, options } = bench;
   const budgetMs = bench.run.budgetMs();
   const timings: Map<Stage, number>[] = [];
   const latencies: number[] = [];
@@ -191,14 +222,8 @@ async function runPhase(bench: Bench, label: string, jobs: Job[]): Promise<Phase
   const outcome = await runPool(ids, options.concurrency, budgetMs, async (_, index) => {
     const job = jobs[index] as Job;
     const began = performance.now();
-    const reply = await client.send(job.body === undefined ? "/health" : "/v1/assess", {
-      method: job.body === undefined ? "GET" : "POST",
-      body: job.body,
-      headers: job.body === undefined ? {} : { "x-api-key": bench.tenant.apiKey },
-    });
+    const { reply, decision } = await sendJob(bench, job);
     latencies.push(performance.now() - began);
-    if (reply.status !== 200) throw new Error(`${reply.status} ${reply.text.slice(0, 500)}`);
-    const decision = job.check(reply);
     if (decision !== null) decisions.set(decision, (decisions.get(decision) ?? 0) + 1);
     if (reply.headers["server-timing"])
       timings.push(parseServerTiming(reply.headers["server-timing"]));
@@ -356,19 +381,22 @@ async function benchmark(options: Options, run: Run) {
   progress(healthBefore);
 
   const share = options.credentialShare;
+  const draw = new Draw(options.seed);
   const levels: RttLevel[] = [];
   for (const [n, rtt] of options.dbRtts.entries()) {
     delay = parseDbRtt(rtt);
     const tag = `db-rtt ${describeDbRtt(rtt)}`;
     const warmBodies = await withCredentials(
-      assessBodies(warm, tenant.agents),
+      draw,
+      assessBodies(draw, warm, tenant.agents),
       tenant.consent,
       share,
     );
     const warmIds: string[] = [];
     await runPhase(bench, `warm-up fresh, ${tag}`, freshJobs(warmBodies, seen, warmIds));
     const bodies = await withCredentials(
-      assessBodies(requests, tenant.agents),
+      draw,
+      assessBodies(draw, requests, tenant.agents),
       tenant.consent,
       share,
     );
@@ -396,6 +424,7 @@ async function benchmark(options: Options, run: Run) {
 
   const healthAfter = await runPhase(bench, "GET /health (after)", healthJobs(requests));
   progress(healthAfter);
+  const priced = await priceOneAtATime(bench, draw, seen);
   const first = levels[0] as RttLevel;
   const fresh = first.fresh;
   const replay = first.replay;
@@ -416,7 +445,46 @@ async function benchmark(options: Options, run: Run) {
     shadowCompute,
   });
   printLatencySweep({ levels, healthBefore, healthAfter, runtime: stack.runtime });
+  if (priced) printRequestCpu(priced);
   say(`\nload average at the end: ${load()}`);
+}
+
+/**
+ * `--priced` requests of each kind, one at a time at `--db-rtt` 0, each priced by workerd's
+ * CPU clock (assess-request-cpu.ts), a fresh one under its `kind/decision`. Null when there is nothing to price with (`--priced 0`,
+ * wrangler dev, whose inspector adds CPU per fetch, or no procfs).
+ */
+async function priceOneAtATime(
+  bench: Bench,
+  draw: Draw,
+  seen: Set<string>,
+): Promise<PricedPhases | null> {
+  const { options, stack, tenant } = bench;
+  const clock = stack.runtime === "workerd" ? workerCpuClock(null) : null;
+  if (clock === null || options.priced === 0) return null;
+  const n = options.priced;
+  const bodies = await withCredentials(
+    draw,
+    assessBodies(draw, n, tenant.agents),
+    tenant.consent,
+    options.credentialShare,
+  );
+  const ids: string[] = [];
+  const asPriced = (jobs: Job[], kind: string | null): PricedJob[] =>
+    jobs.map((job) => ({
+      send: async () => (await sendJob(bench, job)).decision ?? (kind as string),
+    }));
+  const deadline = performance.now() + bench.run.budgetMs();
+  say(`pricing ${n} requests of each kind one at a time …`);
+  const health = await priceEach(clock, asPriced(healthJobs(n), "health"), deadline);
+  const fresh = await priceEach(clock, asPriced(freshJobs(bodies, seen, ids), null), deadline);
+  const replayed = bodies.slice(0, fresh.length);
+  const replay = await priceEach(
+    clock,
+    asPriced(replayJobs(replayed, ids, replayed.length), "replay"),
+    deadline,
+  );
+  return { health, fresh, replay };
 }
 
 /** A profile of the next phase when `--profile` asked for one. */
