@@ -20,7 +20,7 @@ import {
   presentCredential,
 } from "./credential";
 import { actionFacts, ap2Facts, type MandateFacts, withoutServiceRiskData } from "./facts";
-import { unstorableAt } from "./storable";
+import { type IssueDetail, unstorableAt } from "./storable";
 
 export type { MandateType } from "./ap2";
 export type { MandateFacts } from "./facts";
@@ -43,11 +43,6 @@ export interface ParsedAssessRequest {
   facts: MandateFacts;
   /** The AP2 credential the mandate came from, not yet verified; null for decoded JSON. */
   credential: PresentedCredential | null;
-}
-
-export interface IssueDetail {
-  path: string;
-  message: string;
 }
 
 /** Identifiers from another system: bounded, and free of control characters (logs, SQL text). */

@@ -1,6 +1,11 @@
 // What a mandate may hold to be hashed and stored faithfully, checked by one walk over it.
 import { hasLoneSurrogate } from "../schemas/common";
-import type { IssueDetail } from "./request";
+
+/** One problem with a request, at a JSON path: an entry of a 400's `details`. */
+export interface IssueDetail {
+  path: string;
+  message: string;
+}
 
 /** Deeper than any real mandate; bounds the recursion of every walk over it. */
 const MAX_DEPTH = 32;
