@@ -13,31 +13,41 @@ const origin = inject("browserOrigin");
 describe.skipIf(!origin)("a navigation in the browser tests", () => {
   const browser = useBrowser("navigation");
 
-  it("reloads once when one of the service's static files never arrives", async () => {
-    const tab = await browser.open("/health");
+  /**
+   * Opens `from`, holds the first request for `held` (a route pattern) unanswered, navigates to
+   * `path` within `timeoutMs`, and answers how often `held` was asked and the page's status.
+   */
+  async function navigateHoldingFirst(from: string, held: string, path: string, timeoutMs: number) {
+    const tab = await browser.open(from);
     let asked = 0;
-    await tab.page.route("**/docs/reference.js", async (route) => {
+    await tab.page.route(held, async (route) => {
       asked += 1;
       if (asked > 1) await route.continue(); // the first is held: never answered
     });
-    tab.page.setDefaultNavigationTimeout(5_000);
-    const response = await tab.navigation(() => tab.page.goto(`${origin}/docs`));
-    expect(asked).toBe(2);
-    expect(response && "status" in response ? response.status() : null).toBe(200);
+    tab.page.setDefaultNavigationTimeout(timeoutMs);
+    const response = await tab.navigation(() => tab.page.goto(`${origin}${path}`));
+    return { tab, asked, status: response && "status" in response ? response.status() : null };
+  }
+
+  it("reloads once when one of the service's static files never arrives", async () => {
+    const { tab, asked, status } = await navigateHoldingFirst(
+      "/health",
+      "**/docs/reference.js",
+      "/docs",
+      5_000,
+    );
+    expect([asked, status]).toEqual([2, 200]);
     await expect(tab.page.title()).resolves.toBe("API reference · Agent Action Risk Assessment");
   });
 
   it("navigates again once when the page itself, GET /health, never arrives", async () => {
-    const tab = await browser.open("/docs/favicon.svg");
-    let asked = 0;
-    await tab.page.route("**/health", async (route) => {
-      asked += 1;
-      if (asked > 1) await route.continue(); // the first is held: never answered
-    });
-    tab.page.setDefaultNavigationTimeout(3_000);
-    const response = await tab.navigation(() => tab.page.goto(`${origin}/health`));
-    expect(asked).toBe(2);
-    expect(response && "status" in response ? response.status() : null).toBe(200);
+    const { asked, status } = await navigateHoldingFirst(
+      "/docs/favicon.svg",
+      "**/health",
+      "/health",
+      3_000,
+    );
+    expect([asked, status]).toEqual([2, 200]);
   });
 
   it("fails, naming the request, when what holds the page is not a static file", async () => {
