@@ -36,6 +36,16 @@ export interface DeferredAppend {
   attachment: string | null;
 }
 
+/** What a deferred append may refuse with, and what it writes with its entry. */
+interface DeferredRule<Refused> {
+  /** Checked after a replay and the deadline, before sequencing: null lets the append go. */
+  refusal: () => Refused | null;
+  /** Written in the sequencing transaction, with the entry's sequence. */
+  also?: (sequence: number) => void;
+}
+
+const NOTHING_REFUSES: DeferredRule<never> = { refusal: () => null };
+
 /** How long a deferred append's attachment is kept for a retry or a racing duplicate. */
 const ATTACHMENT_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -140,10 +150,8 @@ export class OrgLedger extends DurableObject<Env> {
     orgId: string,
     input: Omit<AppendInput, "once"> & { once: string[]; attachment: string },
   ): Promise<DeferredAppend> {
-    const answer = await this.deferred(orgId, input, []);
-    if ("voided" in answer || "late" in answer) {
-      throw new Error(`ledger ${orgId}: refused without a void key or a deadline`);
-    }
+    const answer = await this.deferred(orgId, input, NOTHING_REFUSES);
+    if ("late" in answer) throw new Error(`ledger ${orgId}: late without a deadline`);
     return answer;
   }
 
@@ -156,9 +164,7 @@ export class OrgLedger extends DurableObject<Env> {
     orgId: string,
     input: Omit<AppendInput, "once"> & { once: string[]; attachment: string; notAfter: number },
   ): Promise<DeferredAppend | TooLate> {
-    const answer = await this.deferred(orgId, input, []);
-    if ("voided" in answer) throw new Error(`ledger ${orgId}: voided without a void key`);
-    return answer;
+    return await this.deferred(orgId, input, NOTHING_REFUSES);
   }
 
   /**
@@ -172,7 +178,15 @@ export class OrgLedger extends DurableObject<Env> {
     input: Omit<AppendInput, "once"> & { once: string[]; attachment: string; voidedBy: string[] },
   ): Promise<DeferredAppend | { voided: Voiding }> {
     const { voidedBy, ...append } = input;
-    const answer = await this.deferred(orgId, append, voidedBy);
+    const answer = await this.deferred(orgId, append, {
+      refusal: () => {
+        for (const key of voidedBy) {
+          const voided = this.store.voiding(key);
+          if (voided) return { voided };
+        }
+        return null;
+      },
+    });
     if ("late" in answer) throw new Error(`ledger ${orgId}: late without a deadline`);
     return answer;
   }
@@ -193,29 +207,24 @@ export class OrgLedger extends DurableObject<Env> {
       notAfter?: number;
     },
   ): Promise<DeferredAppend | { refused: SpendRefusal } | TooLate> {
-    this.bind(orgId);
-    const { spend, notAfter, ...append } = input;
-    const earlier = earlierCommit(this.store, append.once);
-    if (earlier) {
-      const attachment = this.store.attachment(earlier.sequence);
-      return { entry: earlier, replayed: true, attachment };
-    }
-    if (notAfter !== undefined && Date.now() >= notAfter) return { late: true };
-    const refusal = spendRefusal(this.store, spend);
-    if (refusal !== null) return { refused: refusal };
-    const entry = this.sections.now((head) => {
-      const sequenced = sequenceUnder(this.store, orgId, append, append.once, head);
-      const sequence = sequenced[0].sequence;
-      this.store.setAttachment(sequence, append.attachment, Date.now());
-      this.store.addSpend(spend.root, spend.transaction, spend.amount, spend.currency, sequence);
-      return sequenced;
+    const { spend, ...append } = input;
+    return await this.deferred(orgId, append, {
+      refusal: () => {
+        const refused = spendRefusal(this.store, spend);
+        return refused === null ? null : { refused };
+      },
+      also: (sequence) => {
+        this.store.addSpend(spend.root, spend.transaction, spend.amount, spend.currency, sequence);
+      },
     });
-    await this.alarmClock.schedule();
-    return { entry, replayed: false, attachment: null };
   }
 
-  // No await before the transaction: the once keys, the voids and the sequencing are one step.
-  private async deferred(
+  /**
+   * The deferred appends' one step, with no await before its transaction: the once keys (a
+   * replay answers the first append), the deadline, `rule`'s refusal and the sequencing, with
+   * the attachment and `rule`'s own writes, are one synchronous step.
+   */
+  private async deferred<Refused extends object>(
     orgId: string,
     {
       notAfter,
@@ -225,8 +234,8 @@ export class OrgLedger extends DurableObject<Env> {
       attachment: string;
       notAfter?: number;
     },
-    voidedBy: readonly string[],
-  ): Promise<DeferredAppend | { voided: Voiding } | TooLate> {
+    rule: DeferredRule<Refused>,
+  ): Promise<DeferredAppend | Refused | TooLate> {
     this.bind(orgId);
     // Several keys, one entry: the first key already used names the earlier append.
     const earlier = earlierCommit(this.store, input.once);
@@ -240,13 +249,13 @@ export class OrgLedger extends DurableObject<Env> {
     // Past its deadline (a review's SLA) a change is refused in the sequencing step itself, so
     // a request that checked the deadline on arrival cannot land after it.
     if (notAfter !== undefined && Date.now() >= notAfter) return { late: true };
-    for (const key of voidedBy) {
-      const voided = this.store.voiding(key);
-      if (voided) return { voided };
-    }
+    const refused = rule.refusal();
+    if (refused !== null) return refused;
     const entry = this.sections.now((head) => {
       const sequenced = sequenceUnder(this.store, orgId, input, input.once, head);
-      this.store.setAttachment(sequenced[0].sequence, input.attachment, Date.now());
+      const { sequence } = sequenced[0];
+      this.store.setAttachment(sequence, input.attachment, Date.now());
+      rule.also?.(sequence);
       return sequenced;
     });
     await this.alarmClock.schedule();
