@@ -11,9 +11,9 @@
  *
  * These figures are higher than the C=16 means, for every kind, `GET /health` included: a
  * request that finds workerd idle pays alone for waking it (the event loop, the isolate's
- * lock, Miniflare's entry Worker), which requests in flight together share; and one at a
- * time, the ledger object's group commit carries one assessment per Postgres write instead of
- * several. Compare kinds within one table, not this table with the C=16 figures.
+ * lock), which requests in flight together share; and one at a time, the ledger object's group
+ * commit carries one assessment per Postgres write instead of several. Compare kinds within one
+ * table, not this table with the C=16 figures.
  */
 import { percentile } from "./assess-report.ts";
 

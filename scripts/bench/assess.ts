@@ -72,7 +72,7 @@ interface Options {
   profileDir: string | null;
   /** Seeds the draws of the bodies (draw.ts): the same seed, the same mix of decisions. */
   seed: number;
-  /** Requests of each kind (health, fresh, replay) priced one at a time for the CPU budgets. */
+  /** Requests of each kind (health, fresh, replay) priced one at a time, by kind and decision. */
   priced: number;
 }
 
@@ -451,8 +451,9 @@ async function benchmark(options: Options, run: Run) {
 
 /**
  * `--priced` requests of each kind, one at a time at `--db-rtt` 0, each priced by workerd's
- * CPU clock (assess-request-cpu.ts), a fresh one under its `kind/decision`. Null when there is nothing to price with (`--priced 0`,
- * wrangler dev, whose inspector adds CPU per fetch, or no procfs).
+ * CPU clock (assess-request-cpu.ts), a fresh one under its `kind/decision`. Null when there is
+ * nothing to price with (`--priced 0`, wrangler dev, whose inspector adds CPU per fetch, or no
+ * procfs).
  */
 async function priceOneAtATime(
   bench: Bench,
@@ -470,14 +471,13 @@ async function priceOneAtATime(
     options.credentialShare,
   );
   const ids: string[] = [];
-  const asPriced = (jobs: Job[], kind: string | null): PricedJob[] =>
-    jobs.map((job) => ({
-      send: async () => (await sendJob(bench, job)).decision ?? (kind as string),
-    }));
+  // Named by the answer's `kind/decision` when the job reads one, else by `name`.
+  const asPriced = (jobs: Job[], name: string): PricedJob[] =>
+    jobs.map((job) => ({ send: async () => (await sendJob(bench, job)).decision ?? name }));
   const deadline = performance.now() + bench.run.budgetMs();
   say(`pricing ${n} requests of each kind one at a time …`);
   const health = await priceEach(clock, asPriced(healthJobs(n), "health"), deadline);
-  const fresh = await priceEach(clock, asPriced(freshJobs(bodies, seen, ids), null), deadline);
+  const fresh = await priceEach(clock, asPriced(freshJobs(bodies, seen, ids), "fresh"), deadline);
   const replayed = bodies.slice(0, fresh.length);
   const replay = await priceEach(
     clock,
