@@ -1,5 +1,6 @@
 import { fillPlaceholders, type Placeholder, sql } from "drizzle-orm";
 import type { Database } from "./client";
+import { compactSql } from "./compact-sql";
 import type { Batch } from "./tenant";
 
 /** A placeholder per named value, carrying the value's type for the caller's values. */
@@ -18,7 +19,8 @@ type Built = Batch[number];
  * A hot-path statement built and rendered once per isolate, then run with new values: drizzle
  * walks every column and chunk of a query each time it renders one, which for the context
  * read's statements (the assessment's fifty-odd columns, the identity statement's few hundred
- * chunks) cost more CPU than decoding their answers. `build` names each value by a placeholder;
+ * chunks) cost more CPU than decoding their answers. Its text is sent compacted (see
+ * `compactSql`). `build` names each value by a placeholder;
  * each call fills them in. What it answers is a batch item for `Tenant.batch`, typed as the
  * query `build` makes, and mapped the same way (fields, joins); awaiting it outside a batch is
  * refused rather than silently answering the item itself.
@@ -30,11 +32,13 @@ export function preparedOnce<P extends Record<string, unknown>, Q extends Built>
   const names = new Proxy({} as Placeholders<P>, {
     get: (_, name) => sql.placeholder(String(name)),
   });
+  let text: string | undefined;
   return (db, values) => {
     prepared ??= (build(db, names) as unknown as { _prepare(): Prepared })._prepare();
     const once = prepared;
     const rendered = once.getQuery();
-    const query = { sql: rendered.sql, params: fillPlaceholders(rendered.params, values) };
+    text ??= compactSql(rendered.sql);
+    const query = { sql: text, params: fillPlaceholders(rendered.params, values) };
     const item: Prepared = {
       getQuery: () => query,
       isResponseInArrayMode: () => once.isResponseInArrayMode(),
