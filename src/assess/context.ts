@@ -7,7 +7,7 @@ import type { Tenant } from "../db/tenant";
 import { refinementColumns } from "../reviews/records";
 import { aggregatesJson } from "../rules/aggregates";
 import type { AgentRowView, AssessContext } from "./input";
-import { fromRow, outcomeColumns } from "./outcome";
+import { recordJson } from "./outcome";
 
 /** What the request itself says about who acts and with whom. */
 export interface ContextQuery {
@@ -53,12 +53,13 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     }),
     ...(q.credentialRoot ? [activeIssuers(db)] : []),
   ]);
-  const row = (identity as unknown as { rows: Record<string, unknown>[] }).rows[0] ?? {};
+  const rows = (identity as unknown as { rows: { context: Record<string, unknown> }[] }).rows;
+  const row = rows[0]?.context ?? {};
   type PolicyRow = { id: string; version: number | null; rules: unknown };
   const active = row.policy as PolicyRow | null;
   const shadow = row.shadow_policy as PolicyRow | null;
   return {
-    replay: replay[0] ? fromRow(replay[0].assessment) : null,
+    replay: replay[0]?.assessment ?? null,
     replayReview: replay[0]?.review ?? null,
     keyOwner: keyOwner[0]?.contentHash ?? null,
     policy: active?.version
@@ -108,8 +109,8 @@ type IdentityValues = Pick<
 const replayOf = preparedOnce((db, q: Placeholders<{ contentHash: string }>) =>
   db
     .select({
-      // What the answer is made of, and no more (see outcomeColumns).
-      assessment: outcomeColumns,
+      // What the answer is made of, and no more, as one value (see recordJson).
+      assessment: recordJson,
       review: refinementColumns,
       // A replay's answer says whether its entry is anchored; the identity statement reads
       // nothing for a replay, so the frontier rides here.
@@ -171,12 +172,13 @@ const identityAndHistory = preparedOnce((db, q: Placeholders<IdentityValues>) =>
                    coalesce((select p.velocity_window_seconds from policies p
                              where p.shadow), 0) as shadow_s) w
     )
-    select
-      (select row_to_json(key_hit) from key_hit) as key_hit,
-      (select row_to_json(card_hit) from card_hit) as card_hit,
-      (select ${AGENT_JSON} from agents a where a.id = ${q.agentId}::uuid) as explicit,
-      (select ${AGENT_JSON} from agents a where a.id = (select id from chosen)) as agent,
-      (select json_build_object(
+    -- One column: every column of a result costs a description of its own over HTTP.
+    select json_build_object(
+      'key_hit', (select row_to_json(key_hit) from key_hit),
+      'card_hit', (select row_to_json(card_hit) from card_hit),
+      'explicit', (select ${AGENT_JSON} from agents a where a.id = ${q.agentId}::uuid),
+      'agent', (select ${AGENT_JSON} from agents a where a.id = (select id from chosen)),
+      'history', (select json_build_object(
          'window_count', case when w.s = 0 then 0 else (
            select count(*) from assessments h
            where h.agent_id = c.id and h.livemode = ${q.livemode}
@@ -198,34 +200,32 @@ const identityAndHistory = preparedOnce((db, q: Placeholders<IdentityValues>) =>
            where h.agent_id = c.id and h.livemode = ${q.livemode} and h.decision = 'approve'
              and h.counterparty = ${q.counterparty}))
        from chosen c, window_seconds w
-       where c.id is not null
-      ) as history,
+       where c.id is not null),
       -- The shadow policy's velocity window, counted only when it has one.
-      (select case when w.shadow_s = 0 then 0 else (
+      'shadow_window_count', (select case when w.shadow_s = 0 then 0 else (
          select count(*) from assessments h
          where h.agent_id = c.id and h.livemode = ${q.livemode}
            and h.created_at > w.shadow_since) end
        from chosen c, window_seconds w
-       where c.id is not null
-      ) as shadow_window_count,
+       where c.id is not null),
       -- The active rule list's window aggregates: '[]' (nothing counted) for most policies.
-      ${aggregatesJson(
+      'aggregates', ${aggregatesJson(
         sql`coalesce((select p.aggregates from policies p where p.status = 'active'), '[]'::jsonb)`,
         scope,
-      )} as aggregates,
+      )},
       -- The shadow rule list's window aggregates, the same way.
-      ${aggregatesJson(
+      'shadow_aggregates', ${aggregatesJson(
         sql`coalesce((select p.aggregates from policies p where p.shadow), '[]'::jsonb)`,
         scope,
-      )} as shadow_aggregates,
+      )},
       -- The active and shadow policies and the spend guard's state ride
       -- in this one statement (they were statements of their own): each is a scalar subquery,
       -- and a statement costs the database a parse, a plan and a result set however small.
-      (select json_build_object('id', p.id, 'version', p.version, 'rules', p.rules)
-         from policies p where p.status = 'active') as policy,
-      (select json_build_object('id', p.id, 'version', p.version, 'rules', p.rules)
-         from policies p where p.shadow) as shadow_policy,
-      (select row_to_json(s) from (${SPEND_STATE_SQL}) s) as spend
+      'policy', (select json_build_object('id', p.id, 'version', p.version, 'rules', p.rules)
+         from policies p where p.status = 'active'),
+      'shadow_policy', (select json_build_object('id', p.id, 'version', p.version, 'rules', p.rules)
+         from policies p where p.shadow),
+      'spend', (select row_to_json(s) from (${SPEND_STATE_SQL}) s)) as context
     -- A replay answers its stored row: no history, aggregates or policy to compute or decode.
     where not (select yes from replayed)`);
 });

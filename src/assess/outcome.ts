@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { getTableColumns } from "drizzle-orm";
+import { type Column, getTableColumns, type SQL, sql } from "drizzle-orm";
 import { assessments } from "../db/schema";
 import { Refinement } from "../schemas/reviews";
 import { CredentialOutcome } from "./credential";
@@ -26,11 +26,6 @@ const ConfidencesSchema = z
 const AgentSnapshotSchema = z
   .object({ id: z.string(), trust_score: z.number().int(), risk_tier: z.string() })
   .openapi({ description: "The acting agent as it stood when assessed; null when unknown" });
-
-type Signal = z.infer<typeof SignalSchema>;
-type RejectionReason = z.infer<typeof RejectionReasonSchema>;
-type Confidences = z.infer<typeof ConfidencesSchema>;
-export type AgentSnapshot = z.infer<typeof AgentSnapshotSchema>;
 
 /**
  * An assessment as it is stored and as it is answered. The Outcome is a pure function of the
@@ -157,48 +152,25 @@ export function toOutcome(
   };
 }
 
-// The columns an Outcome is made of: not the inputs a backtest reads nor the shadow verdict,
-// a row's largest values, which a read that answers an Outcome would decode for nothing.
-const {
-  orgId: _org,
-  agentId: _agent,
-  inputs: _inputs,
-  shadow: _shadow,
-  ...outcome
-} = getTableColumns(assessments);
-export const outcomeColumns = outcome;
-export type OutcomeRow = Pick<typeof assessments.$inferSelect, keyof typeof outcomeColumns>;
+/**
+ * The stored record as one JSON value, built by the database from the columns that carry it
+ * (each named as the record names it; `created` formatted as `toISOString` would). One column
+ * instead of twenty-eight: over HTTP every column of a result costs a description of its own,
+ * which for this row weighed more than its values, and every value a decoder. Not the inputs a
+ * backtest reads nor the shadow verdict, a row's largest values, which an Outcome does not show.
+ */
+export const recordJson = sql<AssessmentRecord>`json_build_object(${sql.join(
+  Object.keys(AssessmentRecord.shape).map(
+    (key) => sql`${sql.raw(`'${key}'`)}, ${recordValue(key)}`,
+  ),
+  sql`, `,
+)})`;
 
-/** The record from its row (see persist.ts for the way in). */
-export function fromRow(row: OutcomeRow): AssessmentRecord {
-  return {
-    id: row.id,
-    created: row.createdAt.toISOString(),
-    livemode: row.livemode,
-    kind: row.kind as AssessmentRecord["kind"],
-    mandate_type: row.mandateType,
-    mandate_id: row.mandateId,
-    content_hash: row.contentHash,
-    idempotency_key: row.idempotencyKey,
-    agent: row.agent as AgentSnapshot | null,
-    decision: row.decision,
-    risk_level: row.riskLevel,
-    risk_score: row.riskScore,
-    reason: row.reason,
-    policy_version: row.policyVersion,
-    confidences: row.confidences as Confidences,
-    signals: row.signals as Signal[],
-    rejection_reasons: row.rejectionReasons as RejectionReason[],
-    jws: row.jws,
-    kid: row.kid,
-    verify_url: row.verifyUrl,
-    audit_entry_id: row.auditEntryId,
-    audit_sequence: row.auditSequence,
-    a2a: row.a2a as Record<string, unknown> | null,
-    latency_ms: row.latencyMs,
-    amount: row.amount,
-    currency: row.currency,
-    counterparty: row.counterparty,
-    credential: row.credential as CredentialOutcome | null,
-  };
+function recordValue(key: string): SQL | Column {
+  if (key === "created") {
+    return sql`to_char(${assessments.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  }
+  const column = Object.values(getTableColumns(assessments)).find((c) => c.name === key);
+  if (!column) throw new Error(`assessment record field ${key} has no column`);
+  return column;
 }

@@ -34,7 +34,8 @@ export function authStatements(credential: Credential, scope: ScopeRequirement |
     const accepted = scope === null ? null : `{${acceptedScopes(scope).join(",")}}`;
     return [
       sql`select set_config('app.api_key_hash', ${credential.hash}, true)`,
-      sql`select k.id, k.org_id, k.name, k.mode, k.scopes, k.revoked_at,
+      // The scopes as JSON: the driver reads a text[] one character at a time.
+      sql`select k.id, k.org_id, k.name, k.mode, to_json(k.scopes) as scopes, k.revoked_at,
             set_config('app.org_id',
               case when k.revoked_at is null and (${accepted}::text[] is null or k.scopes && ${accepted}::text[])
                 then k.org_id::text else '' end, true) as tenant

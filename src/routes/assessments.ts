@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, gte, lte, max } from "drizzle-orm";
 import { A2ABinding } from "../assess/a2a-binding";
-import { fromRow, Outcome, toOutcome } from "../assess/outcome";
+import { Outcome, recordJson, toOutcome } from "../assess/outcome";
 import { ACTION_KINDS } from "../assess/request";
 import { assessments, auditCheckpoints, reviews } from "../db/schema";
 import { orNotFound } from "../errors";
@@ -108,15 +108,15 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
     const id = rowId(c.req.valid("param").id);
     const [rows, anchored, review] = await c.var.tenant.batch((db) => [
       db
-        .select()
+        .select({ record: recordJson })
         .from(assessments)
         .where(and(eq(assessments.id, id), eq(assessments.livemode, c.var.tenant.livemode))),
       db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
       db.select().from(reviews).where(eq(reviews.assessmentId, id)),
     ]);
-    const row = orNotFound(rows[0]);
+    const { record } = orNotFound(rows[0]);
     const through = Number(anchored[0]?.size ?? 0);
-    const refinement = refinementOf(review[0], row.verifyUrl);
-    return c.json(toOutcome(fromRow(row), row.auditSequence <= through, refinement), 200);
+    const refinement = refinementOf(review[0], record.verify_url);
+    return c.json(toOutcome(record, record.audit_sequence <= through, refinement), 200);
   });
 }
