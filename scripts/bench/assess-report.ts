@@ -114,6 +114,7 @@ function phaseRow(r: PhaseResult): string[] {
     fixed(percentile(r.latencies, 99), 1),
     fixed(allTrips(r), 3),
     fixed(r.stats.statements / r.completed, 1),
+    `${fixed(r.stats.bytesIn / r.completed / 1000, 1)} / ${fixed(r.stats.bytesOut / r.completed / 1000, 1)}`,
     fixed(r.ledgerEntries / r.completed, 3),
     fixed(workerMsPerRequest(r), 2),
     fixed(msPerRequest(r, "wrangler"), 2),
@@ -272,6 +273,7 @@ export function printReport(phases: Phases): void {
         "p99 ms",
         "rt/req",
         "stmts/req",
+        "SQL KB/req",
         "ledger/req",
         "worker ms/req",
         "wrangler ms/req",
@@ -286,6 +288,7 @@ export function printReport(phases: Phases): void {
   say(
     [
       "rt = database round trips: every SQL endpoint request in the phase, the ledger DO's included;",
+      "SQL KB = kilobytes of those requests' bodies / of their answers' bodies, per request;",
       "ledger = new audit-ledger entries (Durable Object appends); CPU time per request and in % of",
       "one core: worker = the workerd running the Worker and its DO; wrangler = wrangler dev's own",
       "machinery (its Node process, and the workerd holding its proxy and inspector Workers); node =",

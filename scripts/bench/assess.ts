@@ -242,6 +242,8 @@ async function runPhase(bench: Bench, label: string, jobs: Job[]): Promise<Phase
     statements: statsAfter.statements - statsBefore.statements,
     batches: statsAfter.batches - statsBefore.batches,
     errors: statsAfter.errors - statsBefore.errors,
+    bytesIn: statsAfter.bytesIn - statsBefore.bytesIn,
+    bytesOut: statsAfter.bytesOut - statsBefore.bytesOut,
   };
   const ledgerEntries = (await ledgerRows(bench)) - ledgerBefore;
   return {

@@ -45,14 +45,17 @@ function readBody(request: IncomingMessage): Promise<string> {
   });
 }
 
-function send(response: ServerResponse, { status, body }: Answer): void {
+/** Sends an answer; the bytes of its body. */
+function send(response: ServerResponse, { status, body }: Answer): number {
   const json = typeof body !== "string";
   const payload = json ? JSON.stringify(body) : body;
+  const bytes = Buffer.byteLength(payload);
   response.writeHead(status, {
     "content-type": json ? "application/json" : "text/plain; charset=utf-8",
-    "content-length": Buffer.byteLength(payload),
+    "content-length": bytes,
   });
   response.end(payload);
+  return bytes;
 }
 
 function errorAnswer(error: unknown, log: (line: string) => void): Answer {
@@ -83,6 +86,7 @@ async function answerSql(
     stats.errors += 1;
     return errorAnswer(error, log);
   }
+  stats.bytesIn += Buffer.byteLength(body);
   const rtt = delay?.() ?? 0;
   // Half on the way there, half on the way back (delay.ts): locks are held only in between.
   await sleep(rtt / 2);
@@ -159,10 +163,13 @@ export async function startHttpServer(
 ): Promise<HttpServer> {
   const stats = emptyStats();
   const server = createServer((request, response) => {
-    route(request, backend, stats, log, delay).then(
-      (answer) => send(response, answer),
-      (error: unknown) => send(response, errorAnswer(error, log)),
-    );
+    const sql = request.method === "POST" && request.url?.split("?")[0] === "/sql";
+    route(request, backend, stats, log, delay)
+      .catch((error: unknown) => errorAnswer(error, log))
+      .then((answer) => {
+        const bytes = send(response, answer);
+        if (sql) stats.bytesOut += bytes;
+      });
   });
   // Longer than the clients' idle keep-alive: with Node's 5 s default the server may close a
   // socket just as workerd reuses it ("Network connection lost"), which an injected round trip

@@ -8,8 +8,11 @@ export interface SqlEndpointStats {
   batches: number;
   /** Requests to /sql not answered 200. */
   errors: number;
+  /** Bytes of the /sql requests' bodies, and of their answers' bodies: what crosses the wire. */
+  bytesIn: number;
+  bytesOut: number;
 }
 
 export function emptyStats(): SqlEndpointStats {
-  return { requests: 0, statements: 0, batches: 0, errors: 0 };
+  return { requests: 0, statements: 0, batches: 0, errors: 0, bytesIn: 0, bytesOut: 0 };
 }

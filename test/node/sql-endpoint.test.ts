@@ -321,15 +321,40 @@ describe.each(backends)("sql endpoint on $name", ({ name, options }) => {
     expect(answers.map((answer) => answer[2])).toEqual(orgs.map((org) => [{ org, n: 1 }]));
   });
 
-  it("counts requests, statements, batches and errors", async () => {
+  it("counts requests, statements, batches, errors and the bytes of the SQL requests", async () => {
     const reset = await fetch(new URL("/stats/reset", endpoint.url), { method: "POST" });
     expect(reset.status).toBe(200);
     await sql`select 1`;
     await sql.transaction([sql`select 1`, sql`select 2`, sql`select 3`]);
     await expect(sql`select 1/0`).rejects.toThrow();
-    const expected = { requests: 3, statements: 5, batches: 1, errors: 1 };
-    expect(endpoint.stats()).toEqual(expected);
-    expect(await (await fetch(new URL("/stats", endpoint.url))).json()).toEqual(expected);
+    const counted = { requests: 3, statements: 5, batches: 1, errors: 1 };
+    const { bytesIn, bytesOut, ...counts } = endpoint.stats();
+    expect(counts).toEqual(counted);
+    expect(await (await fetch(new URL("/stats", endpoint.url))).json()).toEqual({
+      ...counted,
+      bytesIn,
+      bytesOut,
+    });
+
+    // What crosses the wire, both ways, and nothing of /stats itself.
+    await fetch(new URL("/stats/reset", endpoint.url), { method: "POST" });
+    const body = JSON.stringify({ query: "select 'é' as word", params: [] });
+    const res = await fetch(new URL("/sql", endpoint.url), {
+      method: "POST",
+      headers: {
+        "neon-connection-string": APP_URL,
+        "neon-raw-text-output": "true",
+        "neon-array-mode": "true",
+      },
+      body,
+    });
+    const answer = await res.text();
+    expect(res.status).toBe(200);
+    expect(endpoint.stats()).toMatchObject({
+      requests: 1,
+      bytesIn: Buffer.byteLength(body),
+      bytesOut: Buffer.byteLength(answer),
+    });
   });
 });
 
