@@ -6,7 +6,7 @@
  */
 import { describeDbRtt, meanDbRtt } from "../sql-endpoint/delay.ts";
 import type { Role } from "./assess-cpu.ts";
-import { type PhaseResult, percentile } from "./assess-report.ts";
+import { CPU_WINDOW, type PhaseResult, percentile } from "./assess-report.ts";
 import type { Runtime } from "./assess-stack.ts";
 
 export interface RttLevel {
@@ -151,4 +151,42 @@ export function printLatencySweep(input: {
       "  request at a time, is priced below)",
     ].join("\n"),
   );
+  if (runtime === "workerd") printTypicalCpu(levels, healthBefore, healthAfter);
+}
+
+/**
+ * The same phases read window by window (`windowCpuMs`): the median window is a typical
+ * request (the budget's "at p50"), which the rare costly moments of a phase (a collection, the
+ * ledger's checkpoint, a neighbour on the machine) do not move as they move the mean.
+ */
+function printTypicalCpu(
+  levels: readonly RttLevel[],
+  healthBefore: PhaseResult,
+  healthAfter: PhaseResult,
+): void {
+  const median = (r: PhaseResult) => percentile(r.windowCpuMs, 50);
+  const health = percentile([...healthBefore.windowCpuMs, ...healthAfter.windowCpuMs], 50);
+  say(
+    `\nWorker CPU per request, the median of ${CPU_WINDOW}-answer windows (workerd's thread ` +
+      `clock):\n  GET /health ${fixed(health, 3)} ms (both health phases' windows)`,
+  );
+  for (const l of levels) {
+    const fresh = median(l.fresh) - health;
+    const replay = median(l.replay) - health;
+    say(
+      `  db-rtt ${describeDbRtt(l.rtt)}: fresh ${fixed(median(l.fresh), 3)} ms ` +
+        `(${fixed(fresh, 3)} above health; windows ${spread(l.fresh)}), replay ` +
+        `${fixed(median(l.replay), 3)} ms (${fixed(replay, 3)} above health; windows ` +
+        `${spread(l.replay)})`,
+    );
+  }
+  say(
+    "  (the budgets are judged on the means above; a median near its mean says the mean is a\n" +
+      "  typical request's cost, not one raised by a few costly ones)",
+  );
+}
+
+/** The middle half of a phase's windows, p25–p75. */
+function spread(r: PhaseResult): string {
+  return `${fixed(percentile(r.windowCpuMs, 25), 2)}–${fixed(percentile(r.windowCpuMs, 75), 2)}`;
 }

@@ -16,6 +16,9 @@ const COMPUTE: readonly Stage[] = ["kya", "policy", "risk", "sign"];
 
 export const BUDGETS = { freshRoundTrips: 2, replayRoundTrips: 1, ledgerCalls: 1, computeMs: 2 };
 
+/** Answers per reading of workerd's CPU clock within a phase (`windowCpuMs`). */
+export const CPU_WINDOW = 50;
+
 export interface PhaseResult {
   label: string;
   completed: number;
@@ -34,6 +37,12 @@ export interface PhaseResult {
   ledgerEntries: number;
   /** `<mandate kind>/<decision>` → count. */
   decisions: Map<string, number>;
+  /**
+   * workerd's CPU per request in each window of consecutive answers (plain workerd only), ms:
+   * their median is a typical request's cost, without the rare ones (a collection, the ledger's
+   * checkpoint) that the phase's mean spreads over all.
+   */
+  windowCpuMs: number[];
 }
 
 export interface Phases {

@@ -38,7 +38,13 @@ import { Client, type Reply } from "./assess-http.ts";
 import { printLatencySweep, type RttLevel } from "./assess-latency.ts";
 import { type AssessBody, assessBodies, withCredentials } from "./assess-mandates.ts";
 import { startProfile } from "./assess-profile.ts";
-import { type PhaseResult, parseServerTiming, printReport, type Stage } from "./assess-report.ts";
+import {
+  CPU_WINDOW,
+  type PhaseResult,
+  parseServerTiming,
+  printReport,
+  type Stage,
+} from "./assess-report.ts";
 import {
   type PricedJob,
   type PricedPhases,
@@ -177,6 +183,8 @@ interface Bench {
   run: Run;
   /** The owner's connection: reads the ledger's row count between phases. */
   owner: NeonQueryFunction<false, false>;
+  /** workerd's nanosecond CPU clock (plain workerd only; null under wrangler dev). */
+  clock: (() => number) | null;
 }
 
 interface Job {
@@ -218,12 +226,15 @@ async function runPhase(bench: Bench, label: string, jobs: Job[]): Promise<Phase
   const address = stack.runtime === "wrangler" ? new URL(stack.origin).host : null;
   const cpuMsBefore = descendantCpuMs(address);
 
+  // workerd's CPU read every CPU_WINDOW answers: the phase's CPU per request window by window.
+  const marks = bench.clock ? [bench.clock()] : [];
   const ids = jobs.map((_, i) => String(i));
   const outcome = await runPool(ids, options.concurrency, budgetMs, async (_, index) => {
     const job = jobs[index] as Job;
     const began = performance.now();
     const { reply, decision } = await sendJob(bench, job);
     latencies.push(performance.now() - began);
+    if (bench.clock && latencies.length % CPU_WINDOW === 0) marks.push(bench.clock());
     if (decision !== null) decisions.set(decision, (decisions.get(decision) ?? 0) + 1);
     if (reply.headers["server-timing"])
       timings.push(parseServerTiming(reply.headers["server-timing"]));
@@ -258,6 +269,7 @@ async function runPhase(bench: Bench, label: string, jobs: Job[]): Promise<Phase
     cpuMs,
     ledgerEntries,
     decisions,
+    windowCpuMs: marks.slice(1).map((ns, i) => (ns - (marks[i] as number)) / 1e6 / CPU_WINDOW),
   };
 }
 
@@ -365,7 +377,8 @@ async function benchmark(options: Options, run: Run) {
   );
   const traffic = new TrafficWatch(stack.endpoint.port);
   run.defer(() => traffic.close());
-  const bench: Bench = { options, stack, client, tenant, traffic, run, owner };
+  const clock = stack.runtime === "workerd" ? workerCpuClock(null) : null;
+  const bench: Bench = { options, stack, client, tenant, traffic, run, owner, clock };
 
   const { requests, replays, concurrency } = options;
   const warm = Math.min(200, Math.max(20, Math.ceil(requests / 10)));
@@ -462,8 +475,7 @@ async function priceOneAtATime(
   draw: Draw,
   seen: Set<string>,
 ): Promise<PricedPhases | null> {
-  const { options, stack, tenant } = bench;
-  const clock = stack.runtime === "workerd" ? workerCpuClock(null) : null;
+  const { options, tenant, clock } = bench;
   if (clock === null || options.priced === 0) return null;
   const n = options.priced;
   const bodies = await withCredentials(
