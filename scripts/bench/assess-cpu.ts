@@ -91,24 +91,46 @@ export function descendantCpuMs(publicAddress: string | null): Map<Role, number>
  * one request when requests go one at a time. Null without procfs or schedstat.
  */
 export function workerCpuClock(publicAddress: string | null): (() => number) | null {
+  return summedOverWorkerThreads(publicAddress, (task) =>
+    Number(readFileSync(`${task}/schedstat`, "utf8").split(" ")[0]),
+  );
+}
+
+/**
+ * How many times the threads of the workerd running the Worker went to sleep waiting for
+ * something to do (their voluntary context switches), summed. Each sleep is a wake-up later,
+ * which costs CPU of its own: fewer per request when requests arrive together. Null without
+ * procfs.
+ */
+export function workerSleeps(publicAddress: string | null): (() => number) | null {
+  return summedOverWorkerThreads(publicAddress, (task) =>
+    Number(/^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync(`${task}/status`, "utf8"))?.[1]),
+  );
+}
+
+/** A reading of `read` summed over every thread of the Worker's workerd; null if unreadable. */
+function summedOverWorkerThreads(
+  publicAddress: string | null,
+  read: (task: string) => number,
+): (() => number) | null {
   const pids = descendants(publicAddress)
     .filter((p) => p.role === "worker")
     .map((p) => p.pid);
-  const read = () => {
-    let ns = 0;
+  const sum = () => {
+    let total = 0;
     for (const pid of pids) {
       for (const tid of readdirSync(`/proc/${pid}/task`)) {
         try {
-          ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+          total += read(`/proc/${pid}/task/${tid}`);
         } catch {
-          // the thread exited between the listing and the read; its time is gone with it
+          // the thread exited between the listing and the read; its count is gone with it
         }
       }
     }
-    return ns;
+    return total;
   };
   try {
-    return pids.length > 0 && Number.isFinite(read()) ? read : null;
+    return pids.length > 0 && Number.isFinite(sum()) ? sum : null;
   } catch {
     return null;
   }

@@ -175,15 +175,22 @@ function printTypicalCpu(
     const replay = median(l.replay) - health;
     say(
       `  db-rtt ${describeDbRtt(l.rtt)}: fresh ${fixed(median(l.fresh), 3)} ms ` +
-        `(${fixed(fresh, 3)} above health; windows ${spread(l.fresh)}), replay ` +
-        `${fixed(median(l.replay), 3)} ms (${fixed(replay, 3)} above health; windows ` +
-        `${spread(l.replay)})`,
+        `(${fixed(fresh, 3)} above health; windows ${spread(l.fresh)}; ${sleeps(l.fresh)}), ` +
+        `replay ${fixed(median(l.replay), 3)} ms (${fixed(replay, 3)} above health; windows ` +
+        `${spread(l.replay)}; ${sleeps(l.replay)})`,
     );
   }
   say(
     "  (the budgets are judged on the means above; a median near its mean says the mean is a\n" +
-      "  typical request's cost, not one raised by a few costly ones)",
+      "  typical request's cost, not one raised by a few costly ones; sleeps = times workerd's\n" +
+      `  threads went idle per request, ${sleeps(healthBefore)} for GET /health: each costs a ` +
+      "wake-up, and\n  a database that answers one transaction at a time, as PGlite does, " +
+      "wakes workerd once per answer)",
   );
+}
+
+function sleeps(r: PhaseResult): string {
+  return `${fixed(r.sleepsPerRequest ?? Number.NaN, 2)} sleeps`;
 }
 
 /** The middle half of a phase's windows, p25–p75. */

@@ -43,6 +43,8 @@ export interface PhaseResult {
    * checkpoint) that the phase's mean spreads over all.
    */
   windowCpuMs: number[];
+  /** Times workerd's threads went to sleep, per request (plain workerd only). */
+  sleepsPerRequest: number | null;
 }
 
 export interface Phases {

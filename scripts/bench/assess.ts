@@ -33,7 +33,7 @@ import { REPO_ROOT } from "../dev-state.ts";
 import { localDatabaseUrl } from "../local-keys.ts";
 import { type DelaySampler, describeDbRtt, parseDbRtt } from "../sql-endpoint/delay.ts";
 import { measureCompute } from "./assess-compute.ts";
-import { cpuMsBetween, descendantCpuMs, workerCpuClock } from "./assess-cpu.ts";
+import { cpuMsBetween, descendantCpuMs, workerCpuClock, workerSleeps } from "./assess-cpu.ts";
 import { Client, type Reply } from "./assess-http.ts";
 import { printLatencySweep, type RttLevel } from "./assess-latency.ts";
 import { type AssessBody, assessBodies, withCredentials } from "./assess-mandates.ts";
@@ -185,6 +185,8 @@ interface Bench {
   owner: NeonQueryFunction<false, false>;
   /** workerd's nanosecond CPU clock (plain workerd only; null under wrangler dev). */
   clock: (() => number) | null;
+  /** How often workerd's threads have gone to sleep (plain workerd only). */
+  sleeps: (() => number) | null;
 }
 
 interface Job {
@@ -228,6 +230,7 @@ async function runPhase(bench: Bench, label: string, jobs: Job[]): Promise<Phase
 
   // workerd's CPU read every CPU_WINDOW answers: the phase's CPU per request window by window.
   const marks = bench.clock ? [bench.clock()] : [];
+  const sleepsBefore = bench.sleeps?.() ?? 0;
   const ids = jobs.map((_, i) => String(i));
   const outcome = await runPool(ids, options.concurrency, budgetMs, async (_, index) => {
     const job = jobs[index] as Job;
@@ -240,6 +243,7 @@ async function runPhase(bench: Bench, label: string, jobs: Job[]): Promise<Phase
       timings.push(parseServerTiming(reply.headers["server-timing"]));
   });
 
+  const sleeps = bench.sleeps ? bench.sleeps() - sleepsBefore : null;
   const cpu = cpuShare(cpuBefore, sampleCpu(), cpus().length);
   const cpuMs = cpuMsBetween(cpuMsBefore, descendantCpuMs(address));
   const traffic = bench.traffic.take();
@@ -269,6 +273,7 @@ async function runPhase(bench: Bench, label: string, jobs: Job[]): Promise<Phase
     cpuMs,
     ledgerEntries,
     decisions,
+    sleepsPerRequest: sleeps === null ? null : sleeps / outcome.completed,
     windowCpuMs: marks.slice(1).map((ns, i) => (ns - (marks[i] as number)) / 1e6 / CPU_WINDOW),
   };
 }
@@ -377,8 +382,10 @@ async function benchmark(options: Options, run: Run) {
   );
   const traffic = new TrafficWatch(stack.endpoint.port);
   run.defer(() => traffic.close());
-  const clock = stack.runtime === "workerd" ? workerCpuClock(null) : null;
-  const bench: Bench = { options, stack, client, tenant, traffic, run, owner, clock };
+  const plain = stack.runtime === "workerd";
+  const clock = plain ? workerCpuClock(null) : null;
+  const sleeps = plain ? workerSleeps(null) : null;
+  const bench: Bench = { options, stack, client, tenant, traffic, run, owner, clock, sleeps };
 
   const { requests, replays, concurrency } = options;
   const warm = Math.min(200, Math.max(20, Math.ceil(requests / 10)));
