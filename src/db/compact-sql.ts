@@ -3,11 +3,12 @@
  * comment outside a quoted literal or identifier becomes one space, or nothing at either end
  * and beside a parenthesis or a comma.
  * Over HTTP a statement's text travels with every request (Neon keeps no prepared statements
- * between them), and the context read's and the persist statement's are mostly layout: sending
- * and serializing those bytes cost the Worker measurable CPU on every assessment.
+ * between them), and the context read's and the persist statement's are mostly layout: a
+ * quarter of the identity statement's bytes, on the wire and through the driver on every
+ * assessment (docs/performance.md, "A Worker's SQL round trip, taken apart").
  *
- * Text whose literals this scanner does not read whole (dollar quotes, `E'…'` strings with
- * backslash escapes) is answered unchanged.
+ * Text this scanner does not read whole (dollar quotes, `E'…'` strings with backslash escapes,
+ * nested or unterminated comments and quotes) is answered unchanged.
  */
 export function compactSql(text: string): string {
   if (DOLLAR_QUOTE.test(text) || ESCAPE_STRING.test(text)) return text;
@@ -23,7 +24,8 @@ export function compactSql(text: string): string {
       space = true;
     } else if (ch === "/" && next === "*") {
       const end = text.indexOf("*/", i + 2);
-      if (end === -1) return text;
+      // PostgreSQL nests block comments; the first `*/` would not end an outer one.
+      if (end === -1 || text.slice(i + 2, end).includes("/*")) return text;
       i = end + 2;
       space = true;
     } else if (WHITESPACE.test(ch)) {

@@ -35,6 +35,7 @@ describe("compactSql", () => {
       "select e'x'",
       "select 'unterminated  ",
       "select 1 /* unterminated  ",
+      "select 1 /* outer /* inner */ still a comment */  + 1",
     ]) {
       expect(compactSql(text)).toBe(text);
     }
