@@ -1,11 +1,10 @@
 import { and, eq, sql } from "drizzle-orm";
-import { SPEND_STATE_SQL, spendStateOf } from "../billing/guard";
+import { spendStateOf } from "../billing/guard";
 import { type AnchorRow, activeIssuers, anchorsOf, type RootHeader } from "../credentials/issuers";
 import { type Placeholders, preparedOnce } from "../db/prepared";
 import { assessments, reviews } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { refinementColumns } from "../reviews/records";
-import { aggregatesJson } from "../rules/aggregates";
 import type { AgentRowView, AssessContext } from "./input";
 import { recordJson } from "./outcome";
 
@@ -97,9 +96,6 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
   };
 }
 
-const AGENT_JSON = sql.raw(`json_build_object('id', a.id, 'status', a.status,
-  'trust_score', a.trust_score, 'risk_tier', a.risk_tier, 'card_status', a.card_status)`);
-
 type IdentityValues = Pick<
   ContextQuery,
   "contentHash" | "livemode" | "thumbprint" | "cardRef" | "agentId" | "currency" | "counterparty"
@@ -132,100 +128,14 @@ const keyOwnerOf = preparedOnce(
       ),
 );
 
-const identityAndHistory = preparedOnce((db, q: Placeholders<IdentityValues>) => {
-  const scope = {
-    agentId: sql`(select id from chosen)`,
-    counterparty: sql`${q.counterparty}`,
-    currency: sql`${q.currency}`,
-    livemode: sql`${q.livemode}`,
-    until: null,
-  };
-  return db.execute(sql`
-    with replayed as (
-      select exists (select 1 from assessments r where r.content_hash = ${q.contentHash}) as yes
-    ),
-    key_hit as (
-      select k.agent_id, k.status from agent_keys k where k.thumbprint = ${q.thumbprint}
-    ),
-    card_hit as (
-      select a.id as agent_id, a.card_status from agents a
-      where ${q.cardRef}::text is not null
-        and (a.card_digest = ${q.cardRef} or a.card_url = ${q.cardRef}
-             or a.card_source_url = ${q.cardRef})
-      order by (a.card_status = 'verified') desc, a.id desc
-      limit 1
-    ),
-    chosen as (
-      select coalesce((select agent_id from key_hit),
-                      (select agent_id from card_hit where card_status = 'verified'),
-                      ${q.agentId}::uuid) as id
-    ),
-    -- The window starts as computed columns: under row-level security PostgreSQL will not use
-    -- "now() - interval" (not leakproof) as an index condition inside the subqueries below,
-    -- and would read the agent's whole history (src/rules/aggregates.ts).
-    window_seconds as materialized (
-      select w.s, now() - make_interval(secs => w.s) as since,
-             w.shadow_s, now() - make_interval(secs => w.shadow_s) as shadow_since,
-             now() - interval '60 seconds' as burst_since
-      from (select coalesce((select p.velocity_window_seconds from policies p
-                             where p.status = 'active'), 0) as s,
-                   coalesce((select p.velocity_window_seconds from policies p
-                             where p.shadow), 0) as shadow_s) w
-    )
-    -- One column: every column of a result costs a description of its own over HTTP.
-    select json_build_object(
-      'key_hit', (select row_to_json(key_hit) from key_hit),
-      'card_hit', (select row_to_json(card_hit) from card_hit),
-      'explicit', (select ${AGENT_JSON} from agents a where a.id = ${q.agentId}::uuid),
-      'agent', (select ${AGENT_JSON} from agents a where a.id = (select id from chosen)),
-      'history', (select json_build_object(
-         'window_count', case when w.s = 0 then 0 else (
-           select count(*) from assessments h
-           where h.agent_id = c.id and h.livemode = ${q.livemode}
-             and h.created_at > w.since) end,
-         'burst', (select count(*) from assessments h
-           where h.agent_id = c.id and h.livemode = ${q.livemode}
-             and h.created_at > w.burst_since),
-         -- Bounded reads: the model needs "a few approvals" and a recent median, not all history.
-         'approved_count', (select count(*) from (select 1 from assessments h
-           where h.agent_id = c.id and h.livemode = ${q.livemode} and h.decision = 'approve'
-           limit 1000) n),
-         'median_amount', (select percentile_disc(0.5) within group (order by r.amount)
-           from (select h.amount from assessments h
-                 where h.agent_id = c.id and h.livemode = ${q.livemode} and h.decision = 'approve'
-                   and h.currency = ${q.currency}
-                 order by h.created_at desc limit 200) r),
-         -- Paid (or contacted) before means an approved action, not a refused attempt.
-         'counterparty_seen', exists (select 1 from assessments h
-           where h.agent_id = c.id and h.livemode = ${q.livemode} and h.decision = 'approve'
-             and h.counterparty = ${q.counterparty}))
-       from chosen c, window_seconds w
-       where c.id is not null),
-      -- The shadow policy's velocity window, counted only when it has one.
-      'shadow_window_count', (select case when w.shadow_s = 0 then 0 else (
-         select count(*) from assessments h
-         where h.agent_id = c.id and h.livemode = ${q.livemode}
-           and h.created_at > w.shadow_since) end
-       from chosen c, window_seconds w
-       where c.id is not null),
-      -- The active rule list's window aggregates: '[]' (nothing counted) for most policies.
-      'aggregates', ${aggregatesJson(
-        sql`coalesce((select p.aggregates from policies p where p.status = 'active'), '[]'::jsonb)`,
-        scope,
-      )},
-      -- The shadow rule list's window aggregates, the same way.
-      'shadow_aggregates', ${aggregatesJson(
-        sql`coalesce((select p.aggregates from policies p where p.shadow), '[]'::jsonb)`,
-        scope,
-      )},
-      -- The active and shadow policies and the spend guard's state ride
-      -- in this one statement (they were statements of their own): each is a scalar subquery,
-      -- and a statement costs the database a parse, a plan and a result set however small.
-      'policy', (select json_build_object('id', p.id, 'version', p.version, 'rules', p.rules)
-         from policies p where p.status = 'active'),
-      'shadow_policy', (select json_build_object('id', p.id, 'version', p.version, 'rules', p.rules)
-         from policies p where p.shadow),
-      'spend', (select row_to_json(s) from (${SPEND_STATE_SQL}) s)) as context
-    -- A replay answers its stored row: no history, aggregates or policy to compute or decode.
-    where not (select yes from replayed)`);
-});
+/**
+ * The agent named by each piece of evidence, its history, the rule lists' window aggregates,
+ * the active and shadow policies and the spend guard's state, as one JSON value: the database
+ * function `assess_context` (drizzle/0011_assess_context.sql), whose plan each database session
+ * keeps, where the same statement sent as text was planned again on every request. NULL for a
+ * replay, which needs none of it.
+ */
+const identityAndHistory = preparedOnce((db, q: Placeholders<IdentityValues>) =>
+  db.execute(sql`select assess_context(${q.contentHash}, ${q.livemode}, ${q.thumbprint},
+    ${q.cardRef}, ${q.agentId}::uuid, ${q.currency}, ${q.counterparty}) as context`),
+);

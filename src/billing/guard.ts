@@ -8,7 +8,10 @@ import { CURRENCY, PERIOD_START_SQL, type SpendState, usageCharge } from "./plan
 
 export type { SpendState };
 
-/** The context query's statement: the org's plan, cap and this period's meter, one row. */
+/**
+ * The org's plan, cap and this period's meter, one row. The assess context reads the same row
+ * in the database function `assess_context` (drizzle/0011_assess_context.sql).
+ */
 export const SPEND_STATE_SQL = sql`
   select coalesce(b.plan, 'free') as plan, b.spending_cap,
          coalesce(u.assessments, 0) as assessments, to_char(p.start, 'YYYY-MM-DD') as period_start

@@ -2,9 +2,10 @@ import { type SQL, sql } from "drizzle-orm";
 import type { AggregateSpec } from "./attributes";
 
 /**
- * Window aggregates (`count.<per>.<window>`, `sum.<per>.<window>`) as SQL: one expression that
- * answers a JSON object `{key: value}` for a list of specs, so that the assess context query
- * counts them in its one round trip, and the backtest as of each replayed assessment.
+ * Window aggregates (`count.<per>.<window>`, `sum.<per>.<window>`) as SQL, for the backtest as
+ * of each replayed assessment. The live assess context counts them in the database function
+ * `assess_context` (drizzle/0011_assess_context.sql), from the specs it reads there: the same
+ * subqueries, each window ending now.
  */
 
 export interface AggregateScope {
@@ -46,25 +47,6 @@ function subjectRows(per: AggregateSpec["per"], scope: AggregateScope, since: SQ
 function sumIn(scope: AggregateScope): SQL {
   return sql`case when ${scope.currency}::text is null then null
     else coalesce(sum(h.amount) filter (where h.currency = ${scope.currency}::text), 0) end`;
-}
-
-/**
- * For a list of specs read from the database (a jsonb array of AggregateSpec, the active
- * policy's `aggregates`): the live context query, which cannot know them before it runs.
- * Windows end now. Each per-subject branch is its own subquery, so that each uses its index
- * ((org, agent, created) or (org, counterparty, created)).
- */
-export function aggregatesJson(specs: SQL, scope: AggregateScope): SQL {
-  const measure = sql`case when g->>'measure' = 'count' then count(*) else ${sumIn(scope)} end`;
-  const branch = (per: AggregateSpec["per"]) =>
-    sql`(select ${measure} ${subjectRows(per, scope, sql`w.since`)})`;
-  // OFFSET 0 keeps the window start a computed column (see above).
-  return sql`(select coalesce(json_object_agg(g->>'key', case g->>'per'
-      when 'agent' then ${branch("agent")}
-      when 'principal' then ${branch("principal")}
-      else ${branch("payee")} end), '{}'::json)
-    from jsonb_array_elements(${specs}) g,
-      lateral (select now() - make_interval(secs => (g->>'seconds')::int) as since offset 0) w)`;
 }
 
 /** The name of the column holding a window's start, for `aggregatesObject`. */
