@@ -11,9 +11,8 @@
 --
 -- SECURITY INVOKER (the default): every read is the caller's, under the caller's row-level
 -- security, exactly as the statement it replaces. `plan_cache_mode = force_generic_plan`: one
--- plan for every request, never replanned for a request's values (each table is reached by an
--- index whatever they are); `jit = off`: a generic plan's estimates are not the values', and
--- compiling a plan costs more than running this one. The parameters are prefixed `p_`: several
+-- plan for every request, never replanned for a request's values; `jit = off`: a generic plan's
+-- estimates are not the values', and compiling a plan costs more than running this one. The parameters are prefixed `p_`: several
 -- share their name with a column of `assessments`.
 CREATE FUNCTION assess_context(
   p_content_hash text,

@@ -34,7 +34,7 @@ export interface ContextQuery {
  * and shadow rule lists read, the active and shadow policies (a shadow adds no round trip and
  * no statement), and the spend guard's state (plan, cap, meter). The
  * agent chosen is the key's, else the card's, else the explicit one; the history is that
- * agent's. For a replay that last statement answers no row; the anchoring frontier, which only
+ * agent's. For a replay that last statement answers NULL; the anchoring frontier, which only
  * a replay's answer needs, rides in the replay lookup.
  */
 export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<AssessContext> {

@@ -29,7 +29,10 @@ export function usageCharge(plan: string | null | undefined, assessments: number
   return Math.max(0, assessments - p.included) * p.unit_amount;
 }
 
-/** The current period's first day, computed by the database (the meter's key). */
+/**
+ * The current period's first day, computed by the database (the meter's key). Written out again
+ * in the database function `assess_context` (drizzle/0011_assess_context.sql): change both.
+ */
 export const PERIOD_START_SQL = sql.raw(`(date_trunc('month', now() at time zone 'UTC'))::date`);
 
 /** A plan field's `when … then …` arms and default, rendered once: every persist uses them. */

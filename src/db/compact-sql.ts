@@ -3,9 +3,9 @@
  * comment outside a quoted literal or identifier becomes one space, or nothing at either end
  * and beside a parenthesis or a comma.
  * Over HTTP a statement's text travels with every request (Neon keeps no prepared statements
- * between them), and the context read's and the persist statement's are mostly layout: a
- * quarter of the identity statement's bytes, on the wire and through the driver on every
- * assessment (docs/performance.md, "A Worker's SQL round trip, taken apart").
+ * between them), and the hot path's statements are mostly layout: a quarter of the bytes of the
+ * identity statement, when it was still sent as text, on the wire and through the driver on
+ * every assessment (docs/performance.md, "A Worker's SQL round trip, taken apart").
  *
  * Text this scanner does not read whole (dollar quotes, `E'…'` strings with backslash escapes,
  * nested or unterminated comments and quotes) is answered unchanged.

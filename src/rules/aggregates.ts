@@ -27,7 +27,10 @@ export interface AggregateScope {
  * would read the subject's whole history instead of the window.
  */
 
-/** The assessments of one subject since `since`, as a FROM/WHERE clause over `h`. */
+/**
+ * The assessments of one subject since `since`, as a FROM/WHERE clause over `h`. The live
+ * context's copy is in `assess_context` (drizzle/0011_assess_context.sql): change both.
+ */
 function subjectRows(per: AggregateSpec["per"], scope: AggregateScope, since: SQL): SQL {
   const until = scope.until === null ? sql`` : sql` and h.created_at < ${scope.until}`;
   const within = sql`h.livemode = ${scope.livemode} and h.created_at > ${since}${until}`;

@@ -5,6 +5,7 @@ import { call, type TestOrg } from "./support/api";
 import { assessOk, createPolicy, type Json, orgWithKey, payment } from "./support/assess";
 import { provenAgentOrg } from "./support/credentials";
 import { ownerSql } from "./support/db";
+import { newPrincipal } from "./support/identity";
 
 // docs/rules.md (Backtest): POST /v1/policies/{id}/backtest replays a policy over the org's
 // history from the inputs recorded at the time. The expected changes below are worked out by
@@ -188,6 +189,59 @@ describe("POST /v1/policies/{id}/backtest", () => {
       rules: [{ id: "second", action: "review", hits: 2 }],
       unmatched: 1,
       samples: [],
+    });
+  });
+
+  it("counts every kind of window aggregate as the live assessments did", async () => {
+    // Live, the database function assess_context counts the aggregates; a backtest counts them
+    // with src/rules/aggregates.ts. Replaying the active policy over its own decisions must
+    // change nothing, rule by rule, whatever the subject (agent, principal, payee) and measure.
+    const { org, key, holder } = await provenAgentOrg();
+    const principalId = await newPrincipal(org);
+    const first = await holder({ principal_id: principalId });
+    const sibling = await holder({ principal_id: principalId });
+    const active = await createPolicy(org, {
+      grammar: 1,
+      rules: [
+        { id: "busy-payee", action: "deny", when: c("count.payee.1h", "gte", 3) },
+        { id: "principal-sum", action: "review", when: c("sum.principal.1d", "gte", 30_000) },
+        { id: "agent-sum", action: "review", when: c("sum.agent.1h", "gte", 21_000) },
+        { id: "agent-count", action: "review", when: c("count.agent.1h", "gte", 3) },
+      ],
+    });
+    type Agent = typeof first;
+    const pay = (agent: Agent, amount: number, currency: string, payee: string) =>
+      agent.body({ payment_amount: { amount, currency }, payee: { id: payee, name: payee } });
+    // Sums are of the principal's (or agent's) payments in the request's currency, before it.
+    const sequence: [Agent, number, string, string][] = [
+      [first, 19_900, "USD", "m-1"],
+      [sibling, 50_000, "EUR", "m-2"], // another currency: adds to no USD sum
+      [sibling, 5_000, "USD", "m-1"], // the principal: 19,900
+      [first, 2_000, "USD", "m-3"], // the principal: 24,900; the first agent: 19,900
+      [sibling, 1_000, "USD", "m-3"], // the principal: 26,900
+      [first, 2_500, "USD", "m-2"], // the first agent: 21,900: agent-sum
+      [sibling, 700, "USD", "m-1"], // the principal: 30,400: principal-sum
+      [first, 300, "USD", "m-1"], // m-1 paid 3 times before it: busy-payee
+    ];
+    const live: Json[] = [];
+    for (const [agent, amount, currency, payee] of sequence) {
+      live.push(await assessOk(key, await pay(agent, amount, currency, payee)));
+    }
+    const ruleOf = (made: Json) =>
+      /policy rule "([^"]+)"/.exec(String(made.outcome.outcome.reason))?.[1] ?? null;
+    const liveRules = live.map(ruleOf);
+    expect(liveRules.slice(-3)).toEqual(["agent-sum", "principal-sum", "busy-payee"]);
+    const res = await backtest(org, active.id);
+    expect(res.status).toBe(200);
+    const hits = (id: string) => liveRules.filter((rule) => rule === id).length;
+    expect(res.json).toMatchObject({
+      replayed: sequence.length,
+      changed: 0,
+      rules: ["busy-payee", "principal-sum", "agent-sum", "agent-count"].map((id) => ({
+        id,
+        hits: hits(id),
+      })),
+      unmatched: liveRules.filter((rule) => rule === null).length,
     });
   });
 
