@@ -1,11 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
-import {
-  CURRENCY,
-  PERIOD_START_SQL,
-  REVIEW_THRESHOLD_PERCENT,
-  usageChargeSql,
-} from "../billing/plans";
+import { CURRENCY, PLANS, REVIEW_THRESHOLD_PERCENT } from "../billing/plans";
 import type { Database } from "../db/client";
 import { type Placeholders, preparedOnce } from "../db/prepared";
 import type { StoredEntry } from "../ledger/ledger-store";
@@ -118,7 +113,7 @@ export function persistStatement(
     reviewId: review?.id ?? null,
     reviewSpend: review?.spend ? JSON.stringify(review.spend) : null,
   };
-  return (review ? persistOpeningReview : persistAlone)(db, values);
+  return persist(db, values);
 }
 
 // A type, not an interface: preparedOnce takes a record of values.
@@ -136,103 +131,30 @@ type PersistValues = {
   reviewSpend: string | null;
 };
 
-// Rendered once per isolate in each of its two shapes (with and without a review item to open):
-// drizzle rendering this statement anew cost about 60 us per assessment.
-const persistOf = (opensReview: boolean) =>
-  preparedOnce((db, v: Placeholders<PersistValues>) =>
-    db.execute<{ inserted: string | null; stored: string | null }>(sql`
-    with refused as (
-      -- A live assessment past the cap; the meter row is this org's, written only here.
-      select ${v.livemode}::boolean and coalesce((
-        select ${usageChargeSql(sql`b.plan`, sql`coalesce(u.assessments, 0) + 1`)} > b.spending_cap
-        from billing_accounts b
-        left join billing_usage u on u.period_start = ${PERIOD_START_SQL}
-        where b.spending_cap is not null), false) as over
-    ),
-    ins as (
-      insert into assessments
-      select * from json_populate_record(null::assessments, ${v.row}::json)
-      where not (select over from refused)
-      on conflict do nothing
-      returning id, agent_id, decision, livemode, inputs
-    ),
-    -- Everything else only with the assessment itself: a plan that loses to another request
-    -- (a reused idempotency key) or to the cap leaves no mandate, no event and no count behind.
-    m as (
-      insert into mandates
-      select * from json_populate_record(null::mandates, ${v.mandateRow}::json)
-      where exists (select 1 from ins)
-      on conflict do nothing
-    ),
-    ev as (
-      insert into events
-      select * from json_populate_recordset(null::events, ${v.eventRows}::json)
-      where exists (select 1 from ins)
-      on conflict do nothing
-    ),
-    -- The meter: one billable (live) assessment, counted only by the statement that inserted it.
-    meter as (
-      insert into billing_usage (period_start, assessments)
-      select ${PERIOD_START_SQL}, 1 from ins where ins.livemode
-      on conflict (org_id, period_start) do update
-        set assessments = billing_usage.assessments + 1, updated_at = now()
-      returning period_start, assessments
-    ),
-    -- The spend guard's warning: usage past the review threshold of the cap, once per period
-    -- and cap (the dedupe key), delivered as a webhook like every event.
-    spend as (
-      select m.period_start, m.assessments, b.plan, b.spending_cap,
-             ${usageChargeSql(sql`b.plan`, sql`m.assessments`)} as amount_due
-      from meter m join billing_accounts b on b.spending_cap is not null
-    ),
-    review as (
-      insert into events (id, type, data, livemode, dedupe_key)
-      select ${v.spendReviewEventId}::uuid, 'spend.review_required',
-        jsonb_build_object('period_start', s.period_start, 'spending_cap', s.spending_cap,
-          'amount_due', s.amount_due, 'currency', ${CURRENCY}::text,
-          'assessments', s.assessments, 'plan', s.plan,
-          'threshold_percent', ${REVIEW_THRESHOLD_PERCENT}::int),
-        true,
-        'spend.review_required:' || s.period_start || ':' || s.spending_cap || ':'
-          || ${REVIEW_THRESHOLD_PERCENT}::int
-      from spend s
-      where s.amount_due > 0 and s.amount_due * 100 >= s.spending_cap * ${REVIEW_THRESHOLD_PERCENT}::int
-      on conflict do nothing
-    ),
-    -- Test-mode assessments are no evidence about an agent's live trust, nor is an assessment
-    -- that named the agent without proof of possession (identity.proven not true: a claim).
-    -- A review assessment opens its review item here, with the assessment, so no review is ever
-    -- missing and a replayed plan (nothing inserted) never opens a second one.
-    ${opensReview ? reviewOpening(v) : sql``}
-    counted as (
-      update agents a set
-        approvals = a.approvals + (ins.decision = 'approve')::int,
-        reviews = a.reviews + (ins.decision = 'review')::int,
-        denials = a.denials + (ins.decision = 'deny')::int,
-        trust_reason = 'assessment'
-      from ins where a.id = ins.agent_id and ins.livemode
-        and coalesce((ins.inputs->'identity'->>'proven')::boolean, false)
-    )
-    select (select id from ins) as inserted,
-      coalesce((select id from ins),
-        (select id from assessments where content_hash = ${v.contentHash})) as stored`),
-  );
-const persistOpeningReview = persistOf(true);
-const persistAlone = persistOf(false);
+/** The plans' prices as `persist_assessment` reads them: `{plan: {included, unit_amount}}`. */
+const PRICES = JSON.stringify(
+  Object.fromEntries(
+    Object.entries(PLANS).map(([id, p]) => [
+      id,
+      { included: p.included, unit_amount: p.unit_amount },
+    ]),
+  ),
+);
 
-/** The CTE that opens the plan's review item, due after the org's SLA (or the default). */
-function reviewOpening(v: Placeholders<PersistValues>) {
-  return sql`opened as (
-      insert into reviews (id, org_id, assessment_id, livemode, agent_id, created_at, expires_at, spend)
-      select ${v.reviewId}::uuid, ${v.orgId}::uuid, ins.id, ins.livemode, ins.agent_id,
-        ${v.created}::timestamptz,
-        ${v.created}::timestamptz + make_interval(secs => coalesce(
-          (select s.sla_seconds from review_settings s), ${REVIEW_SLA_DEFAULT_SECONDS}::int)),
-        ${v.reviewSpend}::jsonb
-      from ins where ins.decision = 'review'
-      on conflict do nothing
-    ),`;
-}
+/**
+ * The database function `persist_assessment` (drizzle/0012_persist_assessment.sql), whose plan
+ * each database session keeps: the statement it holds was parsed and planned anew for every
+ * assessment when it was sent as text. Prices, currency, review threshold and default SLA are
+ * this code's, passed with each call. Rendered once per isolate.
+ */
+const persist = preparedOnce((db, v: Placeholders<PersistValues>) =>
+  db.execute<{ inserted: string | null; stored: string | null }>(sql`
+    select inserted, stored from persist_assessment(${v.orgId}::uuid, ${v.livemode}::boolean,
+      ${v.created}::timestamptz, ${v.contentHash}, ${v.row}::json, ${v.mandateRow}::json,
+      ${v.eventRows}::json, ${v.spendReviewEventId}::uuid, ${v.reviewId}::uuid,
+      ${v.reviewSpend}::jsonb, ${PRICES}::jsonb, ${CURRENCY}::text,
+      ${REVIEW_THRESHOLD_PERCENT}::int, ${REVIEW_SLA_DEFAULT_SECONDS}::int)`),
+);
 
 /**
  * What the statement did: `stored` (this plan's assessment is in the database, inserted now or

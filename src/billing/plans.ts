@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 
 /**
  * The plans, as docs/billing.md publishes them. Amounts are integer minor units of `currency`
@@ -31,27 +31,10 @@ export function usageCharge(plan: string | null | undefined, assessments: number
 
 /**
  * The current period's first day, computed by the database (the meter's key). Written out again
- * in the database function `assess_context` (drizzle/0011_assess_context.sql): change both.
+ * in the database functions `assess_context` and `persist_assessment` (drizzle/0011, 0012):
+ * change all three.
  */
 export const PERIOD_START_SQL = sql.raw(`(date_trunc('month', now() at time zone 'UTC'))::date`);
-
-/** A plan field's `when … then …` arms and default, rendered once: every persist uses them. */
-function armsOf(field: "included" | "unit_amount"): SQL {
-  const arms = Object.entries(PLANS)
-    .map(([id, p]) => `when '${id}' then ${Number(p[field])}`)
-    .join(" ");
-  return sql.raw(`${arms} else ${Number(PLANS.free[field])}`);
-}
-const ARMS = { included: armsOf("included"), unit_amount: armsOf("unit_amount") };
-
-function byPlan(plan: SQL, field: keyof typeof ARMS): SQL {
-  return sql`(case ${plan} ${ARMS[field]} end)`;
-}
-
-/** The usage charge in SQL, from the catalog above: one source of prices for both sides. */
-export function usageChargeSql(plan: SQL, assessments: SQL): SQL {
-  return sql`(greatest(0, ${assessments} - ${byPlan(plan, "included")}) * ${byPlan(plan, "unit_amount")})`;
-}
 
 /** What the spend guard needs, read by the assess context query in the same round trip. */
 export interface SpendState {
