@@ -23,7 +23,7 @@ CREATE FUNCTION assess_context(
   p_currency text,
   p_counterparty text
 ) RETURNS json
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = public, pg_temp
 SET plan_cache_mode = force_generic_plan
 SET jit = off

@@ -3,7 +3,8 @@
 -- (0.8 ms) for every assessment, in the ledger object's group-commit transaction, to run in
 -- 0.8 ms (docs/performance.md, "The persist statement, planned once").
 --
--- What it does is src/assess/persist.ts's `persistStatement`, unchanged: the assessment, its
+-- What it does is what the statement `persistStatement` (src/assess/persist.ts) sent until
+-- 1a8c603, unchanged: the assessment, its
 -- mandate, its outbox events, the billing meter, the spend guard's review event, the review item
 -- a `review` opens (when p_review_id is given) and the agent's evidence counters, all only when
 -- this call inserted the assessment; a live assessment past the spending cap is not inserted,
@@ -29,7 +30,7 @@ CREATE FUNCTION persist_assessment(
   p_review_threshold_percent integer,
   p_review_sla_default_seconds integer
 ) RETURNS TABLE (inserted uuid, stored uuid)
-LANGUAGE plpgsql VOLATILE
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = public, pg_temp
 SET plan_cache_mode = force_generic_plan
 SET jit = off

@@ -18,8 +18,8 @@ type Built = Batch[number];
 /**
  * A hot-path statement built and rendered once per isolate, then run with new values: drizzle
  * walks every column and chunk of a query each time it renders one, which for the context
- * read's statements (the replay lookup's fifty-odd columns, the persist statement's chunks) cost
- * more CPU than decoding their answers. Its text is sent compacted (see
+ * read's statements (the replay lookup's fifty-odd columns) cost more CPU than decoding their
+ * answers. Its text is sent compacted (see
  * `compactSql`). `build` names each value by a placeholder;
  * each call fills them in. What it answers is a batch item for `Tenant.batch`, typed as the
  * query `build` makes, and mapped the same way (fields, joins); awaiting it outside a batch is
