@@ -2,7 +2,8 @@
  * Sorts every request the SQL endpoint receives into what sent it, by its statements (read
  * through sql-tap.ts, as ledger-wire.ts does):
  *
- * - `persist`: the assess pipeline's write transaction (it inserts into `assessments`);
+ * - `persist`: the assess pipeline's write transaction (it stores an assessment: calls the
+ *   database function `persist_assessment`, or inserts into `assessments` itself);
  * - `flush`: the ledger Durable Object writing entries (its alarm re-sends, idempotently,
  *   the entries the pipeline already wrote), with or without checkpoints;
  * - `checkpoint`: the ledger Durable Object writing checkpoints only;
@@ -49,7 +50,8 @@ export class TrafficWatch {
         new RegExp(`\\binsert\\s+into\\s+"?${table}"?[\\s(]`, "i").test(String(s.query ?? "")),
       );
     const entries = inserts("audit_entries");
-    if (inserts("assessments").length > 0) this.#counts.persist += 1;
+    const stores = statements.some((s) => /\bpersist_assessment\s*\(/i.test(String(s.query ?? "")));
+    if (stores || inserts("assessments").length > 0) this.#counts.persist += 1;
     else if (entries.length > 0) {
       this.#counts.flush += 1;
       this.#counts.flushedRows += entries.reduce(
