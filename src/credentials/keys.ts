@@ -97,16 +97,28 @@ function cryptoKeyOf(key: PinnedKey): Promise<CryptoKey> {
   return pending;
 }
 
+// Signatures already verified per isolate, by key and the exact JWS: an open mandate's root and
+// a platform's hop come back with every payment made under them, and a signature over the same
+// bytes under the same key verifies the same way each time. Only successes are kept (a refusal
+// is recomputed, so nothing about a failure can stick); bounded, oldest out first.
+const MAX_VERIFIED = 1000;
+const verified = new Set<string>();
+
 /**
  * Whether `jws` verifies under `key`: false for a header `alg` other than the key's, a key
  * WebCrypto refuses (a P-256 point off the curve), or a signature that does not verify.
  */
 export async function verifiesUnder(jws: string, header: Claims, key: PinnedKey): Promise<boolean> {
   if (own(header, "alg") !== key.alg) return false;
+  const id = `${key.alg}.${key.jwk.x}.${key.jwk.y ?? ""}.${jws}`;
+  if (verified.has(id)) return true;
   try {
     await compactVerify(jws, await cryptoKeyOf(key), { algorithms: [key.alg] });
-    return true;
   } catch {
     return false;
   }
+  verified.add(id);
+  const oldest = verified.values().next().value;
+  if (verified.size > MAX_VERIFIED && oldest !== undefined) verified.delete(oldest);
+  return true;
 }

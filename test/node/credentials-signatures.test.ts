@@ -1,7 +1,8 @@
 import { createHmac } from "node:crypto";
-import { calculateJwkThumbprint } from "jose";
+import { CompactSign, calculateJwkThumbprint } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseChain } from "../../src/credentials/chain";
+import { isPinned, pinKey, verifiesUnder } from "../../src/credentials/keys";
 import { verifyChain } from "../../src/credentials/verify";
 import {
   AUD,
@@ -258,3 +259,46 @@ async function verifyChainWith(
     now: NOW,
   });
 }
+
+describe("credential chains: the verified-signature cache", () => {
+  // verifiesUnder keeps the signatures it has verified, per isolate: a hop that comes back
+  // (an open mandate's root, a platform's hop) is not verified again. What it keeps must never
+  // let another key, or other bytes, through.
+  const compact = async (signer: Signer, payload: string) =>
+    new CompactSign(new TextEncoder().encode(payload))
+      .setProtectedHeader({ alg: signer.alg })
+      .sign(signer.privateKey);
+  const pinned = (signer: Signer) => {
+    const key = pinKey(signer.jwk);
+    if (!isPinned(key)) throw new Error(key.problem);
+    return key;
+  };
+
+  it("verifies the same JWS again from the cache, and never under another key", async () => {
+    const jws = await compact(agent, '{"n":1}');
+    const header = { alg: "ES256" };
+    expect(await verifiesUnder(jws, header, pinned(agent))).toBe(true);
+    expect(await verifiesUnder(jws, header, pinned(agent))).toBe(true);
+    expect(await verifiesUnder(jws, header, pinned(agent2))).toBe(false);
+  });
+
+  it("refuses a changed payload or signature after the original was kept", async () => {
+    const jws = await compact(edAgent, '{"n":2}');
+    const header = { alg: "EdDSA" };
+    expect(await verifiesUnder(jws, header, pinned(edAgent))).toBe(true);
+    const [h, p, s] = jws.split(".") as [string, string, string];
+    const otherPayload = `${h}.${b64url('{"n":3}')}.${s}`;
+    const flipped = `${s.startsWith("A") ? "B" : "A"}${s.slice(1)}`;
+    expect(await verifiesUnder(otherPayload, header, pinned(edAgent))).toBe(false);
+    expect(await verifiesUnder(`${h}.${p}.${flipped}`, header, pinned(edAgent))).toBe(false);
+    // A header alg other than the key's is refused before the cache is asked.
+    expect(await verifiesUnder(jws, { alg: "ES256" }, pinned(edAgent))).toBe(false);
+  });
+
+  it("keeps no failure: a JWS refused once still verifies under its own key", async () => {
+    const jws = await compact(agent2, '{"n":4}');
+    const header = { alg: "ES256" };
+    expect(await verifiesUnder(jws, header, pinned(agent))).toBe(false);
+    expect(await verifiesUnder(jws, header, pinned(agent2))).toBe(true);
+  });
+});
