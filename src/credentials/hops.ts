@@ -39,12 +39,26 @@ export interface HopReading {
   refusal: Refusal | null;
 }
 
+// What each hop read to, for the life of the parsed hop: a request's parser reads every hop for
+// its mandate, and the verifier reads the same hops again.
+const readings = new WeakMap<ParsedHop, HopReading | Refusal>();
+
 /**
  * Resolves a hop's disclosures and finds its delegate item; a Refusal when it cannot. An
  * unreferenced disclosure is the reported cause whenever there is one: an edited disclosure no
- * longer matches its digest, which is why the item it carried is missing.
+ * longer matches its digest, which is why the item it carried is missing. A hop is read once;
+ * reading it again answers the same reading.
  */
 export function readHop(hop: ParsedHop): HopReading | Refusal {
+  let reading = readings.get(hop);
+  if (reading === undefined) {
+    reading = readOnce(hop);
+    readings.set(hop, reading);
+  }
+  return reading;
+}
+
+function readOnce(hop: ParsedHop): HopReading | Refusal {
   try {
     const { claims, unreferenced } = resolveDisclosures(hop.payload, hop.disclosures);
     const refusal =
