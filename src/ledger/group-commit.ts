@@ -38,6 +38,14 @@ export class GroupCommit {
   flushed: number;
   private checkpointsPending: boolean;
   private flight: Promise<void> | null = null;
+  /**
+   * The plans sequenced since the last write, as their sections made them, with their entry's
+   * hash: the write sends these rather than reading each body back and parsing it. A plan is
+   * used only for the entry whose hash it names, so one made in a section whose transaction
+   * rolled back (its sequence given to another entry since) is never sent; after a restart,
+   * every body comes from storage.
+   */
+  private readonly held = new Map<number, { hash: string; plan: PersistPlan }>();
 
   constructor(private readonly host: GroupCommitHost) {
     this.flushed = Number(host.store.meta("flushed") ?? 0);
@@ -52,6 +60,11 @@ export class GroupCommit {
   /** A checkpoint was stored locally: the next write carries it. */
   checkpointAdded(): void {
     this.checkpointsPending = true;
+  }
+
+  /** A plan just stored for the entry `sequence` (its hash `hash`): the next write sends it. */
+  hold(sequence: number, hash: string, plan: PersistPlan): void {
+    this.held.set(sequence, { hash, plan });
   }
 
   /** Whether a write to Postgres is in flight. */
@@ -91,16 +104,18 @@ export class GroupCommit {
     let entries = store.entriesAfter(this.flushed, FLUSH_BATCH);
     let through = entries.at(-1)?.sequence ?? this.flushed;
     // The assessments sequenced meanwhile go in the same transaction as their entries.
-    const writes = store
-      .writesBetween(this.flushed, through, FLUSH_WRITES)
-      .map((w) => ({ sequence: w.sequence, plan: JSON.parse(w.body) as PersistPlan }));
-    if (writes.length === FLUSH_WRITES) {
-      through = (writes.at(-1) as { sequence: number }).sequence;
+    const sequences = store.pendingWrites(this.flushed, through, FLUSH_WRITES);
+    if (sequences.length === FLUSH_WRITES) {
+      through = sequences.at(-1) as number;
       entries = entries.filter((e) => e.sequence <= through);
     }
     const checkpoints = store.unflushedCheckpoints(through);
     if (entries.length === 0 && checkpoints.length === 0) return;
     const entryAt = new Map(entries.map((e) => [e.sequence, e]));
+    const writes = sequences.map((sequence) => ({
+      sequence,
+      plan: this.planOf(sequence, entryAt.get(sequence)),
+    }));
     const results = await writeToPostgres(env, orgId, entries, checkpoints, (db) =>
       writes.length === 0
         ? []
@@ -129,6 +144,11 @@ export class GroupCommit {
         if (status !== "stored") store.removeSpend(w.sequence);
       });
     });
+    // Everything at or below the mark is in Postgres: its plans, and any from a rolled-back
+    // section whose sequence went to an entry without a write, are not needed again.
+    for (const sequence of this.held.keys()) {
+      if (sequence <= this.flushed) this.held.delete(sequence);
+    }
     this.checkpointsPending = store.hasUnflushedCheckpoints();
     const made = results[writes.length] as { rows: DeliveryMessage[] } | undefined;
     if (made && made.rows.length > 0) {
@@ -138,5 +158,14 @@ export class GroupCommit {
         ),
       );
     }
+  }
+
+  /** The plan of the pending write `sequence`: held since its section, or read back from storage. */
+  private planOf(sequence: number, entry: StoredEntry | undefined): PersistPlan {
+    const held = this.held.get(sequence);
+    if (held && held.hash === entry?.hash) return held.plan;
+    const stored = this.host.store.write(sequence);
+    if (!stored) throw new Error(`ledger: pending write ${sequence} has no body`);
+    return JSON.parse(stored.body) as PersistPlan;
   }
 }

@@ -218,21 +218,22 @@ export class LedgerStore {
     return rows.toArray()[0]?.status ?? null;
   }
 
-  /** The pending writes of entries in (after, through], in sequence order, at most `limit`. */
-  writesBetween(
-    after: number,
-    through: number,
-    limit: number,
-  ): { sequence: number; body: string }[] {
+  /**
+   * The sequences of the pending writes of entries in (after, through], in order, at most
+   * `limit`: their bodies are read one by one, and only when the group commit does not hold
+   * them already.
+   */
+  pendingWrites(after: number, through: number, limit: number): number[] {
     return this.sql
-      .exec<{ sequence: number; body: string }>(
-        `select sequence, body from writes
+      .exec<{ sequence: number }>(
+        `select sequence from writes
          where sequence > ? and sequence <= ? and status = 'pending' order by sequence limit ?`,
         after,
         through,
         limit,
       )
-      .toArray();
+      .toArray()
+      .map((row) => row.sequence);
   }
 
   /**

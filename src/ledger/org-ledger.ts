@@ -301,6 +301,7 @@ export class OrgLedger extends DurableObject<Env> {
         const [entry, next] = sequenceUnder(this.store, orgId, input, commit.once, head);
         const { sequence } = entry;
         this.store.setWrite(sequence, JSON.stringify(plan), Date.now());
+        this.commits.hold(sequence, entry.hash, plan);
         if (commit.spend && choice === 0 && record.decision === "approve") {
           const { root, transaction, amount, currency } = commit.spend;
           this.store.addSpend(root, transaction, amount, currency, sequence);
