@@ -1,4 +1,7 @@
-import { type SQL, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Database } from "../db/client";
+import { type Placeholders, preparedOnce } from "../db/prepared";
 import { ApiError } from "../errors";
 import type { Credential } from "./credential";
 import {
@@ -27,38 +30,56 @@ export interface Caller {
  * The statements that authenticate a credential inside the request's first transaction. The
  * last one sets `app.org_id` only when the credential is valid, unrevoked and carries the
  * scope, so every statement after it sees the org's rows, and without it sees none and can
- * write nothing: the database enforces the check, not only this code.
+ * write nothing: the database enforces the check, not only this code. Rendered once per isolate
+ * (they open every authenticated request) and filled with each request's values.
  */
-export function authStatements(credential: Credential, scope: ScopeRequirement | null): SQL[] {
+export function authStatements(
+  db: Database,
+  credential: Credential,
+  scope: ScopeRequirement | null,
+): BatchItem<"pg">[] {
   if (credential.kind === "api_key") {
     const accepted = scope === null ? null : `{${acceptedScopes(scope).join(",")}}`;
-    return [
-      sql`select set_config('app.api_key_hash', ${credential.hash}, true)`,
-      // The scopes as JSON: the driver reads a text[] one character at a time.
-      sql`select k.id, k.org_id, k.name, k.mode, to_json(k.scopes) as scopes, k.revoked_at,
-            set_config('app.org_id',
-              case when k.revoked_at is null and (${accepted}::text[] is null or k.scopes && ${accepted}::text[])
-                then k.org_id::text else '' end, true) as tenant
-          from api_keys k where k.key_hash = ${credential.hash}`,
-    ];
+    const values = { hash: credential.hash, accepted };
+    return [settingOf(db, { name: "app.api_key_hash", value: credential.hash }), keyOf(db, values)];
   }
   const roles = scope === null ? null : `{${rolesWithScope(scope).join(",")}}`;
+  const values = { subject: credential.subject, orgId: credential.orgId, roles };
   return [
-    sql`select set_config('app.user_subject', ${credential.subject}, true)`,
-    // LIMIT in a CTE so set_config runs for the one chosen membership, not for every candidate.
-    sql`with chosen as (
+    settingOf(db, { name: "app.user_subject", value: credential.subject }),
+    membershipOf(db, values),
+  ];
+}
+
+/** A transaction-local setting: `app.org_id` and what authentication looks up by. */
+export const settingOf = preparedOnce((db, v: Placeholders<{ name: string; value: string }>) =>
+  db.execute(sql`select set_config(${v.name}, ${v.value}, true)`),
+);
+
+const keyOf = preparedOnce((db, v: Placeholders<{ hash: string; accepted: string | null }>) =>
+  // The scopes as JSON: the driver reads a text[] one character at a time.
+  db.execute(sql`select k.id, k.org_id, k.name, k.mode, to_json(k.scopes) as scopes, k.revoked_at,
+        set_config('app.org_id',
+          case when k.revoked_at is null and (${v.accepted}::text[] is null or k.scopes && ${v.accepted}::text[])
+            then k.org_id::text else '' end, true) as tenant
+      from api_keys k where k.key_hash = ${v.hash}`),
+);
+
+// LIMIT in a CTE so set_config runs for the one chosen membership, not for every candidate.
+const membershipOf = preparedOnce(
+  (db, v: Placeholders<{ subject: string; orgId: string | null; roles: string | null }>) =>
+    db.execute(sql`with chosen as (
           select m.org_id, m.role, u.id as user_id
           from memberships m join users u on u.id = m.user_id
-          where u.idp_subject = ${credential.subject}
-            and (${credential.orgId}::uuid is null or m.org_id = ${credential.orgId}::uuid)
+          where u.idp_subject = ${v.subject}
+            and (${v.orgId}::uuid is null or m.org_id = ${v.orgId}::uuid)
           order by m.created_at, m.org_id
           limit 1)
         select chosen.*, set_config('app.org_id',
-          case when ${roles}::text[] is null or chosen.role = any(${roles}::text[])
+          case when ${v.roles}::text[] is null or chosen.role = any(${v.roles}::text[])
             then chosen.org_id::text else '' end, true) as tenant
-        from chosen`,
-  ];
-}
+        from chosen`),
+);
 
 interface KeyRow {
   id: string;

@@ -1,6 +1,5 @@
-import { type SQL, sql } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import { authStatements, type Caller, callerFromRows } from "../auth/caller";
+import { authStatements, type Caller, callerFromRows, settingOf } from "../auth/caller";
 import type { Credential } from "../auth/credential";
 import type { ScopeRequirement } from "../auth/scopes";
 import type { Env } from "../env";
@@ -27,8 +26,8 @@ function rowsOf(result: unknown): Record<string, unknown>[] {
   return (result as { rows: Record<string, unknown>[] }).rows;
 }
 
-export function setTenant(orgId: string): SQL {
-  return sql`select set_config('app.org_id', ${orgId}, true)`;
+export function setTenant(db: Database, orgId: string): BatchItem<"pg"> {
+  return settingOf(db, { name: "app.org_id", value: orgId });
 }
 
 /**
@@ -37,12 +36,12 @@ export function setTenant(orgId: string): SQL {
  */
 async function transact<T extends Batch>(
   env: Env,
-  prefix: (db: Database) => SQL[],
+  prefix: (db: Database) => BatchItem<"pg">[],
   build: (db: Database) => T,
   webhooks: Defer | null,
 ): Promise<{ before: unknown[]; results: BatchResponse<T> }> {
   const db = database(env);
-  const head = prefix(db).map((s) => db.execute(s));
+  const head = prefix(db);
   const queries = build(db);
   const tail = webhooks ? [deliveriesMadeHere(db)] : [];
   const all = await db.batch([...head, ...queries, ...tail] as unknown as AnyBatch);
@@ -94,7 +93,7 @@ export class Tenant {
     if (this.#caller) return this.#caller;
     const { before } = await transact(
       this.env,
-      () => authStatements(this.credential, this.scope),
+      (db) => authStatements(db, this.credential, this.scope),
       () => [] as unknown as Batch,
       null,
     );
@@ -119,9 +118,10 @@ export class Tenant {
     const webhooks = options.webhooks ? this.defer : null;
     const known = this.#caller;
     if (known) {
-      return (await transact(this.env, () => [setTenant(known.orgId)], build, webhooks)).results;
+      const prefix = (db: Database) => [setTenant(db, known.orgId)];
+      return (await transact(this.env, prefix, build, webhooks)).results;
     }
-    const prefix = () => authStatements(this.credential, this.scope);
+    const prefix = (db: Database) => authStatements(db, this.credential, this.scope);
     let ran: Awaited<ReturnType<typeof transact<T>>>;
     try {
       ran = await transact(this.env, prefix, build, webhooks);
@@ -150,7 +150,7 @@ export async function orgBatchOf<T extends Batch>(
   orgId: string,
   build: (db: Database) => T,
 ): Promise<BatchResponse<T>> {
-  return (await transact(env, () => [setTenant(orgId)], build, null)).results;
+  return (await transact(env, (db) => [setTenant(db, orgId)], build, null)).results;
 }
 
 /**
@@ -172,9 +172,7 @@ export async function publicBatch<T extends Batch>(
   >,
   build: (db: Database) => T,
 ): Promise<BatchResponse<T>> {
-  const sets = () =>
-    Object.entries(settings).map(
-      ([name, value]) => sql`select set_config(${name}, ${value}, true)`,
-    );
+  const sets = (db: Database) =>
+    Object.entries(settings).map(([name, value]) => settingOf(db, { name, value }));
   return (await transact(env, sets, build, null)).results;
 }
