@@ -70,8 +70,9 @@ export class WireWatch {
     for (const { query, params } of statements) {
       if (typeof query !== "string") continue;
       const text = query.trimStart().toLowerCase();
-      if (text.includes("set_config('app.org_id'") && Array.isArray(params)) {
-        orgId = String(params[0]);
+      const setting = orgSetting(text, params);
+      if (setting !== undefined) {
+        orgId = setting;
       } else if (/\binsert\s+into\s+"?audit_entries"?[\s(]/.test(text)) {
         // Also inside a CTE: the ledger inserts its entries and reads back the skipped ones.
         rows += insertedRows(query, params);
@@ -93,4 +94,18 @@ export class WireWatch {
     if (checkpoints > 0 && rows === 0) counts.checkpointOnly += 1;
     if (checkpoints === 0 && rows === 0) counts.other += 1;
   }
+}
+
+/**
+ * The org a statement sets `app.org_id` to, if it does: the setting's name written in the text
+ * (`set_config('app.org_id', $1, true)`) or, as the Worker renders it once for every setting,
+ * passed as the first value (`set_config($1,$2,true)`).
+ */
+export function orgSetting(text: string, params: unknown): string | undefined {
+  if (!Array.isArray(params)) return undefined;
+  if (text.includes("set_config('app.org_id'")) return String(params[0]);
+  if (/set_config\(\s*\$1\s*,\s*\$2\s*,/.test(text) && params[0] === "app.org_id") {
+    return String(params[1]);
+  }
+  return undefined;
 }
