@@ -52,7 +52,8 @@ export interface Phases {
   fresh: PhaseResult;
   replay: PhaseResult;
   healthAfter: PhaseResult;
-  compute: ComputeFigures;
+  /** Null when the Worker measured is another checkout's (`--worker`): its stages are not here. */
+  compute: ComputeFigures | null;
   /** The same with a 3-hop ES256 AP2 credential verified (assess-compute.ts). */
   credentialCompute?: ComputeFigures;
   /** The same with a shadow policy evaluated next to the active one (`--shadow`). */
@@ -243,6 +244,15 @@ function printCompute({
   const healthCpu = (workerMsPerRequest(healthBefore) + workerMsPerRequest(healthAfter)) / 2;
   const bound = workerMsPerRequest(fresh) - healthCpu;
   const serverTiming = percentile(stageSums(fresh, COMPUTE), 50);
+  if (compute === null) {
+    say(
+      "  p50 compute: not timed (the Worker is another checkout's build, --worker; the pure " +
+        `stages in Node would be this one's).
+    The Worker's CPU time per fresh assess beyond ` +
+        `a GET /health is ${fixed(bound, 2)} ms.`,
+    );
+    return;
+  }
   say(
     `  p50 compute (kya+policy+risk+sign) < ${BUDGETS.computeMs} ms: ` +
       `${fixed(compute.p50, 3)} ms — ${verdict(compute.p50 < BUDGETS.computeMs)}\n` +

@@ -78,7 +78,7 @@ function wranglerEnv(): NodeJS.ProcessEnv {
  * The deployable bundle of workers/main.ts, as `wrangler deploy` would upload it. `signal`
  * ends the build: a stop must not leave it writing into a directory being removed.
  */
-async function buildWorker(outDir: string, signal: AbortSignal): Promise<string> {
+async function buildWorker(root: string, outDir: string, signal: AbortSignal): Promise<string> {
   const build = promisify(execFile)(
     process.execPath,
     [
@@ -86,11 +86,11 @@ async function buildWorker(outDir: string, signal: AbortSignal): Promise<string>
       "deploy",
       "--dry-run",
       "--config",
-      join(REPO_ROOT, "wrangler.toml"),
+      join(root, "wrangler.toml"),
       "--outdir",
       outDir,
     ],
-    { cwd: REPO_ROOT, env: wranglerEnv(), maxBuffer: 16 * 1024 * 1024, signal },
+    { cwd: root, env: wranglerEnv(), maxBuffer: 16 * 1024 * 1024, signal },
   );
   try {
     await build;
@@ -122,13 +122,20 @@ export async function startStack(options: {
   dbRtt: DelaySampler;
   /** Opens workerd's inspector (plain workerd only), for `--profile`. */
   profile?: boolean;
+  /**
+   * The checkout whose Worker is built and measured, with its migrations (`--worker`): this
+   * repository by default, or another (a worktree of an earlier commit) for a before/after
+   * comparison made by the same benchmark code.
+   */
+  workerRoot?: string;
 }): Promise<Stack> {
   const { workDir, run, log, runtime } = options;
+  const root = options.workerRoot ?? REPO_ROOT;
   const endpoint = await run.started(
     startSqlEndpoint({
       databaseUrl: options.databaseUrl,
       fresh: true,
-      migrationsFolder: join(REPO_ROOT, "drizzle"),
+      migrationsFolder: join(root, "drizzle"),
       dbRtt: options.dbRtt,
     }),
     (started) => started.close(),
@@ -136,7 +143,10 @@ export async function startStack(options: {
 
   // Nothing to clean up but the wait: a stop kills the build, and the directories it writes
   // into are removed only once it has exited.
-  const script = await run.started(buildWorker(join(workDir, "worker"), run.signal), () => {});
+  const script = await run.started(
+    buildWorker(root, join(workDir, "worker"), run.signal),
+    () => {},
+  );
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const origin = `http://${HOST}:${port}`;
   // Tokens only: no sign-in here, so no IdP server; any issuer the Worker is told about will do.
@@ -166,7 +176,7 @@ export async function startStack(options: {
     script,
     "--no-bundle",
     "--config",
-    join(REPO_ROOT, "wrangler.toml"),
+    join(root, "wrangler.toml"),
     "--local",
     "--ip",
     HOST,
@@ -189,7 +199,7 @@ export async function startStack(options: {
     "warn",
   ];
   const wrangler = spawnGroup("wrangler", process.execPath, args, {
-    cwd: REPO_ROOT,
+    cwd: root,
     env: wranglerEnv(),
   });
   run.defer(() => wrangler.stop());

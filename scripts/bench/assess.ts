@@ -22,10 +22,10 @@
  * times from `Server-Timing`. Exits non-zero only when the benchmark cannot run; a missed
  * budget is printed. See docs/performance.md.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type NeonQueryFunction, neon, neonConfig } from "@neondatabase/serverless";
 import { redactDatabaseUrl } from "../database-url.ts";
@@ -80,6 +80,8 @@ interface Options {
   seed: number;
   /** Requests of each kind (health, fresh, replay) priced one at a time, by kind and decision. */
   priced: number;
+  /** The checkout whose Worker is measured (`--worker`); null for this one. */
+  worker: string | null;
 }
 
 const USAGE = `usage: npm run bench:assess [-- options]
@@ -104,6 +106,9 @@ const USAGE = `usage: npm run bench:assess [-- options]
   --priced N       GET /health, fresh assessments and replays, N of each, sent one at a time
                    at the end, each priced by workerd's CPU clock, by kind and decision
                    (default 300; 0 skips them)
+  --worker DIR     build and measure the Worker of another checkout (a worktree of an earlier
+                   commit: its src, wrangler.toml and migrations) with this benchmark's code,
+                   for a before/after comparison; the pure stages are then not timed
   --timeout S      stop everything after S seconds (default 900)
 DATABASE_URL=postgres://... selects a fresh database on that PostgreSQL server instead of PGlite.`;
 
@@ -114,6 +119,17 @@ function integer(name: string, value: string | undefined, fallback: number, min:
     throw new Error(`--${name} must be an integer from ${min} to 1000000, got ${value}`);
   }
   return n;
+}
+
+/** A checkout to build the Worker from: it must have what a build and its database need. */
+export function workerCheckout(dir: string): string {
+  const root = resolve(dir);
+  for (const needed of ["wrangler.toml", "workers/main.ts", "drizzle/meta/_journal.json"]) {
+    if (!existsSync(join(root, needed))) {
+      throw new Error(`--worker ${dir}: ${needed} is missing; give the root of a checkout`);
+    }
+  }
+  return root;
 }
 
 function parseOptions(argv: string[]): Options | null {
@@ -132,6 +148,7 @@ function parseOptions(argv: string[]): Options | null {
       profile: { type: "string" },
       seed: { type: "string" },
       priced: { type: "string" },
+      worker: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -157,6 +174,7 @@ function parseOptions(argv: string[]): Options | null {
     profileDir: values.profile ?? null,
     seed: integer("seed", values.seed, 1, 0),
     priced: integer("priced", values.priced, 300, 0),
+    worker: values.worker === undefined ? null : workerCheckout(values.worker),
   };
 }
 
@@ -354,6 +372,7 @@ async function benchmark(options: Options, run: Run) {
     runtime: options.runtime,
     dbRtt: () => delay(),
     profile: options.profileDir !== null,
+    ...(options.worker === null ? {} : { workerRoot: options.worker }),
   });
   const owner = neon(localDatabaseUrl(stack.endpoint.url, "owner"));
   const [server] = (await owner.query("select version() as v")) as { v: string }[];
@@ -371,6 +390,7 @@ async function benchmark(options: Options, run: Run) {
       : `worker: the \`wrangler deploy --dry-run\` build under plain workerd (Miniflare) at ` +
           `${stack.origin}; no proxy, no inspector`,
   );
+  if (options.worker !== null) say(`worker built from: ${options.worker} (--worker)`);
 
   const client = new Client(stack.origin, options.concurrency);
   run.defer(() => client.close());
@@ -451,10 +471,12 @@ async function benchmark(options: Options, run: Run) {
   const fresh = first.fresh;
   const replay = first.replay;
 
-  say("timing the pure stages in Node …");
-  const compute = await measureCompute();
-  const credentialCompute = await measureCompute(5000, "credential");
-  const shadowCompute = options.shadow ? await measureCompute(5000, "shadow") : undefined;
+  // Another checkout's Worker: this checkout's stages are not the ones measured.
+  const timed = options.worker === null;
+  if (timed) say("timing the pure stages in Node …");
+  const compute = timed ? await measureCompute() : null;
+  const credentialCompute = timed ? await measureCompute(5000, "credential") : undefined;
+  const shadowCompute = timed && options.shadow ? await measureCompute(5000, "shadow") : undefined;
   if (options.shadow) await expectShadowed(bench, seen.size);
   say(`\nthe detailed report is of the first --db-rtt level (${describeDbRtt(first.rtt)}):`);
   printReport({
