@@ -14,8 +14,8 @@ import { AssessmentRecord } from "./outcome";
  * Everything one assessment writes, decided before anything is written. The ledger object
  * makes it in the critical section that sequences the assessment's entry and keeps it beside
  * the entry (its write), so a retry or a racing duplicate writes exactly this and answers
- * exactly this: same ids, same signature. It reads the kept JSON back for its group commit and
- * for a duplicate's answer.
+ * exactly this: same ids, same signature. Its group commit sends the plan the section made
+ * (or, after a restart, the kept JSON read back), and a duplicate is answered from the kept JSON.
  */
 export const PersistPlan = z.object({
   record: AssessmentRecord.omit({ audit_entry_id: true, audit_sequence: true }),
