@@ -12,6 +12,7 @@ import { mandateCanonicalHash, parseAssessRequest } from "../../src/assess/reque
 import { decide, scoreIdentity } from "../../src/assess/risk.ts";
 import type { CredentialEvidence } from "../../src/assess/risk-input.ts";
 import { shadowVerdict } from "../../src/assess/shadow.ts";
+import { forgetVerifiedSignatures } from "../../src/credentials/keys.ts";
 import { type TrustAnchors, verifyChain } from "../../src/credentials/verify.ts";
 import { ed25519Jwk } from "../local-keys.ts";
 import { consentFor, p256KeyPair, presentation } from "./assess-credentials.ts";
@@ -127,6 +128,9 @@ async function once(s: Scenario): Promise<void> {
   let evidence: CredentialEvidence | null = null;
   let thumbprint: string | null = null;
   if (request.credential && s.anchors) {
+    // Each run verifies all three hops: the Worker's cache of delegating hops' signatures would
+    // otherwise answer the same chain's root and intermediate from memory (keys.ts).
+    forgetVerifiedSignatures();
     const verdict = await verifyChain(request.credential.chain, {
       anchors: s.anchors,
       presentation: request.credential.presentation,

@@ -4,7 +4,8 @@
  * mandate naming a platform key) and the platform's hop (an open payment mandate naming the
  * agent's registered key) are signed once; every request gets its own last hop, signed by the
  * agent, with a new nonce and transaction (a fresh presentation, never a replay). The service
- * verifies all three signatures each time. docs/credentials.md has the format.
+ * verifies the root and the platform's hop once per isolate (it keeps delegating hops' verified
+ * signatures) and every last hop. docs/credentials.md has the format.
  */
 import { createHash, generateKeyPairSync, type KeyObject, randomBytes } from "node:crypto";
 import { CompactSign } from "jose";

@@ -124,7 +124,7 @@ export async function verifyRoot(
         kid === undefined ||
         anchor.jwk.kid === kid ||
         (anchor.jwk.kid === undefined && thumbprint(key) === kid);
-      if (named && (await verifiesUnder(root.jws, root.header, key))) {
+      if (named && (await verifiesUnder(root.jws, root.header, key, { remember: true }))) {
         return { issuerId: anchor.issuerId, key };
       }
     }
@@ -133,8 +133,16 @@ export async function verifyRoot(
   return refuse("untrusted_issuer", `no active issuer key${named} verifies the root`);
 }
 
-/** Hop i ≥ 1 is signed by the key hop i-1 delegated, under that key's algorithm. */
-export async function verifyDelegated(hop: ParsedHop, key: PinnedKey): Promise<void> {
+/**
+ * Hop i ≥ 1 is signed by the key hop i-1 delegated, under that key's algorithm. `delegates`: the
+ * hop hands a key on (it is not the last), so it comes back with later payments and its verified
+ * signature is kept.
+ */
+export async function verifyDelegated(
+  hop: ParsedHop,
+  key: PinnedKey,
+  delegates: boolean,
+): Promise<void> {
   const alg = own(hop.header, "alg");
   if (alg !== key.alg) {
     refuse(
@@ -142,7 +150,7 @@ export async function verifyDelegated(hop: ParsedHop, key: PinnedKey): Promise<v
       `hop ${hop.index} says alg ${String(alg)}, but the key delegated to it is ${key.alg}`,
     );
   }
-  if (!(await verifiesUnder(hop.jws, hop.header, key))) {
+  if (!(await verifiesUnder(hop.jws, hop.header, key, { remember: delegates }))) {
     refuse(
       "delegation_broken",
       `hop ${hop.index} does not verify under the key hop ${hop.index - 1} delegated ` +

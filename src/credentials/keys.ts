@@ -97,28 +97,50 @@ function cryptoKeyOf(key: PinnedKey): Promise<CryptoKey> {
   return pending;
 }
 
-// Signatures already verified per isolate, by key and the exact JWS: an open mandate's root and
-// a platform's hop come back with every payment made under them, and a signature over the same
-// bytes under the same key verifies the same way each time. Only successes are kept (a refusal
-// is recomputed, so nothing about a failure can stick); bounded, oldest out first.
+// Signatures of delegating hops already verified, per isolate: an open mandate's root and a
+// platform's hop come back with every payment made under them, and a signature over the same
+// bytes under the same key verifies the same way each time. Kept by key and the JWS's SHA-256
+// (a credential may be 64 KiB; a digest is 43 characters), successes only, at most 1000, oldest
+// out first. A last hop is never kept: it is signed for one payment and never seen again.
 const MAX_VERIFIED = 1000;
 const verified = new Set<string>();
 
 /**
  * Whether `jws` verifies under `key`: false for a header `alg` other than the key's, a key
  * WebCrypto refuses (a P-256 point off the curve), or a signature that does not verify.
+ * `remember`: keep a success, so the same JWS under the same key is not verified again.
  */
-export async function verifiesUnder(jws: string, header: Claims, key: PinnedKey): Promise<boolean> {
+export async function verifiesUnder(
+  jws: string,
+  header: Claims,
+  key: PinnedKey,
+  { remember = false }: { remember?: boolean } = {},
+): Promise<boolean> {
   if (own(header, "alg") !== key.alg) return false;
-  const id = `${key.alg}.${key.jwk.x}.${key.jwk.y ?? ""}.${jws}`;
-  if (verified.has(id)) return true;
+  const id = remember ? `${key.alg}.${key.jwk.x}.${key.jwk.y ?? ""}.${digestOf(jws)}` : null;
+  if (id !== null && verified.has(id)) return true;
   try {
     await compactVerify(jws, await cryptoKeyOf(key), { algorithms: [key.alg] });
   } catch {
     return false;
   }
-  verified.add(id);
-  const oldest = verified.values().next().value;
-  if (verified.size > MAX_VERIFIED && oldest !== undefined) verified.delete(oldest);
+  if (id !== null) {
+    verified.add(id);
+    const oldest = verified.values().next().value;
+    if (verified.size > MAX_VERIFIED && oldest !== undefined) verified.delete(oldest);
+  }
   return true;
+}
+
+/**
+ * Forgets every signature kept: for the benchmarks that time verification itself
+ * (`bench:credential`, bench:assess's credential compute), which present one chain again and
+ * again and must pay for its three verifications each time.
+ */
+export function forgetVerifiedSignatures(): void {
+  verified.clear();
+}
+
+function digestOf(jws: string): string {
+  return base64url(sha256(utf8(jws)));
 }

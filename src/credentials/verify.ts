@@ -151,7 +151,7 @@ async function verifyHops(
       signer = root.key;
     } else {
       signer = delegated as PinnedKey;
-      await verifyDelegated(hop, signer);
+      await verifyDelegated(hop, signer, hop.index < last);
     }
     const { claims, mandate } = reading(readings, hop.index);
     const previous = chain.hops[hop.index - 1];

@@ -2,7 +2,12 @@ import { createHmac } from "node:crypto";
 import { CompactSign, calculateJwkThumbprint } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseChain } from "../../src/credentials/chain";
-import { isPinned, pinKey, verifiesUnder } from "../../src/credentials/keys";
+import {
+  forgetVerifiedSignatures,
+  isPinned,
+  pinKey,
+  verifiesUnder,
+} from "../../src/credentials/keys";
 import { verifyChain } from "../../src/credentials/verify";
 import {
   AUD,
@@ -261,9 +266,9 @@ async function verifyChainWith(
 }
 
 describe("credential chains: the verified-signature cache", () => {
-  // verifiesUnder keeps the signatures it has verified, per isolate: a hop that comes back
-  // (an open mandate's root, a platform's hop) is not verified again. What it keeps must never
-  // let another key, or other bytes, through.
+  // verifiesUnder keeps, when asked to remember, the signatures it has verified, per isolate: a
+  // hop that comes back (an open mandate's root, a platform's hop) is not verified again. What
+  // it keeps must never let another key, or other bytes, through.
   const compact = async (signer: Signer, payload: string) =>
     new CompactSign(new TextEncoder().encode(payload))
       .setProtectedHeader({ alg: signer.alg })
@@ -273,32 +278,48 @@ describe("credential chains: the verified-signature cache", () => {
     if (!isPinned(key)) throw new Error(key.problem);
     return key;
   };
+  const remember = { remember: true };
 
-  it("verifies the same JWS again from the cache, and never under another key", async () => {
+  it("verifies a kept JWS again from the cache, and never under another key", async () => {
     const jws = await compact(agent, '{"n":1}');
     const header = { alg: "ES256" };
-    expect(await verifiesUnder(jws, header, pinned(agent))).toBe(true);
-    expect(await verifiesUnder(jws, header, pinned(agent))).toBe(true);
+    expect(await verifiesUnder(jws, header, pinned(agent), remember)).toBe(true);
+    expect(await verifiesUnder(jws, header, pinned(agent), remember)).toBe(true);
+    expect(await verifiesUnder(jws, header, pinned(agent2), remember)).toBe(false);
     expect(await verifiesUnder(jws, header, pinned(agent2))).toBe(false);
   });
 
   it("refuses a changed payload or signature after the original was kept", async () => {
     const jws = await compact(edAgent, '{"n":2}');
     const header = { alg: "EdDSA" };
-    expect(await verifiesUnder(jws, header, pinned(edAgent))).toBe(true);
+    expect(await verifiesUnder(jws, header, pinned(edAgent), remember)).toBe(true);
     const [h, p, s] = jws.split(".") as [string, string, string];
     const otherPayload = `${h}.${b64url('{"n":3}')}.${s}`;
     const flipped = `${s.startsWith("A") ? "B" : "A"}${s.slice(1)}`;
-    expect(await verifiesUnder(otherPayload, header, pinned(edAgent))).toBe(false);
-    expect(await verifiesUnder(`${h}.${p}.${flipped}`, header, pinned(edAgent))).toBe(false);
+    for (const options of [remember, {}]) {
+      expect(await verifiesUnder(otherPayload, header, pinned(edAgent), options)).toBe(false);
+      expect(await verifiesUnder(`${h}.${p}.${flipped}`, header, pinned(edAgent), options)).toBe(
+        false,
+      );
+    }
     // A header alg other than the key's is refused before the cache is asked.
-    expect(await verifiesUnder(jws, { alg: "ES256" }, pinned(edAgent))).toBe(false);
+    expect(await verifiesUnder(jws, { alg: "ES256" }, pinned(edAgent), remember)).toBe(false);
   });
 
-  it("keeps no failure: a JWS refused once still verifies under its own key", async () => {
-    const jws = await compact(agent2, '{"n":4}');
-    const header = { alg: "ES256" };
-    expect(await verifiesUnder(jws, header, pinned(agent))).toBe(false);
-    expect(await verifiesUnder(jws, header, pinned(agent2))).toBe(true);
+  it("verifies a chain's hops alike with the cache empty, warm, and emptied again", async () => {
+    // Root and intermediate are kept; the last hop is verified every time.
+    const built = await buildChain([
+      { signer: issuer, mandate: openPayment(agent, [RANGE]) },
+      { signer: agent, mandate: openPayment(agent2, [RANGE]) },
+      { signer: agent2, mandate: closedPayment() },
+    ]);
+    const tampered = `${built.slice(0, -40)}${built.slice(-40).replace(/[A-Za-z]/, (c) => (c === "A" ? "B" : "A"))}`;
+    forgetVerifiedSignatures();
+    expect((await verifyBuilt(built, [issuer])).verified).toBe(true);
+    expect((await verifyBuilt(built, [issuer])).verified).toBe(true);
+    expect((await verifyBuilt(built, [agent])).failure).toBe("untrusted_issuer");
+    expect((await verifyBuilt(tampered, [issuer])).verified).toBe(false);
+    forgetVerifiedSignatures();
+    expect((await verifyBuilt(built, [issuer])).verified).toBe(true);
   });
 });
