@@ -14,6 +14,11 @@ import type { LedgerStore, StoredEntry } from "./ledger-store";
 const FLUSH_BATCH = 500;
 /** Assessments per Postgres write: each is a statement of a few kilobytes. */
 const FLUSH_WRITES = 100;
+/**
+ * Plans held in memory for the next writes, at most: past it (writes that keep failing) the
+ * rest are read from storage, so a database that refuses writes cannot grow the object's memory.
+ */
+const MAX_HELD = 2 * FLUSH_WRITES;
 
 /** What the group commit needs of its Durable Object. */
 export interface GroupCommitHost {
@@ -41,9 +46,8 @@ export class GroupCommit {
   /**
    * The plans sequenced since the last write, as their sections made them, with their entry's
    * hash: the write sends these rather than reading each body back and parsing it. A plan is
-   * used only for the entry whose hash it names, so one made in a section whose transaction
-   * rolled back (its sequence given to another entry since) is never sent; after a restart,
-   * every body comes from storage.
+   * used only for the entry whose hash it names, so none can go out with another entry; after a
+   * restart, and past MAX_HELD, bodies come from storage.
    */
   private readonly held = new Map<number, { hash: string; plan: PersistPlan }>();
 
@@ -64,7 +68,7 @@ export class GroupCommit {
 
   /** A plan just stored for the entry `sequence` (its hash `hash`): the next write sends it. */
   hold(sequence: number, hash: string, plan: PersistPlan): void {
-    this.held.set(sequence, { hash, plan });
+    if (this.held.size < MAX_HELD) this.held.set(sequence, { hash, plan });
   }
 
   /** Whether a write to Postgres is in flight. */
@@ -144,8 +148,7 @@ export class GroupCommit {
         if (status !== "stored") store.removeSpend(w.sequence);
       });
     });
-    // Everything at or below the mark is in Postgres: its plans, and any from a rolled-back
-    // section whose sequence went to an entry without a write, are not needed again.
+    // Everything at or below the mark is in Postgres: no plan held for it is needed again.
     for (const sequence of this.held.keys()) {
       if (sequence <= this.flushed) this.held.delete(sequence);
     }

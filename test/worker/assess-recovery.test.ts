@@ -1,10 +1,24 @@
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  env,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
+import type { GroupCommit } from "../../src/ledger/group-commit";
+import type { LedgerStore } from "../../src/ledger/ledger-store";
 import worker from "../../workers/main";
 import payment from "../fixtures/ap2/payment_mandate.json";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
+import { ledger } from "./support/ledger";
+
+/** What these tests reach inside the org's ledger object. */
+interface Internals {
+  store: LedgerStore;
+  commits: GroupCommit;
+}
 
 async function assessWith(override: Partial<Env>, key: string, body: unknown) {
   const ctx = createExecutionContext();
@@ -50,6 +64,56 @@ describe("an assessment that failed after the ledger sequenced it", () => {
     expect(again.json).toEqual(retried.json);
     const verify = await call("/v1/audit/verify", { key });
     expect(verify.json).toMatchObject({ ok: true, first_break: null });
+  });
+
+  it("is completed from the object's storage when the object restarted in between", async () => {
+    const org = await newOrg();
+    const { key } = await org.key();
+    const body = { mandate: { ...payment, transaction_id: crypto.randomUUID() } };
+    const failed = await assessWith({ TEST_FAULTS: "persist" }, key, body);
+    expect(failed.status).toBe(500);
+
+    // A crash: the plan the section held in memory is gone; only the stored body remains.
+    await runInDurableObject(ledger(org.id), (_, state) => state.abort("crash")).catch(
+      () => undefined,
+    );
+    const retried = await call("/v1/assess", { method: "POST", key, body });
+    expect(retried.status).toBe(200);
+    const rows = await ownerSql`select a.id, a.jws, e.subject_id from assessments a
+      join audit_entries e on e.org_id = a.org_id and e.type = 'assessment.completed'
+      where a.org_id = ${org.id}`;
+    expect(rows).toEqual([
+      {
+        id: retried.json.assessmentId,
+        jws: retried.json.riskPayloadJws,
+        subject_id: retried.json.assessmentId,
+      },
+    ]);
+    const verify = await call("/v1/audit/verify", { key });
+    expect(verify.json).toMatchObject({ ok: true, first_break: null });
+  });
+
+  it("sends a plan held in memory only with the entry it was made for", async () => {
+    const org = await newOrg();
+    const { key } = await org.key();
+    const body = { mandate: { ...payment, transaction_id: crypto.randomUUID() } };
+    const failed = await assessWith({ TEST_FAULTS: "persist" }, key, body);
+    expect(failed.status).toBe(500);
+
+    // The object holds the plan for the next write; put another plan in its place under a
+    // hash that is not the entry's. The write must send the stored plan, not this one.
+    await runInDurableObject(ledger(org.id), (object) => {
+      const instance = object as unknown as Internals;
+      const sequence = instance.store.head()?.sequence as number;
+      const stored = JSON.parse(instance.store.write(sequence)?.body as string);
+      const other = { ...stored, record: { ...stored.record, reason: "not this entry's plan" } };
+      instance.commits.hold(sequence, "not-the-entry-hash", other);
+    });
+    const retried = await call("/v1/assess", { method: "POST", key, body });
+    expect(retried.status).toBe(200);
+    const [row] = await ownerSql`select reason from assessments where org_id = ${org.id}`;
+    expect(row?.reason).toBe(retried.json.outcome.outcome.reason);
+    expect(row?.reason).not.toBe("not this entry's plan");
   });
 
   it("never answers approve with a 5xx", async () => {
