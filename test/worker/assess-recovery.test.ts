@@ -35,15 +35,22 @@ async function assessWith(override: Partial<Env>, key: string, body: unknown) {
   return { status: response.status, json: (await response.json()) as any };
 }
 
+/**
+ * A new org's assessment that the ledger object sequenced (its entry and plan are in the
+ * object's storage) and whose request then died, before Postgres saw anything.
+ */
+async function sequencedButNotWritten() {
+  const org = await newOrg();
+  const { key } = await org.key();
+  const body = { mandate: { ...payment, transaction_id: crypto.randomUUID() } };
+  const failed = await assessWith({ TEST_FAULTS: "persist" }, key, body);
+  expect(failed.status).toBe(500);
+  return { org, key, body, failed };
+}
+
 describe("an assessment that failed after the ledger sequenced it", () => {
   it("is completed by its retry: one entry, the first attempt's outcome, nothing lost", async () => {
-    const org = await newOrg();
-    const { key } = await org.key();
-    const body = { mandate: { ...payment, transaction_id: crypto.randomUUID() } };
-
-    // The ledger object has the entry; the request dies before Postgres sees anything.
-    const failed = await assessWith({ TEST_FAULTS: "persist" }, key, body);
-    expect(failed.status).toBe(500);
+    const { org, key, body, failed } = await sequencedButNotWritten();
     expect(failed.json).toEqual({ error: "internal_error" });
     expect(await ownerSql`select id from assessments where org_id = ${org.id}`).toEqual([]);
 
@@ -67,11 +74,7 @@ describe("an assessment that failed after the ledger sequenced it", () => {
   });
 
   it("is completed from the object's storage when the object restarted in between", async () => {
-    const org = await newOrg();
-    const { key } = await org.key();
-    const body = { mandate: { ...payment, transaction_id: crypto.randomUUID() } };
-    const failed = await assessWith({ TEST_FAULTS: "persist" }, key, body);
-    expect(failed.status).toBe(500);
+    const { org, key, body } = await sequencedButNotWritten();
 
     // A crash: the plan the section held in memory is gone; only the stored body remains.
     await runInDurableObject(ledger(org.id), (_, state) => state.abort("crash")).catch(
@@ -94,11 +97,7 @@ describe("an assessment that failed after the ledger sequenced it", () => {
   });
 
   it("sends a plan held in memory only with the entry it was made for", async () => {
-    const org = await newOrg();
-    const { key } = await org.key();
-    const body = { mandate: { ...payment, transaction_id: crypto.randomUUID() } };
-    const failed = await assessWith({ TEST_FAULTS: "persist" }, key, body);
-    expect(failed.status).toBe(500);
+    const { org, key, body } = await sequencedButNotWritten();
 
     // The object holds the plan for the next write; put another plan in its place under a
     // hash that is not the entry's. The write must send the stored plan, not this one.
@@ -117,11 +116,7 @@ describe("an assessment that failed after the ledger sequenced it", () => {
   });
 
   it("never answers approve with a 5xx", async () => {
-    const org = await newOrg();
-    const { key } = await org.key();
-    const body = { mandate: { ...payment, transaction_id: crypto.randomUUID() } };
-    const failed = await assessWith({ TEST_FAULTS: "persist" }, key, body);
-    expect(failed.status).toBe(500);
+    const { failed } = await sequencedButNotWritten();
     expect(JSON.stringify(failed.json)).not.toContain("approve");
   });
 });
