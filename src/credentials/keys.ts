@@ -10,6 +10,7 @@ import { type CryptoKey, compactVerify, importJWK, type JWK } from "jose";
 import { sha256 } from "../lib/digest";
 import { base64UrlToBytes, base64url, utf8 } from "../lib/encoding";
 import { type Claims, isClaims, own, text } from "./claims";
+import { textDigest } from "./disclosures";
 
 export type SignatureAlg = "ES256" | "EdDSA";
 export const SIGNATURE_ALGS: readonly string[] = ["ES256", "EdDSA"];
@@ -117,7 +118,7 @@ export async function verifiesUnder(
   { remember = false }: { remember?: boolean } = {},
 ): Promise<boolean> {
   if (own(header, "alg") !== key.alg) return false;
-  const id = remember ? `${key.alg}.${key.jwk.x}.${key.jwk.y ?? ""}.${digestOf(jws)}` : null;
+  const id = remember ? `${key.alg}.${key.jwk.x}.${key.jwk.y ?? ""}.${textDigest(jws)}` : null;
   if (id !== null && verified.has(id)) return true;
   try {
     await compactVerify(jws, await cryptoKeyOf(key), { algorithms: [key.alg] });
@@ -139,8 +140,4 @@ export async function verifiesUnder(
  */
 export function forgetVerifiedSignatures(): void {
   verified.clear();
-}
-
-function digestOf(jws: string): string {
-  return base64url(sha256(utf8(jws)));
 }
