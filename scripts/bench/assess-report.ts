@@ -247,9 +247,8 @@ function printCompute({
   if (compute === null) {
     say(
       "  p50 compute: not timed (the Worker is another checkout's build, --worker; the pure " +
-        `stages in Node would be this one's).
-    The Worker's CPU time per fresh assess beyond ` +
-        `a GET /health is ${fixed(bound, 2)} ms.`,
+        "stages in Node would be this one's).\n    The Worker's CPU time per fresh assess " +
+        `beyond a GET /health is ${fixed(bound, 2)} ms.`,
     );
     return;
   }
