@@ -1,5 +1,5 @@
 import type { Party } from "../ledger/chain";
-import type { ReviewOpening } from "../schemas/reviews";
+import type { ReviewOpening, ReviewSpend } from "../schemas/reviews";
 import type { AssessmentRecord } from "./outcome";
 import type { PersistPlan } from "./persist";
 
@@ -40,22 +40,15 @@ export type RecordDraft = Omit<
 
 /**
  * An approved payment under an AP2 open mandate, which the ledger object checks against what
- * it approved before under the same root: one consent pays once (the root and the transaction),
- * and the open mandate's budget and recurrence hold across its closed mandates.
+ * it approved before under the same consent in the same mode: one consent pays once (the
+ * consent and the transaction), and the open mandate's budget and recurrence hold across its
+ * closed mandates. The terms are a review item's (`ReviewSpend`), so a person's approval is
+ * judged like this one.
  */
-export interface CredentialSpend {
-  /** base64url SHA-256 of the root JWS. */
-  root: string;
-  transaction: string;
-  amount: number;
-  currency: string;
-  /** Every open hop's budget, in minor units. */
-  budgets: { max: number; currency: string }[];
-  /** The smallest `agent_recurrence.max_occurrences` of the open hops; null without one. */
-  maxOccurrences: number | null;
+export type CredentialSpend = ReviewSpend & {
   /** What is answered instead of the approval when the ledger refuses the spend. */
   instead: { already_consumed: Verdict; budget_exceeded: Verdict };
-}
+};
 
 export interface AssessmentCommit {
   /** The content key and, when the caller gave one, its idempotency key (per mode). */

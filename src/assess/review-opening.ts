@@ -14,7 +14,8 @@ export function reviewOpening(verdict: ChainVerdict | null, receivedAt: number):
 /** What approving a verified payment spends, as the ledger object judges it. */
 export function spendTerms(spend: NonNullable<ChainVerdict["spend"]>): ReviewSpend {
   return {
-    root: spend.rootReference,
+    root: spend.consent,
+    rootSpellings: spend.rootSpellings,
     transaction: spend.transactionId,
     amount: spend.amount,
     currency: spend.currency,

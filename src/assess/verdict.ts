@@ -20,7 +20,7 @@ export type PayloadFacts = Omit<
 
 /**
  * What approving a verified payment spends, for the ledger object to judge against what it
- * approved before under the same root, and the verdicts it answers instead when it refuses.
+ * approved before under the same consent, and the verdicts it answers instead when it refuses.
  */
 export function spendOf(
   verdict: ChainVerdict,

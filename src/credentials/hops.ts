@@ -3,6 +3,7 @@
  * key it hands on. Each check throws the Refusal of its rule (docs/credentials.md).
  */
 import type { JWK } from "jose";
+import { base64UrlToBytes } from "../lib/encoding";
 import type { ParsedHop } from "./chain";
 import { type Claims, finiteNumber, has, isClaims, own } from "./claims";
 import { resolveDisclosures, textDigest } from "./disclosures";
@@ -109,6 +110,28 @@ export function checkHeader(hop: ParsedHop): void {
     refuse("signature_invalid", `hop ${hop.index}: crit header extensions are refused`);
   }
 }
+
+/**
+ * The signature is the one spelling of its 64 bytes (ES256's r‖s, EdDSA's R‖S): canonical
+ * unpadded base64url, as the header and payload already are (`parseChain`). jose decodes
+ * leniently, so the last character of an Ed25519 signature has 16 spellings that all verify;
+ * refused here, no text of a chain is an alternative spelling of another.
+ */
+export function checkSignatureForm(hop: ParsedHop): void {
+  const encoded = hop.jws.slice(hop.jws.lastIndexOf(".") + 1);
+  let bytes: Uint8Array;
+  try {
+    bytes = base64UrlToBytes(encoded);
+  } catch {
+    refuse("signature_invalid", `hop ${hop.index}: the signature is not canonical base64url`);
+  }
+  if (bytes.length !== SIGNATURE_BYTES) {
+    refuse("signature_invalid", `hop ${hop.index}: the signature is not ${SIGNATURE_BYTES} bytes`);
+  }
+}
+
+/** Both algorithms sign with 64 bytes: ES256 as JWS's r‖s (RFC 7518 §3.4), EdDSA as R‖S. */
+const SIGNATURE_BYTES = 64;
 
 /** The anchor whose key verifies the root, or `untrusted_issuer`. */
 export async function verifyRoot(

@@ -8,7 +8,7 @@
  */
 import { type CryptoKey, compactVerify, importJWK, type JWK } from "jose";
 import { sha256 } from "../lib/digest";
-import { base64UrlToBytes, base64url, utf8 } from "../lib/encoding";
+import { base64UrlToBytes, base64url, hexToBytes, toHex, utf8 } from "../lib/encoding";
 import { type Claims, isClaims, own, text } from "./claims";
 import { textDigest } from "./disclosures";
 
@@ -131,6 +131,26 @@ export async function verifiesUnder(
     if (verified.size > MAX_VERIFIED && oldest !== undefined) verified.delete(oldest);
   }
   return true;
+}
+
+/** P-256's group order n: ECDSA accepts (r, s) and (r, n − s) alike (WebCrypto included). */
+const P256_ORDER = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+
+/**
+ * Every text of a verified compact JWS that verifies the same way under the same key: itself,
+ * and for ES256 its twin signature (r, n − s). (Canonical base64url leaves EdDSA one text.) What
+ * the service remembers is keyed by content, never by these; they find what was remembered by
+ * text before it was (docs/credentials.md, "Spends recorded before consents were keyed by content").
+ */
+export function signatureSpellings(jws: string, alg: unknown): string[] {
+  if (alg !== "ES256") return [jws];
+  const dot = jws.lastIndexOf(".");
+  const signature = base64UrlToBytes(jws.slice(dot + 1));
+  const s = BigInt(`0x${toHex(signature.subarray(32))}`);
+  const twin = new Uint8Array(64);
+  twin.set(signature.subarray(0, 32));
+  twin.set(hexToBytes((P256_ORDER - s).toString(16).padStart(64, "0")), 32);
+  return [jws, `${jws.slice(0, dot)}.${base64url(twin)}`];
 }
 
 /**

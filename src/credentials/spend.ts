@@ -2,9 +2,11 @@
  * What an approved payment spends, and the rules across payments that only the org's Durable
  * Object can decide, because only it knows what was approved before under the same consent.
  *
- * "One consent pays once": a root (keyed by `rootReference`, base64url SHA-256 of the root JWS)
- * pays a `transaction_id` once. A new presentation of the same transaction has a new nonce, so
- * a new leaf and a new receipt reference: keying on those would miss it.
+ * "One consent pays once": a root pays a `transaction_id` once. The root is keyed by `consent`,
+ * the digest of what its issuer signed (`header.payload`), never by the text of its JWS: an
+ * ES256 signature has two spellings that verify, and an issuer may sign the same content twice
+ * (ECDSA is randomized). A new presentation of the same transaction has a new nonce, so a new
+ * leaf and a new receipt reference: keying on those would miss it too.
  * "A budget spans the closed mandates": every open hop's `payment.budget` caps the sum of the
  * amounts approved under that root, any payee; `agent_recurrence.max_occurrences` caps their
  * number. The verifier checks a single payment against each of these; `judgeSpend` is the
@@ -14,7 +16,13 @@ import { type Claims, finiteNumber, isClaims, own, safeInteger, text } from "./c
 import type { ClosedPayment } from "./mandates";
 
 export interface Spend {
-  rootReference: string;
+  /** base64url(SHA-256(the root's `header.payload`)). */
+  consent: string;
+  /**
+   * base64url(SHA-256) of each text of the root JWS that verifies (the presented one, and its
+   * ES256 twin): how spends recorded before keys named content were keyed.
+   */
+  rootSpellings: string[];
   transactionId: string;
   /** Minor units of `currency`. */
   amount: number;
@@ -43,7 +51,11 @@ function constraintsOf(open: Claims, type: string): Claims[] {
 }
 
 /** The spend of a closed payment whose chain verified (so every constraint read is well formed). */
-export function spendOf(rootReference: string, opens: Claims[], closed: ClosedPayment): Spend {
+export function spendOf(
+  root: Pick<Spend, "consent" | "rootSpellings">,
+  opens: Claims[],
+  closed: ClosedPayment,
+): Spend {
   const budgets = opens.flatMap((open) =>
     constraintsOf(open, "payment.budget").map((budget) => ({
       maxMinor: budgetMaxMinor(own(budget, "max")) ?? 0,
@@ -55,7 +67,7 @@ export function spendOf(rootReference: string, opens: Claims[], closed: ClosedPa
     .map((recurrence) => safeInteger(own(recurrence, "max_occurrences")))
     .filter((n): n is number => n !== undefined);
   return {
-    rootReference,
+    ...root,
     transactionId: closed.transactionId,
     amount: closed.amount,
     currency: closed.currency,
@@ -64,7 +76,7 @@ export function spendOf(rootReference: string, opens: Claims[], closed: ClosedPa
   };
 }
 
-/** What the Durable Object has recorded as approved under one `rootReference`. */
+/** What the Durable Object has recorded as approved under one consent, in one mode. */
 export interface RecordedSpend {
   transactionIds: ReadonlySet<string>;
   /** Sum of the approved amounts, minor units. */

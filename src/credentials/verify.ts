@@ -15,7 +15,7 @@
  * 5. the closed mandate within every open hop's constraints.
  * docs/credentials.md has the rules and their failure codes.
  */
-import type { ParsedChain } from "./chain";
+import type { ParsedChain, ParsedHop } from "./chain";
 import { type Claims, own } from "./claims";
 import { checkConstraints } from "./constraints";
 import { textDigest } from "./disclosures";
@@ -24,6 +24,7 @@ import {
   checkClosed,
   checkHeader,
   checkKeyBinding,
+  checkSignatureForm,
   delegatedKey,
   type HopReading,
   readHop,
@@ -31,7 +32,7 @@ import {
   verifyDelegated,
   verifyRoot,
 } from "./hops";
-import { type PinnedKey, thumbprint } from "./keys";
+import { type PinnedKey, signatureSpellings, thumbprint } from "./keys";
 import { mandateType } from "./mandates";
 import { type Spend, spendOf } from "./spend";
 import { checkValidity, DEFAULT_SKEW_SECONDS } from "./validity";
@@ -79,8 +80,11 @@ export interface ChainVerdict {
   hops: number;
   /** base64url(SHA-256(leaf JWS)): AP2's receipt reference (the SDK's form); null for a lone root. */
   reference: string | null;
-  /** base64url(SHA-256(root JWS)): the key of "one consent pays once" and of budgets. */
-  rootReference: string | null;
+  /**
+   * base64url(SHA-256(the root's `header.payload`)): what the issuer signed, whatever the
+   * spelling of its signature. The key of "one consent pays once" and of budgets (`spend.ts`).
+   */
+  consent: string | null;
   /** The issuer of the trust anchor that verified the root. */
   issuerId: string | null;
   /** RFC 7638 thumbprint of the key that signed the last hop, once its signature verified. */
@@ -112,7 +116,7 @@ function describe(chain: ParsedChain, readings: (HopReading | Refusal)[]): Chain
     vctKnown: mandates.every((m) => mandateType(own(m, "vct")) !== null),
     hops: chain.hops.length,
     reference: last > 0 ? textDigest(chain.hops[last]?.jws ?? "") : null,
-    rootReference: textDigest(chain.hops[0]?.jws ?? ""),
+    consent: consentOf(chain.hops[0]?.jws),
     issuerId: null,
     holderThumbprint: null,
     vct: typeof vct === "string" ? vct : null,
@@ -144,6 +148,7 @@ async function verifyHops(
   let delegated: PinnedKey | undefined;
   for (const hop of chain.hops) {
     checkHeader(hop);
+    checkSignatureForm(hop);
     let signer: PinnedKey;
     if (hop.index === 0) {
       const root = await verifyRoot(hop, anchors);
@@ -211,7 +216,18 @@ async function verify(
     openCheckoutHash: options.presentation.open_checkout_hash,
     now: options.now,
   });
-  const spend = closed ? spendOf(textDigest(chain.hops[0]?.jws ?? ""), opens, closed) : null;
+  const root = chain.hops[0] as ParsedHop;
+  const spend = closed
+    ? spendOf(
+        {
+          consent: consentOf(root.jws) as string,
+          // Verified, so its header's alg is its key's.
+          rootSpellings: signatureSpellings(root.jws, own(root.header, "alg")).map(textDigest),
+        },
+        opens,
+        closed,
+      )
+    : null;
   return { ...verdict, verified: true, spend };
 }
 
@@ -249,8 +265,12 @@ export async function verifyChain(
   }
 }
 
+/** The digest of a JWS's signing input (`header.payload`): its content, not its spelling. */
+function consentOf(jws: unknown): string | null {
+  return typeof jws === "string" ? textDigest(jws.slice(0, jws.lastIndexOf("."))) : null;
+}
+
 function emptyVerdict(chain: ParsedChain): ChainVerdict {
-  const jws = chain.hops?.[0]?.jws;
   return {
     verified: false,
     failure: null,
@@ -258,7 +278,7 @@ function emptyVerdict(chain: ParsedChain): ChainVerdict {
     vctKnown: true,
     hops: chain.hops?.length ?? 0,
     reference: null,
-    rootReference: typeof jws === "string" ? textDigest(jws) : null,
+    consent: consentOf(chain.hops?.[0]?.jws),
     issuerId: null,
     holderThumbprint: null,
     vct: null,

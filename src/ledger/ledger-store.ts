@@ -21,6 +21,12 @@ export interface Voiding {
 
 type Row = Record<string, SqlStorageValue>;
 
+/** How a spend names its consent: the digest of what was signed, and the texts it had before. */
+export interface ConsentKey {
+  root: string;
+  rootSpellings?: string[];
+}
+
 /** A write's fate: not yet in Postgres, stored, refused at the spending cap, or lost to another. */
 export type WriteStatus = "pending" | "stored" | "refused" | "other";
 
@@ -35,11 +41,14 @@ const SCHEMA = [
   `create table if not exists writes (
      sequence integer primary key, body text not null, created_at integer not null,
      status text not null default 'pending')`,
-  // Payments approved under an AP2 open mandate (its root), one per transaction: what "one
-  // consent pays once" and the open mandate's budget are decided from.
-  `create table if not exists spends (
-     root text not null, tx text not null, amount integer not null, currency text not null,
-     sequence integer not null, primary key (root, tx))`,
+  // Payments approved under an AP2 open mandate, one per mode, consent and transaction: what
+  // "one consent pays once" and the open mandate's budget are decided from. `consent` names
+  // what the root's issuer signed, never the text of its signature; a test approval is never
+  // a live one's (docs/credentials.md, "One consent pays once, in every spelling and mode").
+  `create table if not exists consent_spends (
+     livemode integer not null, consent text not null, tx text not null,
+     amount integer not null, currency text not null, sequence integer not null,
+     primary key (livemode, consent, tx))`,
   // What voids grants, by key (`action_mandate:<id>`): set by the revocation's own append, in
   // its transaction, and read by a redemption's, so the two are ordered by sequence.
   `create table if not exists voids (
@@ -64,9 +73,19 @@ const SCHEMA = [
  */
 export class LedgerStore {
   readonly nodes: NodeStore;
+  /**
+   * Whether this object kept spends before they were keyed by consent and mode: the `spends`
+   * table (root: SHA-256 of the root JWS text, no mode), read and never written since. Its rows
+   * count in both modes: which one each was is not recorded, and a spend seen twice refuses
+   * a payment, where a spend missed would approve one twice.
+   */
+  private readonly textKeyedSpends: boolean;
 
   constructor(private readonly sql: SqlStorage) {
     for (const statement of SCHEMA) sql.exec(statement);
+    this.textKeyedSpends =
+      sql.exec("select 1 from sqlite_master where type = 'table' and name = 'spends'").toArray()
+        .length > 0;
     this.nodes = {
       get: (level, index) =>
         sql
@@ -259,30 +278,82 @@ export class LedgerStore {
     );
   }
 
-  /** What was approved under an open mandate: the transactions, and the total per currency. */
-  spent(root: string, tx: string, currency: string) {
+  /**
+   * What was approved under a consent in one mode: whether this transaction was (the sequence
+   * that approved it), the total in `currency` and the number of payments.
+   */
+  spent(livemode: boolean, consent: ConsentKey, tx: string, currency: string) {
+    const mode = livemode ? 1 : 0;
     const seen = this.sql
-      .exec<{ sequence: number }>("select sequence from spends where root = ? and tx = ?", root, tx)
+      .exec<{ sequence: number }>(
+        "select sequence from consent_spends where livemode = ? and consent = ? and tx = ?",
+        mode,
+        consent.root,
+        tx,
+      )
       .toArray()[0];
     const totals = this.sql
       .exec<{ total: number; uses: number }>(
         `select coalesce(sum(case when currency = ? then amount else 0 end), 0) as total,
-           count(*) as uses from spends where root = ?`,
+           count(*) as uses from consent_spends where livemode = ? and consent = ?`,
         currency,
-        root,
+        mode,
+        consent.root,
       )
       .toArray()[0];
-    return {
+    const spent = {
       consumedBy: seen?.sequence ?? null,
       total: Number(totals?.total ?? 0),
       uses: Number(totals?.uses ?? 0),
     };
+    return this.textKeyedSpends ? this.withTextKeyed(spent, consent, tx, currency) : spent;
   }
 
-  addSpend(root: string, tx: string, amount: number, currency: string, sequence: number): void {
+  /** `spent` with the spends kept by the text of the root JWS, in either mode, added. */
+  private withTextKeyed(
+    spent: { consumedBy: number | null; total: number; uses: number },
+    consent: ConsentKey,
+    tx: string,
+    currency: string,
+  ) {
+    // An item opened before consents were keyed by content names its root by such a text.
+    const roots = consent.rootSpellings ?? [consent.root];
+    const among = `root in (${roots.map(() => "?").join(", ")})`;
+    const seen = this.sql
+      .exec<{ sequence: number }>(
+        `select sequence from spends where ${among} and tx = ?`,
+        ...roots,
+        tx,
+      )
+      .toArray()[0];
+    const totals = this.sql
+      .exec<{ total: number; uses: number }>(
+        `select coalesce(sum(case when currency = ? then amount else 0 end), 0) as total,
+           count(*) as uses from spends where ${among}`,
+        currency,
+        ...roots,
+      )
+      .toArray()[0];
+    return {
+      consumedBy: spent.consumedBy ?? seen?.sequence ?? null,
+      total: spent.total + Number(totals?.total ?? 0),
+      uses: spent.uses + Number(totals?.uses ?? 0),
+    };
+  }
+
+  addSpend(
+    livemode: boolean,
+    consent: string,
+    tx: string,
+    amount: number,
+    currency: string,
+    sequence: number,
+  ): void {
     this.sql.exec(
-      "insert into spends (root, tx, amount, currency, sequence) values (?, ?, ?, ?, ?)",
-      root,
+      `insert into consent_spends (livemode, consent, tx, amount, currency, sequence)
+       values (?, ?, ?, ?, ?, ?)`,
+      livemode ? 1 : 0,
+      consent,
       tx,
       amount,
       currency,
@@ -292,7 +363,8 @@ export class LedgerStore {
 
   /** A spend whose assessment the database refused (the spending cap): it never happened. */
   removeSpend(sequence: number): void {
-    this.sql.exec("delete from spends where sequence = ?", sequence);
+    this.sql.exec("delete from consent_spends where sequence = ?", sequence);
+    if (this.textKeyedSpends) this.sql.exec("delete from spends where sequence = ?", sequence);
   }
 
   private flushed(): number {

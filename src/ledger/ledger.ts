@@ -145,9 +145,10 @@ export type OnceChange = Omit<Change, "once"> & {
   voidedBy?: readonly string[];
   /**
    * An approval that spends under an AP2 credential: the ledger object judges it (single use,
-   * budget) in the step that sequences it, and sequences nothing when it refuses.
+   * budget) in the step that sequences it, in the mode of the item approved, and sequences
+   * nothing when it refuses.
    */
-  spend?: ReviewSpend;
+  spend?: { terms: ReviewSpend; livemode: boolean };
   /**
    * A deadline (epoch ms, a review's SLA): the ledger object refuses the change when it would
    * sequence it at or after this instant, and sequences nothing.
@@ -198,7 +199,8 @@ export async function recordOnceAs<T, R>(
         (spend
           ? ledger.appendSpending(orgId, {
               ...input,
-              spend,
+              spend: spend.terms,
+              livemode: spend.livemode,
               ...(change.notAfter === undefined ? {} : { notAfter: change.notAfter }),
             })
           : change.notAfter !== undefined

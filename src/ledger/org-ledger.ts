@@ -204,17 +204,20 @@ export class OrgLedger extends DurableObject<Env> {
       once: string[];
       attachment: string;
       spend: ReviewSpend;
+      /** The mode of the item approved: its spend is judged and kept in that mode only. */
+      livemode: boolean;
       notAfter?: number;
     },
   ): Promise<DeferredAppend | { refused: SpendRefusal } | TooLate> {
-    const { spend, ...append } = input;
+    const { spend, livemode, ...append } = input;
     return await this.deferred(orgId, append, {
       refusal: () => {
-        const refused = spendRefusal(this.store, spend);
+        const refused = spendRefusal(this.store, livemode, spend);
         return refused === null ? null : { refused };
       },
       also: (sequence) => {
-        this.store.addSpend(spend.root, spend.transaction, spend.amount, spend.currency, sequence);
+        const { root, transaction, amount, currency } = spend;
+        this.store.addSpend(livemode, root, transaction, amount, currency, sequence);
       },
     });
   }
@@ -304,7 +307,7 @@ export class OrgLedger extends DurableObject<Env> {
         this.commits.hold(sequence, entry.hash, plan);
         if (commit.spend && choice === 0 && record.decision === "approve") {
           const { root, transaction, amount, currency } = commit.spend;
-          this.store.addSpend(root, transaction, amount, currency, sequence);
+          this.store.addSpend(record.livemode, root, transaction, amount, currency, sequence);
         }
         return [{ entry, plan }, next];
       },

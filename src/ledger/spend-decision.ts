@@ -16,20 +16,27 @@ export function candidateVerdicts(commit: AssessmentCommit): Verdict[] {
 
 /**
  * Which verdict to answer: the model's (0), or for a credential-backed approval the ledger
- * refuses, `already_consumed` (1: this root's transaction was approved before) or
+ * refuses, `already_consumed` (1: this consent paid this transaction before, in this mode) or
  * `budget_exceeded` (2: the approved total would pass an open mandate's budget, or its
  * recurrence allows no more uses). Synchronous: part of the critical section.
  */
 export function spendChoice(store: LedgerStore, commit: AssessmentCommit): 0 | 1 | 2 {
   const spend = commit.spend;
   if (!spend || commit.verdict.fields.decision !== "approve") return 0;
-  const refusal = spendRefusal(store, spend);
+  const refusal = spendRefusal(store, commit.record.livemode, spend);
   return refusal === null ? 0 : refusal === "already_consumed" ? 1 : 2;
 }
 
-/** Why this org may not approve the spend now, or null when it may. Synchronous. */
-export function spendRefusal(store: LedgerStore, spend: ReviewSpend): SpendRefusal | null {
-  const spent = store.spent(spend.root, spend.transaction, spend.currency);
+/**
+ * Why this org may not approve the spend now in this mode, or null when it may: test approvals
+ * never spend a live consent, nor live ones a test consent. Synchronous.
+ */
+export function spendRefusal(
+  store: LedgerStore,
+  livemode: boolean,
+  spend: ReviewSpend,
+): SpendRefusal | null {
+  const spent = store.spent(livemode, spend, spend.transaction, spend.currency);
   if (spent.consumedBy !== null) return "already_consumed";
   const overBudget = spend.budgets.some(
     (budget) => budget.currency === spend.currency && spent.total + spend.amount > budget.max,

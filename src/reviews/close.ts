@@ -63,7 +63,7 @@ export async function closeReview(
   };
   const spend =
     choice.decision === "approve" && review.spend !== null
-      ? ReviewSpend.parse(review.spend)
+      ? { terms: ReviewSpend.parse(review.spend), livemode: review.livemode }
       : undefined;
   const change = {
     type: "review.resolved",

@@ -22,7 +22,13 @@ export const REVIEW_SLA_MAX_SECONDS = 2_592_000;
  * opens: the same terms the ledger object judges an automated approval by (assess/commit.ts).
  */
 export const ReviewSpend = z.object({
+  /** The consent: base64url(SHA-256(the root's `header.payload`)) (credentials/spend.ts). */
   root: z.string(),
+  /**
+   * The digests of the root JWS's texts that verify, by which spends recorded before keys named
+   * content were kept. Absent on items opened before then, whose `root` is such a digest.
+   */
+  rootSpellings: z.array(z.string()).optional(),
   transaction: z.string(),
   amount: z.number().int(),
   currency: z.string(),

@@ -6,6 +6,7 @@ import {
   CHECKOUT_JWT,
   type Claims,
   closedPayment,
+  ecdsaTwin,
   element,
   hashOf,
   INSTRUMENT,
@@ -114,8 +115,10 @@ describe("payment constraints", () => {
       { signer: agent2, mandate: closedPayment(4000) },
     ]);
     const verdict = await verifyBuilt(credential, [user]);
+    const root = credential.split("~")[0] as string;
     expect(verdict.spend).toEqual({
-      rootReference: hashOf(credential.split("~")[0] as string),
+      consent: hashOf(root.slice(0, root.lastIndexOf("."))),
+      rootSpellings: [hashOf(root), hashOf(ecdsaTwin(root))],
       transactionId: hashOf(CHECKOUT_JWT),
       amount: 4000,
       currency: "CAD",

@@ -11,16 +11,25 @@ import {
 import { verifyChain } from "../../src/credentials/verify";
 import {
   AUD,
+  type BuiltHop,
   b64url,
   buildChain,
+  buildHops,
   closedPayment,
+  ecdsaTwin,
+  element,
+  extendHops,
   type HopSpec,
+  isHighS,
+  joinHops,
   NONCE,
   NOW,
   newSigner,
   openPayment,
   RANGE,
+  respelt,
   type Signer,
+  signatureSpellings,
   verifyBuilt,
 } from "../support/ap2-chains";
 
@@ -321,5 +330,145 @@ describe("credential chains: the verified-signature cache", () => {
     expect((await verifyBuilt(tampered, [issuer])).verified).toBe(false);
     forgetVerifiedSignatures();
     expect((await verifyBuilt(built, [issuer])).verified).toBe(true);
+  });
+});
+
+// Ed25519's group order L: a signature's S must be below it (RFC 8032 §5.1.7).
+const ED25519_L = 2n ** 252n + 27742317777372353535851937790883648493n;
+
+/** The Ed25519 JWS with S replaced by S + L: the same equation, a non-canonical encoding. */
+function plusL(jws: string): string {
+  const dot = jws.lastIndexOf(".");
+  const signature = Buffer.from(jws.slice(dot + 1), "base64url");
+  const s = BigInt(`0x${Buffer.from(signature.subarray(32)).reverse().toString("hex")}`);
+  const bigger = Buffer.from((s + ED25519_L).toString(16).padStart(64, "0"), "hex").reverse();
+  return `${jws.slice(0, dot)}.${b64url(new Uint8Array(Buffer.concat([signature.subarray(0, 32), bigger])))}`;
+}
+
+describe("one signature, one text (docs/credentials.md, 'One consent pays once, in every spelling')", () => {
+  const signers = (alg: "ES256" | "EdDSA") =>
+    alg === "EdDSA"
+      ? { root: edIssuer, mid: edAgent, leaf: edAgent2 }
+      : { root: issuer, mid: agent, leaf: agent2 };
+
+  for (const alg of ["EdDSA", "ES256"] as const) {
+    it(`${alg}: each of the 15 other base64url spellings of a root's signature is signature_invalid`, async () => {
+      const { root: user, mid } = signers(alg);
+      const [root] = await buildHops([{ signer: user, mandate: openPayment(mid, [RANGE]) }]);
+      const spellings = signatureSpellings((root as BuiltHop).jws);
+      expect(spellings).toHaveLength(16);
+      for (const [i, jws] of spellings.entries()) {
+        // The agent binds its own leaf to the re-spelt root, as an attacker holding its key can.
+        const hops = await extendHops(
+          [respelt(root as BuiltHop, jws)],
+          [{ signer: mid, mandate: closedPayment() }],
+        );
+        const verdict = await verifyBuilt(joinHops(hops), [user]);
+        if (i === 0) expect(verdict).toMatchObject({ verified: true, failure: null });
+        else {
+          expect(verdict).toMatchObject({
+            verified: false,
+            failure: "signature_invalid",
+            spend: null,
+          });
+          expect(verdict.detail?.message).toBe("hop 0: the signature is not canonical base64url");
+        }
+      }
+    });
+
+    it(`${alg}: a re-spelt signature of an intermediate hop or the leaf is signature_invalid`, async () => {
+      const { root: user, mid, leaf } = signers(alg);
+      const hops = await buildHops([
+        { signer: user, mandate: openPayment(mid, [RANGE]) },
+        { signer: mid, mandate: openPayment(leaf, [RANGE]) },
+        { signer: leaf, mandate: closedPayment() },
+      ]);
+      const [, middle, last] = hops as [BuiltHop, BuiltHop, BuiltHop];
+      const other = (jws: string) => signatureSpellings(jws)[1] as string;
+      const leafRespelt = joinHops([hops[0] as BuiltHop, middle, respelt(last, other(last.jws))]);
+      expect(await verifyBuilt(leafRespelt, [user])).toMatchObject({
+        failure: "signature_invalid",
+        detail: { message: "hop 2: the signature is not canonical base64url" },
+      });
+      const rebound = await extendHops(
+        [hops[0] as BuiltHop, respelt(middle, other(middle.jws))],
+        [{ signer: leaf, mandate: closedPayment() }],
+      );
+      expect(await verifyBuilt(joinHops(rebound), [user])).toMatchObject({
+        failure: "signature_invalid",
+        detail: { message: "hop 1: the signature is not canonical base64url" },
+      });
+    });
+
+    it(`${alg}: a signature of 63 or 65 bytes is signature_invalid`, async () => {
+      const { root: user, mid } = signers(alg);
+      for (const length of [63, 65]) {
+        const specs: HopSpec[] = [
+          {
+            signer: user,
+            mandate: openPayment(mid, [RANGE]),
+            rawSignature: async () => b64url(new Uint8Array(length).fill(7)),
+          },
+          { signer: mid, mandate: closedPayment() },
+        ];
+        expect(await verifyBuilt(await buildChain(specs), [user])).toMatchObject({
+          failure: "signature_invalid",
+          detail: { message: "hop 0: the signature is not 64 bytes" },
+        });
+      }
+    });
+  }
+
+  it("EdDSA: S + L (the same equation, S not reduced) verifies nothing", async () => {
+    const [root] = await buildHops([{ signer: edIssuer, mandate: openPayment(edAgent, [RANGE]) }]);
+    const hops = await extendHops(
+      [respelt(root as BuiltHop, plusL((root as BuiltHop).jws))],
+      [{ signer: edAgent, mandate: closedPayment() }],
+    );
+    expect(await verifyBuilt(joinHops(hops), [edIssuer])).toMatchObject({
+      verified: false,
+      failure: "untrusted_issuer",
+    });
+  });
+
+  it("ES256: the twin (r, n − s) verifies, stricter than nothing, and names the same consent", async () => {
+    // Accepted like the SDK accepts it (its vectors hold both forms: cryptography does not
+    // normalise s); harmless, because what is remembered is keyed by what was signed.
+    const [root] = await buildHops([{ signer: issuer, mandate: openPayment(agent, [RANGE]) }]);
+    const chainOver = async (jws: string) =>
+      joinHops(
+        await extendHops(
+          [respelt(root as BuiltHop, jws)],
+          [{ signer: agent, mandate: closedPayment() }],
+        ),
+      );
+    const original = await verifyBuilt(await chainOver((root as BuiltHop).jws), [issuer]);
+    const twin = await verifyBuilt(await chainOver(ecdsaTwin((root as BuiltHop).jws)), [issuer]);
+    expect(original.verified).toBe(true);
+    expect(twin.verified).toBe(true);
+    expect(isHighS((root as BuiltHop).jws)).not.toBe(isHighS(ecdsaTwin((root as BuiltHop).jws)));
+    expect(twin.consent).toBe(original.consent);
+    expect(twin.spend?.consent).toBe(original.spend?.consent);
+    expect(new Set(twin.spend?.rootSpellings)).toEqual(new Set(original.spend?.rootSpellings));
+  });
+
+  it("an issuer signing the same content twice (ECDSA is randomized) names one consent", async () => {
+    const mandate = openPayment(agent, [RANGE]);
+    const item = element(mandate);
+    const specs = (): HopSpec[] => [
+      {
+        signer: issuer,
+        mandate,
+        delegatePayload: () => [item.ref],
+        withholdItem: true,
+        extraDisclosures: [item.disclosure],
+      },
+      { signer: agent, mandate: closedPayment() },
+    ];
+    const [a, b] = [await buildChain(specs()), await buildChain(specs())];
+    expect(a.split("~")[0]).not.toBe(b.split("~")[0]);
+    const [first, second] = [await verifyBuilt(a, [issuer]), await verifyBuilt(b, [issuer])];
+    expect(first.verified && second.verified).toBe(true);
+    expect(second.spend?.consent).toBe(first.spend?.consent);
   });
 });

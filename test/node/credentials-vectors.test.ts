@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { parseChain } from "../../src/credentials/chain";
 import { judgeSpend } from "../../src/credentials/spend";
 import { verifyChain } from "../../src/credentials/verify";
+import { ecdsaTwin, hashOf } from "../support/ap2-chains";
 import { FAILURE_OF_LABEL } from "../support/ap2-vector-labels";
 
 // The AP2 v0.2 vectors made by the reference SDK (test/fixtures/ap2-v0.2-vectors/README.md):
@@ -99,7 +100,7 @@ describe("AP2 v0.2 vectors: single credentials", () => {
       expect(verdict.detail?.message).toEqual(expect.any(String));
       // What was presented is still reported.
       expect(verdict.hops).toBe(fixture.credential.split("~~").length);
-      expect(verdict.rootReference).toEqual(expect.any(String));
+      expect(verdict.consent).toEqual(expect.any(String));
       expect(verdict.reference).toBe(fixture.closed_mandate_reference);
     });
   }
@@ -167,15 +168,20 @@ describe("AP2 v0.2 vectors: sequences", () => {
         const verdict = await verifyFixture(sequence, step);
         expect(verdict.verified).toBe(true);
         expect(verdict.reference).toBe(step.closed_mandate_reference);
+        const root = step.credential.split("~")[0] as string;
+        // What the root's issuer signed, not its text; the text's digest (the SDK's
+        // `issuer_jwt_hash` of the root) still finds spends kept by it before.
+        const consent = hashOf(root.slice(0, root.lastIndexOf(".")));
         expect(verdict.spend).toEqual({
-          rootReference: sequence.root_issuer_jwt_hash,
+          consent,
+          rootSpellings: [sequence.root_issuer_jwt_hash, hashOf(ecdsaTwin(root))],
           transactionId: step.transaction_id,
           amount: step.payment_amount,
           currency: "CAD",
           budgets: [{ maxMinor: Math.round(budget.max * 100), currency: "CAD" }],
           maxOccurrences: 12,
         });
-        expect(verdict.rootReference).toBe(sequence.root_issuer_jwt_hash);
+        expect(verdict.consent).toBe(consent);
       });
 
       it(`${name} step ${i + 1}: after state_before the spend is ${step.reject_reason ?? "approved"}`, async () => {

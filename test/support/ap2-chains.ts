@@ -60,6 +60,49 @@ export function property(name: string, value: unknown): { digest: string; disclo
   return { digest: hashOf(disclosure), disclosure };
 }
 
+/** P-256's group order n. */
+const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+
+function bytesOf(encoded: string): Uint8Array {
+  return new Uint8Array(Buffer.from(encoded, "base64url"));
+}
+
+/** An ES256 JWS with its signature (r, s) re-spelt as (r, n − s): ECDSA accepts both. */
+export function ecdsaTwin(jws: string): string {
+  const dot = jws.lastIndexOf(".");
+  const signature = bytesOf(jws.slice(dot + 1));
+  const s = BigInt(`0x${Buffer.from(signature.subarray(32)).toString("hex")}`);
+  const twin = Buffer.concat([
+    signature.subarray(0, 32),
+    Buffer.from((P256_N - s).toString(16).padStart(64, "0"), "hex"),
+  ]);
+  return `${jws.slice(0, dot)}.${b64url(new Uint8Array(twin))}`;
+}
+
+/** Whether an ES256 JWS's s is above n/2 (the "high-S" of two spellings). */
+export function isHighS(jws: string): boolean {
+  const signature = bytesOf(jws.slice(jws.lastIndexOf(".") + 1));
+  return BigInt(`0x${Buffer.from(signature.subarray(32)).toString("hex")}`) > P256_N / 2n;
+}
+
+/**
+ * Every base64url text a lenient decoder reads as the JWS's signature bytes: the canonical one
+ * first, then the others (its last character with other unused low bits; 64 bytes leave 4).
+ */
+export function signatureSpellings(jws: string): string[] {
+  const dot = jws.lastIndexOf(".");
+  const signature = jws.slice(dot + 1);
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  const unused = 6 - ((bytesOf(signature).length * 8) % 6);
+  const last = alphabet.indexOf(signature.at(-1) as string);
+  const spellings = [];
+  for (let low = 0; low < 1 << unused; low++) {
+    const char = alphabet[(last & ~((1 << unused) - 1)) | low] as string;
+    spellings.push(`${jws.slice(0, dot)}.${signature.slice(0, -1)}${char}`);
+  }
+  return [jws, ...spellings.filter((s) => s !== jws)];
+}
+
 export interface HopSpec {
   signer: Signer;
   /** The delegate item (the mandate), disclosed as the one element of `delegate_payload`. */
@@ -102,11 +145,21 @@ async function signHop(header: Claims, payload: Claims, spec: HopSpec): Promise<
 
 /** The hops of a chain, root first; each hop's binding is to the hop built before it. */
 export async function buildHops(specs: HopSpec[]): Promise<BuiltHop[]> {
-  const built: BuiltHop[] = [];
-  for (const [i, spec] of specs.entries()) {
+  return await extendHops([], specs);
+}
+
+/**
+ * `built` (hops made already, e.g. a root with its signature re-spelt) followed by hops made
+ * from `specs`, the first bound to the last of `built`.
+ */
+export async function extendHops(from: BuiltHop[], specs: HopSpec[]): Promise<BuiltHop[]> {
+  const built: BuiltHop[] = [...from];
+  const total = from.length + specs.length;
+  for (const spec of specs) {
+    const i = built.length;
     const item = element(spec.mandate);
     const previous = built[i - 1];
-    const last = i === specs.length - 1;
+    const last = i === total - 1;
     const items = spec.delegatePayload ? spec.delegatePayload(item.ref) : [item.ref];
     const claims: Claims = { delegate_payload: items, _sd_alg: "sha-256" };
     if (previous) {
@@ -130,6 +183,11 @@ export async function buildHops(specs: HopSpec[]): Promise<BuiltHop[]> {
     built.push({ jws, segment: `${jws}~${disclosures.join("~")}~` });
   }
   return built;
+}
+
+/** The hop with its JWS replaced by `jws` (another spelling of it), its disclosures kept. */
+export function respelt(hop: BuiltHop, jws: string): BuiltHop {
+  return { jws, segment: `${jws}${hop.segment.slice(hop.jws.length)}` };
 }
 
 /** `<root>~<d>~~<hop>~<d>~`: every segment but the last loses its trailing `~`. */

@@ -2,7 +2,13 @@ import type { JWK } from "jose";
 import { describe, expect, it } from "vitest";
 import { FAILURE_OF_LABEL } from "../support/ap2-vector-labels";
 import { assess, assessOk, type Json } from "./support/assess";
-import { credentialOrg, expectRefused, reasonOf, seedSpend } from "./support/credentials";
+import {
+  consentOf,
+  credentialOrg,
+  expectRefused,
+  reasonOf,
+  seedSpend,
+} from "./support/credentials";
 
 type Glob = (pattern: string, options: object) => Record<string, unknown>;
 
@@ -98,9 +104,7 @@ describe("AP2 v0.2 vectors through POST /v1/assess", () => {
       it(`${name}: after the prior spend under its root, budget_exceeded`, async () => {
         const { org, key } = await setUp(vector, null);
         const prior = vector.constraint_inputs.mandate_context;
-        const root = vector.credential.split("~")[0] as string;
-        const rootReference = await digest(root);
-        await seedSpend(org.id, rootReference, prior.total_amount, prior.total_uses);
+        await seedSpend(org.id, consentOf(vector.credential), prior.total_amount, prior.total_uses);
         const body = await assessOk(key, bodyOf(vector));
         expectRefused(body.outcome, "budget_exceeded");
       });
@@ -124,14 +128,6 @@ describe("AP2 v0.2 vectors through POST /v1/assess", () => {
     });
   }
 });
-
-async function digest(text: string): Promise<string> {
-  const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return btoa(String.fromCharCode(...new Uint8Array(hash)))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
-}
 
 describe("AP2 v0.2 sequences through POST /v1/assess: one consent pays once", () => {
   for (const { name } of index.sequences) {

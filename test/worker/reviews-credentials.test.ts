@@ -11,8 +11,20 @@ import { ownerSql } from "./support/db";
 // object (one consent pays once, budgets, recurrence); a refused spend approves nothing.
 
 interface LedgerStore {
-  addSpend: (root: string, tx: string, amount: number, currency: string, seq: number) => void;
-  spent: (root: string, tx: string, currency: string) => { consumedBy: number | null };
+  addSpend: (
+    livemode: boolean,
+    consent: string,
+    tx: string,
+    amount: number,
+    currency: string,
+    seq: number,
+  ) => void;
+  spent: (
+    livemode: boolean,
+    consent: { root: string },
+    tx: string,
+    currency: string,
+  ) => { consumedBy: number | null };
 }
 
 function storeOf(object: unknown): LedgerStore {
@@ -58,7 +70,7 @@ describe("approving a credential-backed review", () => {
     expect(res.status).toBe(200);
     expect(res.json.decision).toBe("approve");
     const consumed = await runInDurableObject(ledgerOf(env as never, org.id), (object) =>
-      storeOf(object).spent(spend.root, spend.transaction, spend.currency),
+      storeOf(object).spent(true, { root: spend.root }, spend.transaction, spend.currency),
     );
     expect(consumed.consumedBy).toEqual(expect.any(Number));
   });
@@ -67,7 +79,14 @@ describe("approving a credential-backed review", () => {
     const { org, item, spend } = await credentialReview();
     // The same consent already paid this transaction (an automated approval, say).
     await runInDurableObject(ledgerOf(env as never, org.id), (object) => {
-      storeOf(object).addSpend(spend.root, spend.transaction, spend.amount, spend.currency, -1);
+      storeOf(object).addSpend(
+        true,
+        spend.root,
+        spend.transaction,
+        spend.amount,
+        spend.currency,
+        -1,
+      );
     });
     const res = await resolve(org, item.id, "approve");
     expect(res.status).toBe(409);

@@ -423,7 +423,9 @@ describe("the review SLA", () => {
       budgets: [],
       maxOccurrences: null,
     };
-    expect(await ledger.appendSpending(org.id, { ...input, spend })).toEqual({ late: true });
+    expect(await ledger.appendSpending(org.id, { ...input, spend, livemode: false })).toEqual({
+      late: true,
+    });
     await sweep();
     const swept = await call(`/v1/reviews/${item.id}`, { key });
     expect(swept.json).toMatchObject({ status: "expired", decision: "deny" });

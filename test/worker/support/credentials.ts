@@ -8,6 +8,7 @@ import {
   buildChain,
   type Claims,
   closedPayment,
+  hashOf,
   NONCE,
   newSigner,
   openPayment,
@@ -67,8 +68,17 @@ export async function credentialOrg(
   return { org, key, issuerId, agentId };
 }
 
-/** Records a prior approved spend under `root` in the org's ledger object (a vector's context). */
-export async function seedSpend(orgId: string, root: string, amount: number, uses: number) {
+/**
+ * Records a prior approved spend under `consent` (the digest of the root's `header.payload`) in
+ * the org's ledger object, in one mode (a vector's context).
+ */
+export async function seedSpend(
+  orgId: string,
+  consent: string,
+  amount: number,
+  uses: number,
+  livemode = true,
+) {
   const stub = ledgerOf(env as never, orgId);
   await runInDurableObject(stub, (object) => {
     const store = (
@@ -78,9 +88,15 @@ export async function seedSpend(orgId: string, root: string, amount: number, use
     ).store;
     // Sequences no assessment uses: only the totals matter to the rule.
     for (let i = 0; i < Math.max(uses, 1); i++) {
-      store.addSpend(root, `prior-${i}`, i === 0 ? amount : 0, "CAD", -1 - i);
+      store.addSpend(livemode, consent, `prior-${i}`, i === 0 ? amount : 0, "CAD", -1 - i);
     }
   });
+}
+
+/** The consent a chain's root names: base64url(SHA-256(its `header.payload`)). */
+export function consentOf(credential: string): string {
+  const root = credential.split("~")[0] as string;
+  return hashOf(root.slice(0, root.lastIndexOf(".")));
 }
 
 export function reasonOf(outcome: Json, key: string): Json | undefined {
