@@ -19,7 +19,7 @@ import {
 } from "../support/ap2-chains";
 import { call } from "./support/api";
 import { assess, createPolicy, type Json } from "./support/assess";
-import { credentialOrg, expectRefused } from "./support/credentials";
+import { credentialOrg, expectRefused, leafUnder } from "./support/credentials";
 
 // docs/credentials.md, "One consent pays once, in every spelling and every mode": what the
 // org's ledger object remembers of a consent (single use, budget, recurrence) is keyed by what
@@ -63,28 +63,16 @@ async function consentOrg(alg: "ES256" | "EdDSA") {
   return { org, live, test, agent, root: { jws, disclosure: item.disclosure } };
 }
 
-/** A fresh last hop by `agent` under the root spelt `rootJws`: a new presentation each call. */
+/** A fresh last hop by `agent` (60.00 CAD) under the root spelt `rootJws`. */
 async function presentation(
   rootJws: string,
   disclosure: string,
   agent: Signer,
   closed: Claims = {},
 ): Promise<Json> {
-  const t = now();
-  const segment = `${rootJws}~${disclosure}`;
-  const item = element(closedPayment(6000, { iat: t - 60, exp: t + 3600, ...closed }));
-  const claims = {
-    delegate_payload: [item.ref],
-    _sd_alg: "sha-256",
-    iat: t - 60,
-    aud: AUD,
-    nonce: NONCE,
-    sd_hash: hashOf(`${segment}~`),
-  };
-  const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
-    .setProtectedHeader({ alg: agent.alg, typ: "kb+sd-jwt" })
-    .sign(agent.privateKey);
-  return { credential: `${segment}~~${jws}~${item.disclosure}~`, presentation: PRESENTATION };
+  const payment = { payment_amount: { amount: 6000, currency: "CAD" }, ...closed };
+  const credential = await leafUnder(`${rootJws}~${disclosure}`, agent, payment);
+  return { credential, presentation: PRESENTATION };
 }
 
 async function decided(key: string, body: Json) {

@@ -26,7 +26,7 @@ import {
   sha256Hex,
   signalTypes,
 } from "./support/assess";
-import { credentialOrg, expectRefused } from "./support/credentials";
+import { credentialOrg, expectRefused, leafUnder } from "./support/credentials";
 import { ownerSql } from "./support/db";
 
 // POST /v1/assess with an AP2 credential (docs/assess.md, "Assessing a credential"), with
@@ -340,24 +340,6 @@ describe("one consent pays once, under concurrency", () => {
     }
   });
 });
-
-/** A credential of `root` and a new last hop, signed by `agent`, for a closed payment. */
-async function leafUnder(root: string, agent: Signer, closed: Claims): Promise<string> {
-  const t = now();
-  const item = element(closedPayment(5000, { iat: t - 60, exp: t + 3600, ...closed }));
-  const claims = {
-    delegate_payload: [item.ref],
-    _sd_alg: "sha-256",
-    iat: t - 60,
-    aud: AUD,
-    nonce: NONCE,
-    sd_hash: hashOf(`${root}~`),
-  };
-  const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
-    .setProtectedHeader({ alg: agent.alg, typ: "kb+sd-jwt" })
-    .sign(agent.privateKey);
-  return `${root}~~${jws}~${item.disclosure}~`;
-}
 
 describe("the chain parser through HTTP: never a 500", () => {
   it("arbitrary strings, truncations, re-orderings and oversized parts answer 200, 400 or 422", async () => {

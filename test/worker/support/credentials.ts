@@ -1,5 +1,5 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import type { JWK } from "jose";
+import { CompactSign, type JWK } from "jose";
 import { expect } from "vitest";
 import { ledgerOf } from "../../../src/ledger/ledger";
 import type { OrgLedger } from "../../../src/ledger/org-ledger";
@@ -8,6 +8,7 @@ import {
   buildChain,
   type Claims,
   closedPayment,
+  element,
   hashOf,
   NONCE,
   newSigner,
@@ -158,4 +159,26 @@ export async function provenAgentOrg(mode: "live" | "test" = "live") {
     ...first,
     holder: (agentBody: Record<string, unknown> = {}) => provenHolder(org, issuer, agentBody),
   };
+}
+
+/**
+ * A credential of `root` (the root's segment `<JWS>~<disclosure>…`, without its trailing `~`)
+ * and a new last hop signed by `agent`, for a closed payment of 50.00 CAD at the current time
+ * (`closed` over those): a new presentation under the same consent each call.
+ */
+export async function leafUnder(root: string, agent: Signer, closed: Claims): Promise<string> {
+  const t = Math.floor(Date.now() / 1000);
+  const item = element(closedPayment(5000, { iat: t - 60, exp: t + 3600, ...closed }));
+  const claims = {
+    delegate_payload: [item.ref],
+    _sd_alg: "sha-256",
+    iat: t - 60,
+    aud: AUD,
+    nonce: NONCE,
+    sd_hash: hashOf(`${root}~`),
+  };
+  const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
+    .setProtectedHeader({ alg: agent.alg, typ: "kb+sd-jwt" })
+    .sign(agent.privateKey);
+  return `${root}~~${jws}~${item.disclosure}~`;
 }
