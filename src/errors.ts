@@ -53,6 +53,7 @@ export const errorStatus = {
   review_already_resolved: 409,
   review_expired: 409,
   review_spend_refused: 409,
+  review_recheck_failed: 409,
   feedback_limit_reached: 409,
   mandate_invalid: 422,
   credential_unparseable: 422,

@@ -112,6 +112,7 @@ export function persistStatement(
     spendReviewEventId: newId(),
     reviewId: review?.id ?? null,
     reviewSpend: review?.spend ? JSON.stringify(review.spend) : null,
+    reviewRecheck: review?.recheck ? JSON.stringify(review.recheck) : null,
   };
   return persist(db, values);
 }
@@ -129,6 +130,7 @@ type PersistValues = {
   spendReviewEventId: string;
   reviewId: string | null;
   reviewSpend: string | null;
+  reviewRecheck: string | null;
 };
 
 /** The plans' prices as `persist_assessment` reads them: `{plan: {included, unit_amount}}`. */
@@ -142,7 +144,8 @@ const PRICES = JSON.stringify(
 );
 
 /**
- * The database function `persist_assessment` (drizzle/0012_persist_assessment.sql), whose plan
+ * The database function `persist_assessment` (drizzle/0012_persist_assessment.sql; its
+ * 15-argument form, with the review item's re-check terms, drizzle/0014), whose plan
  * each database session keeps: the statement it holds was parsed and planned anew for every
  * assessment when it was sent as text. Prices, currency, review threshold and default SLA are
  * this code's, passed with each call. Rendered once per isolate.
@@ -152,7 +155,7 @@ const persist = preparedOnce((db, v: Placeholders<PersistValues>) =>
     select inserted, stored from persist_assessment(${v.orgId}::uuid, ${v.livemode}::boolean,
       ${v.created}::timestamptz, ${v.contentHash}, ${v.row}::json, ${v.mandateRow}::json,
       ${v.eventRows}::json, ${v.spendReviewEventId}::uuid, ${v.reviewId}::uuid,
-      ${v.reviewSpend}::jsonb, ${PRICES}::jsonb, ${CURRENCY}::text,
+      ${v.reviewSpend}::jsonb, ${v.reviewRecheck}::jsonb, ${PRICES}::jsonb, ${CURRENCY}::text,
       ${REVIEW_THRESHOLD_PERCENT}::int, ${REVIEW_SLA_DEFAULT_SECONDS}::int)`),
 );
 

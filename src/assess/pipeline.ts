@@ -20,6 +20,7 @@ import { withoutServiceRiskData, withRiskPayload } from "./facts";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
 import { evaluatePolicy } from "./policy-rules";
+import { recheckTerms } from "./recheck-terms";
 import { mandateCanonicalHash, type ParsedAssessRequest } from "./request";
 import { reviewOpening } from "./review-opening";
 import { decide, scoreIdentity } from "./risk";
@@ -168,7 +169,14 @@ export async function runAssessment(
       verdict?.spend && chosen.fields.decision === "approve"
         ? spendOf(verdict, decision, facts, credential)
         : null,
-    review: chosen.fields.decision === "review" ? reviewOpening(verdict, receivedAt) : null,
+    review:
+      chosen.fields.decision === "review"
+        ? reviewOpening(
+            verdict,
+            receivedAt,
+            await recheckTerms(verdict, presented?.chain, context.anchors, input),
+          )
+        : null,
     faults: [...faults],
   };
   // Nothing the ledger would record may be refused by the database afterwards.

@@ -1,14 +1,19 @@
 import type { ChainVerdict } from "../credentials/verify";
 import { newId } from "../lib/ids";
-import type { ReviewOpening, ReviewSpend } from "../schemas/reviews";
+import type { ReviewOpening, ReviewRecheck, ReviewSpend } from "../schemas/reviews";
 
 /**
  * The review item a `review` verdict opens. With a verified credential it keeps what approving
- * would spend, so a person's approval is judged like an automated one (docs/reviews.md).
+ * would spend, so a person's approval is judged like an automated one, and what approving
+ * checks again (`recheckTerms`) (docs/reviews.md).
  */
-export function reviewOpening(verdict: ChainVerdict | null, receivedAt: number): ReviewOpening {
+export function reviewOpening(
+  verdict: ChainVerdict | null,
+  receivedAt: number,
+  recheck: ReviewRecheck | null,
+): ReviewOpening {
   const spend = verdict?.verified ? verdict.spend : null;
-  return { id: newId(receivedAt), spend: spend ? spendTerms(spend) : null };
+  return { id: newId(receivedAt), spend: spend ? spendTerms(spend) : null, recheck };
 }
 
 /** What approving a verified payment spends, as the ledger object judges it. */

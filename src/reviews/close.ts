@@ -46,7 +46,7 @@ export async function closeReview(
    * ledger object refuses it after); the sweep's, which denies, has no deadline.
    */
   target: { review: ReviewRow; assessmentJws: string; notAfter?: Date },
-  choice: Pick<Resolution, "decision" | "reason" | "note">,
+  choice: Pick<Resolution, "decision" | "reason" | "note" | "rechecked_at">,
   write: ClosingWrite,
 ): Promise<Closed> {
   const { review } = target;

@@ -1,9 +1,10 @@
 import { and, eq } from "drizzle-orm";
-import { assessments, reviews } from "../db/schema";
+import { agentKeys, agents, assessments, credentialIssuers, reviews } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
 import type { ResolveReviewBody } from "../schemas/reviews";
 import { type Closed, closeReview } from "./close";
+import { recheckApproval, standingColumns, standingJoins } from "./recheck";
 import type { ReviewRow } from "./records";
 
 /** One review item of the caller's org and mode, or 404. */
@@ -20,19 +21,24 @@ export async function getReview(tenant: Tenant, id: string): Promise<ReviewRow> 
 /**
  * Resolves an open review as the caller (a session's person, or a key), once: a second
  * resolve, or the loser of concurrent ones, gets 409 `review_already_resolved`; an item past
- * its SLA gets 409 `review_expired` (the sweep denies it); an approval whose credential spend
- * the ledger object refuses gets 409 `review_spend_refused`, and nothing is approved.
+ * its SLA gets 409 `review_expired` (the sweep denies it); an approval of a verified credential
+ * that its re-check refuses gets 409 `review_recheck_failed`, and one whose spend the ledger
+ * object refuses 409 `review_spend_refused`: nothing is approved, the item stays open.
  */
 export async function resolveReview(
   tenant: Tenant,
   id: string,
   body: ResolveReviewBody,
 ): Promise<ReviewRow> {
+  // The item, its assessment's payload and what a re-check reads now, in one statement.
   const [rows] = await tenant.batch((db) => [
     db
-      .select({ review: reviews, jws: assessments.jws })
+      .select({ review: reviews, jws: assessments.jws, ...standingColumns })
       .from(reviews)
       .innerJoin(assessments, eq(assessments.id, reviews.assessmentId))
+      .leftJoin(credentialIssuers, standingJoins.issuer)
+      .leftJoin(agentKeys, standingJoins.holderKey)
+      .leftJoin(agents, standingJoins.agent)
       .where(and(eq(reviews.id, id), eq(reviews.livemode, tenant.livemode))),
   ]);
   const found = orNotFound(rows[0]);
@@ -41,12 +47,22 @@ export async function resolveReview(
   // Availability is never approval: past its SLA an item is only the sweep's to close (deny).
   // The ledger object checks the deadline again where it sequences the close (`notAfter`).
   if (found.review.expiresAt.getTime() <= Date.now()) throw expiredError(found.review);
+  // A denial needs no re-check: it relies on nothing that can have changed.
+  const rechecked =
+    body.decision === "approve"
+      ? await recheckApproval(tenant, found.review, found.jws, found)
+      : undefined;
   const closed: Closed = await closeReview(
     tenant.env,
     who.orgId,
     { type: who.actor.type, id: who.actor.id },
     { review: found.review, assessmentJws: found.jws, notAfter: found.review.expiresAt },
-    { decision: body.decision, reason: "review.resolved", note: body.note ?? null },
+    {
+      decision: body.decision,
+      reason: "review.resolved",
+      note: body.note ?? null,
+      ...(rechecked === undefined ? {} : { rechecked_at: rechecked }),
+    },
     (build) => tenant.batch(build, { webhooks: true }),
   );
   if (closed.kind === "late") throw expiredError(found.review);

@@ -27,6 +27,11 @@ export interface Resolution {
   note: string | null;
   resolved_at: string;
   resolved_by: Resolver;
+  /**
+   * When approving re-checked the item's verified credential (`recheck.ts`); absent for a
+   * denial, an expiry and an item without a verified credential.
+   */
+  rechecked_at?: string;
   /** The resolution's own signed Risk Payload. */
   jws: string;
   kid: string;
@@ -42,7 +47,9 @@ function resolvedByKind(resolver: Resolver): "person" | "api_key" | "sla" {
  * Signs the resolved Risk Payload: the original payload's claims (issuer, audience, mode, log
  * id, assessment, mandate and its hash, score, policy version, agent, credential), a new id and
  * validity window, `decision` set to the human (or expired) decision, and a `resolution` claim
- * naming the review, who resolved it and when, and the original automated decision. Same
+ * naming the review, who resolved it and when, the original automated decision, and when the
+ * credential was re-checked. `mandate_verified` stays true only with that re-check: a new
+ * signature states nothing about the credential that was not checked when it was made. Same
  * signer and key set as every Risk Payload, so it verifies offline like the first; the first
  * stays as it was.
  */
@@ -66,6 +73,7 @@ export async function signResolution(
     exp: now + riskPayloadTtlSeconds(env),
     jti: newId(),
     decision: terms.decision,
+    mandate_verified: original.mandate_verified === true && terms.rechecked_at !== undefined,
     resolution: {
       review_id: terms.review_id,
       status: terms.reason === "review.expired" ? "expired" : "resolved",
@@ -76,6 +84,7 @@ export async function signResolution(
       // Only a `review` opens an item to resolve.
       original_decision: "review",
       original_jti: _jti ?? null,
+      ...(terms.rechecked_at === undefined ? {} : { rechecked_at: terms.rechecked_at }),
     },
   };
   return { jws: await key.signClaims(claims, RISK_PAYLOAD_TYP), kid: key.kid };

@@ -54,8 +54,9 @@ const resolve = createRoute(
       "to the ledger, emits `assessment.resolved`, and signs a new Risk Payload for the same " +
       "assessment (`review.risk_payload`); the original stays. 409 `review_already_resolved` " +
       "for a second resolve (one of concurrent resolves wins), `review_expired` past the SLA, " +
-      "`review_spend_refused` when approving a credential-backed assessment fails its single " +
-      "use or budget (docs/reviews.md).",
+      "`review_recheck_failed` when approving a verified credential's assessment finds its " +
+      "issuer, holder key, agent or time window no longer good (`details.reason`), " +
+      "`review_spend_refused` when it fails its single use or budget (docs/reviews.md).",
     request: { params: IdParam, body: jsonBody(ResolveReviewBody) },
     responses: {
       200: json(Review, "The resolved review item, with its signed Risk Payload"),

@@ -37,8 +37,46 @@ export const ReviewSpend = z.object({
 });
 export type ReviewSpend = z.infer<typeof ReviewSpend>;
 
-/** The item a `review` assessment opens, as it travels with the assessment's write. */
-export const ReviewOpening = z.object({ id: z.string(), spend: ReviewSpend.nullable() });
+/**
+ * What approving a review of a verified AP2 credential checks again, kept on the item when it
+ * opens (the chain itself is not stored): the trust the verdict rested on, and the standing of
+ * who acted as the verdict saw it. Approving refuses what is worse now (docs/reviews.md,
+ * "Re-checked on approval").
+ */
+export const ReviewRecheck = z.object({
+  /** The credential issuer whose key verified the root, and that key's RFC 7638 thumbprint. */
+  issuer: z.string(),
+  rootKey: z.string(),
+  /** RFC 7638 thumbprint of the key that signed the last hop (the holder). */
+  holder: z.string(),
+  /** The holder key's registration as the verdict saw it. */
+  holderKey: z.enum(["active", "unregistered", "revoked"]),
+  /** The status of the item's agent (`agent_id`) as the verdict saw it; null without an agent. */
+  agentStatus: z.enum(["active", "suspended", "revoked"]).nullable(),
+  /**
+   * The chain's time window, Unix seconds, as `checkValidity` reads it over every hop's claims
+   * and every mandate: the latest `iat` or `nbf`, the earliest `exp`; null where none has one.
+   */
+  notBefore: z.number().nullable(),
+  notAfter: z.number().nullable(),
+  /**
+   * The assessed (last) mandate's own `exp`, Unix seconds, which the risk model holds without
+   * skew (`mandate_expired`, src/assess/mandate-bounds.ts); null when it has none.
+   */
+  mandateExpiresAt: z.number().nullable(),
+});
+export type ReviewRecheck = z.infer<typeof ReviewRecheck>;
+
+/**
+ * The item a `review` assessment opens, as it travels with the assessment's write. `recheck` is
+ * null without a verified credential, and absent from plans a ledger object kept from before
+ * it existed (such an item cannot be re-checked: approving it is refused).
+ */
+export const ReviewOpening = z.object({
+  id: z.string(),
+  spend: ReviewSpend.nullable(),
+  recheck: ReviewRecheck.nullable().optional(),
+});
 export type ReviewOpening = z.infer<typeof ReviewOpening>;
 
 const Party = z.object({ type: z.string(), id: z.string() }).openapi("ReviewResolver", {

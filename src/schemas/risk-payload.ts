@@ -23,6 +23,15 @@ export const RiskPayloadResolution = z
     resolved_at: z.string(),
     original_decision: z.literal("review"),
     original_jti: z.string().nullable().openapi({ description: "The first payload's `jti`" }),
+    rechecked_at: z
+      .string()
+      .optional()
+      .openapi({
+        description:
+          "On an approval of a verified AP2 credential's review: when the credential's issuer, " +
+          "holder key, agent and time window were checked again and held (docs/reviews.md). " +
+          "`mandate_verified` is true on a resolved payload only with it",
+      }),
   })
   .openapi("RiskPayloadResolution", {
     description:
@@ -66,7 +75,9 @@ export const RiskPayloadClaims = z
       description: "The verified AP2 credential's leaf reference; null without a credential",
     }),
     mandate_verified: z.boolean().openapi({
-      description: "True only for a mandate taken from a verified AP2 credential",
+      description:
+        "True only for a mandate taken from a verified AP2 credential; on a resolved payload, " +
+        "only with `resolution.rechecked_at`",
     }),
     resolution: RiskPayloadResolution.optional(),
   })

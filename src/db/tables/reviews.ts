@@ -43,6 +43,12 @@ export const reviews = pgTable(
      * the ledger object's single-use and budget check; null without a verified credential.
      */
     spend: jsonb("spend"),
+    /**
+     * What approving re-checks under a verified AP2 credential (issuer and root key, holder key,
+     * standing, time window: `ReviewRecheck`); null without one, and on items opened before it
+     * was kept, which cannot be approved (docs/reviews.md, "Re-checked on approval").
+     */
+    recheck: jsonb("recheck"),
     decision: text("decision", { enum: ["approve", "deny"] }),
     reason: text("reason"),
     note: text("note"),

@@ -116,10 +116,11 @@ export function expectRefused(outcome: Json, failure: string) {
 }
 
 /**
- * A new agent of `org` holding a fresh key: `body(closed)` is a fresh verified two-hop chain (a
- * new root each call, so never `already_consumed`) signed by `issuer` then by the agent's key,
- * of a CAD 50 payment (or `closed`'s amount, payee...), with its presentation. Only such a
- * request proves the agent and moves its trust (docs/assess.md).
+ * A new agent of `org` holding a fresh key: `body(closed, hop)` is a fresh verified two-hop chain
+ * (a new root each call, so never `already_consumed`) signed by `issuer` then by the agent's
+ * key, of a CAD 50 payment (or `closed`'s amount, payee...; `hop` adds to the last hop's JWT
+ * claims), with its presentation. Only such a request proves the agent and moves its trust
+ * (docs/assess.md).
  */
 export async function provenHolder(
   org: TestOrg,
@@ -128,7 +129,7 @@ export async function provenHolder(
 ) {
   const agent = await newSigner("ES256");
   const agentId = await registerHolder(org, agent.jwk, agentBody);
-  const body = async (closed: Claims = {}) => {
+  const body = async (closed: Claims = {}, hop: Claims = {}) => {
     const t = Math.floor(Date.now() / 1000);
     const mandate = closedPayment(5000, { iat: t - 60, exp: t + 3600, ...closed });
     const amount = mandate.payment_amount as { amount: number; currency: string };
@@ -136,7 +137,7 @@ export async function provenHolder(
     const open = openPayment(agent, [range], { iat: t - 3600, exp: t + 86_400 });
     const credential = await buildChain([
       { signer: issuer, mandate: open },
-      { signer: agent, mandate, claims: { iat: t - 60 } },
+      { signer: agent, mandate, claims: { iat: t - 60, ...hop } },
     ]);
     return { credential, presentation: { aud: AUD, nonce: NONCE } };
   };

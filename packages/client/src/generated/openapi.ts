@@ -3678,7 +3678,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve an open review as approve or deny, once; answers a new signed Risk Payload
-         * @description Records who resolved it (the session's person, or the key), appends `review.resolved` to the ledger, emits `assessment.resolved`, and signs a new Risk Payload for the same assessment (`review.risk_payload`); the original stays. 409 `review_already_resolved` for a second resolve (one of concurrent resolves wins), `review_expired` past the SLA, `review_spend_refused` when approving a credential-backed assessment fails its single use or budget (docs/reviews.md).
+         * @description Records who resolved it (the session's person, or the key), appends `review.resolved` to the ledger, emits `assessment.resolved`, and signs a new Risk Payload for the same assessment (`review.risk_payload`); the original stays. 409 `review_already_resolved` for a second resolve (one of concurrent resolves wins), `review_expired` past the SLA, `review_recheck_failed` when approving a verified credential's assessment finds its issuer, holder key, agent or time window no longer good (`details.reason`), `review_spend_refused` when it fails its single use or budget (docs/reviews.md).
          *
          *     Requires scope `review:write`.
          */
@@ -11953,7 +11953,7 @@ export interface components {
             agent_id: string | null;
             /** @description The verified AP2 credential's leaf reference; null without a credential */
             credential_reference: string | null;
-            /** @description True only for a mandate taken from a verified AP2 credential */
+            /** @description True only for a mandate taken from a verified AP2 credential; on a resolved payload, only with `resolution.rechecked_at` */
             mandate_verified: boolean;
             resolution?: components["schemas"]["RiskPayloadResolution"];
         };
@@ -11979,6 +11979,8 @@ export interface components {
             original_decision: "review";
             /** @description The first payload's `jti` */
             original_jti: string | null;
+            /** @description On an approval of a verified AP2 credential's review: when the credential's issuer, holder key, agent and time window were checked again and held (docs/reviews.md). `mandate_verified` is true on a resolved payload only with it */
+            rechecked_at?: string;
         };
         /** @description The JSON body of a webhook delivery, one member per event type (docs/webhooks.md). Verify the raw body first: `x-service-signature` (a detached JWS) or `webhook-signature` (Standard Webhooks, the endpoint's secret) */
         WebhookEvent: components["schemas"]["AssessmentEvent"] | components["schemas"]["AssessmentResolvedEvent"] | components["schemas"]["AgentEvent"] | components["schemas"]["IntegrityAlertEvent"] | components["schemas"]["KeyRotationEvent"] | components["schemas"]["SpendReviewEvent"] | components["schemas"]["SpendDeniedEvent"] | components["schemas"]["SpendConfirmedEvent"];
@@ -12211,7 +12213,7 @@ export interface components {
              * @description Machine-readable error code
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "sign_in_failed" | "unauthenticated" | "insufficient_scope" | "csrf_failed" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "request_too_large" | "url_not_allowed" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "feedback_limit_reached" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
+            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "sign_in_failed" | "unauthenticated" | "insufficient_scope" | "csrf_failed" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "request_too_large" | "url_not_allowed" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "review_recheck_failed" | "feedback_limit_reached" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
             /** @description Structured details, e.g. failing paths */
             details?: unknown;
         };
