@@ -171,11 +171,7 @@ export async function runAssessment(
         : null,
     review:
       chosen.fields.decision === "review"
-        ? reviewOpening(
-            verdict,
-            receivedAt,
-            await recheckTerms(verdict, presented?.chain, context.anchors, input),
-          )
+        ? reviewOpening(verdict, receivedAt, recheckTerms(verdict, input))
         : null,
     faults: [...faults],
   };

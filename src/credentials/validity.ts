@@ -42,3 +42,25 @@ export function checkValidity(
     window(hop.mandate, `hop ${i}'s mandate`, now, skew);
   });
 }
+
+/**
+ * The window every hop's claims and mandate leave, as `checkValidity` reads them: the latest
+ * `iat` or `nbf` (null without one) and the earliest `exp` (null without one), unix seconds,
+ * before any skew. For a chain whose windows could be read (`checkValidity` passed).
+ */
+export function validityWindow(hops: readonly { claims: Claims; mandate: Claims }[]): {
+  notBefore: number | null;
+  notAfter: number | null;
+} {
+  let notBefore: number | null = null;
+  let notAfter: number | null = null;
+  for (const claims of hops.flatMap((hop) => [hop.claims, hop.mandate])) {
+    for (const name of ["iat", "nbf"]) {
+      const at = finiteNumber(own(claims, name));
+      if (at !== undefined) notBefore = Math.max(notBefore ?? at, at);
+    }
+    const exp = finiteNumber(own(claims, "exp"));
+    if (exp !== undefined) notAfter = Math.min(notAfter ?? exp, exp);
+  }
+  return { notBefore, notAfter };
+}

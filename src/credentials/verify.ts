@@ -35,7 +35,7 @@ import {
 import { type PinnedKey, signatureSpellings, thumbprint } from "./keys";
 import { mandateType } from "./mandates";
 import { type Spend, spendOf } from "./spend";
-import { checkValidity, DEFAULT_SKEW_SECONDS } from "./validity";
+import { checkValidity, DEFAULT_SKEW_SECONDS, validityWindow } from "./validity";
 
 export type { TrustAnchors } from "./hops";
 
@@ -87,6 +87,13 @@ export interface ChainVerdict {
   consent: string | null;
   /** The issuer of the trust anchor that verified the root. */
   issuerId: string | null;
+  /** RFC 7638 thumbprint of the issuer's key that verified the root. */
+  issuerKeyThumbprint: string | null;
+  /**
+   * When every hop and mandate of a verified chain is valid, unix seconds before the skew: the
+   * latest `iat`/`nbf` and the earliest `exp` (null where none says). Null unless verified.
+   */
+  window: { notBefore: number | null; notAfter: number | null } | null;
   /** RFC 7638 thumbprint of the key that signed the last hop, once its signature verified. */
   holderThumbprint: string | null;
   /** The leaf mandate's `vct`. */
@@ -118,6 +125,7 @@ function describe(chain: ParsedChain, readings: (HopReading | Refusal)[]): Chain
     reference: last > 0 ? textDigest(chain.hops[last]?.jws ?? "") : null,
     consent: consentOf(chain.hops[0]?.jws),
     issuerId: null,
+    issuerKeyThumbprint: null,
     holderThumbprint: null,
     vct: typeof vct === "string" ? vct : null,
     mandate,
@@ -126,6 +134,7 @@ function describe(chain: ParsedChain, readings: (HopReading | Refusal)[]): Chain
       .map((_, i) => read(i))
       .filter((m) => m !== undefined),
     spend: null,
+    window: null,
   };
 }
 
@@ -153,6 +162,7 @@ async function verifyHops(
     if (hop.index === 0) {
       const root = await verifyRoot(hop, anchors);
       verdict.issuerId = root.issuerId;
+      verdict.issuerKeyThumbprint = thumbprint(root.key);
       signer = root.key;
     } else {
       signer = delegated as PinnedKey;
@@ -228,7 +238,7 @@ async function verify(
         closed,
       )
     : null;
-  return { ...verdict, verified: true, spend };
+  return { ...verdict, verified: true, spend, window: validityWindow(hops) };
 }
 
 /**
@@ -261,6 +271,7 @@ export async function verifyChain(
       failure: refusal.failure,
       detail: refusal.detail,
       spend: null,
+      window: null,
     };
   }
 }
@@ -280,10 +291,12 @@ function emptyVerdict(chain: ParsedChain): ChainVerdict {
     reference: null,
     consent: consentOf(chain.hops?.[0]?.jws),
     issuerId: null,
+    issuerKeyThumbprint: null,
     holderThumbprint: null,
     vct: null,
     mandate: null,
     openMandates: [],
     spend: null,
+    window: null,
   };
 }
