@@ -298,7 +298,7 @@ describe("POST /v1/credential-issuers validation", () => {
 
   it("refuses a jwks_url the outbound guard refuses: plain http, private addresses", async () => {
     for (const [url, reason] of [
-      ["http://issuer.example/jwks.json", "http_not_allowed"],
+      ["http://issuer.example.com/jwks.json", "http_not_allowed"],
       ["https://169.254.169.254/jwks.json", "metadata_endpoint"],
       ["https://10.0.0.7/jwks.json", "private_address"],
       ["ftp://issuer.example/jwks.json", "scheme_not_allowed"],
