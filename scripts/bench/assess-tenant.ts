@@ -47,7 +47,7 @@ export const SHADOW_RULES = {
   ],
 };
 
-const KEY_SCOPES = ["assess:write", "assess:read", "agents:write", "policy:write"];
+const KEY_SCOPES = ["assess:write", "assess:read", "agents:write", "issuers:write", "policy:write"];
 
 async function sessionToken(idp: LocalIdp): Promise<string> {
   const key = await importJWK(idp.privateJwk, "EdDSA");

@@ -6,6 +6,8 @@ export const SCOPES = [
   "assess:read",
   "agents:read",
   "agents:write",
+  "issuers:read",
+  "issuers:write",
   "audit:read",
   "policy:read",
   "policy:write",
@@ -52,15 +54,23 @@ export type Role = (typeof ROLES)[number];
 const REVIEW_SCOPES: readonly Scope[] = ["review:read", "review:write"];
 
 /**
- * The owner has every scope on session routes; an admin manages keys and decides reviews; a
- * member reads its context.
+ * The credential issuer registry's scopes. An issuer is a trust anchor: whoever registers one
+ * decides whose signatures make a payment `mandate_verified`, so it is not part of
+ * `agents:write` (a key that manages agents could otherwise trust a root it signed itself).
+ * Sessions of owners and admins hold them; a key has them only when created with them.
+ */
+const ISSUER_SCOPES: readonly Scope[] = ["issuers:read", "issuers:write"];
+
+/**
+ * The owner has every scope on session routes; an admin manages keys, decides reviews and
+ * manages trust anchors; a member reads its context.
  */
 export function scopesOfRole(role: Role): Scope[] {
   switch (role) {
     case "owner":
       return [...SCOPES];
     case "admin":
-      return [...SESSION_ONLY_SCOPES, ...REVIEW_SCOPES];
+      return [...SESSION_ONLY_SCOPES, ...REVIEW_SCOPES, ...ISSUER_SCOPES];
     case "member":
       return [];
   }

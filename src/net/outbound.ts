@@ -7,7 +7,8 @@ import { classifyHost } from "./host-class";
  * What is checked is the URL as the WHATWG parser normalises it, the same parser fetch() uses:
  * decimal, octal and hex IPv4 spellings (http://2130706433/, http://0x7f.1/) already arrive as
  * dotted quads, IPv6 as compressed bracketed text, names lower-cased and in punycode. So a
- * literal address is judged by its range, and a name by its suffix.
+ * literal address is judged by the IANA special-purpose registries (refused unless globally
+ * reachable), and a name by whether it is a public DNS name (host-class.ts, docs/outbound.md).
  *
  * DNS rebinding cannot be checked here: a Worker has no DNS API, so it cannot learn (let alone
  * pin) the address a public name resolves to. That is acceptable because Cloudflare's edge

@@ -18,7 +18,7 @@ import {
 
 const create = createRoute(
   guarded(
-    "agents:write",
+    "issuers:write",
     {
       method: "post",
       path: "/v1/credential-issuers",
@@ -27,7 +27,10 @@ const create = createRoute(
       description:
         "Inline public keys (`jwks`) or an https JWKS URL (`jwks_url`); EC P-256 (ES256) and " +
         "Ed25519 (EdDSA) keys only, private members refused. A root is verified with the " +
-        "active issuer key whose `kid` equals the root header's `kid` (docs/credentials.md).",
+        "active issuer key whose `kid` equals the root header's `kid` (docs/credentials.md). " +
+        "An issuer is a trust anchor: it decides whose signatures make a mandate verified, so " +
+        "registering one takes its own scope, held by owner and admin sessions and by keys " +
+        "created with it.",
       request: { body: jsonBody(CreateCredentialIssuer) },
       responses: {
         201: json(CredentialIssuer, "The issuer"),
@@ -39,7 +42,7 @@ const create = createRoute(
 );
 
 const list = createRoute(
-  guarded("agents:read", {
+  guarded("issuers:read", {
     method: "get",
     path: "/v1/credential-issuers",
     tags,
@@ -53,7 +56,7 @@ const list = createRoute(
 );
 
 const get = createRoute(
-  guarded("agents:read", {
+  guarded("issuers:read", {
     method: "get",
     path: "/v1/credential-issuers/{id}",
     tags,
@@ -65,7 +68,7 @@ const get = createRoute(
 
 const revoke = createRoute(
   guarded(
-    "agents:write",
+    "issuers:write",
     {
       method: "post",
       path: "/v1/credential-issuers/{id}/revoke",

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { exportJWK, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
 import { newSigner, type Signer } from "../support/ap2-chains";
-import { call, newOrg } from "./support/api";
+import { ALL_KEY_SCOPES, call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
 import { chainFrom, publicJwk, register, verifyWith } from "./support/issuers";
 
@@ -72,12 +72,13 @@ describe("a JWKS URL issuer", () => {
     expect((await verifyWith(key, await chainFrom(ed))).issuerId).toBe(res.json.id);
   });
 
-  it("fetches nothing for a caller it cannot authenticate or who lacks agents:write", async () => {
+  it("fetches nothing for a caller it cannot authenticate or who lacks issuers:write", async () => {
     const org = await newOrg();
     const { name, url } = await publish(jwks(await newSigner("ES256", "k")));
     const { id, key: revoked } = await org.key();
     await call(`/v1/api-keys/${id}/revoke`, { method: "POST", token: org.token });
-    const reader = (await org.key(["agents:read"])).key;
+    // agents:write is not enough: an issuer is a trust anchor (issuers:write).
+    const reader = (await org.key(ALL_KEY_SCOPES.filter((s) => s !== "issuers:write"))).key;
     expect((await register(revoked, { name: "x", jwks_url: url })).status).toBe(401);
     expect((await register(reader, { name: "x", jwks_url: url })).status).toBe(403);
     expect(await gets(name)).toEqual([]);

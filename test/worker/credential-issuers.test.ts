@@ -10,8 +10,8 @@ import { payloadDigest } from "../../src/lib/digest";
 import untrusted from "../fixtures/ap2-v0.2-vectors/payment_invalid_untrusted_root.json";
 import valid from "../fixtures/ap2-v0.2-vectors/payment_valid_basic.json";
 import { newSigner } from "../support/ap2-chains";
-import { call, newOrg, type TestOrg } from "./support/api";
-import { ownerSql } from "./support/db";
+import { ALL_KEY_SCOPES, call, newOrg, type TestOrg } from "./support/api";
+import { addMember, ownerSql } from "./support/db";
 import { newPrincipal } from "./support/identity";
 import { chainFrom, publicJwk, register, verifyWith } from "./support/issuers";
 
@@ -84,6 +84,134 @@ describe("POST /v1/credential-issuers", () => {
     const [{ n }] = (await ownerSql`select count(*)::int as n from credential_issuers
       where org_id = ${org.id}`) as [{ n: number }];
     expect(n).toBe(1);
+  });
+});
+
+describe("who may register a trust anchor", () => {
+  // Every scope a key may hold but the issuer registry's: agents:write included.
+  const NOT_ISSUERS = ALL_KEY_SCOPES.filter((s) => !s.startsWith("issuers:"));
+
+  it("refuses an agents:write key: 403 insufficient_scope, nothing stored, its root untrusted", async () => {
+    const org = await newOrg();
+    const { key } = await org.key(NOT_ISSUERS);
+    const own = await newSigner("ES256", "self-signed");
+    const res = await register(key, { name: "Mine", jwks: { keys: [publicJwk(own)] } });
+    expect(res.status).toBe(403);
+    expect(res.json).toEqual({
+      error: "insufficient_scope",
+      details: { required: "issuers:write" },
+    });
+    const [{ n }] = (await ownerSql`select count(*)::int as n from credential_issuers
+      where org_id = ${org.id}`) as [{ n: number }];
+    expect(n).toBe(0);
+    const reader = (await org.key(["issuers:read"])).key;
+    expect(await verifyWith(reader, await chainFrom(own))).toMatchObject({
+      verified: false,
+      failure: "untrusted_issuer",
+    });
+  });
+
+  it("refuses an agents:write key the revocation, and leaves the issuer active", async () => {
+    const org = await newOrg();
+    const created = await register((await org.key(["issuers:write"])).key, {
+      name: "Bank",
+      jwks: { keys: [publicJwk(await newSigner("EdDSA"))] },
+    });
+    expect(created.status).toBe(201);
+    const { key } = await org.key(NOT_ISSUERS);
+    const res = await call(`/v1/credential-issuers/${created.json.id}/revoke`, {
+      method: "POST",
+      key,
+    });
+    expect(res.status).toBe(403);
+    expect(res.json).toEqual({
+      error: "insufficient_scope",
+      details: { required: "issuers:write" },
+    });
+    const [row] = await ownerSql`select status from credential_issuers
+      where id = ${created.json.id}`;
+    expect(row).toEqual({ status: "active" });
+  });
+
+  it("lets a key created with only issuers:write register and revoke, and issuers:read read", async () => {
+    const org = await newOrg();
+    const made = await call("/v1/api-keys", {
+      method: "POST",
+      token: org.token,
+      body: { name: "trust anchors", scopes: ["issuers:write"] },
+    });
+    expect(made.status).toBe(201);
+    expect(made.json.scopes).toEqual(["issuers:write"]);
+    const key = made.json.key as string;
+    const issuer = await newSigner("ES256", "bank");
+    const created = await register(key, { name: "Bank", jwks: { keys: [publicJwk(issuer)] } });
+    expect(created.status).toBe(201);
+    const reader = (await org.key(["issuers:read"])).key;
+    expect((await verifyWith(reader, await chainFrom(issuer))).issuerId).toBe(created.json.id);
+    const read = await call(`/v1/credential-issuers/${created.json.id}`, { key: reader });
+    expect(read.status).toBe(200);
+    expect(read.json).toEqual(created.json);
+    const listed = await call("/v1/credential-issuers", { key: reader });
+    expect(listed.json.data).toEqual([created.json]);
+    const agentsReader = (await org.key(["agents:read", "agents:write"])).key;
+    const hidden = await call("/v1/credential-issuers", { key: agentsReader });
+    expect(hidden.status).toBe(403);
+    expect(hidden.json).toEqual({
+      error: "insufficient_scope",
+      details: { required: "issuers:read" },
+    });
+    const notWriter = await register(reader, { name: "x", jwks: { keys: [publicJwk(issuer)] } });
+    expect(notWriter.status).toBe(403);
+    const revoked = await call(`/v1/credential-issuers/${created.json.id}/revoke`, {
+      method: "POST",
+      key,
+    });
+    expect(revoked.status).toBe(200);
+    expect(revoked.json.status).toBe("revoked");
+  });
+
+  it("lets owner and admin sessions register and revoke, and not a member's", async () => {
+    const org = await newOrg();
+    const admin = await newOrg();
+    const member = await newOrg();
+    await addMember(org.id, admin.subject, "admin");
+    await addMember(org.id, member.subject, "member");
+    const jwks = { keys: [publicJwk(await newSigner("EdDSA"))] };
+    const as = (who: TestOrg, path: string, body?: unknown) =>
+      call(path, {
+        method: "POST",
+        token: who.token,
+        headers: { "x-org-id": org.id },
+        ...(body ? { body } : {}),
+      });
+
+    const byMember = await as(member, "/v1/credential-issuers", { name: "M", jwks });
+    expect(byMember.status).toBe(403);
+    expect(byMember.json).toEqual({
+      error: "insufficient_scope",
+      details: { required: "issuers:write" },
+    });
+    const byOwner = await as(org, "/v1/credential-issuers", { name: "O", jwks });
+    expect(byOwner.status).toBe(201);
+    const byAdmin = await as(admin, "/v1/credential-issuers", { name: "A", jwks });
+    expect(byAdmin.status).toBe(201);
+    const memberRevokes = await as(member, `/v1/credential-issuers/${byOwner.json.id}/revoke`);
+    expect(memberRevokes.status).toBe(403);
+    const memberReads = await call("/v1/credential-issuers", {
+      token: member.token,
+      headers: { "x-org-id": org.id },
+    });
+    expect(memberReads.status).toBe(403);
+    const adminRevokes = await as(admin, `/v1/credential-issuers/${byOwner.json.id}/revoke`);
+    expect(adminRevokes.status).toBe(200);
+    const adminReads = await call("/v1/credential-issuers", {
+      token: admin.token,
+      headers: { "x-org-id": org.id },
+    });
+    expect(adminReads.json.data.map((i: { id: string }) => i.id)).toEqual([
+      byAdmin.json.id,
+      byOwner.json.id,
+    ]);
   });
 });
 
@@ -170,7 +298,7 @@ describe("POST /v1/credential-issuers validation", () => {
 
   it("refuses a jwks_url the outbound guard refuses: plain http, private addresses", async () => {
     for (const [url, reason] of [
-      ["http://issuer.example/jwks.json", "http_not_allowed"],
+      ["http://issuer.example.com/jwks.json", "http_not_allowed"],
       ["https://169.254.169.254/jwks.json", "metadata_endpoint"],
       ["https://10.0.0.7/jwks.json", "private_address"],
       ["ftp://issuer.example/jwks.json", "scheme_not_allowed"],

@@ -27,7 +27,7 @@ const ALLOWED = [
   "https://agents.example.com/.well-known/agent-card.json",
   "https://agents.example.com:8443/a2a?x=1#frag",
   "https://example.com./",
-  "https://bücher.example/card.json",
+  "https://bücher.example.com/card.json",
   "https://8.8.8.8/",
   "https://172.15.255.255/",
   "https://172.32.0.1/",
@@ -94,6 +94,11 @@ const HOSTILE: [string, string][] = [
   ["https://[64:ff9b::c0a8:101]/", "private_address"],
   ["https://[64:ff9b::7f00:1]/", "private_address"],
   ["https://[2002:a00:1::1]/", "private_address"],
+  // issue 37: documentation and ORCHID blocks (the registries, row by row, are in
+  // outbound-registries.test.ts)
+  ["https://[3fff::1]/", "private_address"],
+  ["https://[2001:10::1]/", "private_address"],
+  ["https://[2001:20::1]/", "private_address"],
   // cloud metadata
   ["https://169.254.169.254/latest/meta-data/", "metadata_endpoint"],
   ["http://169.254.169.254/computeMetadata/v1/", "metadata_endpoint"],
@@ -119,6 +124,11 @@ const HOSTILE: [string, string][] = [
   ["https://host.localdomain/", "internal_hostname"],
   ["https://1.0.0.10.in-addr.arpa/", "internal_hostname"],
   ["https://wiki.corp./", "internal_hostname"],
+  ["https://kubernetes.default.svc/", "internal_hostname"],
+  ["https://kubernetes.default.svc.cluster.local/", "internal_hostname"],
+  ["https://kubernetes/", "internal_hostname"],
+  ["https://metadata.internal./", "internal_hostname"],
+  ["https://app.localhost.internal/", "internal_hostname"],
 ];
 
 /** Refused in production, allowed in development: loopback in its canonical spellings. */

@@ -19,6 +19,8 @@ const KEY_SCOPES = [
   "assess:read",
   "agents:read",
   "agents:write",
+  "issuers:read",
+  "issuers:write",
   "audit:read",
   "policy:read",
   "policy:write",

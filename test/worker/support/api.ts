@@ -61,6 +61,8 @@ export const ALL_KEY_SCOPES: Scope[] = [
   "assess:read",
   "agents:read",
   "agents:write",
+  "issuers:read",
+  "issuers:write",
   "audit:read",
   "policy:read",
   "policy:write",

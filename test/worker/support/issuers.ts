@@ -42,7 +42,7 @@ export async function chainFrom(issuer: Signer, header: Record<string, unknown> 
 export async function verifyWith(key: string, credential: string) {
   const deferred: Promise<unknown>[] = [];
   const header = (name: string) => (name === "x-api-key" ? key : undefined);
-  const tenant = new Tenant(env, await readCredential(header, env), "agents:read", (work) => {
+  const tenant = new Tenant(env, await readCredential(header, env), "issuers:read", (work) => {
     deferred.push(work);
   });
   const chain = parseChain(credential);

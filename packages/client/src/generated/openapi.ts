@@ -8328,7 +8328,7 @@ export interface paths {
         };
         /**
          * List credential issuers, newest first (revoked ones included unless filtered)
-         * @description Requires scope `agents:read`.
+         * @description Requires scope `issuers:read`.
          */
         get: {
             parameters: {
@@ -8436,9 +8436,9 @@ export interface paths {
         put?: never;
         /**
          * Register a credential issuer: who may sign the root of an AP2 credential chain
-         * @description Inline public keys (`jwks`) or an https JWKS URL (`jwks_url`); EC P-256 (ES256) and Ed25519 (EdDSA) keys only, private members refused. A root is verified with the active issuer key whose `kid` equals the root header's `kid` (docs/credentials.md).
+         * @description Inline public keys (`jwks`) or an https JWKS URL (`jwks_url`); EC P-256 (ES256) and Ed25519 (EdDSA) keys only, private members refused. A root is verified with the active issuer key whose `kid` equals the root header's `kid` (docs/credentials.md). An issuer is a trust anchor: it decides whose signatures make a mandate verified, so registering one takes its own scope, held by owner and admin sessions and by keys created with it.
          *
-         *     Requires scope `agents:write`. Live keys and sessions only (a test key: 403 `live_key_required`).
+         *     Requires scope `issuers:write`. Live keys and sessions only (a test key: 403 `live_key_required`).
          */
         post: {
             parameters: {
@@ -8586,7 +8586,7 @@ export interface paths {
         };
         /**
          * Retrieve a credential issuer
-         * @description Requires scope `agents:read`.
+         * @description Requires scope `issuers:read`.
          */
         get: {
             parameters: {
@@ -8702,7 +8702,7 @@ export interface paths {
          * Revoke a credential issuer; its keys never verify a root again
          * @description Takes effect on the very next assessment: a root only it could verify is `untrusted_issuer`. Revoking a revoked issuer answers 200 with the unchanged record.
          *
-         *     Requires scope `agents:write`. Live keys and sessions only (a test key: 403 `live_key_required`).
+         *     Requires scope `issuers:write`. Live keys and sessions only (a test key: 403 `live_key_required`).
          */
         post: {
             parameters: {
@@ -12240,7 +12240,7 @@ export interface components {
             role: "owner" | "admin" | "member";
         };
         /** @enum {string} */
-        Scope: "assess:write" | "assess:read" | "agents:read" | "agents:write" | "audit:read" | "policy:read" | "policy:write" | "webhooks:read" | "webhooks:write" | "gdpr:erase" | "keys:read" | "keys:write" | "artifact:write" | "session:write" | "review:read" | "review:write";
+        Scope: "assess:write" | "assess:read" | "agents:read" | "agents:write" | "issuers:read" | "issuers:write" | "audit:read" | "policy:read" | "policy:write" | "webhooks:read" | "webhooks:write" | "gdpr:erase" | "keys:read" | "keys:write" | "artifact:write" | "session:write" | "review:read" | "review:write";
         Organization: {
             /** @enum {string} */
             object: "organization";
