@@ -1,5 +1,4 @@
 import { PgDialect } from "drizzle-orm/pg-core";
-import { CompactSign } from "jose";
 import { describe, expect, it } from "vitest";
 import { normalizeRules, PolicyRules } from "../../src/assess/policy";
 import {
@@ -8,21 +7,11 @@ import {
   replayRow,
   backtest as runBacktest,
 } from "../../src/rules/backtest";
-import {
-  AUD,
-  buildHops,
-  type Claims,
-  closedPayment,
-  element,
-  hashOf,
-  NONCE,
-  newSigner,
-  openPayment,
-  RANGE,
-} from "../support/ap2-chains";
+import { type Claims, RANGE } from "../support/ap2-chains";
 import { call, type TestOrg } from "./support/api";
 import { assessOk, createPolicy, type Json, orgWithKey, payment } from "./support/assess";
-import { credentialOrg, provenAgentOrg } from "./support/credentials";
+import { consentOrg } from "./support/consents";
+import { provenAgentOrg } from "./support/credentials";
 import { appSql, ownerSql } from "./support/db";
 import { newPrincipal } from "./support/identity";
 
@@ -329,44 +318,6 @@ describe("POST /v1/policies/{id}/backtest", () => {
 // `max_amount` would approve each of these actions were it new.
 describe("facts of history hold in the replay", () => {
   const PERMISSIVE = { max_amount: 1_000_000 };
-  const PRESENTATION = { aud: AUD, nonce: NONCE };
-
-  /**
-   * One consent: an open payment mandate of a registered issuer to a registered agent, and
-   * closed payments under it, each a new last hop signed by the agent (a new assessment each).
-   */
-  async function consent(constraints: Claims[] = [RANGE], trusted = true) {
-    const issuer = await newSigner("ES256", "issuer-1");
-    const agent = await newSigner("ES256");
-    // Untrusted: the org registers another issuer's key, the chain's root is this one's.
-    const anchor = trusted ? issuer : await newSigner("ES256", "issuer-1");
-    const { org, key, agentId } = await credentialOrg([anchor.jwk], agent.jwk);
-    const t = Math.floor(Date.now() / 1000);
-    const [root] = await buildHops([
-      {
-        signer: issuer,
-        mandate: openPayment(agent, constraints, { iat: t - 3600, exp: t + 86_400 }),
-      },
-    ]);
-    const rootSegment = root?.segment as string;
-    const pay = async (closed: Claims) => {
-      const item = element(closedPayment(5000, { iat: t - 60, exp: t + 3600, ...closed }));
-      const claims = {
-        delegate_payload: [item.ref],
-        _sd_alg: "sha-256",
-        iat: t - 60,
-        aud: AUD,
-        nonce: NONCE,
-        sd_hash: hashOf(rootSegment),
-      };
-      const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
-        .setProtectedHeader({ alg: agent.alg, typ: "kb+sd-jwt" })
-        .sign(agent.privateKey);
-      const credential = `${rootSegment}~${jws}~${item.disclosure}~`;
-      return await assessOk(key, { credential, presentation: PRESENTATION });
-    };
-    return { org, key, agentId: agentId as string, pay };
-  }
 
   /** The answer's summary for a history of one approval, then `held` (its recorded decision). */
   function heldSummary(held: "deny" | "review") {
@@ -434,7 +385,7 @@ describe("facts of history hold in the replay", () => {
   }
 
   it("a consent already spent: the second payment of one transaction stays denied", async () => {
-    const { org, pay } = await consent();
+    const { org, pay } = await consentOrg();
     const first = await pay({ transaction_id: "tx-once" });
     const again = await pay({ transaction_id: "tx-once" });
     expect(first.decision).toBe("approve");
@@ -472,7 +423,7 @@ describe("facts of history hold in the replay", () => {
 
   it("a budget exhausted: the payment past it stays denied", async () => {
     // 60.00 CAD twice under a budget of 100.00 CAD (major units, as the SDK reads it).
-    const { org, pay } = await consent([
+    const { org, pay } = await consentOrg([
       RANGE,
       { type: "payment.budget", max: 100, currency: "CAD" },
     ]);
@@ -494,7 +445,7 @@ describe("facts of history hold in the replay", () => {
     ["an untrusted issuer", false, {}, "untrusted_issuer"],
     ["an expired mandate", true, { exp: Math.floor(Date.now() / 1000) - 3600 }, "expired"],
   ])("a credential refused (%s) stays denied", async (_, trusted, closed, failure) => {
-    const { org, pay } = await consent([RANGE], trusted);
+    const { org, pay } = await consentOrg([RANGE], trusted);
     const refused = await pay({ transaction_id: "tx-1", ...closed });
     expect(refused.decision).toBe("deny");
     expect(refused.outcome.credential).toMatchObject({ verified: false, failure });
@@ -512,7 +463,7 @@ describe("facts of history hold in the replay", () => {
 
   it("an assessment whose inputs hold no credential evidence replays its stored refusal", async () => {
     // As if recorded before the inputs carried the credential: the stored outcome says it.
-    const { org, pay } = await consent([RANGE], false);
+    const { org, pay } = await consentOrg([RANGE], false);
     const refused = await pay({ transaction_id: "tx-1" });
     expect(refused.outcome.credential).toMatchObject({ failure: "untrusted_issuer" });
     await ownerSql`update assessments set inputs = inputs - 'credential'
@@ -525,7 +476,7 @@ describe("facts of history hold in the replay", () => {
     ["revoked", "deny", "Denied: agent {id} is revoked."],
     ["suspended", "review", "Review: agent {id} is suspended."],
   ])("an agent %s at the time stays %s", async (status, held, reason) => {
-    const { org, agentId, pay } = await consent();
+    const { org, agentId, pay } = await consentOrg();
     const first = await pay({ transaction_id: "tx-1" });
     const res = await call(`/v1/agents/${agentId}`, {
       method: "PATCH",
