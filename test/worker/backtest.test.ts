@@ -315,7 +315,7 @@ describe("POST /v1/policies/{id}/backtest", () => {
 // What was true when an assessment was made holds in every replay, whatever the policy says
 // (docs/rules.md, "What a replay holds"): a credential refused, a consent already spent, a
 // budget exhausted, a revoked or suspended agent. A draft with nothing but a generous
-// `max_amount` would approve each of these actions were it new.
+// `max_amount` approves each of these payments on its own terms: only the facts refuse them.
 describe("facts of history hold in the replay", () => {
   const PERMISSIVE = { max_amount: 1_000_000 };
 
