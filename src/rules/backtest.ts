@@ -1,10 +1,16 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { NormalizedRules } from "../assess/policy";
 import type { ActionKind } from "../assess/request";
-import { scoreAction } from "../assess/risk";
+import { type Decision as Decided, scoreAction } from "../assess/risk";
 import type { FeedbackLabel } from "../db/tables/feedback";
 import { aggregatesObject, sinceColumn } from "./aggregates";
-import { isRecordedInputs, replayInput, replaySpecs } from "./inputs";
+import {
+  heldInputs,
+  isRecordedInputs,
+  replayInput,
+  replaySpecs,
+  STORED_CREDENTIAL_COLUMNS,
+} from "./inputs";
 import { type LabeledMetrics, LabeledTally } from "./labeled-metrics";
 
 /**
@@ -27,6 +33,9 @@ export interface HistoryRow {
   decision: Decision;
   has_counterparty: boolean;
   inputs: unknown;
+  /** The stored outcome's credential failure and its reason's words (`StoredCredential`). */
+  credential_failure: string | null;
+  credential_reason: string | null;
   /** The replayed policy's window aggregates as of the assessment's time. */
   counted: Record<string, unknown> | null;
   /** The assessment's effective label in its mode (docs/feedback.md), or null. */
@@ -69,13 +78,14 @@ export function historyPage(
   // The effective label rides in the page's own query: labels cost no round trip, and the
   // feedback index on (org, assessment) keeps it one index probe per row.
   return sql`select p.id, p.created, p.kind, p.decision, p.has_counterparty, p.inputs,
-      ${counted} as counted,
+      p.credential_failure, p.credential_reason, ${counted} as counted,
       (select f.label from assessment_feedback f
         where f.assessment_id = p.id and f.livemode = p.livemode and f.label <> 'dispute'
         order by f.occurred_at desc, f.created_at desc, f.id desc limit 1) as label
     from (
       select a.id, to_json(a.created_at)#>>'{}' as created, a.created_at, a.kind, a.decision,
-        a.counterparty is not null as has_counterparty, a.inputs, a.agent_id, a.counterparty,
+        a.counterparty is not null as has_counterparty, a.inputs, ${STORED_CREDENTIAL_COLUMNS},
+        a.agent_id, a.counterparty,
         a.currency, a.livemode${windows.length === 0 ? sql`` : sql`, ${sql.join(windows, sql`, `)}`}
       from assessments a
       where a.livemode = ${q.livemode}
@@ -145,12 +155,11 @@ export class BacktestTally {
 
   add(row: HistoryRow): void {
     const result = this.result;
-    if (!isRecordedInputs(row.inputs) || !DECISIONS.includes(row.decision)) {
+    const replayed = replayRow(this.rules, row);
+    if (replayed === null) {
       result.skipped++;
       return;
     }
-    const input = replayInput(row.inputs, row.kind, row.has_counterparty, this.rules, row.counted);
-    const replayed = scoreAction(input);
     result.replayed++;
     result.matrix[row.decision][replayed.decision]++;
     this.#recorded.add(row.decision, row.label);
@@ -171,6 +180,19 @@ export class BacktestTally {
       });
     }
   }
+}
+
+/**
+ * One assessment of the history scored under `rules` from its recorded inputs, holding the
+ * facts of history (`heldInputs`); null when it cannot be replayed (no recorded inputs).
+ */
+export function replayRow(rules: NormalizedRules, row: HistoryRow): Decided | null {
+  if (!isRecordedInputs(row.inputs) || !DECISIONS.includes(row.decision)) return null;
+  const recorded = heldInputs(row.inputs, {
+    failure: row.credential_failure,
+    reason: row.credential_reason,
+  });
+  return scoreAction(replayInput(recorded, row.kind, row.has_counterparty, rules, row.counted));
 }
 
 export type ReadPage = (cursor: string | null, size: number) => Promise<HistoryRow[]>;

@@ -1,9 +1,11 @@
 import { z } from "@hono/zod-openapi";
+import type { AssessedFailure } from "../assess/credential";
 import { geoOf } from "../assess/input";
 import type { NormalizedRules } from "../assess/policy";
 import { AssessRequest, type ParsedAssessRequest, parseAssessRequest } from "../assess/request";
 import { provenIdentity } from "../assess/risk-input";
 import type { RiskInput } from "../assess/risk-model";
+import { CREDENTIAL_FAILURES } from "../credentials/failures";
 import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/tables/identity";
 import { ApiError } from "../errors";
 import { DateTime, plainText } from "../schemas/common";
@@ -51,12 +53,42 @@ const CaseHistory = z.strictObject({
   recipient_seen: z.boolean().nullable().default(null),
 });
 
+/** The failures an assessment's credential can end with: the verifier's, the ledger object's. */
+const CASE_FAILURES = [
+  ...CREDENTIAL_FAILURES,
+  "already_consumed",
+  "budget_exceeded",
+] as const satisfies readonly AssessedFailure[];
+
+const CaseCredential = z
+  .strictObject({
+    verified: z.boolean(),
+    failure: z.enum(CASE_FAILURES).nullable().default(null),
+    detail: z
+      .strictObject({ constraint: plainText(256).optional(), message: plainText(2048) })
+      .nullable()
+      .default(null)
+      .openapi({ description: "The refusal's words, as the verifier (or the ledger) gave them" }),
+  })
+  .refine((credential) => credential.verified === (credential.failure === null), {
+    path: ["failure"],
+    message: "must be null when verified, and name the failure otherwise",
+  })
+  .openapi("EvalCaseCredential", {
+    description:
+      "What the request's AP2 credential proved (docs/assess.md): a refusal denies, as live, " +
+      "whatever the policy",
+  });
+
 const CaseContext = z
   .strictObject({
     agent: CaseAgent.nullable().default(null).openapi({ description: "null: unidentified" }),
     key: z.enum(["active", "revoked", "unregistered"]).nullable().default(null),
     card: z.enum(["verified", "unverified", "unknown"]).nullable().default(null),
     conflict: z.boolean().default(false),
+    credential: CaseCredential.nullable().default(null).openapi({
+      description: "null: the mandate was sent as decoded JSON, no credential",
+    }),
     history: CaseHistory.default(CaseHistory.parse({})),
     aggregates: z
       .record(z.string(), z.number().min(0))
@@ -282,6 +314,8 @@ export function caseInput(
     },
     now: context.at ? Date.parse(context.at) : now,
     geo: context.geo === undefined ? geoOf(request.facts.riskData) : context.geo,
+    // Absent from sets stored before cases could state it: decoded JSON, as they were scored.
+    ...(context.credential ? { credential: context.credential } : {}),
     ...(rules.program?.aggregates.length ? { aggregates: values } : {}),
   };
 }

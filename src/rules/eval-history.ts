@@ -2,7 +2,12 @@ import { z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
 import { DateTime } from "../schemas/common";
 import type { EvalCase } from "./eval-cases";
-import { isRecordedInputs, type RecordedInputs } from "./inputs";
+import {
+  heldInputs,
+  isRecordedInputs,
+  type RecordedInputs,
+  STORED_CREDENTIAL_COLUMNS,
+} from "./inputs";
 
 /**
  * Evaluation cases from labeled history (docs/feedback.md, Evaluation sets): each assessment
@@ -47,7 +52,7 @@ export function expectedOf(label: HistoryLabel): "deny" | "approve" {
  */
 export function labeledHistory(q: FromHistory, livemode: boolean) {
   return sql`select a.id, to_json(a.created_at)#>>'{}' as created, a.kind, a.mandate_type,
-      a.inputs, m.mandate, l.label
+      a.inputs, ${STORED_CREDENTIAL_COLUMNS}, m.mandate, l.label
     from assessments a
     join mandates m on m.assessment_id = a.id and m.erased_at is null
     cross join lateral (
@@ -72,6 +77,9 @@ export interface LabeledRow {
   kind: string;
   mandate_type: string | null;
   inputs: unknown;
+  /** The stored outcome's credential failure and its reason's words (`StoredCredential`). */
+  credential_failure: string | null;
+  credential_reason: string | null;
   mandate: unknown;
   label: HistoryLabel;
 }
@@ -80,7 +88,11 @@ export interface LabeledRow {
 export function casesOf(rows: LabeledRow[]): EvalCase[] {
   return [...rows].reverse().flatMap((row): EvalCase[] => {
     if (!isRecordedInputs(row.inputs)) return [];
-    const inputs: RecordedInputs = row.inputs;
+    // The facts of history hold in the case as in a backtest: a refused credential stays so.
+    const inputs: RecordedInputs = heldInputs(row.inputs, {
+      failure: row.credential_failure,
+      reason: row.credential_reason,
+    });
     const { identity, history } = inputs;
     const agent = identity.agent
       ? {
@@ -113,6 +125,7 @@ export function casesOf(rows: LabeledRow[]): EvalCase[] {
           key: identity.proven === true ? "active" : identity.key,
           card: identity.card,
           conflict: identity.conflict,
+          credential: inputs.credential ?? null,
           history: {
             burst: history.burst,
             approved_count: history.approvedCount,

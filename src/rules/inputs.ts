@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import type { OpenMandateLimits } from "../assess/facts";
 import type { NormalizedRules } from "../assess/policy";
 import type { ActionKind, MandateFacts, MandateType } from "../assess/request";
@@ -69,6 +70,60 @@ function recordedLimits(limits: OpenMandateLimits | null): OpenMandateLimits | n
     return [];
   });
   return { maxAmounts: limits.maxAmounts, allowedPayees: limits.allowedPayees, constraints };
+}
+
+/**
+ * How an assessment's credential ended, as its stored outcome says: the failure (the
+ * verifier's, or the ledger object's `already_consumed`/`budget_exceeded`, decided after the
+ * model scored and so never in the recorded inputs) and the words of its `credential_<failure>`
+ * rejection reason. Both null for a verified credential and for none.
+ */
+export interface StoredCredential {
+  failure: string | null;
+  reason: string | null;
+}
+
+/**
+ * `StoredCredential`'s columns (`credential_failure`, `credential_reason`) of the assessment
+ * `a`; the rejection reasons are only read for a refused credential.
+ */
+export const STORED_CREDENTIAL_COLUMNS = sql`a.credential->>'failure' as credential_failure,
+  (select r->>'description' from jsonb_array_elements(a.rejection_reasons) r
+    where a.credential->>'failure' is not null
+      and r->>'key' = 'credential_' || (a.credential->>'failure')
+    limit 1) as credential_reason`;
+
+/**
+ * The recorded inputs with the facts of history a replay must hold (docs/rules.md, "What a
+ * replay holds"): a credential the outcome says was refused is refused in the replay, with the
+ * same failure and the same words, whatever the replayed policy says. Read from the stored
+ * outcome, so assessments recorded before this rule replay the same way. The agent's status
+ * (revoked, suspended) is in the recorded identity already.
+ */
+export function heldInputs(recorded: RecordedInputs, stored: StoredCredential): RecordedInputs {
+  if (stored.failure === null) return recorded;
+  const credential = recorded.credential;
+  // The verifier's refusal: recorded with its detail, as the model read it.
+  if (credential && !credential.verified && credential.failure === stored.failure) return recorded;
+  return {
+    ...recorded,
+    credential: { verified: false, failure: stored.failure, detail: refusalDetail(stored) },
+  };
+}
+
+/**
+ * A refusal's detail from its stored words, `the credential is refused (<failure>[,
+ * <constraint>]): <message>` as the policy stage and the ledger object's refusal write them, so
+ * that the replay's reason is the assessment's, word for word.
+ */
+function refusalDetail(stored: StoredCredential): CredentialEvidence["detail"] {
+  if (stored.reason === null) return null;
+  const stated = /^the credential is refused \(([^,)]+)(?:, ([^)]+))?\): ([\s\S]*)$/.exec(
+    stored.reason,
+  );
+  if (!stated || stated[1] !== stored.failure) return { message: stored.reason };
+  const [, , constraint, message = ""] = stated;
+  return constraint === undefined ? { message } : { constraint, message };
 }
 
 /** Whether a stored value is inputs this version of the service can replay. */

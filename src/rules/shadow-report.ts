@@ -24,9 +24,17 @@ export interface ReportQuery {
   samples: number;
 }
 
-/** The window's shadowed assessments, by the index (org, shadow policy id, created). */
+/**
+ * The window's shadowed assessments, by the index (org, shadow policy id, created). A refused
+ * credential is a fact of history whatever the policy (docs/shadow-policies.md): the shadow
+ * scored the verifier's refusals itself, but not the ledger object's (`already_consumed`,
+ * `budget_exceeded`), decided after scoring, so the stored outcome's failure denies on the
+ * shadow side too.
+ */
 function shadowed(q: ReportQuery, livemode: boolean): SQL {
-  return sql`select a.id, a.created_at, a.decision, a.shadow->>'decision' as shadow_decision
+  return sql`select a.id, a.created_at, a.decision,
+      case when a.credential->>'failure' is not null then 'deny'
+        else a.shadow->>'decision' end as shadow_decision
     from assessments a
     where a.shadow is not null and a.shadow->>'policy_id' = ${q.policyId}::text
       and a.livemode = ${livemode}

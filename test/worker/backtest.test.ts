@@ -1,10 +1,18 @@
+import { PgDialect } from "drizzle-orm/pg-core";
 import { describe, expect, it } from "vitest";
 import { normalizeRules, PolicyRules } from "../../src/assess/policy";
-import { backtest as runBacktest } from "../../src/rules/backtest";
+import {
+  type HistoryRow,
+  historyPage,
+  replayRow,
+  backtest as runBacktest,
+} from "../../src/rules/backtest";
+import { type Claims, RANGE } from "../support/ap2-chains";
 import { call, type TestOrg } from "./support/api";
 import { assessOk, createPolicy, type Json, orgWithKey, payment } from "./support/assess";
+import { consentOrg } from "./support/consents";
 import { provenAgentOrg } from "./support/credentials";
-import { ownerSql } from "./support/db";
+import { appSql, ownerSql } from "./support/db";
 import { newPrincipal } from "./support/identity";
 
 // docs/rules.md (Backtest): POST /v1/policies/{id}/backtest replays a policy over the org's
@@ -304,6 +312,187 @@ describe("POST /v1/policies/{id}/backtest", () => {
   });
 });
 
+// What was true when an assessment was made holds in every replay, whatever the policy says
+// (docs/rules.md, "What a replay holds"): a credential refused, a consent already spent, a
+// budget exhausted, a revoked or suspended agent. A draft with nothing but a generous
+// `max_amount` approves each of these payments on its own terms: only the facts refuse them.
+describe("facts of history hold in the replay", () => {
+  const PERMISSIVE = { max_amount: 1_000_000 };
+
+  /** The answer's summary for a history of one approval, then `held` (its recorded decision). */
+  function heldSummary(held: "deny" | "review") {
+    const row = () => ({ approve: 0, review: 0, deny: 0 });
+    return {
+      replayed: 2,
+      skipped: 0,
+      changed: 0,
+      matrix: {
+        approve: { ...row(), approve: 1 },
+        review: row(),
+        deny: row(),
+        [held]: { ...row(), [held]: 1 },
+      },
+      rules: [],
+      unmatched: 2,
+      samples: [],
+      // One of two flagged, as recorded.
+      labeled: { recorded: unlabeled(0.5), policy: unlabeled(0.5) },
+    };
+  }
+
+  async function backtestDraft(org: TestOrg) {
+    const draft = await createPolicy(org, PERMISSIVE, { activate: false });
+    const res = await backtest(org, draft.id);
+    expect(res.status).toBe(200);
+    return res.json;
+  }
+
+  /**
+   * Each assessment's replay under the permissive draft, in a sample's fields (the answer lists
+   * only changed ones): the route's own page query, as the org reads it, through `replayRow`.
+   */
+  async function replays(org: TestOrg) {
+    const rules = normalizeRules(PolicyRules.parse(PERMISSIVE));
+    const page = historyPage(rules, { livemode: true, from: null, to: null }, null, 10);
+    const query = new PgDialect().sqlToQuery(page);
+    const [, rows] = await appSql.transaction((sql) => [
+      sql`select set_config('app.org_id', ${org.id}, true)`,
+      sql.query(query.sql, query.params),
+    ]);
+    return (rows as HistoryRow[]).map((row) => {
+      const replayed = replayRow(rules, row);
+      return {
+        assessment_id: row.id,
+        created: new Date(row.created).toISOString(),
+        decision: row.decision,
+        replayed_decision: replayed?.decision,
+        rule: replayed?.rule?.id ?? null,
+        reason: replayed?.reason,
+      };
+    });
+  }
+
+  /** The replay of `made` states the decision and the reason it was given. */
+  function heldReplay(made: Json) {
+    return {
+      assessment_id: made.assessmentId,
+      created: made.outcome.created,
+      decision: made.decision,
+      replayed_decision: made.decision,
+      rule: null,
+      reason: made.outcome.outcome.reason,
+    };
+  }
+
+  it("a consent already spent: the second payment of one transaction stays denied", async () => {
+    const { org, pay } = await consentOrg();
+    const first = await pay({ transaction_id: "tx-once" });
+    const again = await pay({ transaction_id: "tx-once" });
+    expect(first.decision).toBe("approve");
+    expect(again.decision).toBe("deny");
+    expect(again.outcome.credential).toMatchObject({
+      verified: false,
+      failure: "already_consumed",
+    });
+    expect(again.outcome.outcome.reason).toBe(
+      "Denied: the credential is refused (already_consumed): " +
+        "transaction tx-once was already approved under this consent.",
+    );
+    expect(await backtestDraft(org)).toMatchObject(heldSummary("deny"));
+    expect((await replays(org))[0]).toEqual(heldReplay(again));
+
+    // Labeled fraud, the double spend is fraud the replayed policy catches, as it was caught.
+    const labeled = await call(`/v1/assessments/${again.assessmentId}/feedback`, {
+      method: "POST",
+      token: org.token,
+      body: { label: "fraud" },
+    });
+    expect(labeled.status).toBe(201);
+    const caught = {
+      labeled: 1,
+      fraud_caught: 1,
+      fraud_missed: 0,
+      legitimate_blocked: 0,
+      legitimate_approved: 0,
+      precision: 1,
+      recall: 1,
+      fire_rate: 0.5,
+    };
+    expect((await backtestDraft(org)).labeled).toEqual({ recorded: caught, policy: caught });
+  });
+
+  it("a budget exhausted: the payment past it stays denied", async () => {
+    // 60.00 CAD twice under a budget of 100.00 CAD (major units, as the SDK reads it).
+    const { org, pay } = await consentOrg([
+      RANGE,
+      { type: "payment.budget", max: 100, currency: "CAD" },
+    ]);
+    const amount = { payment_amount: { amount: 6000, currency: "CAD" } };
+    const first = await pay({ ...amount, transaction_id: "tx-1" });
+    const past = await pay({ ...amount, transaction_id: "tx-2" });
+    expect(first.decision).toBe("approve");
+    expect(past.decision).toBe("deny");
+    expect(past.outcome.credential).toMatchObject({ verified: false, failure: "budget_exceeded" });
+    expect(past.outcome.outcome.reason).toBe(
+      "Denied: the credential is refused (budget_exceeded): this payment would take the open " +
+        "mandate past its budget or its number of payments.",
+    );
+    expect(await backtestDraft(org)).toMatchObject(heldSummary("deny"));
+    expect((await replays(org))[0]).toEqual(heldReplay(past));
+  });
+
+  it.each<[string, boolean, Claims, string]>([
+    ["an untrusted issuer", false, {}, "untrusted_issuer"],
+    ["an expired mandate", true, { exp: Math.floor(Date.now() / 1000) - 3600 }, "expired"],
+  ])("a credential refused (%s) stays denied", async (_, trusted, closed, failure) => {
+    const { org, pay } = await consentOrg([RANGE], trusted);
+    const refused = await pay({ transaction_id: "tx-1", ...closed });
+    expect(refused.decision).toBe("deny");
+    expect(refused.outcome.credential).toMatchObject({ verified: false, failure });
+    const res = await backtestDraft(org);
+    const row = () => ({ approve: 0, review: 0, deny: 0 });
+    expect(res).toMatchObject({
+      replayed: 1,
+      changed: 0,
+      matrix: { approve: row(), review: row(), deny: { ...row(), deny: 1 } },
+      samples: [],
+      labeled: { recorded: unlabeled(1), policy: unlabeled(1) },
+    });
+    expect(await replays(org)).toEqual([heldReplay(refused)]);
+  });
+
+  it("an assessment whose inputs hold no credential evidence replays its stored refusal", async () => {
+    // As if recorded before the inputs carried the credential: the stored outcome says it.
+    const { org, pay } = await consentOrg([RANGE], false);
+    const refused = await pay({ transaction_id: "tx-1" });
+    expect(refused.outcome.credential).toMatchObject({ failure: "untrusted_issuer" });
+    await ownerSql`update assessments set inputs = inputs - 'credential'
+      where id = ${refused.assessmentId}`;
+    expect(await backtestDraft(org)).toMatchObject({ replayed: 1, changed: 0, samples: [] });
+    expect(await replays(org)).toEqual([heldReplay(refused)]);
+  });
+
+  it.each<["revoked" | "suspended", "deny" | "review", string]>([
+    ["revoked", "deny", "Denied: agent {id} is revoked."],
+    ["suspended", "review", "Review: agent {id} is suspended."],
+  ])("an agent %s at the time stays %s", async (status, held, reason) => {
+    const { org, agentId, pay } = await consentOrg();
+    const first = await pay({ transaction_id: "tx-1" });
+    const res = await call(`/v1/agents/${agentId}`, {
+      method: "PATCH",
+      token: org.token,
+      body: { status },
+    });
+    expect(res.status).toBe(200);
+    const after = await pay({ transaction_id: "tx-2" });
+    expect(first.decision).toBe("approve");
+    expect(after.decision).toBe(held);
+    expect(after.outcome.outcome.reason).toBe(reason.replace("{id}", agentId));
+    expect(await backtestDraft(org)).toMatchObject(heldSummary(held));
+    expect((await replays(org))[0]).toEqual(heldReplay(after));
+  });
+});
+
 function sample(made: Json | undefined, decision: string, replayed: string, rule: string) {
   return {
     assessment_id: made?.assessmentId,
@@ -324,6 +513,8 @@ describe("paging (the replay loop itself)", () => {
     decision: "approve" as const,
     has_counterparty: true,
     inputs: null,
+    credential_failure: null,
+    credential_reason: null,
     counted: null,
     label: null,
   }));

@@ -174,6 +174,29 @@ describe("/v1/eval-sets", () => {
       { request: usd(1), fraud: true, context: { aggregates: { "count.agent.1h": 1.5 } } },
       "cases.0.context.aggregates.count.agent.1h",
     ],
+    [
+      "a credential refused without its failure",
+      { request: usd(1), fraud: true, context: { credential: { verified: false } } },
+      "cases.0.context.credential.failure",
+    ],
+    [
+      "a verified credential with a failure",
+      {
+        request: usd(1),
+        fraud: true,
+        context: { credential: { verified: true, failure: "expired" } },
+      },
+      "cases.0.context.credential.failure",
+    ],
+    [
+      "an unknown credential failure",
+      {
+        request: usd(1),
+        fraud: true,
+        context: { credential: { verified: false, failure: "spent" } },
+      },
+      "cases.0.context.credential.failure",
+    ],
   ])("refuses %s: 400 with the path", async (_, item, path) => {
     const { org } = await orgWithKey();
     const res = await call("/v1/eval-sets", {
@@ -273,6 +296,53 @@ describe("POST /v1/evals/run", () => {
       decision_accuracy: 0.6,
     });
     expect(res.json.misclassified.map((m: Json) => m.id)).toEqual(["c2", "c3", "c4", "c6", "c8"]);
+  });
+
+  it("a case states its credential: a refusal denies whatever the policy, as live", async () => {
+    const { org } = await orgWithKey();
+    const refused = {
+      verified: false,
+      failure: "already_consumed",
+      detail: { message: "transaction tx-1 was already approved under this consent" },
+    };
+    const set = await newSet(
+      org,
+      [
+        {
+          id: "verified",
+          request: usd(500),
+          context: { ...TRUSTED, credential: { verified: true } },
+        },
+        {
+          id: "spent",
+          request: usd(500),
+          context: { ...TRUSTED, credential: refused },
+          fraud: false,
+        },
+      ].map((item) => ({ expected: "approve", ...item })),
+    );
+    // Stored with its defaults, as every context member.
+    expect(set.cases.map((k: Json) => k.context.credential)).toEqual([
+      { verified: true, failure: null, detail: null },
+      refused,
+    ]);
+    const policy = await createPolicy(org, { max_amount: 1_000_000 }, { activate: false });
+    const res = await runEval(org, { eval_set_id: set.id, policy_id: policy.id });
+    expect(res.status).toBe(201);
+    expect(res.json.misclassified).toEqual([
+      {
+        index: 1,
+        id: "spent",
+        expected: "approve",
+        fraud: false,
+        decision: "deny",
+        risk_score: expect.any(Number),
+        rule: null,
+        reason:
+          "Denied: the credential is refused (already_consumed): " +
+          "transaction tx-1 was already approved under this consent.",
+      },
+    ]);
   });
 
   it("a case states its window aggregates and its time", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call, type TestOrg } from "./support/api";
 import { assessOk, createPolicy, type Json } from "./support/assess";
+import { consentOrg } from "./support/consents";
 import { provenAgentOrg } from "./support/credentials";
 
 // docs/feedback.md: labeled history in backtests and evaluation sets. The expected metrics are
@@ -202,6 +203,90 @@ describe("POST /v1/eval-sets from labeled history", () => {
         to: null,
       },
     });
+  });
+
+  it("a consent spent twice stays denied in its case: the refusal is a fact, not the policy's", async () => {
+    // The second payment of one transaction was refused by the ledger object after the model
+    // approved it; labeled fraud, a permissive draft must still catch it, as live did.
+    const { org, key, pay } = await consentOrg();
+    const first = await pay({ transaction_id: "tx-once" });
+    const again = await pay({ transaction_id: "tx-once" });
+    expect([first.decision, again.decision]).toEqual(["approve", "deny"]);
+    for (const [made, label] of [
+      [first, "legitimate"],
+      [again, "fraud"],
+    ] as const) {
+      const res = await call(`/v1/assessments/${made.assessmentId}/feedback`, {
+        method: "POST",
+        key,
+        body: { label },
+      });
+      expect(res.status).toBe(201);
+    }
+    const set = await call("/v1/eval-sets", {
+      method: "POST",
+      token: org.token,
+      body: { name: "double spend", from_history: {} },
+    });
+    expect(set.status).toBe(201);
+    expect(set.json.cases.map((k: Json) => [k.id, k.context.credential])).toEqual([
+      [`a_${first.assessmentId}`, { verified: true, failure: null, detail: null }],
+      [
+        `a_${again.assessmentId}`,
+        {
+          verified: false,
+          failure: "already_consumed",
+          detail: { message: "transaction tx-once was already approved under this consent" },
+        },
+      ],
+    ]);
+    const draft = await createPolicy(org, { max_amount: 1_000_000 }, { activate: false });
+    const run = await call("/v1/evals/run", {
+      method: "POST",
+      token: org.token,
+      body: { eval_set_id: set.json.id, policy_id: draft.id, positive: "deny" },
+    });
+    expect(run.status).toBe(201);
+    expect(run.json.confusion).toEqual({
+      tp: 1,
+      fp: 0,
+      tn: 1,
+      fn: 0,
+      decisions: {
+        approve: { approve: 1, review: 0, deny: 0 },
+        review: { approve: 0, review: 0, deny: 0 },
+        deny: { approve: 0, review: 0, deny: 1 },
+      },
+    });
+    expect(run.json.misclassified).toEqual([]);
+
+    // The case, decided as the assessment was, in the words it was given: changed to expect an
+    // approval, it is listed with its decision and reason.
+    const cases = set.json.cases.map((k: Json) => ({ ...k, expected: "approve", fraud: false }));
+    const restated = await call("/v1/eval-sets", {
+      method: "POST",
+      token: org.token,
+      body: { name: "restated", cases },
+    });
+    expect(restated.status).toBe(201);
+    const rerun = await call("/v1/evals/run", {
+      method: "POST",
+      token: org.token,
+      body: { eval_set_id: restated.json.id, policy_id: draft.id },
+    });
+    expect(rerun.status).toBe(201);
+    expect(rerun.json.misclassified).toEqual([
+      {
+        index: 1,
+        id: `a_${again.assessmentId}`,
+        expected: "approve",
+        fraud: false,
+        decision: "deny",
+        risk_score: expect.any(Number),
+        rule: null,
+        reason: again.outcome.outcome.reason,
+      },
+    ]);
   });
 
   it.each([

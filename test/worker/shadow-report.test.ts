@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call, type TestOrg } from "./support/api";
 import { assessOk, createPolicy, type Json, orgWithKey, payment } from "./support/assess";
+import { consentOrg } from "./support/consents";
 import { ownerSql } from "./support/db";
 
 // GET /v1/policies/{id}/shadow-report (docs/shadow-policies.md) over a generated history whose
@@ -196,6 +197,36 @@ describe("GET /v1/policies/{id}/shadow-report", () => {
         label: "unlabeled",
       },
     ]);
+  });
+
+  it("a consent spent twice: the shadow is held to the ledger's refusal, no disagreement", async () => {
+    // The shadow scores before the ledger object refuses the second payment of a transaction,
+    // and would approve it; the refusal is a fact whatever the policy (docs/shadow-policies.md).
+    const { org, pay } = await consentOrg();
+    const draft = await createPolicy(org, { max_amount: 1_000_000 }, { activate: false });
+    const shadow = await call(`/v1/policies/${draft.id}/shadow`, {
+      method: "POST",
+      token: org.token,
+    });
+    expect(shadow.status).toBe(200);
+    const first = await pay({ transaction_id: "tx-once" });
+    const again = await pay({ transaction_id: "tx-once" });
+    expect([first.decision, again.decision]).toEqual(["approve", "deny"]);
+    expect(again.outcome.credential).toMatchObject({ failure: "already_consumed" });
+    const res = await report(org, draft.id);
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      shadowed: 2,
+      agreed: 2,
+      disagreed: 0,
+      matrix: {
+        approve: { approve: 1, review: 0, deny: 0 },
+        review: { approve: 0, review: 0, deny: 0 },
+        deny: { approve: 0, review: 0, deny: 1 },
+      },
+      disagreements: [],
+      samples: [],
+    });
   });
 
   it("a policy that never shadowed reports zeros", async () => {

@@ -5761,6 +5761,7 @@ export interface paths {
                      *             "key": null,
                      *             "card": null,
                      *             "conflict": false,
+                     *             "credential": null,
                      *             "history": {
                      *               "burst": 0,
                      *               "approved_count": 0,
@@ -5835,6 +5836,7 @@ export interface paths {
                          *             "key": null,
                          *             "card": null,
                          *             "conflict": false,
+                         *             "credential": null,
                          *             "history": {
                          *               "burst": 0,
                          *               "approved_count": 0,
@@ -5982,6 +5984,7 @@ export interface paths {
                          *             "key": null,
                          *             "card": null,
                          *             "conflict": false,
+                         *             "credential": null,
                          *             "history": {
                          *               "burst": 0,
                          *               "approved_count": 0,
@@ -13587,6 +13590,7 @@ export interface components {
          *       "key": null,
          *       "card": null,
          *       "conflict": false,
+         *       "credential": null,
          *       "history": {
          *         "burst": 0,
          *         "approved_count": 0,
@@ -13639,6 +13643,26 @@ export interface components {
             card?: "verified" | "unverified" | "unknown" | null;
             /** @default false */
             conflict?: boolean;
+            /**
+             * @description null: the mandate was sent as decoded JSON, no credential
+             * @default null
+             */
+            credential?: {
+                verified: boolean;
+                /**
+                 * @default null
+                 * @enum {string|null}
+                 */
+                failure?: "signature_invalid" | "untrusted_issuer" | "delegation_broken" | "disclosure_invalid" | "audience_mismatch" | "nonce_mismatch" | "expired" | "not_yet_valid" | "constraint_violated" | "already_consumed" | "budget_exceeded" | null;
+                /**
+                 * @description The refusal's words, as the verifier (or the ledger) gave them
+                 * @default null
+                 */
+                detail?: {
+                    constraint?: string;
+                    message: string;
+                } | null;
+            } | null;
             /**
              * @default {
              *       "burst": 0,
