@@ -1,46 +1,36 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { CompactSign } from "jose";
 import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/ledger/ledger";
 import {
-  AUD,
   type Claims,
   closedPayment,
   ecdsaTwin,
-  element,
   hashOf,
   isHighS,
-  NONCE,
-  newSigner,
-  openPayment,
   RANGE,
-  type Signer,
   signatureSpellings,
 } from "../support/ap2-chains";
 import { call } from "./support/api";
 import { assess, createPolicy, type Json } from "./support/assess";
-import { credentialOrg, expectRefused, leafUnder } from "./support/credentials";
+import { consentOrg } from "./support/consents";
+import { expectRefused } from "./support/credentials";
 
 // docs/credentials.md, "One consent pays once, in every spelling and every mode": what the
 // org's ledger object remembers of a consent (single use, budget, recurrence) is keyed by what
 // the root's issuer signed, never by the text of its signature, and kept apart per mode.
 
-const now = () => Math.floor(Date.now() / 1000);
-const PRESENTATION = { aud: AUD, nonce: NONCE };
 /** 100.00 CAD in major units, as AP2 writes a budget; two payments of 60.00 do not fit. */
 const BUDGET = { type: "payment.budget", max: 100, currency: "CAD" };
 
 /**
- * An org (with a live and a test key) trusting a fresh issuer of `alg`, whose agent is
- * registered and whose verified mandates the policy approves; `root` is a consent to that agent
- * with a budget of 100.00 CAD, as its segment `<root JWS>~<disclosure>`.
+ * A consent to a fresh agent of `alg` with a budget of 100.00 CAD, in an org whose policy
+ * approves verified mandates, with a live and a test key; `presentation(rootJws, …)` is a new
+ * presentation of 60.00 CAD under the root spelt `rootJws`.
  */
-async function consentOrg(alg: "ES256" | "EdDSA") {
-  const issuer = await newSigner(alg, "issuer-1");
-  const agent = await newSigner(alg);
-  const { org, key: live } = await credentialOrg([issuer.jwk], agent.jwk, "live");
-  const { key: test } = await org.key(undefined, "test");
-  await createPolicy(org, {
+async function budgetedConsent(alg: "ES256" | "EdDSA") {
+  const consent = await consentOrg({ alg, constraints: [RANGE, BUDGET] });
+  const { key: test } = await consent.org.key(undefined, "test");
+  await createPolicy(consent.org, {
     grammar: 1,
     rules: [
       {
@@ -50,29 +40,9 @@ async function consentOrg(alg: "ES256" | "EdDSA") {
       },
     ],
   });
-  const t = now();
-  const open = openPayment(agent, [{ ...RANGE, max: 10_000 }, BUDGET], {
-    iat: t - 3600,
-    exp: t + 86_400,
-  });
-  const item = element(open);
-  const claims = { delegate_payload: [item.ref], _sd_alg: "sha-256" };
-  const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
-    .setProtectedHeader({ alg, typ: "example+sd-jwt", kid: "issuer-1" })
-    .sign(issuer.privateKey);
-  return { org, live, test, agent, root: { jws, disclosure: item.disclosure } };
-}
-
-/** A fresh last hop by `agent` (60.00 CAD) under the root spelt `rootJws`. */
-async function presentation(
-  rootJws: string,
-  disclosure: string,
-  agent: Signer,
-  closed: Claims = {},
-): Promise<Json> {
-  const payment = { payment_amount: { amount: 6000, currency: "CAD" }, ...closed };
-  const credential = await leafUnder(`${rootJws}~${disclosure}`, agent, payment);
-  return { credential, presentation: PRESENTATION };
+  const presentation = (rootJws: string, closed: Claims = {}) =>
+    consent.present({ payment_amount: { amount: 6000, currency: "CAD" }, ...closed }, rootJws);
+  return { ...consent, live: consent.key, test, presentation };
 }
 
 async function decided(key: string, body: Json) {
@@ -84,15 +54,15 @@ async function decided(key: string, body: Json) {
 describe("one consent pays once, in every spelling", () => {
   for (const alg of ["EdDSA", "ES256"] as const) {
     it(`${alg}: after a paid transaction, no spelling of the root pays it again`, async () => {
-      const { live, agent, root } = await consentOrg(alg);
-      const paid = await decided(live, await presentation(root.jws, root.disclosure, agent));
+      const { live, root, presentation } = await budgetedConsent(alg);
+      const paid = await decided(live, await presentation(root.jws));
       expect(paid.decision).toBe("approve");
       // The 16 base64url texts of the signature, and for ES256 the 16 of its twin (r, n − s).
       const twins = alg === "ES256" ? [root.jws, ecdsaTwin(root.jws)] : [root.jws];
       const spellings = twins.flatMap((jws) => signatureSpellings(jws));
       expect(spellings).toHaveLength(alg === "ES256" ? 32 : 16);
       for (const jws of spellings) {
-        const answer = await decided(live, await presentation(jws, root.disclosure, agent));
+        const answer = await decided(live, await presentation(jws));
         expect(answer.decision).toBe("deny");
         const canonical = twins.includes(jws);
         expectRefused(answer.outcome, canonical ? "already_consumed" : "signature_invalid");
@@ -100,15 +70,15 @@ describe("one consent pays once, in every spelling", () => {
     });
 
     it(`${alg}: a budget spent under one spelling is spent under all`, async () => {
-      const { live, agent, root } = await consentOrg(alg);
-      const first = await decided(live, await presentation(root.jws, root.disclosure, agent));
+      const { live, root, presentation } = await budgetedConsent(alg);
+      const first = await decided(live, await presentation(root.jws));
       expect(first.decision).toBe("approve");
       // Another transaction of 60.00: with the first it passes the budget of 100.00, under
       // every text of the root (the non-canonical ones are refused before the budget).
       const other = { transaction_id: "tx-other" };
       const twins = alg === "ES256" ? [root.jws, ecdsaTwin(root.jws)] : [root.jws];
       for (const jws of twins.flatMap((twin) => signatureSpellings(twin))) {
-        const answer = await decided(live, await presentation(jws, root.disclosure, agent, other));
+        const answer = await decided(live, await presentation(jws, other));
         expect(answer.decision).toBe("deny");
         const canonical = twins.includes(jws);
         expectRefused(answer.outcome, canonical ? "budget_exceeded" : "signature_invalid");
@@ -117,53 +87,45 @@ describe("one consent pays once, in every spelling", () => {
   }
 
   it("ES256: a high-S root verifies (as the AP2 SDK's do) and shares its low-S twin's consent", async () => {
-    const { live, agent, root } = await consentOrg("ES256");
+    const { live, root, presentation } = await budgetedConsent("ES256");
     const high = isHighS(root.jws) ? root.jws : ecdsaTwin(root.jws);
     const low = ecdsaTwin(high);
-    const first = await decided(live, await presentation(high, root.disclosure, agent));
+    const first = await decided(live, await presentation(high));
     expect(first.decision).toBe("approve");
     expect(first.outcome.credential).toMatchObject({ verified: true, failure: null });
-    const again = await decided(live, await presentation(low, root.disclosure, agent));
+    const again = await decided(live, await presentation(low));
     expectRefused(again.outcome, "already_consumed");
   });
 });
 
 describe("one consent pays once in each mode: test traffic never spends a live consent", () => {
   it("the live first presentation after test approvals of the same chain is approved, and the reverse", async () => {
-    const { live, test, agent, root } = await consentOrg("ES256");
-    const inTest = await decided(test, await presentation(root.jws, root.disclosure, agent));
+    const { live, test, root, presentation } = await budgetedConsent("ES256");
+    const inTest = await decided(test, await presentation(root.jws));
     expect(inTest.decision).toBe("approve");
     expect(inTest.outcome.livemode).toBe(false);
     for (let i = 0; i < 3; i++) {
-      const again = await decided(test, await presentation(root.jws, root.disclosure, agent));
+      const again = await decided(test, await presentation(root.jws));
       expectRefused(again.outcome, "already_consumed");
     }
-    const inLive = await decided(live, await presentation(root.jws, root.disclosure, agent));
+    const inLive = await decided(live, await presentation(root.jws));
     expect(inLive.decision).toBe("approve");
     expect(inLive.outcome.livemode).toBe(true);
-    const liveAgain = await decided(live, await presentation(root.jws, root.disclosure, agent));
+    const liveAgain = await decided(live, await presentation(root.jws));
     expectRefused(liveAgain.outcome, "already_consumed");
 
     // The reverse: a live approval first leaves the test mode's first presentation approved.
-    const other = await consentOrg("EdDSA");
-    const liveFirst = await decided(
-      other.live,
-      await presentation(other.root.jws, other.root.disclosure, other.agent),
-    );
+    const other = await budgetedConsent("EdDSA");
+    const liveFirst = await decided(other.live, await other.presentation(other.root.jws));
     expect(liveFirst.decision).toBe("approve");
-    const testAfter = await decided(
-      other.test,
-      await presentation(other.root.jws, other.root.disclosure, other.agent),
-    );
+    const testAfter = await decided(other.test, await other.presentation(other.root.jws));
     expect(testAfter.decision).toBe("approve");
   });
 
   it("a live budget is untouched by test spends, and a test budget by live ones", async () => {
-    const { live, test, agent, root } = await consentOrg("EdDSA");
+    const { live, test, root, presentation } = await budgetedConsent("EdDSA");
     const spend = (key: string, tx: string) =>
-      presentation(root.jws, root.disclosure, agent, { transaction_id: tx }).then((body) =>
-        decided(key, body),
-      );
+      presentation(root.jws, { transaction_id: tx }).then((body) => decided(key, body));
     expect((await spend(test, "tx-1")).decision).toBe("approve");
     expectRefused((await spend(test, "tx-2")).outcome, "budget_exceeded");
     // The test mode's budget is spent; the live one is whole: 60.00 fits, a second does not.
@@ -174,7 +136,7 @@ describe("one consent pays once in each mode: test traffic never spends a live c
   });
 
   it("a test-mode review approved never consumes the live consent", async () => {
-    const { org, live, test, agent, root } = await consentOrg("ES256");
+    const { org, live, test, root, presentation } = await budgetedConsent("ES256");
     // Review every verified credential, so each one opens an item a person approves.
     await createPolicy(org, {
       grammar: 1,
@@ -186,7 +148,7 @@ describe("one consent pays once in each mode: test traffic never spends a live c
         },
       ],
     });
-    const reviewed = await decided(test, await presentation(root.jws, root.disclosure, agent));
+    const reviewed = await decided(test, await presentation(root.jws));
     expect(reviewed.decision).toBe("review");
     const items = await call("/v1/reviews", { key: test });
     const item = (items.json.data as Json[]).find(
@@ -200,7 +162,7 @@ describe("one consent pays once in each mode: test traffic never spends a live c
     expect(approved.status).toBe(200);
     expect(approved.json.decision).toBe("approve");
 
-    const liveItem = await decided(live, await presentation(root.jws, root.disclosure, agent));
+    const liveItem = await decided(live, await presentation(root.jws));
     expect(liveItem.decision).toBe("review");
     const liveItems = await call("/v1/reviews", { key: live });
     const pending = (liveItems.json.data as Json[]).find(
@@ -218,7 +180,7 @@ describe("one consent pays once in each mode: test traffic never spends a live c
 
 describe("spends kept before consents were keyed by content and mode", () => {
   it("an object's text-keyed spends still count, in both modes and under both ES256 spellings", async () => {
-    const { org, live, test, agent, root } = await consentOrg("ES256");
+    const { org, live, test, root, presentation } = await budgetedConsent("ES256");
     // What an object kept before: the `spends` table, keyed by the SHA-256 of the root JWS as
     // it was presented (here its twin), without a mode.
     const stub = ledgerOf(env as never, org.id);
@@ -239,9 +201,9 @@ describe("spends kept before consents were keyed by content and mode", () => {
     // The object starts again, as after a deploy: it finds the table at activation.
     await runInDurableObject(stub, (_, state) => state.abort("restart")).catch(() => undefined);
     for (const key of [live, test]) {
-      const again = await decided(key, await presentation(root.jws, root.disclosure, agent));
+      const again = await decided(key, await presentation(root.jws));
       expectRefused(again.outcome, "already_consumed");
-      const other = await presentation(root.jws, root.disclosure, agent, {
+      const other = await presentation(root.jws, {
         transaction_id: "tx-2",
       });
       expectRefused((await decided(key, other)).outcome, "budget_exceeded");

@@ -423,10 +423,9 @@ describe("facts of history hold in the replay", () => {
 
   it("a budget exhausted: the payment past it stays denied", async () => {
     // 60.00 CAD twice under a budget of 100.00 CAD (major units, as the SDK reads it).
-    const { org, pay } = await consentOrg([
-      RANGE,
-      { type: "payment.budget", max: 100, currency: "CAD" },
-    ]);
+    const { org, pay } = await consentOrg({
+      constraints: [RANGE, { type: "payment.budget", max: 100, currency: "CAD" }],
+    });
     const amount = { payment_amount: { amount: 6000, currency: "CAD" } };
     const first = await pay({ ...amount, transaction_id: "tx-1" });
     const past = await pay({ ...amount, transaction_id: "tx-2" });
@@ -445,7 +444,7 @@ describe("facts of history hold in the replay", () => {
     ["an untrusted issuer", false, {}, "untrusted_issuer"],
     ["an expired mandate", true, { exp: Math.floor(Date.now() / 1000) - 3600 }, "expired"],
   ])("a credential refused (%s) stays denied", async (_, trusted, closed, failure) => {
-    const { org, pay } = await consentOrg([RANGE], trusted);
+    const { org, pay } = await consentOrg({ trusted });
     const refused = await pay({ transaction_id: "tx-1", ...closed });
     expect(refused.decision).toBe("deny");
     expect(refused.outcome.credential).toMatchObject({ verified: false, failure });
@@ -463,7 +462,7 @@ describe("facts of history hold in the replay", () => {
 
   it("an assessment whose inputs hold no credential evidence replays its stored refusal", async () => {
     // As if recorded before the inputs carried the credential: the stored outcome says it.
-    const { org, pay } = await consentOrg([RANGE], false);
+    const { org, pay } = await consentOrg({ trusted: false });
     const refused = await pay({ transaction_id: "tx-1" });
     expect(refused.outcome.credential).toMatchObject({ failure: "untrusted_issuer" });
     await ownerSql`update assessments set inputs = inputs - 'credential'
