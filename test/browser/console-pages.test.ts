@@ -49,7 +49,12 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
 
   it("is served with its strict Content-Security-Policy, the page and its bundle alike", async () => {
     const tab = await browser.open("/console/assets/app.css");
-    for (const path of ["/console/", "/console/assets/app.js", "/console/assets/app.css"]) {
+    // The page names its icon, or a browser asks for /favicon.ico on every visit: a 404.
+    // (Headless Chromium asks for no icon at all, so the page's declaration is what is checked.)
+    const page = await (await tab.page.request.get(`${origin}/console/`)).text();
+    const icon = /<link rel="icon" href="([^"]+)" type="image\/svg\+xml" \/>/.exec(page)?.[1];
+    expect(icon).toBe("/console/favicon.svg");
+    for (const path of ["/console/", "/console/assets/app.js", "/console/assets/app.css", icon]) {
       const response = await tab.page.request.get(`${origin}${path}`);
       expect(response.status(), path).toBe(200);
       const headers = response.headers();
@@ -57,6 +62,8 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
       expect(headers["x-content-type-options"], path).toBe("nosniff");
       expect(headers["referrer-policy"], path).toBe("no-referrer");
     }
+    const served = await tab.page.request.get(`${origin}${icon}`);
+    expect(served.headers()["content-type"]).toBe("image/svg+xml");
     expect(await tab.problems()).toEqual([]);
   });
 
