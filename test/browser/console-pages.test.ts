@@ -74,7 +74,9 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
     await expect(
       tab.page.getByRole("heading", { level: 1, name: "Overview" }).waitFor(),
     ).resolves.toBeUndefined();
-    await tab.page.getByText(`${user}@example.test`).waitFor();
+    await tab.page.getByText(`${user}@example.test`, { exact: true }).waitFor();
+    // The organization the console made, by the name the server gave it.
+    await tab.page.getByText(`${user}@example.test's organization`, { exact: true }).waitFor();
     const me = await fromPage(tab, "/v1/me");
     expect(me.status).toBe(200);
     expect(me.body.actor).toMatchObject({ type: "user", role: "owner", subject: `local|${user}` });
@@ -302,7 +304,7 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
     await tab.page.getByLabel("User name").fill(owner);
     await tab.page.getByRole("button", { name: "Sign in" }).click();
     await tab.page.waitForURL(`${origin}/console/`);
-    await tab.page.getByText(`${owner}@example.test`).waitFor();
+    await tab.page.getByText(`${owner}@example.test`, { exact: true }).waitFor();
     // The reload asked who is signed in: nobody.
     expect(await tab.problems()).toEqual(refused(401, "/v1/me"));
   });
