@@ -17,6 +17,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { importJWK, type JWK, SignJWT } from "jose";
+import { LOCAL_USER_NAME_RULE, type LocalUserClaims, localUserClaims } from "./local-user.ts";
 
 export interface LocalIdpServerOptions {
   host: string;
@@ -43,7 +44,6 @@ export interface LocalIdpServer {
 const CODE_TTL_MS = 60_000;
 /** The ID token's lifetime: the console session's. */
 const ID_TOKEN_TTL_S = 3600;
-const USER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 /** The request parameters the form carries through to its POST. */
 const CARRIED = [
@@ -62,7 +62,7 @@ interface PendingCode {
   redirectUri: string;
   challenge: string;
   nonce: string | undefined;
-  user: string;
+  user: LocalUserClaims;
   expiresAt: number;
 }
 
@@ -167,10 +167,9 @@ export async function startLocalIdpServer(options: LocalIdpServerOptions): Promi
       page(res, 200, signInForm(params), target);
       return;
     }
-    const user = params.get("username") ?? "";
-    if (!USER_NAME.test(user)) {
-      const message = "A user name is 1 to 64 letters, digits, '.', '_' or '-'.";
-      page(res, 400, signInForm(params, message), target);
+    const user = localUserClaims(params.get("username") ?? "");
+    if (!user) {
+      page(res, 400, signInForm(params, LOCAL_USER_NAME_RULE), target);
       return;
     }
     const now = Date.now();
@@ -214,16 +213,17 @@ export async function startLocalIdpServer(options: LocalIdpServerOptions): Promi
       return refuse("invalid_grant", "code_verifier does not match the code_challenge");
     }
     const now = Math.floor(Date.now() / 1000);
+    // The same claims as `npm run token` mints for the name (scripts/local-user.ts).
+    const { sub, ...claims } = pending.user;
     const idToken = await new SignJWT({
-      email: `${pending.user}@example.test`,
-      email_verified: true,
+      ...claims,
       auth_time: now,
       ...(pending.nonce ? { nonce: pending.nonce } : {}),
     })
       .setProtectedHeader({ alg: "EdDSA", kid: options.privateJwk.kid, typ: "JWT" })
       .setIssuer(issuer)
       .setAudience(pending.clientId)
-      .setSubject(`local|${pending.user}`)
+      .setSubject(sub)
       .setIssuedAt(now)
       .setExpirationTime(now + ID_TOKEN_TTL_S)
       .sign(key);

@@ -174,7 +174,7 @@ function printReady(
     `  Stripe    ${stripe}`,
     `  state     ${shown(paths.devVars)}, ${shown(paths.data)}/`,
     "next steps (another shell):",
-    `  TOKEN=$(${stateDir}npm run -s token -- --sub alice --email alice@example.com)`,
+    `  TOKEN=$(${stateDir}npm run -s token -- --sub alice)   # the console's user "alice"`,
     `  curl -s -X POST ${origin}/v1/orgs -H "authorization: Bearer $TOKEN"`,
     `  curl -s -X POST ${origin}/v1/api-keys -H "authorization: Bearer $TOKEN" \\`,
     `    -H 'content-type: application/json' -d '{"name":"dev","scopes":["assess:read"]}'`,

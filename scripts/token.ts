@@ -1,6 +1,8 @@
 /**
- * `npm run token -- --sub <user-id> [--email <address>] [--ttl 1h]`: a session JWT from the
- * local identity provider that `npm run dev` set up, as the console would hold after sign-in.
+ * `npm run token -- --sub <user name> [--ttl 1h]`: a session JWT from the local identity
+ * provider that `npm run dev` set up, as the console would hold after signing in with that user
+ * name: the same subject (`local|<name>`) and email (`<name>@example.test`), so the same user and
+ * organization (scripts/local-user.ts).
  *
  * The token is the LAST line of stdout and nothing else goes there, so
  * `TOKEN=$(npm run -s token -- --sub alice)` works; hints go to stderr.
@@ -9,8 +11,9 @@ import { parseArgs } from "node:util";
 import { importJWK, SignJWT } from "jose";
 import { readLocalIdp } from "./dev-idp.ts";
 import { devPaths } from "./dev-state.ts";
+import { LOCAL_USER_NAME_RULE, localUserClaims } from "./local-user.ts";
 
-const USAGE = "usage: npm run token -- --sub <user-id> [--email <address>] [--ttl 1h]";
+const USAGE = "usage: npm run token -- --sub <user name> [--ttl 1h]";
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -22,7 +25,6 @@ function options() {
     const { values } = parseArgs({
       options: {
         sub: { type: "string" },
-        email: { type: "string" },
         ttl: { type: "string", default: "1h" },
         help: { type: "boolean", short: "h" },
       },
@@ -33,14 +35,17 @@ function options() {
       process.exit(0);
     }
     if (!values.sub) fail(`--sub is required\n${USAGE}`);
-    return { sub: values.sub, email: values.email, ttl: values.ttl };
+    const user = localUserClaims(values.sub);
+    if (!user) fail(`--sub ${JSON.stringify(values.sub)}: ${LOCAL_USER_NAME_RULE}\n${USAGE}`);
+    return { name: values.sub, user, ttl: values.ttl };
   } catch (error) {
     return fail(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
   }
 }
 
 async function main(): Promise<void> {
-  const { sub, email, ttl } = options();
+  const { name, user, ttl } = options();
+  const { sub, ...claims } = user;
   const paths = devPaths();
   const idp = readLocalIdp(paths.localIdp);
   if (!idp) {
@@ -52,7 +57,7 @@ async function main(): Promise<void> {
   const key = await importJWK(idp.privateJwk, "EdDSA");
   let token: string;
   try {
-    token = await new SignJWT(email ? { email } : {})
+    token = await new SignJWT(claims)
       .setProtectedHeader({ alg: "EdDSA", kid: idp.privateJwk.kid, typ: "JWT" })
       .setIssuer(idp.issuer)
       .setAudience(idp.audience)
@@ -66,7 +71,7 @@ async function main(): Promise<void> {
   }
   if (process.stdout.isTTY) {
     process.stderr.write(
-      `session for ${sub} (${ttl}); send it as: authorization: Bearer <token>\n`,
+      `session for ${name} (${sub}, ${claims.email}; ${ttl}); send it as: authorization: Bearer <token>\n`,
     );
   }
   process.stdout.write(`${token}\n`);

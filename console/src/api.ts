@@ -31,9 +31,16 @@ function store(key: string, value: string | null): void {
   }
 }
 
-let mode: Mode = stored(MODE_KEY) === "test" ? "test" : "live";
+const chosenMode = stored(MODE_KEY);
+let mode: Mode = chosenMode === "test" ? "test" : "live";
+/** Whether a person picked the mode on this browser (the switch), or the console may pick. */
+let modeChosen = chosenMode === "test" || chosenMode === "live";
 let orgId: string | null = stored(ORG_KEY);
 const listeners = new Set<() => void>();
+
+function changed(): void {
+  for (const listener of listeners) listener();
+}
 
 export function currentMode(): Mode {
   return mode;
@@ -42,8 +49,23 @@ export function currentMode(): Mode {
 /** Switches test/live for every later request, remembered across visits. */
 export function setMode(next: Mode): void {
   mode = next;
+  modeChosen = true;
   store(MODE_KEY, next);
-  for (const listener of listeners) listener();
+  changed();
+}
+
+export function isModeChosen(): boolean {
+  return modeChosen;
+}
+
+/**
+ * The mode the console picked for this visit (initial-mode.ts), not remembered: the next visit
+ * picks again, unless the person has used the switch meanwhile.
+ */
+export function adoptMode(next: Mode): void {
+  if (modeChosen || next === mode) return;
+  mode = next;
+  changed();
 }
 
 export function currentOrg(): string | null {
@@ -54,7 +76,7 @@ export function currentOrg(): string | null {
 export function setOrg(next: string | null): void {
   orgId = next;
   store(ORG_KEY, next);
-  for (const listener of listeners) listener();
+  changed();
 }
 
 /**

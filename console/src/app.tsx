@@ -16,6 +16,7 @@ import {
 } from "./api";
 import { ErrorBanner } from "./components/error-banner";
 import { ModeSwitch } from "./components/mode-switch";
+import { useInitialMode } from "./initial-mode";
 import { NotFoundPage } from "./pages/not-found";
 import { SignedOutPage } from "./pages/signed-out";
 import { href, match, useRoutePath } from "./router";
@@ -37,6 +38,8 @@ export function App() {
   const { mode, orgId } = useSettings();
   const [signedOut, setSignedOut] = useState(false);
   const me = useApiCall(async () => (await api.GET("/v1/me")).data, [mode, orgId]);
+  // Test mode when the org has only test data, unless the person picked a mode here before.
+  const modeSettled = useInitialMode(me.data ? me.data.scopes.includes("assess:read") : undefined);
   // The org id kept in localStorage may be another user's (the last one on this browser) or no
   // longer this user's: /v1/me then refuses it (403, or 400 if malformed). Forget it and let the
   // server pick this user's default organization, rather than stop at the gate below.
@@ -66,7 +69,7 @@ export function App() {
       </main>
     );
   }
-  if (!me.data) {
+  if (!me.data || !modeSettled) {
     return (
       <main class="gate" aria-busy="true">
         <p>Loading…</p>
@@ -75,10 +78,10 @@ export function App() {
   }
   const actor = me.data.actor;
   const who = actor.type === "user" ? (actor.email ?? actor.subject) : actor.name;
-  return <Shell who={who} onSignedOut={() => setSignedOut(true)} />;
+  return <Shell org={me.data.orgName} who={who} onSignedOut={() => setSignedOut(true)} />;
 }
 
-function Shell({ who, onSignedOut }: { who: string; onSignedOut: () => void }) {
+function Shell({ org, who, onSignedOut }: { org: string; who: string; onSignedOut: () => void }) {
   const { mode, orgId } = useSettings();
   const path = useRoutePath();
   const found = match(routes, path);
@@ -94,9 +97,12 @@ function Shell({ who, onSignedOut }: { who: string; onSignedOut: () => void }) {
   return (
     <div class={mode === "test" ? "shell test-mode" : "shell"}>
       <header class="top">
-        <a class="brand" href={href("")}>
-          Agent Risk console
-        </a>
+        <div class="identity">
+          <a class="brand" href={href("")}>
+            Agent Risk console
+          </a>
+          <span class="org">{org}</span>
+        </div>
         <nav aria-label="Console">
           <ul>
             {NAV.map((item) => (

@@ -591,6 +591,7 @@ const billing = {
 export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   "GET /v1/me": {
     orgId: ORG,
+    orgName: "Acme Checkout",
     actor: { type: "api_key", id: API_KEY, name: "checkout-service", mode: "live" },
     scopes: apiKey.scopes,
     livemode: true,

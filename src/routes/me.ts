@@ -1,5 +1,9 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
 import { scopeSchema } from "../auth/scopes";
+import { organizations } from "../db/schema";
+import { currentOrg } from "../db/tables/columns";
+import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json } from "../http/schemas";
@@ -25,6 +29,9 @@ const Actor = z
 const CallerContext = z
   .object({
     orgId: z.string(),
+    orgName: z.string().openapi({
+      description: "The organization's name, as `POST /v1/orgs` set it: the console shows it",
+    }),
     actor: Actor,
     scopes: z.array(scopeSchema),
     livemode: z.boolean(),
@@ -44,9 +51,26 @@ const route = createRoute(
 
 export function registerMe(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const who = await c.var.tenant.caller();
+    const tenant = c.var.tenant;
+    // The org's row rides in the credential check's round trip; RLS shows it only once that
+    // check has set the org (a session may see every org it belongs to: the chosen one here).
+    const [org] = await tenant.batch((db) => [
+      db
+        .select({ name: organizations.name })
+        .from(organizations)
+        .where(eq(organizations.id, currentOrg)),
+    ]);
+    const who = await tenant.caller();
+    const name = org[0]?.name;
+    if (name === undefined) throw new ApiError("internal_error");
     return c.json(
-      { orgId: who.orgId, actor: who.actor, scopes: who.scopes, livemode: who.livemode },
+      {
+        orgId: who.orgId,
+        orgName: name,
+        actor: who.actor,
+        scopes: who.scopes,
+        livemode: who.livemode,
+      },
       200,
     );
   });

@@ -49,7 +49,12 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
 
   it("is served with its strict Content-Security-Policy, the page and its bundle alike", async () => {
     const tab = await browser.open("/console/assets/app.css");
-    for (const path of ["/console/", "/console/assets/app.js", "/console/assets/app.css"]) {
+    // The page names its icon, or a browser asks for /favicon.ico on every visit: a 404.
+    // (Headless Chromium asks for no icon at all, so the page's declaration is what is checked.)
+    const page = await (await tab.page.request.get(`${origin}/console/`)).text();
+    const icon = /<link rel="icon" href="([^"]+)" type="image\/svg\+xml" \/>/.exec(page)?.[1];
+    expect(icon).toBe("/console/favicon.svg");
+    for (const path of ["/console/", "/console/assets/app.js", "/console/assets/app.css", icon]) {
       const response = await tab.page.request.get(`${origin}${path}`);
       expect(response.status(), path).toBe(200);
       const headers = response.headers();
@@ -57,6 +62,8 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
       expect(headers["x-content-type-options"], path).toBe("nosniff");
       expect(headers["referrer-policy"], path).toBe("no-referrer");
     }
+    const served = await tab.page.request.get(`${origin}${icon}`);
+    expect(served.headers()["content-type"]).toBe("image/svg+xml");
     expect(await tab.problems()).toEqual([]);
   });
 
@@ -67,7 +74,9 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
     await expect(
       tab.page.getByRole("heading", { level: 1, name: "Overview" }).waitFor(),
     ).resolves.toBeUndefined();
-    await tab.page.getByText(`${user}@example.test`).waitFor();
+    await tab.page.getByText(`${user}@example.test`, { exact: true }).waitFor();
+    // The organization the console made, by the name the server gave it.
+    await tab.page.getByText(`${user}@example.test's organization`, { exact: true }).waitFor();
     const me = await fromPage(tab, "/v1/me");
     expect(me.status).toBe(200);
     expect(me.body.actor).toMatchObject({ type: "user", role: "owner", subject: `local|${user}` });
@@ -295,7 +304,7 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
     await tab.page.getByLabel("User name").fill(owner);
     await tab.page.getByRole("button", { name: "Sign in" }).click();
     await tab.page.waitForURL(`${origin}/console/`);
-    await tab.page.getByText(`${owner}@example.test`).waitFor();
+    await tab.page.getByText(`${owner}@example.test`, { exact: true }).waitFor();
     // The reload asked who is signed in: nobody.
     expect(await tab.problems()).toEqual(refused(401, "/v1/me"));
   });

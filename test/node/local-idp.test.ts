@@ -1,14 +1,22 @@
 /**
  * The local identity provider's server (scripts/dev-idp-server.ts) as an OpenID Connect client
  * meets it: discovery, the authorize page and its checks, and the token endpoint's (one-time
- * codes, PKCE, redirect_uri, client). The Worker's side of the flow is in
- * test/worker/console-auth.test.ts.
+ * codes, PKCE, redirect_uri, client), and `npm run token` minting the same person as its sign-in.
+ * The Worker's side of the flow is in test/worker/console-auth.test.ts.
  */
+import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writePrivateFile } from "../../scripts/dev-files";
 import { type LocalIdpServer, startLocalIdpServer } from "../../scripts/dev-idp-server";
 import { localIdentityProvider } from "../../scripts/local-keys";
+
+const REPO = resolve(import.meta.dirname, "../..");
 
 const REDIRECT = "http://127.0.0.1:8787/console/auth/callback";
 const idp = localIdentityProvider("");
@@ -193,5 +201,43 @@ describe("the local identity provider", () => {
     expect(await res.json()).toEqual({ error, error_description: description });
     const retry = await exchange({ code: issued, code_verifier: verifier });
     expect(((await retry.json()) as { error: string }).error).toBe("invalid_grant");
+  });
+
+  it("signs in a user name as the same person `npm run token -- --sub` mints", async () => {
+    const { verifier, challenge } = pkce();
+    const res = await exchange({ code: await code("alice", challenge), code_verifier: verifier });
+    const { id_token } = (await res.json()) as { id_token: string };
+    const keys = createLocalJWKSet(idp.jwks as never);
+    const options = { issuer: server.url, audience: idp.audience };
+    const signedIn = (await jwtVerify(id_token, keys, options)).payload;
+
+    // `npm run token` as a developer runs it, reading this provider's key from its state.
+    const stateDir = mkdtempSync(join(tmpdir(), "agent-risk-token-"));
+    try {
+      const state = { ...idp, issuer: server.url };
+      writePrivateFile(join(stateDir, ".data", "local-idp.json"), JSON.stringify(state));
+      const run = (...args: string[]) =>
+        promisify(execFile)("npm", ["run", "-s", "token", "--", ...args], {
+          cwd: REPO,
+          env: { ...process.env, DEV_STATE_DIR: stateDir },
+        });
+      const { stdout } = await run("--sub", "alice");
+      const minted = (await jwtVerify(stdout.trim().split("\n").at(-1) ?? "", keys, options))
+        .payload;
+      const person = { sub: "local|alice", email: "alice@example.test", email_verified: true };
+      expect(signedIn).toMatchObject(person);
+      expect(minted).toMatchObject(person);
+
+      // A name the sign-in page refuses is refused by the command too, and so is a way to
+      // name another email than the user name's.
+      const refused = await run("--sub", "a b").catch((error) => error);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("A user name is 1 to 64 letters");
+      const email = await run("--sub", "alice", "--email", "a@example.com").catch((e) => e);
+      expect(email.code).toBe(1);
+      expect(email.stderr).toContain("Unknown option '--email'");
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
   });
 });

@@ -7,5 +7,6 @@
 export const NODE_DATABASE_TESTS = [
   "test/node/dev.test.ts",
   "test/node/migration-history.test.ts",
+  "test/node/readme-walkthrough.test.ts",
   "test/node/sql-endpoint.test.ts",
 ];

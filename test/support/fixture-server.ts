@@ -1,8 +1,17 @@
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
-import { Webhook } from "standardwebhooks";
+import type { Webhook as StandardWebhook } from "standardwebhooks";
 import { fakeStripe } from "./fake-stripe";
+
+// Node loads the package itself: the workers project's setup (this file's importer) runs in
+// vitest's module runner, which @cloudflare/vitest-pool-workers makes inline every dependency,
+// and Vite then warns that the package's published sourcemap names sources it does not ship.
+// (The Worker side pre-bundles it instead: `deps.optimizer` in vitest.config.ts.)
+const { Webhook } = createRequire(import.meta.url)("standardwebhooks") as {
+  Webhook: typeof StandardWebhook;
+};
 
 /**
  * A real HTTP server on loopback for what the Worker fetches from the outside world (Agent

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { call, newOrg, sessionToken } from "./support/api";
+import { addMember } from "./support/db";
 
 describe("POST /v1/orgs", () => {
   it("creates the user's org once, then returns the same org", async () => {
@@ -101,6 +102,7 @@ describe("GET /v1/me", () => {
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
       orgId: org.id,
+      orgName: `${org.subject}@example.com's organization`,
       actor: { type: "api_key", id, name: "test", mode: "test" },
       scopes: ["assess:read", "audit:read"],
       livemode: false,
@@ -121,9 +123,25 @@ describe("GET /v1/me", () => {
     const res = await call("/v1/me", { token: org.token });
     expect(res.status).toBe(200);
     expect(res.json.orgId).toBe(org.id);
+    expect(res.json.orgName).toBe(`${org.subject}@example.com's organization`);
     expect(res.json.actor).toMatchObject({ type: "user", subject: org.subject, role: "owner" });
     expect(res.json.scopes).toContain("keys:write");
     expect(res.json.scopes).toContain("assess:write");
+  });
+
+  it("names the org the session acts for, of all the orgs its user belongs to", async () => {
+    const mine = await newOrg();
+    const theirs = await newOrg();
+    await addMember(theirs.id, mine.subject, "member");
+    const own = await call("/v1/me", { token: mine.token, headers: { "x-org-id": mine.id } });
+    expect(own.json.orgName).toBe(`${mine.subject}@example.com's organization`);
+    const other = await call("/v1/me", { token: mine.token, headers: { "x-org-id": theirs.id } });
+    expect(other.status, other.text).toBe(200);
+    expect(other.json).toMatchObject({
+      orgId: theirs.id,
+      orgName: `${theirs.subject}@example.com's organization`,
+      actor: { role: "member" },
+    });
   });
 
   it("tells a signed-in user without an org to create one", async () => {

@@ -121,6 +121,10 @@ describe("examples/merchant-check", () => {
       allowTestMode: true,
     });
     expect(verdict).toMatchObject({ proceed: false, claims: { decision: "review" } });
+    // The reason says why, in the service's words, after what the signed payload says.
+    expect(verdict).toMatchObject({
+      reason: expect.stringMatching(/^decision review, score \d+: Review: ./),
+    });
   });
 
   it("stops on a deny", async () => {
@@ -135,6 +139,9 @@ describe("examples/merchant-check", () => {
       allowTestMode: true,
     });
     expect(verdict).toMatchObject({ proceed: false, claims: { decision: "deny" } });
+    expect(verdict).toMatchObject({
+      reason: expect.stringMatching(/^decision deny, score \d+: Denied: ./),
+    });
   });
 
   it("refuses a test key's verdict unless told it is integrating in test mode", async () => {

@@ -48,9 +48,11 @@ export async function checkMandate(check: CheckoutCheck): Promise<CheckoutVerdic
     allowTestMode: check.allowTestMode === true,
   } as Parameters<typeof verifyRiskPayload>[1]);
   if (claims.decision === "approve") return { proceed: true, claims };
+  // Why, in the service's words: the answer's `reason` explains the signed verdict and never
+  // overrides it (it is not signed; the decision above is).
   return {
     proceed: false,
     claims,
-    reason: `decision ${claims.decision}, score ${claims.risk_score}`,
+    reason: `decision ${claims.decision}, score ${claims.risk_score}: ${data.outcome.outcome.reason}`,
   };
 }

@@ -3,7 +3,7 @@
  * Risk Payload offline, stop unless `approve`.
  *
  *   RISK_URL=http://127.0.0.1:8787 RISK_API_KEY=aar_test_... MERCHANT_ID=m-1 \
- *     npm start -- [mandate.json]
+ *     npm start -s -- [mandate.json]
  *
  * Exit 0: approved, go ahead. 1: not approved (review or deny). 2: could not check: do not
  * charge either.

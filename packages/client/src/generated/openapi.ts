@@ -147,6 +147,7 @@ export interface paths {
                         /**
                          * @example {
                          *       "orgId": "01a19b53-dde4-753e-a76f-f5f9e8683a57",
+                         *       "orgName": "Acme Checkout",
                          *       "actor": {
                          *         "type": "api_key",
                          *         "id": "01a19b59-8e96-79f4-b566-d4df368af2f4",
@@ -12222,6 +12223,8 @@ export interface components {
         };
         CallerContext: {
             orgId: string;
+            /** @description The organization's name, as `POST /v1/orgs` set it: the console shows it */
+            orgName: string;
             actor: components["schemas"]["Actor"];
             scopes: components["schemas"]["Scope"][];
             livemode: boolean;
