@@ -108,6 +108,7 @@ export default defineConfig({
                   RATE_LIMIT_WRITE: { simple: { limit: 1_000_000, period: 10 } },
                   RATE_LIMIT_EXPENSIVE: { simple: { limit: 1_000_000, period: 60 } },
                   RATE_LIMIT_PUBLIC: { simple: { limit: 1_000_000, period: 60 } },
+                  RATE_LIMIT_FAILED_AUTH: { simple: { limit: 1_000_000, period: 60 } },
                   TEST_RATE_LIMIT: { simple: { limit: 20, period: 60 } },
                   // wrangler.toml's RATE_LIMIT_PUBLIC (test/node/rate-limit-config.test.ts).
                   TEST_RATE_LIMIT_PUBLIC: { simple: { limit: 300, period: 60 } },

@@ -1,6 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { bodyLimit } from "hono/body-limit";
 import { ApiError } from "./errors";
+import { bodyLimit } from "./http/body-limit";
 import type { AppEnv } from "./http/context";
 import { issueDetails, onError, onNotFound } from "./http/errors";
 import { serveOpenApiDocument } from "./http/openapi-document";
@@ -41,6 +41,7 @@ import { registerPoliciesShadowReport } from "./routes/policies-shadow-report";
 import { registerPrincipals } from "./routes/principals";
 import { registerReviewSettings } from "./routes/review-settings";
 import { registerReviews } from "./routes/reviews";
+import { registerRoot } from "./routes/root";
 import { registerSessions } from "./routes/sessions";
 import { registerTransparency } from "./routes/transparency";
 import { registerTrustList } from "./routes/trust-list";
@@ -49,9 +50,6 @@ import { registerWebhookEndpoints } from "./routes/webhook-endpoints";
 import { registerWebhooksDispatch } from "./routes/webhooks-dispatch";
 import { RiskPayloadClaims } from "./schemas/risk-payload";
 import { WebhookEvent } from "./schemas/webhook-events";
-
-/** Request bodies larger than this are refused before they are parsed (documented in docs/api.md). */
-export const MAX_BODY_BYTES = 256 * 1024;
 
 export function buildApp() {
   const app = new OpenAPIHono<AppEnv>({
@@ -66,21 +64,14 @@ export function buildApp() {
     await next();
     c.res.headers.set("x-request-id", requestId);
   });
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new ApiError("request_too_large", { max_bytes: MAX_BODY_BYTES });
-      },
-    }),
-  );
+  app.use("*", bodyLimit);
   // The public routes, limited per client IP; the key set only on a cache miss (src/routes/jwks.ts).
   for (const path of ["/v1/transparency/*", "/v1/trust-list", "/v1/verify/*"]) {
     app.use(path, publicRateLimit);
   }
   app.onError(onError);
-  app.notFound(onNotFound);
+  // Read at the first unmatched request, when every route below is registered.
+  app.notFound(onNotFound(app.routes));
 
   const registry = app.openAPIRegistry;
   registry.registerComponent("securitySchemes", "apiKey", {
@@ -105,6 +96,7 @@ export function buildApp() {
   registry.register("RiskPayloadClaims", RiskPayloadClaims);
   registry.register("WebhookEvent", WebhookEvent);
 
+  registerRoot(app);
   registerHealth(app);
   registerJwks(app);
   registerMe(app);

@@ -89,6 +89,7 @@ export interface Env {
   RATE_LIMIT_WRITE?: RateLimit;
   RATE_LIMIT_EXPENSIVE?: RateLimit;
   RATE_LIMIT_PUBLIC?: RateLimit;
+  RATE_LIMIT_FAILED_AUTH?: RateLimit;
 }
 
 export type EnvironmentMode = "production" | "development" | "test";
@@ -112,6 +113,17 @@ export function modeOf(env: { ENVIRONMENT?: string }): EnvironmentMode {
  * Missing or invalid: 503 `service_misconfigured`, never a URL guessed from the request.
  */
 export function publicBaseUrl(env: Env): string {
+  const origin = configuredOrigin(env);
+  if (origin === null) throw misconfigured("PUBLIC_BASE_URL");
+  return origin;
+}
+
+/**
+ * PUBLIC_BASE_URL's origin as `publicBaseUrl` reads it, or null when it is missing or invalid:
+ * for what an answer can go without (an error body's `doc_url`), so that a misconfigured
+ * setting never turns one error into another.
+ */
+export function configuredOrigin(env: Env): string | null {
   const allowHttp = modeOf(env) !== "production";
   const raw = env.PUBLIC_BASE_URL;
   // Every fresh assessment signs with it: the URL is parsed once per setting per isolate.
@@ -121,7 +133,6 @@ export function publicBaseUrl(env: Env): string {
     origin = originOf(raw, allowHttp);
     origins.set(cacheKey, origin);
   }
-  if (origin === null) throw misconfigured("PUBLIC_BASE_URL");
   return origin;
 }
 

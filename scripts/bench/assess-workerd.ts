@@ -23,6 +23,7 @@ const RATE_LIMITS = {
   RATE_LIMIT_WRITE: { simple: { limit: 600, period: 10 as const } },
   RATE_LIMIT_EXPENSIVE: { simple: { limit: 30, period: 60 as const } },
   RATE_LIMIT_PUBLIC: { simple: { limit: 300, period: 60 as const } },
+  RATE_LIMIT_FAILED_AUTH: { simple: { limit: 60, period: 60 as const } },
 };
 
 /**

@@ -13,6 +13,7 @@ import {
   scopeDetails,
   scopesOfRole,
 } from "./scopes";
+import { unauthenticated } from "./unauthenticated";
 
 export type Actor =
   | { type: "api_key"; id: string; name: string; mode: "live" | "test" }
@@ -105,7 +106,8 @@ export function callerFromRows(
   const row = rows[0];
   if (credential.kind === "api_key") {
     const key = row as KeyRow | undefined;
-    if (!key || key.revoked_at !== null) throw new ApiError("unauthenticated");
+    // Revoked or never issued: one answer, so a caller never learns that a key existed.
+    if (!key || key.revoked_at !== null) throw unauthenticated("unknown_key");
     if (scope !== null && !acceptedScopes(scope).some((s) => key.scopes.includes(s))) {
       throw new ApiError("insufficient_scope", scopeDetails(scope));
     }

@@ -5,6 +5,7 @@ import { ApiError } from "../errors";
 import { isUuid } from "../lib/ids";
 import { hashApiKey, isWellFormedApiKey, looksLikeApiKey } from "./api-key";
 import { verifySession } from "./session";
+import { unauthenticated } from "./unauthenticated";
 
 /** What the request presented, checked as far as it can be without the database. */
 export type Credential =
@@ -59,7 +60,7 @@ async function cookieSession(
   env: Env,
 ): Promise<string> {
   const cookie = readCookie(header("cookie"), SESSION_COOKIE);
-  if (!cookie) throw new ApiError("unauthenticated");
+  if (!cookie) throw unauthenticated("missing");
   if (!(await csrfMatches(env, cookie, header("x-csrf-token")))) {
     throw new ApiError("csrf_failed", [
       {
@@ -86,14 +87,14 @@ export async function readCredential(
   const presented = apiKey ?? bearer;
 
   if (presented !== undefined && (apiKey !== undefined || looksLikeApiKey(presented))) {
-    if (!isWellFormedApiKey(presented)) throw new ApiError("unauthenticated");
+    if (!isWellFormedApiKey(presented)) throw unauthenticated("malformed_key");
     const livemode = presented.startsWith("aar_live_");
     return { kind: "api_key", hash: hashApiKey(presented), livemode };
   }
   // An Authorization header that is not a Bearer token is no credential, and never falls back
   // to the cookie: a request names one credential.
   if (presented === undefined && header("authorization") !== undefined) {
-    throw new ApiError("unauthenticated");
+    throw unauthenticated("not_bearer");
   }
 
   const token = presented ?? (await cookieSession(header, env));

@@ -8,6 +8,7 @@ import {
 } from "jose";
 import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
+import { unauthenticated } from "./unauthenticated";
 
 export interface SessionIdentity {
   subject: string;
@@ -88,6 +89,8 @@ export async function verifySession(token: string, env: Env): Promise<SessionIde
     if (error instanceof errors.JWKSTimeout) {
       throw new ApiError("identity_provider_unavailable", undefined, { cause: error });
     }
-    throw new ApiError("unauthenticated", undefined, { cause: error });
+    if (error instanceof errors.JWTExpired) throw unauthenticated("expired_session", error);
+    const malformed = error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid;
+    throw unauthenticated(malformed ? "malformed_session" : "unknown_session", error);
   }
 }

@@ -4,9 +4,10 @@ import type { ScopeRequirement } from "../auth/scopes";
 import { type Defer, Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import { logError } from "../lib/log";
+import { refuseBlocked } from "./auth-failures";
 import type { AppContext, AppEnv } from "./context";
 import { errorResponse } from "./errors";
-import { credentialKey, enforceRateLimit } from "./rate-limit";
+import { clientIp, credentialKey, enforceRateLimit } from "./rate-limit";
 
 export interface AuthorizeOptions {
   /** Console routes that only a signed-in person may call (key management, org creation). */
@@ -47,7 +48,11 @@ export function authorize(
   options: AuthorizeOptions = {},
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    // A client, or a key, past the failed-authentication limit: refused before any lookup.
+    const ip = clientIp((name) => c.req.header(name));
+    refuseBlocked(ip);
     const credential = await readCredential((name) => c.req.header(name), c.env);
+    refuseBlocked(ip, credential);
     if (options.sessionOnly && credential.kind !== "session") {
       // A revoked or unknown key is a 401 everywhere; only a valid key learns it needs a session.
       await new Tenant(c.env, credential, null, deferOf(c)).caller();

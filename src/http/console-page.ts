@@ -6,6 +6,8 @@
  */
 import type { Context } from "hono";
 import type { ApiError } from "../errors";
+import type { AppEnv } from "./context";
+import { errorBody } from "./error-reference";
 
 /** The console's policy (docs/console.md): this origin only, no inline code, no framing. */
 export const CONSOLE_CSP =
@@ -29,8 +31,8 @@ function wantsHtml(c: Context): boolean {
 }
 
 /** A refused sign-in or sign-out, as a page or as JSON. */
-export function failure(c: Context, error: ApiError): Response {
-  if (!wantsHtml(c)) return c.json(error.body, error.status);
+export function failure(c: Context<AppEnv>, error: ApiError): Response {
+  if (!wantsHtml(c)) return c.json(errorBody(c.env, error), error.status);
   const details = error.details as { message?: string } | undefined;
   const message = details?.message ?? "The console could not sign you in.";
   const html = `<!doctype html>

@@ -1,17 +1,24 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
+import type { RouterRoute } from "hono/types";
 import type { ZodError } from "zod";
+import { isFailedAuthentication } from "../auth/unauthenticated";
 import { isDatabaseUnavailable, sqlState } from "../db/client";
 import type { Tenant } from "../db/tenant";
 import { ApiError, type ErrorCode } from "../errors";
 import { logError } from "../lib/log";
+import { countFailure } from "./auth-failures";
 import { setConsoleHeaders } from "./console-page";
 import type { AppEnv } from "./context";
+import { errorBody } from "./error-reference";
+import { methodNotAllowed, methodsOf } from "./method-not-allowed";
+import { clientIp } from "./rate-limit";
 
-export function errorResponse(c: Context, error: ApiError): Response {
+/** Every error answer of the service: the envelope, its status, and `Retry-After` for a 429. */
+export function errorResponse(c: Context<AppEnv>, error: ApiError): Response {
   const headers =
     error.retryAfter === undefined ? undefined : { "retry-after": `${error.retryAfter}` };
-  return c.json(error.body, error.status, headers);
+  return c.json(errorBody(c.env, error), error.status, headers);
 }
 
 /** Zod issues as `details`: each failing path and what is wrong with it. */
@@ -66,6 +73,13 @@ export const onError: ErrorHandler<AppEnv> = async (err, c) => {
       error = toApiError(authError);
     }
   }
+  if (isFailedAuthentication(error)) {
+    await countFailure(
+      c.env,
+      clientIp((name) => c.req.header(name)),
+      tenant?.credential,
+    );
+  }
   if (error.status >= 500) {
     logError("request failed", {
       requestId: c.get("requestId"),
@@ -78,12 +92,23 @@ export const onError: ErrorHandler<AppEnv> = async (err, c) => {
 };
 
 /**
- * A missing file under /console/ falls through the static assets to here: it still gets the
- * console's security headers (CSP, nosniff), like every other console response.
+ * What no route answered: 405 with `Allow` for a path the app serves with other methods (from
+ * its own route table, `routes`), else 404. A missing file under /console/ falls through the
+ * static assets to here: it still gets the console's security headers (CSP, nosniff), like
+ * every other console response.
  */
-export const onNotFound: NotFoundHandler<AppEnv> = (c) => {
-  const response = errorResponse(c, new ApiError("route_not_found"));
-  const path = c.req.path;
-  if (path === "/console" || path.startsWith("/console/")) setConsoleHeaders(response.headers);
-  return response;
-};
+export function onNotFound(routes: readonly RouterRoute[]): NotFoundHandler<AppEnv> {
+  const allowedAt = methodsOf(routes);
+  return (c) => {
+    const path = c.req.path;
+    const allowed = allowedAt(path);
+    // A route of this very method that answered nothing is no wrong method: that stays a 404.
+    const wrongMethod = allowed.length > 0 && !allowed.includes(c.req.method);
+    const response = wrongMethod
+      ? errorResponse(c, methodNotAllowed(allowed))
+      : errorResponse(c, new ApiError("route_not_found"));
+    if (wrongMethod) response.headers.set("allow", allowed.join(", "));
+    if (path === "/console" || path.startsWith("/console/")) setConsoleHeaders(response.headers);
+    return response;
+  };
+}

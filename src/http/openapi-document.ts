@@ -1,7 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { sample } from "openapi-sampler";
 import { API_VERSION } from "../env";
+import { MAX_BODY_BYTES } from "./body-limit";
 import type { AppEnv } from "./context";
+import { errorReference } from "./error-reference";
 import { RESPONSE_EXAMPLES } from "./openapi-examples";
 
 type Document = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
@@ -45,21 +47,45 @@ function withExamples(document: Document): Document {
 }
 
 /**
+ * The body limit is the whole app's (src/http/body-limit.ts), not a route's: every operation
+ * that takes a body, and every write, documents its 413.
+ */
+function withBodyLimit(document: Document): Document {
+  const tooLarge = {
+    description: `The request body is over ${MAX_BODY_BYTES / 1024} KiB (docs/api.md, Limits)`,
+    content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorResponse" } } },
+  };
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(item ?? {})) {
+      if (typeof operation !== "object" || operation === null || !("responses" in operation)) {
+        continue;
+      }
+      if (method === "get" && operation.requestBody === undefined) continue;
+      const responses = operation.responses as Record<string, unknown>;
+      responses["413"] ??= tooLarge;
+    }
+  }
+  return document;
+}
+
+/**
  * Serves the OpenAPI 3.1 document at `/openapi.json`, built once per isolate: it is a pure
  * function of the routes (docs/api.md, "The OpenAPI document").
  */
 export function serveOpenApiDocument(app: OpenAPIHono<AppEnv>): void {
   let document: Document | undefined;
   app.get("/openapi.json", (c) => {
-    document ??= withExamples(
-      app.getOpenAPI31Document({
-        openapi: "3.1.0",
-        info: {
-          title: "Agent Action Risk Assessment API",
-          version: API_VERSION,
-          description: "Scores agent-initiated actions and signs the verdict.",
-        },
-      }),
+    document ??= withBodyLimit(
+      withExamples(
+        app.getOpenAPI31Document({
+          openapi: "3.1.0",
+          info: {
+            title: "Agent Action Risk Assessment API",
+            version: API_VERSION,
+            description: `Scores agent-initiated actions and signs the verdict.\n\n${errorReference()}`,
+          },
+        }),
+      ),
     );
     return c.json(document);
   });

@@ -18,6 +18,11 @@ export const RATE_LIMITS = {
   expensive: { binding: "RATE_LIMIT_EXPENSIVE", period: 60 },
   /** The public routes (transparency, artifact verification, trust list, key-set misses), per client IP. */
   public: { binding: "RATE_LIMIT_PUBLIC", period: 60 },
+  /**
+   * Refused credentials, per client IP and per API key: counted after the refusal, enforced
+   * before the next lookup (src/http/auth-failures.ts).
+   */
+  failed_auth: { binding: "RATE_LIMIT_FAILED_AUTH", period: 60 },
 } as const satisfies Record<string, { binding: keyof Env; period: 10 | 60 }>;
 
 export type RateLimitDoor = keyof typeof RATE_LIMITS;

@@ -1,16 +1,24 @@
 import { z } from "@hono/zod-openapi";
-import { ApiError, errorStatus } from "../errors";
+import { ApiError, errorMessages, errorStatus } from "../errors";
 import { isUuid } from "../lib/ids";
 
 export const ErrorSchema = z
   .object({
     error: z.enum(Object.keys(errorStatus) as [keyof typeof errorStatus]).openapi({
-      description: "Machine-readable error code",
+      description: "Machine-readable error code: match on this",
+    }),
+    message: z.string().openapi({
+      description: "One sentence for a person: what went wrong and what to do about it",
+      example: errorMessages.not_found,
     }),
     details: z
       .unknown()
       .optional()
       .openapi({ description: "Structured details, e.g. failing paths" }),
+    doc_url: z.url().optional().openapi({
+      description: "The code's entry in the API reference (`<PUBLIC_BASE_URL>/docs#…`)",
+      example: "https://risk.example.com/docs#description/not_found",
+    }),
   })
   .openapi("ErrorResponse");
 

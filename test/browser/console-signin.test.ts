@@ -4,6 +4,7 @@
  * CSRF header, and signing out.
  */
 import { describe, expect, inject, it } from "vitest";
+import { refusals } from "../../src/auth/unauthenticated";
 import { useBrowser } from "./support/browser";
 import { csrfToken, signIn } from "./support/console";
 
@@ -88,7 +89,16 @@ describe.skipIf(!origin)("console sign-in in Chromium", () => {
     const after = await tab.page.context().cookies(origin as string);
     expect(after.map((c) => c.name)).toEqual([]);
     const gone = await fetchFromPage(tab, "/v1/me", { csrf });
-    expect(gone).toEqual({ status: 401, body: { error: "unauthenticated" } });
+    const { reason, message } = refusals.missing;
+    expect(gone).toEqual({
+      status: 401,
+      body: {
+        error: "unauthenticated",
+        message,
+        details: { reason },
+        doc_url: `${origin}/docs#description/unauthenticated`,
+      },
+    });
 
     // The two refusals above were asked for; nothing else may have gone wrong.
     // Chromium logs each refused fetch as a console error too.

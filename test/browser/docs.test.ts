@@ -99,4 +99,33 @@ describe.skipIf(!origin)("GET /docs in Chromium", () => {
     await tab.screenshot("post-v1-assess");
     expect(await tab.problems()).toEqual([]);
   });
+
+  it("opens an error's doc_url on its code's entry", async () => {
+    // A real error of the running service, not an address written here.
+    const refused = await getFromDevServer(`${origin}/v1/me`, "docs");
+    expect(refused.status).toBe(401);
+    const body = (await refused.json()) as { error: string; message: string; doc_url: string };
+    const url = new URL(body.doc_url);
+    expect(url.origin).toBe(origin);
+    expect(`${url.pathname}${url.hash}`).toBe("/docs#description/unauthenticated");
+
+    const tab = await browser.open(`${url.pathname}${url.hash}`);
+    // Scalar prefixes each id with its document's slug; the heading's id ends with the anchor.
+    const heading = tab.page.locator(`h3[id$="${url.hash.slice(1)}"]`);
+    await heading.getByText(body.error, { exact: true }).waitFor();
+    // The page went to it: the heading is in view, at the top of the page's content.
+    const inView = async () => {
+      const box = await heading.boundingBox();
+      const height = tab.page.viewportSize()?.height ?? 0;
+      return box !== null && box.y >= 0 && box.y + box.height <= height / 2;
+    };
+    await expect.poll(inView, { timeout: 10_000 }).toBe(true);
+    // The entry says what the code's message says (the generic one: this 401's is specific).
+    const page = async () => (await tab.page.locator("body").innerText()).replaceAll(/\s+/g, " ");
+    await expect
+      .poll(page, { timeout: 10_000 })
+      .toContain("unauthenticated 401 The request carries no valid credential");
+    await tab.screenshot("error-doc-url");
+    expect(await tab.problems()).toEqual([]);
+  });
 });

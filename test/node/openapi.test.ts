@@ -34,6 +34,8 @@ describe("the OpenAPI document", () => {
 
 /** The spec's public endpoints: no credential, and nothing else may be unguarded. */
 const PUBLIC = [
+  // Where to start: links to the reference and the console (docs/api.md).
+  "GET /",
   "GET /health",
   "GET /.well-known/jwks.json",
   "GET /v1/transparency/logs/{logId}",

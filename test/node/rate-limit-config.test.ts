@@ -36,6 +36,12 @@ describe("the rate limits of wrangler.toml", () => {
     expect(assess && assess.limit / assess.period).toBeGreaterThanOrEqual(300);
   });
 
+  it("lets a client retry a mistyped key, and holds a guesser to a lookup a second at most", () => {
+    const failed = limits.get(RATE_LIMITS.failed_auth.binding);
+    expect(failed?.limit).toBeGreaterThanOrEqual(10);
+    expect(failed && failed.limit / failed.period).toBeLessThanOrEqual(1);
+  });
+
   it("limits a burst of 1,000 requests from one client on a public route, across any two windows", () => {
     const pub = limits.get(RATE_LIMITS.public.binding);
     expect(pub && pub.limit * 2).toBeLessThan(1000);

@@ -21,8 +21,12 @@ function routes(): { route: string; file: string }[] {
   return found.sort((a, b) => (a.route < b.route ? -1 : a.route > b.route ? 1 : 0));
 }
 
-/** The file names a path may live in: its segments without parameters, each leading run. */
+/**
+ * The file names a path may live in: its segments without parameters, each leading run; `/`,
+ * which has none, lives in root.ts.
+ */
 function namesFor(path: string): string[] {
+  if (path === "/") return ["root.ts"];
   const segments = path
     .split("/")
     .filter((s) => s !== "" && s !== "v1" && !s.startsWith("{"))

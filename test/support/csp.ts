@@ -34,7 +34,9 @@ export function cspWeaknesses(header: string | null): string[] {
   }
   const defaultSrc = policy.get("default-src");
   if (!defaultSrc) weaknesses.push("no default-src: every unnamed fetch is unrestricted");
-  if (policy.get("script-src")?.join(" ") !== "'self'" && defaultSrc?.join(" ") !== "'self'") {
+  // script-src, else default-src: 'self', or 'none' for a page that runs no script at all.
+  const scripts = (policy.get("script-src") ?? defaultSrc)?.join(" ");
+  if (scripts !== "'self'" && scripts !== "'none'") {
     weaknesses.push("scripts are not limited to 'self'");
   }
   for (const name of ["base-uri", "frame-ancestors", "form-action"]) {

@@ -13,6 +13,7 @@ import {
 } from "./support/action";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { newAgent } from "./support/identity";
 import { verifyJws } from "./support/jws";
 
@@ -77,15 +78,14 @@ describe("POST /v1/action-grants/redeem", () => {
     expect(lost).toHaveLength(49);
     const first = won[0]?.json;
     for (const answer of lost) {
-      expect(answer.json).toEqual({
-        error: "grant_already_redeemed",
-        details: {
+      expect(answer.json).toEqual(
+        errorBody("grant_already_redeemed", {
           grant_id: decision.grant.id,
           redeemed_at: first.redeemed_at,
           executor: first.executor,
           audit: first.audit,
-        },
-      });
+        }),
+      );
     }
     const { rows, entries } = await redemptions(org.id);
     expect(rows).toEqual([{ grant_id: decision.grant.id }]);
@@ -120,12 +120,11 @@ describe("POST /v1/action-grants/redeem", () => {
     const expired = await signAsService({ ...claims, iat: now - 301, exp: now - 1 });
     const res = await redeem(executor.key, { grant: expired, ...CAPTURE });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "grant_expired",
-      details: [
+    expect(res.json).toEqual(
+      errorBody("grant_expired", [
         { path: "grant", message: `expired at ${new Date((now - 1) * 1000).toISOString()}` },
-      ],
-    });
+      ]),
+    );
     expect(await redemptions(org.id)).toEqual({ rows: [], entries: [] });
     // The grant itself is still good until its own expiry.
     expect((await redeem(executor.key, { grant, ...CAPTURE })).status).toBe(200);
@@ -196,10 +195,11 @@ describe("POST /v1/action-grants/redeem", () => {
       amount: 100000,
     });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "grant_invalid",
-      details: [{ path: "grant", message: "not a grant signed by this service" }],
-    });
+    expect(res.json).toEqual(
+      errorBody("grant_invalid", [
+        { path: "grant", message: "not a grant signed by this service" },
+      ]),
+    );
     expect(await redemptions(org.id)).toEqual({ rows: [], entries: [] });
   });
 
@@ -231,7 +231,7 @@ describe("POST /v1/action-grants/redeem", () => {
     const { key } = await intruder.key(["assess:write"]);
     const res = await redeem(key, { grant, ...CAPTURE });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual({ error: "not_found" });
+    expect(res.json).toEqual(errorBody("not_found"));
     expect(await redemptions(intruder.id)).toEqual({ rows: [], entries: [] });
     expect((await redeem(executor.key, { grant, ...CAPTURE })).status).toBe(200);
   });
@@ -245,15 +245,14 @@ describe("POST /v1/action-grants/redeem", () => {
     });
     const res = await redeem(executor.key, { grant, ...CAPTURE });
     expect(res.status).toBe(409);
-    expect(res.json).toEqual({
-      error: "mandate_revoked",
-      details: [
+    expect(res.json).toEqual(
+      errorBody("mandate_revoked", [
         {
           path: "grant",
           message: `the mandate ${mandate.id} was revoked at ${revoked.json.revoked_at}`,
         },
-      ],
-    });
+      ]),
+    );
     expect(await redemptions(org.id)).toEqual({ rows: [], entries: [] });
     const after = await decide(key, mandate.id, { ...CAPTURE, audience: executor.id });
     expect(after.json).toMatchObject({ decision: "DENY", grant: null });
@@ -270,10 +269,11 @@ describe("POST /v1/action-grants/redeem", () => {
     expect(suspended.status).toBe(200);
     const res = await redeem(executor.key, { grant, ...CAPTURE });
     expect(res.status).toBe(409);
-    expect(res.json).toEqual({
-      error: "agent_not_active",
-      details: [{ path: "grant", message: `the agent ${mandate.agent_id} is suspended` }],
-    });
+    expect(res.json).toEqual(
+      errorBody("agent_not_active", [
+        { path: "grant", message: `the agent ${mandate.agent_id} is suspended` },
+      ]),
+    );
     expect(await redemptions(org.id)).toEqual({ rows: [], entries: [] });
   });
 

@@ -5,6 +5,7 @@ import worker from "../../workers/main";
 import { CAPTURE, decide, type Json, newMandate } from "./support/action";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { verifyJws } from "./support/jws";
 
 // Decisions: POST /v1/action-mandates/{id}/decisions and GET /v1/action-decisions/{id}.
@@ -293,7 +294,7 @@ describe("validation", () => {
       grant: false,
     });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual({ error: "not_found" });
+    expect(res.json).toEqual(errorBody("not_found"));
   });
 });
 
@@ -313,7 +314,7 @@ describe("when the signing key is unavailable", () => {
     );
     await waitOnExecutionContext(ctx);
     expect(response.status).toBe(503);
-    expect(await response.json()).toEqual({ error: "signing_key_unavailable" });
+    expect(await response.json()).toEqual(errorBody("signing_key_unavailable"));
     expect(await usage(mandate.id)).toEqual({ uses: 0, amount_used: 0 });
     expect(await ownerSql`select id from action_decisions where org_id = ${org.id}`).toEqual([]);
     const entries = await ownerSql`select id from audit_entries

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { inAnHour, type Json, newMandate } from "./support/action";
 import { call, newOrg, type TestOrg } from "./support/api";
 import { appSql, ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { newAgent } from "./support/identity";
 
 // Action mandates (docs/action-authority.md): create, read, list, revoke.
@@ -131,10 +132,9 @@ describe("POST /v1/action-mandates", () => {
       expires_at: inAnHour(),
     });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [{ path: "agent_id", message: "no such agent" }],
-    });
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [{ path: "agent_id", message: "no such agent" }]),
+    );
   });
 
   it("refuses a principal the agent does not act for", async () => {
@@ -205,7 +205,7 @@ describe("GET /v1/action-mandates", () => {
       token: org.token,
     });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual({ error: "not_found" });
+    expect(res.json).toEqual(errorBody("not_found"));
   });
 });
 

@@ -4,6 +4,7 @@ import { ledgerOf } from "../../src/ledger/ledger";
 import { CAPTURE, decide, type Json, newMandate, redeem } from "./support/action";
 import { call, newOrg, type TestOrg } from "./support/api";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 
 // Issue 17, item 6c: a mandate's (or its agent's) revocation and its grants' redemptions are
 // ordered by the org's ledger object. Once the revoke answers 200 no grant under it redeems.
@@ -61,15 +62,14 @@ describe("revoking an action mandate while its grants are being redeemed", () =>
       where id = ${mandate.id}`;
     const res = await redeem(executor.key, { grant: grants[0], ...CAPTURE });
     expect(res.status).toBe(409);
-    expect(res.json).toEqual({
-      error: "mandate_revoked",
-      details: [
+    expect(res.json).toEqual(
+      errorBody("mandate_revoked", [
         {
           path: "grant",
           message: `the mandate ${mandate.id} was revoked at ${revoked.json.revoked_at}`,
         },
-      ],
-    });
+      ]),
+    );
     expect(await storedRedemptions(org.id)).toEqual({ rows: [], entries: [] });
   });
 

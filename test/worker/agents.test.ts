@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call, newOrg, type TestOrg } from "./support/api";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { newAgent, newPrincipal, registerKey } from "./support/identity";
 
 async function setup() {
@@ -108,10 +109,9 @@ describe("POST /v1/agents", () => {
       body: { principal_id: foreign, name: "x" },
     });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [{ path: "principal_id", message: "no such principal" }],
-    });
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [{ path: "principal_id", message: "no such principal" }]),
+    );
   });
 
   it.each([

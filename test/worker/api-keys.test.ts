@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { hashApiKey } from "../../src/auth/api-key";
 import { call, newOrg } from "./support/api";
 import { addMember, ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 
 describe("POST /v1/api-keys", () => {
   it("creates a key, shows the plaintext once and stores only its SHA-256", async () => {
@@ -87,7 +88,7 @@ describe("POST /v1/api-keys", () => {
     const org = await newOrg();
     const res = await call("/v1/api-keys", { method: "POST", token: org.token, body: "{not json" });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({ error: "invalid_json" });
+    expect(res.json).toEqual(errorBody("invalid_json"));
   });
 
   it("refuses a body that is not JSON with 400", async () => {
@@ -190,7 +191,7 @@ describe("POST /v1/api-keys/{id}/revoke", () => {
       token: org.token,
     });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual({ error: "not_found" });
+    expect(res.json).toEqual(errorBody("not_found"));
   });
 
   it("cannot revoke another org's key, which keeps working", async () => {

@@ -19,6 +19,7 @@ import {
   verifyOffline,
 } from "./support/artifacts";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { anchor, ledger, rfcVerifyInclusion } from "./support/ledger";
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -283,7 +284,7 @@ describe("POST /v1/artifacts", () => {
     );
     await waitOnExecutionContext(ctx);
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ error: "signing_key_unavailable" });
+    expect(await res.json()).toEqual(errorBody("signing_key_unavailable"));
     expect(await ownerSql`select id from artifacts where org_id = ${org.id}`).toEqual([]);
     // Anchoring writes out whatever the ledger object sequenced: nothing was.
     await anchor(org.id);
@@ -395,10 +396,11 @@ describe("GET /v1/artifacts", () => {
     const { key } = await orgWithKey();
     const res = await call(`/v1/artifacts?digets=sha256:${"ab".repeat(32)}`, { key });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [{ path: "", message: 'Unrecognized key: "digets"', code: "unrecognized_keys" }],
-    });
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [
+        { path: "", message: 'Unrecognized key: "digets"', code: "unrecognized_keys" },
+      ]),
+    );
   });
 });
 
@@ -511,7 +513,7 @@ describe("GET /v1/artifacts/{id}", () => {
     for (const id of [theirs.json.id, "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e", "not-a-uuid"]) {
       const res = await call(`/v1/artifacts/${id}`, { key });
       expect(res.status).toBe(404);
-      expect(res.json).toEqual({ error: "not_found" });
+      expect(res.json).toEqual(errorBody("not_found"));
     }
   });
 });

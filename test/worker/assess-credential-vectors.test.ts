@@ -9,6 +9,7 @@ import {
   reasonOf,
   seedSpend,
 } from "./support/credentials";
+import { errorBody } from "./support/errors";
 
 type Glob = (pattern: string, options: object) => Record<string, unknown>;
 
@@ -90,10 +91,11 @@ describe("AP2 v0.2 vectors through POST /v1/assess", () => {
         const { key } = await setUp(vector, null);
         const res = await assess(key, bodyOf(vector));
         expect(res.status).toBe(400);
-        expect(res.json).toEqual({
-          error: "unknown_mandate_type",
-          details: [{ path: "credential.hops[1].vct", message: expect.any(String) }],
-        });
+        expect(res.json).toEqual(
+          errorBody("unknown_mandate_type", [
+            { path: "credential.hops[1].vct", message: expect.any(String) },
+          ]),
+        );
       });
       continue;
     }

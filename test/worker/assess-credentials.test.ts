@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { CompactSign, decodeJwt } from "jose";
+import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import {
   AUD,
@@ -7,8 +7,6 @@ import {
   buildChain,
   type Claims,
   closedPayment,
-  element,
-  hashOf,
   NONCE,
   newSigner,
   openPayment,
@@ -28,6 +26,7 @@ import {
 } from "./support/assess";
 import { credentialOrg, expectRefused, leafUnder } from "./support/credentials";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 
 // POST /v1/assess with an AP2 credential (docs/assess.md, "Assessing a credential"), with
 // chains made here with jose for what the SDK's vectors do not cover.
@@ -86,10 +85,11 @@ describe("the request", () => {
     const { key } = await orgWithKey();
     const res = await assess(key, { credential: "not a chain", presentation: PRESENTATION });
     expect(res.status).toBe(422);
-    expect(res.json).toEqual({
-      error: "credential_unparseable",
-      details: [{ path: expect.stringMatching(/^credential/), message: expect.any(String) }],
-    });
+    expect(res.json).toEqual(
+      errorBody("credential_unparseable", [
+        { path: expect.stringMatching(/^credential/), message: expect.any(String) },
+      ]),
+    );
   });
 
   it("a mandate beside the credential must be its leaf payload: else 422 mandate_mismatch", async () => {
@@ -103,10 +103,9 @@ describe("the request", () => {
       mandate: other,
     });
     expect(res.status).toBe(422);
-    expect(res.json).toEqual({
-      error: "mandate_mismatch",
-      details: [{ path: "mandate", message: expect.any(String) }],
-    });
+    expect(res.json).toEqual(
+      errorBody("mandate_mismatch", [{ path: "mandate", message: expect.any(String) }]),
+    );
     const same = await assessOk(key, {
       credential: made.credential,
       presentation: PRESENTATION,
@@ -120,13 +119,12 @@ describe("the request", () => {
     const { org, key } = await setUp(made);
     const res = await assess(key, { credential: made.credential });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [
         { path: "presentation.aud", message: "required in live mode with a credential" },
         { path: "presentation.nonce", message: "required in live mode with a credential" },
-      ],
-    });
+      ]),
+    );
     const { key: test } = await org.key(undefined, "test");
     const body = await assessOk(test, { credential: made.credential });
     expect(body.outcome.credential.verified).toBe(true);

@@ -13,6 +13,7 @@ import {
   reasonKeys,
 } from "./support/assess";
 import { provenAgentOrg } from "./support/credentials";
+import { errorBody } from "./support/errors";
 
 // Spec, States: "An internal fault yields review, never approve"; rules 4 and 5 of POST
 // /v1/assess (500 never approve, 503 when the database or signing key is unavailable);
@@ -120,7 +121,7 @@ describe("a fault outside the scoring components", () => {
     const request = await body();
     const res = await assessWith({ TEST_FAULTS: "persist" }, key, request);
     expect(res.status).toBe(500);
-    expect(res.json).toEqual({ error: "internal_error" });
+    expect(res.json).toEqual(errorBody("internal_error"));
     for (const word of ["decision", "approve", "review", "deny", "riskPayloadJws", "jws"]) {
       expect(res.text).not.toContain(word);
     }
@@ -145,7 +146,7 @@ describe("a fault outside the scoring components", () => {
     const before = await countRows(org.id);
     const res = await assessWith({ SIGNING_KEY: undefined }, key, await body());
     expect(res.status).toBe(503);
-    expect(res.json).toEqual({ error: "signing_key_unavailable" });
+    expect(res.json).toEqual(errorBody("signing_key_unavailable"));
     expect(await countRows(org.id)).toEqual(before);
   });
 
@@ -155,7 +156,7 @@ describe("a fault outside the scoring components", () => {
     for (const bad of ['{"kty":"OKP"}', "not json", '{"kty":"OKP","crv":"Ed25519","x":"AA"}']) {
       const res = await assessWith({ SIGNING_KEY: bad }, key, await body());
       expect(res.status, bad).toBe(503);
-      expect(res.json).toEqual({ error: "signing_key_unavailable" });
+      expect(res.json).toEqual(errorBody("signing_key_unavailable"));
     }
     expect(await countRows(org.id)).toEqual(before);
   });
@@ -165,7 +166,7 @@ describe("a fault outside the scoring components", () => {
     const unreachable = (env.DATABASE_URL as string).replace(/@[^/]+\//, "@127.0.0.1:9/");
     const res = await assessWith({ DATABASE_URL: unreachable }, key, await body());
     expect(res.status).toBe(503);
-    expect(res.json).toEqual({ error: "database_unavailable" });
+    expect(res.json).toEqual(errorBody("database_unavailable"));
   });
 
   it("no database configured: 503", async () => {

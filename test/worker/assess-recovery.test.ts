@@ -12,6 +12,7 @@ import worker from "../../workers/main";
 import payment from "../fixtures/ap2/payment_mandate.json";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { ledger } from "./support/ledger";
 
 /** What these tests reach inside the org's ledger object. */
@@ -51,7 +52,7 @@ async function sequencedButNotWritten() {
 describe("an assessment that failed after the ledger sequenced it", () => {
   it("is completed by its retry: one entry, the first attempt's outcome, nothing lost", async () => {
     const { org, key, body, failed } = await sequencedButNotWritten();
-    expect(failed.json).toEqual({ error: "internal_error" });
+    expect(failed.json).toEqual(errorBody("internal_error"));
     expect(await ownerSql`select id from assessments where org_id = ${org.id}`).toEqual([]);
 
     const retried = await call("/v1/assess", { method: "POST", key, body });

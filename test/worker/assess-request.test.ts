@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mandateCanonicalHash, parseAssessRequest } from "../../src/assess/request";
-import { ApiError } from "../../src/errors";
+import { ApiError, errorMessages } from "../../src/errors";
 import { canonicalize } from "../../src/lib/canonical";
 import checkoutExample from "../fixtures/ap2/checkout_mandate.json";
 import openCheckoutExample from "../fixtures/ap2/open_checkout_mandate.json";
@@ -21,13 +21,18 @@ const examples = {
   open_checkout: openCheckoutExample,
 } as const;
 
-/** What parseAssessRequest threw: status and body, as the error handler would answer. */
+/**
+ * What parseAssessRequest threw: status and body, as the error handler would answer, less the
+ * message, which is checked here to be its code's own sentence (src/errors.ts).
+ */
 function rejection(body: unknown, a2aHeader: string | null = null) {
   try {
     parseAssessRequest(body, a2aHeader);
   } catch (error) {
-    if (error instanceof ApiError) return { status: error.status, body: error.body };
-    throw error;
+    if (!(error instanceof ApiError)) throw error;
+    const { message, ...rest } = error.body;
+    expect(message).toBe(errorMessages[error.code]);
+    return { status: error.status, body: rest };
   }
   throw new Error("expected the request to be rejected");
 }

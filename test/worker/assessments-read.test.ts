@@ -12,6 +12,7 @@ import {
   sha256Hex,
 } from "./support/assess";
 import { provenAgentOrg } from "./support/credentials";
+import { errorBody } from "./support/errors";
 import { anchor } from "./support/ledger";
 
 // Spec: GET /v1/assessments/{id} (the Outcome, identical to the POST's), GET /v1/assessments
@@ -131,7 +132,7 @@ describe("GET /v1/assessments/{id}", () => {
     const { key } = await orgWithKey();
     const res = await call(`/v1/assessments/${crypto.randomUUID()}`, { key });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual({ error: "not_found" });
+    expect(res.json).toEqual(errorBody("not_found"));
   });
 
   it("needs assess:read", async () => {
@@ -452,10 +453,10 @@ describe("cross-tenant", () => {
 
     const one = await call(`/v1/assessments/${body.assessmentId}`, { key: b.key });
     expect(one.status).toBe(404);
-    expect(one.json).toEqual({ error: "not_found" });
+    expect(one.json).toEqual(errorBody("not_found"));
     const mandate = await call(`/v1/mandates/${body.mandateId}`, { key: b.key });
     expect(mandate.status).toBe(404);
-    expect(mandate.json).toEqual({ error: "not_found" });
+    expect(mandate.json).toEqual(errorBody("not_found"));
 
     const theirs = await list(b.key);
     expect(theirs.json.data).toHaveLength(1);

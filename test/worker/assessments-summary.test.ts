@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { assessOnce } from "./support/routes";
 
 // GET /v1/assessments/summary (docs/assess.md, "Summary"). The history is made of one assessment
@@ -299,10 +300,11 @@ describe("GET /v1/assessments/summary", () => {
     expect(year.json.days.at(-1).date).toBe("2024-12-31");
     const longer = await summary({ key }, "from=2024-01-01&to=2025-01-01T00:00:00.001Z");
     expect(longer.status).toBe(400);
-    expect(longer.json).toEqual({
-      error: "invalid_request",
-      details: [{ path: "from", message: "the window is at most 366 days", code: "custom" }],
-    });
+    expect(longer.json).toEqual(
+      errorBody("invalid_request", [
+        { path: "from", message: "the window is at most 366 days", code: "custom" },
+      ]),
+    );
   });
 
   it("counts the days of the time zone asked for", async () => {
@@ -424,10 +426,9 @@ describe("GET /v1/assessments/summary", () => {
     const { key } = await org.key(["assess:read"]);
     const res = await summary({ key }, query);
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [{ path: "from", message, code: "custom" }],
-    });
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [{ path: "from", message, code: "custom" }]),
+    );
   });
 
   it("takes the 30 days before a lone to", async () => {
@@ -481,10 +482,7 @@ describe("GET /v1/assessments/summary", () => {
     const { key } = await org.key(["assess:read"]);
     const res = await summary({ key }, query);
     expect(res.status, res.text).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [{ path, message, code: "custom" }],
-    });
+    expect(res.json).toEqual(errorBody("invalid_request", [{ path, message, code: "custom" }]));
   });
 
   it.each([

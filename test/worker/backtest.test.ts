@@ -13,6 +13,7 @@ import { assessOk, createPolicy, type Json, orgWithKey, payment } from "./suppor
 import { consentOrg } from "./support/consents";
 import { provenAgentOrg } from "./support/credentials";
 import { appSql, ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { newPrincipal } from "./support/identity";
 
 // docs/rules.md (Backtest): POST /v1/policies/{id}/backtest replays a policy over the org's
@@ -308,7 +309,7 @@ describe("POST /v1/policies/{id}/backtest", () => {
     const { org: intruder } = await orgWithKey();
     const res = await backtest(intruder, draft.id);
     expect(res.status).toBe(404);
-    expect(res.json).toEqual({ error: "not_found" });
+    expect(res.json).toEqual(errorBody("not_found"));
   });
 });
 

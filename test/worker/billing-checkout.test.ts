@@ -11,6 +11,7 @@ import {
   stripeWebhook,
 } from "./support/billing";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 
 // docs/billing.md, Upgrading: Stripe Checkout against the fake Stripe on the fixture server.
 
@@ -161,10 +162,9 @@ describe("the Stripe webhook", () => {
     const old = await completeCheckout(session, Math.floor(Date.now() / 1000) - 301);
     const res = await stripeWebhook(old.payload, old.signature);
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "provider_signature_invalid",
-      details: { reason: "timestamp outside the tolerance window" },
-    });
+    expect(res.json).toEqual(
+      errorBody("provider_signature_invalid", { reason: "timestamp outside the tolerance window" }),
+    );
     expect((await getBilling({ key })).json.plan.id).toBe("free");
   });
 
@@ -235,10 +235,9 @@ describe("POST /v1/billing/webhooks/stripe fails closed whatever the configurati
   it("an unsigned webhook is 400 with no provider configured, not 503", async () => {
     const res = await unconfigured(JSON.stringify({ id: "evt_1", type: "ping" }));
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "provider_signature_invalid",
-      details: { reason: "missing Stripe-Signature header" },
-    });
+    expect(res.json).toEqual(
+      errorBody("provider_signature_invalid", { reason: "missing Stripe-Signature header" }),
+    );
   });
 
   it("a signed webhook is 400 with no webhook secret configured: nothing can verify it", async () => {
@@ -247,19 +246,17 @@ describe("POST /v1/billing/webhooks/stripe fails closed whatever the configurati
     const { payload, signature } = await completeCheckout(session);
     const res = await unconfigured(payload, signature);
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "provider_signature_invalid",
-      details: { reason: "no matching signature" },
-    });
+    expect(res.json).toEqual(
+      errorBody("provider_signature_invalid", { reason: "no matching signature" }),
+    );
     expect((await getBilling({ key })).json.plan.id).toBe("free");
   });
 
   it("an unsigned webhook is 400 with the provider configured", async () => {
     const res = await stripeWebhook(JSON.stringify({ id: "evt_2", type: "ping" }), undefined);
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "provider_signature_invalid",
-      details: { reason: "missing Stripe-Signature header" },
-    });
+    expect(res.json).toEqual(
+      errorBody("provider_signature_invalid", { reason: "missing Stripe-Signature header" }),
+    );
   });
 });

@@ -3,6 +3,7 @@ import { call, newOrg } from "./support/api";
 import { assess, assessOk, orgWithKey, payment } from "./support/assess";
 import { billingLedger, getBilling, metered, seedBilling, spendEvents } from "./support/billing";
 import { addMember, ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 
 // docs/billing.md, The spending cap and the spend guard. Starter: 10,000 included, then 2 (cents)
 // each. With every included assessment used and a cap of 10, five more are allowed; the fourth
@@ -107,15 +108,14 @@ describe("the spend guard", () => {
     await assessTimes(key, 5);
     const res = await assess(key, { mandate: payment() });
     expect(res.status).toBe(402);
-    expect(res.json).toEqual({
-      error: "spending_cap_reached",
-      details: {
+    expect(res.json).toEqual(
+      errorBody("spending_cap_reached", {
         spending_cap: 10,
         amount_due: 10,
         currency: "usd",
         message: expect.stringContaining("confirm"),
-      },
-    });
+      }),
+    );
     expect(res.text).not.toContain("approve");
     // Nothing of the refused call is stored or billed.
     expect(await metered(org.id)).toBe(10_005);

@@ -6,6 +6,7 @@ import type { Env } from "../../src/env";
 import worker from "../../workers/main";
 import { BASE, call, newOrg, sessionToken } from "./support/api";
 import { payment } from "./support/assess";
+import { errorBody, refusedBody } from "./support/errors";
 
 // docs/console.md: the console's sign-in through the identity provider (the local one, served
 // on loopback by the tests' setup), the session cookie with its CSRF header, and x-mode.
@@ -175,17 +176,14 @@ describe("GET /console/auth/login", () => {
   it("answers 503 identity_provider_unavailable when the provider cannot be reached", async () => {
     const res = await fetchWith({ IDP_ISSUER: "http://127.0.0.1:9" }, "/console/auth/login");
     expect(res.status).toBe(503);
-    expect(await json(res)).toEqual({ error: "identity_provider_unavailable" });
+    expect(await json(res)).toEqual(errorBody("identity_provider_unavailable"));
     expectConsoleHeaders(res);
   });
 
   it("refuses a plain-http issuer in production (503 service_misconfigured)", async () => {
     const res = await fetchWith({ ENVIRONMENT: "production" }, "/console/auth/login");
     expect(res.status).toBe(503);
-    expect(await json(res)).toEqual({
-      error: "service_misconfigured",
-      details: { setting: "IDP_ISSUER" },
-    });
+    expect(await json(res)).toEqual(errorBody("service_misconfigured", { setting: "IDP_ISSUER" }));
   });
 });
 
@@ -214,7 +212,7 @@ describe("IDP_ISSUER and the provider's metadata", () => {
       const other = await sessionToken({}, { issuer });
       const res = await call("/v1/orgs", { method: "POST", token: other });
       expect(res.status).toBe(401);
-      expect(res.json).toEqual({ error: "unauthenticated" });
+      expect(res.json).toEqual(refusedBody("unknown_session"));
     }
   });
 
@@ -233,7 +231,7 @@ describe("IDP_ISSUER and the provider's metadata", () => {
     expect(put.status).toBe(204);
     const res = await fetchWith({ IDP_ISSUER: issuer }, "/console/auth/login");
     expect(res.status).toBe(503);
-    expect(await json(res)).toEqual({ error: "identity_provider_unavailable" });
+    expect(await json(res)).toEqual(errorBody("identity_provider_unavailable"));
     expectConsoleHeaders(res);
   });
 });
@@ -281,13 +279,12 @@ describe("GET /console/auth/callback", () => {
     const back = await authorizeAt(authorizeUrl, "ada");
     const res = await callback(back.search, undefined);
     expect(res.status).toBe(400);
-    expect(await json(res)).toEqual({
-      error: "sign_in_failed",
-      details: {
+    expect(await json(res)).toEqual(
+      errorBody("sign_in_failed", {
         reason: "login_expired",
         message: "This sign-in expired or began in another browser. Start again from the console.",
-      },
-    });
+      }),
+    );
   });
 
   it("refuses a forged login cookie (400 login_expired)", async () => {
@@ -319,14 +316,13 @@ describe("GET /console/auth/callback", () => {
       cookie,
     );
     expect(res.status).toBe(400);
-    expect(await json(res)).toEqual({
-      error: "sign_in_failed",
-      details: {
+    expect(await json(res)).toEqual(
+      errorBody("sign_in_failed", {
         reason: "provider_error",
         message: "The user cancelled",
         provider_error: "access_denied",
-      },
-    });
+      }),
+    );
   });
 
   it("refuses a code used twice (400 exchange_failed: invalid_grant)", async () => {
@@ -366,7 +362,7 @@ describe("GET /console/auth/callback", () => {
       },
     );
     expect(res.status).toBe(503);
-    expect(await json(res)).toEqual({ error: "identity_provider_unavailable" });
+    expect(await json(res)).toEqual(errorBody("identity_provider_unavailable"));
   });
 });
 
@@ -376,15 +372,14 @@ describe("the session cookie as an API credential", () => {
     const cookie = `__Host-ar_session=${who.session}; __Host-ar_csrf=${who.csrf}`;
     const missing = await call("/v1/me", { headers: { cookie } });
     expect(missing.status).toBe(403);
-    expect(missing.json).toEqual({
-      error: "csrf_failed",
-      details: [
+    expect(missing.json).toEqual(
+      errorBody("csrf_failed", [
         {
           path: "x-csrf-token",
           message: "must be the value of the __Host-ar_csrf cookie set at sign-in",
         },
-      ],
-    });
+      ]),
+    );
     const other = await signIn();
     // One character changed, to one it cannot already be (a fixed "A" would equal it 1 time in 16).
     const oneOff = `${who.csrf.startsWith("A") ? "B" : "A"}${who.csrf.slice(1)}`;
@@ -418,20 +413,20 @@ describe("the session cookie as an API credential", () => {
     const who = await signIn();
     const me = await fromConsole("/v1/me", who);
     expect(me.status).toBe(403);
-    expect(me.json).toEqual({ error: "no_organization" });
+    expect(me.json).toEqual(errorBody("no_organization"));
   });
 
   it("is 401 without a cookie, and 401 for a session that no longer verifies", async () => {
     const none = await call("/v1/me", { headers: { "x-csrf-token": "x" } });
     expect(none.status).toBe(401);
-    expect(none.json).toEqual({ error: "unauthenticated" });
+    expect(none.json).toEqual(refusedBody("missing"));
     const expired = await sessionToken({}, { expiresIn: "-1m" });
     const stale = await fromConsole("/v1/me", {
       session: expired,
       csrf: await csrfToken(env, expired),
     });
     expect(stale.status).toBe(401);
-    expect(stale.json).toEqual({ error: "unauthenticated" });
+    expect(stale.json).toEqual(refusedBody("expired_session"));
   });
 
   it("binds the CSRF token to its session: another session's value fails the check", async () => {
@@ -472,11 +467,11 @@ describe("the session cookie as an API credential", () => {
     expect((await fromConsole(`/v1/assessments/${id}`, theirs)).status).toBe(200);
     const res = await fromConsole(`/v1/assessments/${id}`, mine);
     expect(res.status).toBe(404);
-    expect(res.json).toEqual({ error: "not_found" });
+    expect(res.json).toEqual(errorBody("not_found"));
     // Naming the other org is no way in either.
     const named = await fromConsole("/v1/me", mine, { headers: { "x-org-id": theirs.orgId } });
     expect(named.status).toBe(403);
-    expect(named.json).toEqual({ error: "no_organization" });
+    expect(named.json).toEqual(errorBody("no_organization"));
   });
 
   it("is never offered to another origin: no CORS headers, preflight or not", async () => {
@@ -543,10 +538,9 @@ describe("x-mode", () => {
     const who = await signedUp();
     const res = await fromConsole("/v1/me", who, { headers: { "x-mode": "staging" } });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [{ path: "x-mode", message: "must be live or test" }],
-    });
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [{ path: "x-mode", message: "must be live or test" }]),
+    );
   });
 
   it("may repeat an API key's mode, never contradict it (400)", async () => {
@@ -587,7 +581,7 @@ describe("x-mode", () => {
       for (const mode of ["test", "staging"]) {
         const res = await call("/v1/me", { key, headers: { "x-mode": mode } });
         expect(res.status, `${mode}: ${res.text}`).toBe(401);
-        expect(res.json).toEqual({ error: "unauthenticated" });
+        expect(res.json).toEqual(refusedBody("unknown_key"));
       }
     }
   });
@@ -596,7 +590,7 @@ describe("x-mode", () => {
     const who = await signIn();
     const res = await fromConsole("/v1/me", who, { headers: { "x-mode": "staging" } });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual({ error: "no_organization" });
+    expect(res.json).toEqual(errorBody("no_organization"));
   });
 });
 
@@ -647,12 +641,11 @@ describe("POST /console/auth/logout from another site", () => {
     for (const headers of requests) {
       const res = await logout(headers);
       expect(res.status).toBe(403);
-      expect(await json(res)).toEqual({
-        error: "csrf_failed",
-        details: [
+      expect(await json(res)).toEqual(
+        errorBody("csrf_failed", [
           { path: "x-csrf-token", message: "must be the value of the __Host-ar_csrf cookie" },
-        ],
-      });
+        ]),
+      );
       expect(res.headers.getAll("set-cookie")).toEqual([]);
       expectConsoleHeaders(res);
     }
@@ -670,12 +663,11 @@ describe("POST /console/auth/logout from another site", () => {
       for (const headers of requests) {
         const res = await logout(headers);
         expect(res.status).toBe(403);
-        expect(await json(res)).toEqual({
-          error: "csrf_failed",
-          details: [
+        expect(await json(res)).toEqual(
+          errorBody("csrf_failed", [
             { path: "sec-fetch-site", message: "must be same-origin: only the console signs out" },
-          ],
-        });
+          ]),
+        );
         expect(res.headers.getAll("set-cookie")).toEqual([]);
       }
     }
@@ -701,7 +693,7 @@ describe("a missing file under /console/", () => {
     for (const path of ["/console/nope.js", "/console/assets/missing.css", "/console/auth/nope"]) {
       const res = await SELF.fetch(`${BASE}${path}`);
       expect(res.status, path).toBe(404);
-      expect(await res.json()).toEqual({ error: "route_not_found" });
+      expect(await res.json()).toEqual(errorBody("route_not_found"));
       expectConsoleHeaders(res);
     }
   });
@@ -709,7 +701,7 @@ describe("a missing file under /console/", () => {
   it("leaves the API's 404 as it was: no console policy outside /console/", async () => {
     const res = await SELF.fetch(`${BASE}/v1/nope`);
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ error: "route_not_found" });
+    expect(await res.json()).toEqual(errorBody("route_not_found"));
     expect(res.headers.get("content-security-policy")).toBeNull();
   });
 });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import type { Refusal } from "../../src/auth/unauthenticated";
 import { call, newOrg, sessionToken } from "./support/api";
 import { addMember } from "./support/db";
+import { errorBody, refusedBody } from "./support/errors";
 
 describe("POST /v1/orgs", () => {
   it("creates the user's org once, then returns the same org", async () => {
@@ -44,7 +46,7 @@ describe("POST /v1/orgs", () => {
     const { key } = await org.key(["assess:read"]);
     const res = await call("/v1/orgs", { method: "POST", key });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual({ error: "session_required" });
+    expect(res.json).toEqual(errorBody("session_required"));
   });
 
   it("rejects a name with a NUL character with 400, not a database error", async () => {
@@ -68,10 +70,18 @@ describe("POST /v1/orgs", () => {
 });
 
 describe("session tokens", () => {
-  const cases: [string, () => Promise<string>][] = [
-    ["an expired token", () => sessionToken({}, { expiresIn: "-1m" })],
-    ["a token from another issuer", () => sessionToken({}, { issuer: "https://evil.example" })],
-    ["a token for another audience", () => sessionToken({}, { audience: "someone-else" })],
+  const cases: [string, () => Promise<string>, Refusal][] = [
+    ["an expired token", () => sessionToken({}, { expiresIn: "-1m" }), "expired_session"],
+    [
+      "a token from another issuer",
+      () => sessionToken({}, { issuer: "https://evil.example" }),
+      "unknown_session",
+    ],
+    [
+      "a token for another audience",
+      () => sessionToken({}, { audience: "someone-else" }),
+      "unknown_session",
+    ],
     [
       "a token signed by an unknown key",
       async () => {
@@ -82,14 +92,15 @@ describe("session tokens", () => {
         const jwk = (await crypto.subtle.exportKey("jwk", pair.privateKey)) as JsonWebKey;
         return sessionToken({}, { privateJwk: { ...jwk, kid: "local-idp" } as never });
       },
+      "unknown_session",
     ],
-    ["a token that is not a JWT", async () => "not.a.jwt"],
+    ["a token that is not a JWT", async () => "not.a.jwt", "malformed_session"],
   ];
-  for (const [name, make] of cases) {
-    it(`refuses ${name} with 401`, async () => {
+  for (const [name, make, refusal] of cases) {
+    it(`refuses ${name} with 401 (${refusal})`, async () => {
       const res = await call("/v1/me", { token: await make() });
       expect(res.status).toBe(401);
-      expect(res.json).toEqual({ error: "unauthenticated" });
+      expect(res.json).toEqual(refusedBody(refusal));
     });
   }
 });
@@ -147,7 +158,7 @@ describe("GET /v1/me", () => {
   it("tells a signed-in user without an org to create one", async () => {
     const res = await call("/v1/me", { token: await sessionToken() });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual({ error: "no_organization" });
+    expect(res.json).toEqual(errorBody("no_organization"));
   });
 
   it("refuses a session asking for an org it does not belong to", async () => {
@@ -155,6 +166,6 @@ describe("GET /v1/me", () => {
     const theirs = await newOrg();
     const res = await call("/v1/me", { token: mine.token, headers: { "x-org-id": theirs.id } });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual({ error: "no_organization" });
+    expect(res.json).toEqual(errorBody("no_organization"));
   });
 });

@@ -19,6 +19,7 @@ import {
   verifyCompact,
 } from "./support/coverage";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { ledger } from "./support/ledger";
 
 /** The ledger object's store, reached into to expire attachments as a day would. */
@@ -188,10 +189,9 @@ describe("POST /v1/control-coverage/effects", () => {
     const later = new Date(Date.now() + 120_000).toISOString();
     const res = await reportEffect(key, effect({ occurred_at: later }));
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [{ path: "occurred_at", message: "must not be in the future" }],
-    });
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [{ path: "occurred_at", message: "must not be in the future" }]),
+    );
   });
 });
 

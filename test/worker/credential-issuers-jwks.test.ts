@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { newSigner, type Signer } from "../support/ap2-chains";
 import { ALL_KEY_SCOPES, call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { chainFrom, publicJwk, register, verifyWith } from "./support/issuers";
 
 // Issuers whose keys come from a JWKS URL, served by the fixture server (test/support).
@@ -98,10 +99,7 @@ describe("a JWKS URL issuer", () => {
     for (const [url, message] of cases) {
       const res = await register(key, { name: "x", jwks_url: url });
       expect(res.status, url).toBe(400);
-      expect(res.json).toEqual({
-        error: "jwks_unreachable",
-        details: [{ path: "jwks_url", message }],
-      });
+      expect(res.json).toEqual(errorBody("jwks_unreachable", [{ path: "jwks_url", message }]));
     }
     const [{ n }] = (await ownerSql`select count(*)::int as n from credential_issuers
       where org_id = ${org.id}`) as [{ n: number }];

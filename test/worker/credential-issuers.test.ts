@@ -12,6 +12,7 @@ import valid from "../fixtures/ap2-v0.2-vectors/payment_valid_basic.json";
 import { newSigner } from "../support/ap2-chains";
 import { ALL_KEY_SCOPES, call, newOrg, type TestOrg } from "./support/api";
 import { addMember, ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { newPrincipal } from "./support/identity";
 import { chainFrom, publicJwk, register, verifyWith } from "./support/issuers";
 
@@ -70,10 +71,9 @@ describe("POST /v1/credential-issuers", () => {
     const foreign = await newPrincipal(await newOrg());
     const other = await register(key, { name: "x", jwks, principal_id: foreign });
     expect(other.status).toBe(400);
-    expect(other.json).toEqual({
-      error: "invalid_request",
-      details: [{ path: "principal_id", message: "no such principal" }],
-    });
+    expect(other.json).toEqual(
+      errorBody("invalid_request", [{ path: "principal_id", message: "no such principal" }]),
+    );
 
     const erasedId = await newPrincipal(org);
     const erase = await call(`/v1/principals/${erasedId}/erase`, { method: "POST", key });
@@ -237,16 +237,15 @@ describe("POST /v1/credential-issuers validation", () => {
     const jwk = await exportJWK(privateKey);
     const res = await refused({ name: "x", jwks: { keys: [jwk] } });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [
         {
           path: "jwks.keys.0",
           message: "the key carries private key material (ES256 or EdDSA public keys only)",
           code: "custom",
         },
-      ],
-    });
+      ]),
+    );
   });
 
   it("refuses keys of any algorithm but ES256 and EdDSA", async () => {
@@ -305,10 +304,9 @@ describe("POST /v1/credential-issuers validation", () => {
     ] as const) {
       const res = await refused({ name: "x", jwks_url: url });
       expect(res.status, url).toBe(400);
-      expect(res.json).toEqual({
-        error: "url_not_allowed",
-        details: [{ path: "jwks_url", message: `refused: ${reason}` }],
-      });
+      expect(res.json).toEqual(
+        errorBody("url_not_allowed", [{ path: "jwks_url", message: `refused: ${reason}` }]),
+      );
     }
     const [{ n }] = (await ownerSql`select count(*)::int as n from credential_issuers
       where org_id = ${org.id}`) as [{ n: number }];
@@ -423,7 +421,7 @@ describe("GET /v1/credential-issuers", () => {
     const intruder = await ownerKey();
     const foreign = await call(`/v1/credential-issuers/${created.json.id}`, { key: intruder.key });
     expect(foreign.status).toBe(404);
-    expect(foreign.json).toEqual({ error: "not_found" });
+    expect(foreign.json).toEqual(errorBody("not_found"));
     const listed = await call("/v1/credential-issuers", { key: intruder.key });
     expect(listed.json.data).toEqual([]);
   });
@@ -477,7 +475,7 @@ describe("POST /v1/credential-issuers/{id}/revoke", () => {
       key: intruder.key,
     });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual({ error: "not_found" });
+    expect(res.json).toEqual(errorBody("not_found"));
     const read = await call(`/v1/credential-issuers/${created.json.id}`, { key: owner.key });
     expect(read.json.status).toBe("active");
   });

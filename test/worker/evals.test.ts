@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { call, type TestOrg } from "./support/api";
 import { createPolicy, type Json, orgWithKey, payment } from "./support/assess";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 
 // docs/rules.md (Evaluation sets and evaluations): /v1/eval-sets, /v1/evals, /v1/evals/run.
 
@@ -440,9 +441,8 @@ describe("POST /v1/evals/run", () => {
     ]);
     const res = await runEval(org, { eval_set_id: set.id, policy_id: policy.id });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [
         {
           path: "cases.2.context.aggregates",
           message: 'case 2 ("c3") does not state count.agent.1h, which the policy reads',
@@ -455,8 +455,8 @@ describe("POST /v1/evals/run", () => {
           path: "cases.2.context.aggregates",
           message: 'case 2 ("c3") does not state count.agent.1d, which the policy reads',
         },
-      ],
-    });
+      ]),
+    );
     // Nothing was stored.
     expect((await call(`/v1/evals?eval_set_id=${set.id}`, { token: org.token })).json.data).toEqual(
       [],
@@ -524,10 +524,9 @@ describe("POST /v1/evals/run", () => {
     const theirs = await createPolicy(other, POLICY, { activate: false });
     const cross = await runEval(other, { eval_set_id: set.id, policy_id: theirs.id });
     expect(cross.status).toBe(404);
-    expect(cross.json).toEqual({
-      error: "not_found",
-      details: [{ path: "eval_set_id", message: "no such set" }],
-    });
+    expect(cross.json).toEqual(
+      errorBody("not_found", [{ path: "eval_set_id", message: "no such set" }]),
+    );
     const mixed = await runEval(org, { eval_set_id: set.id, policy_id: theirs.id });
     expect(mixed.status).toBe(404);
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import worker from "../../workers/main";
 import { newOrg } from "./support/api";
+import { errorBody } from "./support/errors";
 
 // Fault injection: the same Worker with a broken environment, called as the runtime calls it.
 async function fetchWith(override: Partial<Env>, url: string, init: RequestInit = {}) {
@@ -25,7 +26,7 @@ describe("when the database cannot be reached", () => {
       headers: { "x-api-key": key },
     });
     expect(res.status).toBe(503);
-    expect(res.json).toEqual({ error: "database_unavailable" });
+    expect(res.json).toEqual(errorBody("database_unavailable"));
     expect(res.headers.get("x-request-id")).toMatch(/^req_/);
   });
 
@@ -36,7 +37,7 @@ describe("when the database cannot be reached", () => {
       headers: { "x-api-key": key },
     });
     expect(res.status).toBe(503);
-    expect(res.json).toEqual({ error: "database_unavailable" });
+    expect(res.json).toEqual(errorBody("database_unavailable"));
   });
 
   it("still answers the liveness probe", async () => {
@@ -51,7 +52,7 @@ describe("when the signing key is unavailable", () => {
     const url = `https://no-key-${crypto.randomUUID()}.test/.well-known/jwks.json`;
     const res = await fetchWith({ SIGNING_KEY: undefined }, url);
     expect(res.status).toBe(503);
-    expect(res.json).toEqual({ error: "signing_key_unavailable" });
+    expect(res.json).toEqual(errorBody("signing_key_unavailable"));
     const retry = await fetchWith({}, url);
     expect(retry.status).toBe(200);
   });
@@ -71,7 +72,7 @@ describe("when the identity provider is not configured", () => {
       headers: { authorization: `Bearer ${org.token}` },
     });
     expect(session.status).toBe(503);
-    expect(session.json).toEqual({ error: "identity_provider_unavailable" });
+    expect(session.json).toEqual(errorBody("identity_provider_unavailable"));
     const apiKey = await fetchWith({ IDP_JWKS: undefined }, "https://risk.test/v1/me", {
       headers: { "x-api-key": key },
     });
@@ -80,14 +81,14 @@ describe("when the identity provider is not configured", () => {
 });
 
 describe("request limits", () => {
-  it("refuses a body over 256 KiB with 400 request_too_large", async () => {
+  it("refuses a body over 256 KiB with 413 request_too_large", async () => {
     const org = await newOrg();
     const res = await fetchWith({}, "https://risk.test/v1/api-keys", {
       method: "POST",
       headers: { authorization: `Bearer ${org.token}`, "content-type": "application/json" },
       body: JSON.stringify({ name: "x".repeat(300 * 1024), scopes: ["assess:read"] }),
     });
-    expect(res.status).toBe(400);
-    expect(res.json).toEqual({ error: "request_too_large", details: { max_bytes: 262144 } });
+    expect(res.status).toBe(413);
+    expect(res.json).toEqual(errorBody("request_too_large", { max_bytes: 262144 }));
   });
 });

@@ -3,6 +3,7 @@ import { call, type TestOrg } from "./support/api";
 import { assessOk, createPolicy, type Json } from "./support/assess";
 import { consentOrg } from "./support/consents";
 import { provenAgentOrg } from "./support/credentials";
+import { errorBody } from "./support/errors";
 
 // docs/feedback.md: labeled history in backtests and evaluation sets. The expected metrics are
 // worked out by hand from the amounts, the labels and the draft's one rule.
@@ -194,15 +195,14 @@ describe("POST /v1/eval-sets from labeled history", () => {
       body: { name: "nothing", from_history: { labels: ["fraud"] } },
     });
     expect(res.status).toBe(422);
-    expect(res.json).toEqual({
-      error: "no_labeled_history",
-      details: {
+    expect(res.json).toEqual(
+      errorBody("no_labeled_history", {
         message: "no assessment of the range has an effective label among those asked for",
         labels: ["fraud"],
         from: null,
         to: null,
-      },
-    });
+      }),
+    );
   });
 
   it("a consent spent twice stays denied in its case: the refusal is a fact, not the policy's", async () => {

@@ -3,6 +3,7 @@ import { call, type TestOrg } from "./support/api";
 import { assessOk, createPolicy, type Json, orgWithKey } from "./support/assess";
 import { provenAgentOrg } from "./support/credentials";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { assessOnce } from "./support/routes";
 
 // docs/feedback.md: labels on assessments, their effective label, and agent trust.
@@ -129,10 +130,11 @@ describe("POST /v1/assessments/{id}/feedback", () => {
     expect((await label(key, first.assessmentId, { label: "fraud" }, headers)).status).toBe(201);
     const res = await label(key, second.assessmentId, { label: "fraud" }, headers);
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [{ path: "idempotency-key", message: "was used to label another assessment" }],
-    });
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [
+        { path: "idempotency-key", message: "was used to label another assessment" },
+      ]),
+    );
     expect((await labels(key, second.assessmentId)).json.data).toEqual([]);
   });
 
@@ -165,10 +167,9 @@ describe("POST /v1/assessments/{id}/feedback", () => {
     const later = new Date(Date.now() + 3_600_000).toISOString();
     const res = await label(key, assessmentId, { label: "fraud", occurred_at: later });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [{ path: "occurred_at", message: "must not be in the future" }],
-    });
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [{ path: "occurred_at", message: "must not be in the future" }]),
+    );
   });
 
   it("is a 404 for an assessment of the other mode and of another org", async () => {

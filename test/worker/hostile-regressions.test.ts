@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { call, newOrg } from "./support/api";
+import { refusedBody } from "./support/errors";
 
 // Each 5xx the hostile-input suite (hostile-inputs-*.test.ts) found, pinned by its own test.
 
@@ -13,7 +14,7 @@ describe("5xx found by the hostile-input suite", () => {
       expect(res.json.error).toBe("invalid_request");
       const refused = await call(`/v1/evals?${query}`, { key: `aar_live_${"A".repeat(43)}` });
       expect(refused.status).toBe(401);
-      expect(refused.json).toEqual({ error: "unauthenticated" });
+      expect(refused.json).toEqual(refusedBody("unknown_key"));
     }
   });
 });

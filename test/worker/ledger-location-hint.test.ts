@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { assessWith, countRows, orgWithKey, payment } from "./support/assess";
+import { errorBody } from "./support/errors";
 
 // docs/latency.md (Placement): LEDGER_LOCATION_HINT places new org ledger objects next to the
 // database. Miniflare runs every object locally whatever the hint, so these tests check what
@@ -28,7 +29,7 @@ describe("LEDGER_LOCATION_HINT", () => {
       const { org, key } = await orgWithKey();
       const res = await assessWith({ LEDGER_LOCATION_HINT: hint }, key, { mandate: payment() });
       expect(res.status).toBe(503);
-      expect(res.json).toEqual({ error: "ledger_unavailable" });
+      expect(res.json).toEqual(errorBody("ledger_unavailable"));
       expect(res.text).not.toContain("approve");
       expect(await countRows(org.id)).toMatchObject({ assessments: 0, ledger: 0 });
     },

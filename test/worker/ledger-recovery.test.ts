@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { OrgLedger } from "../../src/ledger/org-ledger";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { ledger } from "./support/ledger";
 
 const input = {
@@ -116,7 +117,7 @@ describe("when Postgres is unreachable during an append", () => {
     });
     await restore();
     expect(res.status).toBe(503);
-    expect(res.json).toEqual({ error: "database_unavailable" });
+    expect(res.json).toEqual(errorBody("database_unavailable"));
     const keys = await call("/v1/api-keys", { token: org.token });
     expect(keys.json.data.map((k: any) => k.status)).toEqual(["revoked"]);
   });

@@ -11,6 +11,7 @@ type Json = Record<string, any>;
 
 /** The public routes, called with made-up parameters: their answers are checked all the same. */
 const PUBLIC: RouteCase[] = [
+  { method: "GET", path: "/", scope: null },
   { method: "GET", path: "/health", scope: null },
   { method: "GET", path: "/.well-known/jwks.json", scope: null },
   { method: "GET", path: "/v1/trust-list", scope: null },

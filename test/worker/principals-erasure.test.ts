@@ -9,6 +9,7 @@ import { payloadDigest } from "../../src/lib/digest";
 import { call, newOrg, type TestOrg } from "./support/api";
 import { assessOk, type Json, payment } from "./support/assess";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { newPrincipal } from "./support/identity";
 import { ledger } from "./support/ledger";
 import { createEndpoint, eventually, receiver } from "./support/webhooks";
@@ -255,7 +256,7 @@ describe("POST /v1/principals/{id}/erase reaches every copy", () => {
       key: strangerKey,
     });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual({ error: "not_found" });
+    expect(res.json).toEqual(errorBody("not_found"));
     const mandates = await ownerSql`select erased_at from mandates where org_id = ${org.id}`;
     expect(mandates.map((m) => m.erased_at)).toEqual([null, null, null]);
     expect(await whereFound([values.device])).toContain(`mandates: ${values.device}`);

@@ -5,6 +5,7 @@ import { fromBase64url } from "../../src/lib/encoding";
 import worker from "../../workers/main";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { newPrincipal } from "./support/identity";
 
 const ADA = {
@@ -133,7 +134,7 @@ describe("POST /v1/principals", () => {
     );
     await waitOnExecutionContext(ctx);
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ error: "encryption_key_unavailable" });
+    expect(await res.json()).toEqual(errorBody("encryption_key_unavailable"));
     expect(await ownerSql`select id from principals where org_id = ${org.id}`).toEqual([]);
   });
 });
@@ -308,7 +309,7 @@ describe("POST /v1/principals/{id}/erase", () => {
     const { key } = await org.key(["agents:write", "agents:read"]);
     const res = await call(`/v1/principals/${id}/erase`, { method: "POST", key });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual({ error: "insufficient_scope", details: { required: "gdpr:erase" } });
+    expect(res.json).toEqual(errorBody("insufficient_scope", { required: "gdpr:erase" }));
   });
 
   it("refuses an agent for an erased principal", async () => {

@@ -1,7 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { publicBaseUrl } from "../../src/env";
-import { ApiError } from "../../src/errors";
+import { ApiError, errorMessages } from "../../src/errors";
 import { newOrg } from "./support/api";
 import {
   assessWith,
@@ -86,9 +86,14 @@ describe("a forged Host never becomes the service's identity", () => {
   });
 });
 
-describe("PUBLIC_BASE_URL missing: 503 service_misconfigured, never a URL from the request", () => {
-  const misconfigured = { error: "service_misconfigured", details: { setting: "PUBLIC_BASE_URL" } };
+/** Without `doc_url`: the address it is built from is the setting that is missing. */
+const misconfigured = {
+  error: "service_misconfigured",
+  message: errorMessages.service_misconfigured,
+  details: { setting: "PUBLIC_BASE_URL" },
+};
 
+describe("PUBLIC_BASE_URL missing: 503 service_misconfigured, never a URL from the request", () => {
   it("POST /v1/assess: nothing scored, signed or stored", async () => {
     const { org, key } = await orgWithKey();
     const res = await assessWith({ PUBLIC_BASE_URL: undefined }, key, { mandate: payment() });
@@ -164,9 +169,6 @@ describe("publicBaseUrl: an origin, https in production", () => {
     }
     expect(thrown).toBeInstanceOf(ApiError);
     expect((thrown as ApiError).status).toBe(503);
-    expect((thrown as ApiError).body).toEqual({
-      error: "service_misconfigured",
-      details: { setting: "PUBLIC_BASE_URL" },
-    });
+    expect((thrown as ApiError).body).toEqual(misconfigured);
   });
 });

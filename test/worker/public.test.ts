@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { fromBase64url } from "../../src/lib/encoding";
 import worker from "../../workers/main";
 import { BASE, call } from "./support/api";
+import { errorBody } from "./support/errors";
 
 describe("GET /health", () => {
   it("answers 200 with the service name and the AP2 version", async () => {
@@ -94,7 +95,7 @@ describe("errors", () => {
   it("answers an unknown route with a JSON 404", async () => {
     const res = await call("/v1/nothing-here");
     expect(res.status).toBe(404);
-    expect(res.json).toEqual({ error: "route_not_found" });
+    expect(res.json).toEqual(errorBody("route_not_found"));
     expect(res.headers.get("x-request-id")).toMatch(/^req_/);
   });
 });

@@ -4,6 +4,7 @@ import type { Env } from "../../src/env";
 import worker from "../../workers/main";
 import { BASE } from "./support/api";
 import { orgWithKey, payment } from "./support/assess";
+import { errorBody } from "./support/errors";
 
 // The suite's own doors are configured far above anything it sends (vitest.config.ts); here
 // one door at a time is bound to a small limiter, TEST_RATE_LIMIT (20 a minute), or to
@@ -36,10 +37,12 @@ function expectLimited(answers: Answer[], period: number) {
     expect(Number.isInteger(retryAfter)).toBe(true);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(period);
-    expect(a.json).toEqual({
-      error: "rate_limited",
-      details: expect.objectContaining({ period_seconds: period, retry_after_seconds: retryAfter }),
-    });
+    expect(a.json).toEqual(
+      errorBody(
+        "rate_limited",
+        expect.objectContaining({ period_seconds: period, retry_after_seconds: retryAfter }),
+      ),
+    );
   }
   return limited.length;
 }

@@ -7,6 +7,7 @@ import { call, type TestOrg } from "./support/api";
 import { assessOk, createPolicy, type Json, orgWithKey } from "./support/assess";
 import { provenAgentOrg, provenHolder, registerIssuer } from "./support/credentials";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 
 // docs/reviews.md, "Credential-backed reviews": approving a review of an assessment with a
 // verified AP2 credential spends it like an automated approval, judged by the org's ledger
@@ -108,13 +109,12 @@ describe("approving a credential-backed review", () => {
     });
     const res = await resolve(org, item.id, "approve");
     expect(res.status).toBe(409);
-    expect(res.json).toEqual({
-      error: "review_spend_refused",
-      details: {
+    expect(res.json).toEqual(
+      errorBody("review_spend_refused", {
         reason: "already_consumed",
         message: "the credential's transaction was already approved under this consent",
-      },
-    });
+      }),
+    );
     const still = await call(`/v1/reviews/${item.id}`, { token: org.token });
     expect(still.json).toMatchObject({ status: "open", decision: null, risk_payload: null });
     const entries = await ownerSql`select 1 from audit_entries

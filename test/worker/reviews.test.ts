@@ -11,6 +11,7 @@ import worker from "../../workers/main";
 import { call, newOrg } from "./support/api";
 import { assessOk, examples, type Json, orgWithKey, payment } from "./support/assess";
 import { addMember, ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { createEndpoint, eventually, received, receiver } from "./support/webhooks";
 
 // docs/reviews.md: every `review` assessment opens one review item; a person (or a key with
@@ -256,10 +257,13 @@ describe("POST /v1/reviews/{id}/resolve", () => {
     expect(first.status).toBe(200);
     const second = await resolve(item.id, { token: org.token }, { decision: "approve" });
     expect(second.status).toBe(409);
-    expect(second.json).toEqual({
-      error: "review_already_resolved",
-      details: { status: "resolved", decision: "deny", resolved_at: first.json.resolved_at },
-    });
+    expect(second.json).toEqual(
+      errorBody("review_already_resolved", {
+        status: "resolved",
+        decision: "deny",
+        resolved_at: first.json.resolved_at,
+      }),
+    );
     const now = await call(`/v1/reviews/${item.id}`, { key });
     expect(now.json).toEqual(first.json);
   });
@@ -300,10 +304,7 @@ describe("POST /v1/reviews/{id}/resolve", () => {
     const two = await itemOf({ key }, (await reviewed(key)).body.assessmentId);
     const refused = await resolve(two.id, { key: readOnly.key }, { decision: "deny" });
     expect(refused.status).toBe(403);
-    expect(refused.json).toEqual({
-      error: "insufficient_scope",
-      details: { required: "review:write" },
-    });
+    expect(refused.json).toEqual(errorBody("insufficient_scope", { required: "review:write" }));
     const admin = await newOrg();
     const member = await newOrg();
     await addMember(org.id, admin.subject, "admin");

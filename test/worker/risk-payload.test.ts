@@ -15,6 +15,7 @@ import {
   payment,
   sha256Hex,
 } from "./support/assess";
+import { errorBody } from "./support/errors";
 import { verifyJws } from "./support/jws";
 
 // docs/assess.md, "The Risk Payload": bound to the service (iss), to the verifier the request
@@ -136,10 +137,9 @@ describe("the validity window (RISK_PAYLOAD_TTL_SECONDS)", () => {
       const { org, key } = await orgWithKey();
       const res = await assessWith({ RISK_PAYLOAD_TTL_SECONDS: ttl }, key, { mandate: payment() });
       expect(res.status).toBe(503);
-      expect(res.json).toEqual({
-        error: "service_misconfigured",
-        details: { setting: "RISK_PAYLOAD_TTL_SECONDS" },
-      });
+      expect(res.json).toEqual(
+        errorBody("service_misconfigured", { setting: "RISK_PAYLOAD_TTL_SECONDS" }),
+      );
       expect(await countRows(org.id)).toEqual({
         assessments: 0,
         mandates: 0,

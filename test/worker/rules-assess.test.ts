@@ -11,6 +11,7 @@ import {
 } from "./support/assess";
 import { provenAgentOrg, type provenHolder } from "./support/credentials";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { newPrincipal } from "./support/identity";
 
 // docs/rules.md: a policy with a rule list, through POST /v1/policies and POST /v1/assess.
@@ -76,16 +77,15 @@ describe("POST /v1/policies with a rule list", () => {
       },
     });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [
         {
           path: "rules.rules.1.when.any.1.value",
           message: "must be one of normal, elevated, highest",
           code: "custom",
         },
-      ],
-    });
+      ]),
+    );
     const list = await call("/v1/policies", { token: org.token });
     expect(list.json.data).toEqual([]);
   });

@@ -6,6 +6,7 @@ import { compileRules, firstMatch } from "../../src/rules/evaluate";
 import type { ConditionNode } from "../../src/rules/grammar";
 import { call } from "./support/api";
 import { assess, openPayment, orgWithKey } from "./support/assess";
+import { errorBody } from "./support/errors";
 import { AGENT_ID, clean, given, NOW } from "./support/risk";
 
 // docs/rules.md: grammar 1, its operators and combinators in three-valued logic, first match
@@ -599,21 +600,22 @@ describe("POST /v1/policies refuses what it cannot evaluate cheaply (400 with th
     // 30,000 levels (240 KB) is about the deepest the 256 KiB body limit admits.
     const res = await postPolicy(policyBody(deepNot(levels)));
     expect(res.status, res.text.slice(0, 200)).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [{ path: NINTH, message: "nests deeper than 8", code: "custom" }],
-    });
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [
+        { path: NINTH, message: "nests deeper than 8", code: "custom" },
+      ]),
+    );
   });
 
-  it("50,000 levels: arrays in a condition, or `not` beyond the body limit, are a 400", async () => {
+  it("50,000 levels: arrays in a condition are a 400, `not` beyond the body limit a 413", async () => {
     const arrays = `{"all":${"[".repeat(50_000)}${"]".repeat(50_000)}}`;
     const res = await postPolicy(policyBody(arrays));
     expect(res.status, res.text.slice(0, 200)).toBe(400);
     expect(res.json.details[0].path).toBe("rules.rules.0.when.all.0");
     const nots = await postPolicy(policyBody(deepNot(50_000)));
-    // 400 KB: the body limit (256 KiB) answers before the schema, also a 400.
-    expect(nots.status).toBe(400);
-    expect(nots.json).toEqual({ error: "request_too_large", details: { max_bytes: 262_144 } });
+    // 400 KB: the body limit (256 KiB) answers before the schema, with its own 413.
+    expect(nots.status).toBe(413);
+    expect(nots.json).toEqual(errorBody("request_too_large", { max_bytes: 262_144 }));
   });
 
   it("50,000 levels of `not` are refused without recursion (the schema itself)", () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { canonicalize } from "../../src/lib/canonical";
 import { call } from "./support/api";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { ledger } from "./support/ledger";
 import {
   appendEvents,
@@ -78,16 +79,15 @@ describe("POST /v1/sessions/{id}/events", () => {
     const batch = await buildChain({ ...owner, after: { ...head, hash: "cd".repeat(32) } }, 2);
     const res = await appendEvents(org, id, batch);
     expect(res.status).toBe(422);
-    expect(res.json).toEqual({
-      error: "session_chain_broken",
-      details: {
+    expect(res.json).toEqual(
+      errorBody("session_chain_broken", {
         sequence: 3,
         index: 0,
         reason: "link_mismatch",
         expected: head.hash,
         actual: "cd".repeat(32),
-      },
-    });
+      }),
+    );
     expect(await storedCount(org)).toBe(2);
     expect(await entriesOf(org, "session.events_appended")).toEqual([]);
   });
@@ -126,13 +126,12 @@ describe("POST /v1/sessions/{id}/events", () => {
     const stale = await buildChain({ ...owner, after: head, start: 0 }, 1);
     const res = await appendEvents(org, id, stale);
     expect(res.status).toBe(409);
-    expect(res.json).toEqual({
-      error: "session_conflict",
-      details: {
+    expect(res.json).toEqual(
+      errorBody("session_conflict", {
         head: { sequence: 4, hash: stored[1]?.hash },
         message: "the batch does not continue the session's head: append from head.sequence + 1",
-      },
-    });
+      }),
+    );
   });
 
   it("lets one of two racing batches win; the other gets 409 and the chain stays intact", async () => {
@@ -146,13 +145,12 @@ describe("POST /v1/sessions/{id}/events", () => {
     // Whichever guard stopped it (the head read, or the ledger object's once key), the loser
     // is told the winner's head.
     const loser = results.find((r) => r.status === 409);
-    expect(loser?.json).toEqual({
-      error: "session_conflict",
-      details: {
+    expect(loser?.json).toEqual(
+      errorBody("session_conflict", {
         head: { sequence: 2 + winner.length, hash: winner.at(-1)?.hash },
         message: "the batch does not continue the session's head: append from head.sequence + 1",
-      },
-    });
+      }),
+    );
     const verify = await call(`/v1/sessions/${id}/verify`, { token: org.token });
     expect(verify.json).toMatchObject({
       ok: true,
@@ -222,7 +220,7 @@ describe("POST /v1/sessions/{id}/events", () => {
     const { key } = await org.key(["session:write"], "test");
     const res = await appendEvents(org, id, await buildChain({ ...owner, after: head }, 1), key);
     expect(res.status).toBe(404);
-    expect(res.json).toEqual({ error: "not_found" });
+    expect(res.json).toEqual(errorBody("not_found"));
   });
 });
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ledgerOf } from "../../src/ledger/ledger";
 import { canonicalize } from "../../src/lib/canonical";
 import { call, newOrg, type TestOrg } from "./support/api";
+import { errorBody } from "./support/errors";
 import { keyPair, newAgent, registerKey } from "./support/identity";
 import {
   appendEvents,
@@ -342,7 +343,7 @@ describe("POST /v1/sessions", () => {
       events: await buildChain({ ...owner, start: Date.parse("2026-04-01T00:00:00.000Z") }, 2),
     });
     expect(other.status).toBe(409);
-    expect(other.json).toEqual({ error: "session_exists", details: { id: first.json.id } });
+    expect(other.json).toEqual(errorBody("session_exists", { id: first.json.id }));
   });
 
   it("creates exactly one session when the same creation races itself", async () => {
@@ -366,10 +367,9 @@ describe("POST /v1/sessions", () => {
       external_id: owner.externalId,
     });
     expect(noAgent.status).toBe(400);
-    expect(noAgent.json).toEqual({
-      error: "invalid_request",
-      details: [{ path: "agent_id", message: "no such agent" }],
-    });
+    expect(noAgent.json).toEqual(
+      errorBody("invalid_request", [{ path: "agent_id", message: "no such agent" }]),
+    );
     const stranger = await newOrg();
     const foreign = await assessOnce(stranger);
     const events = await buildChain(owner, [{}, { assessment_id: foreign }]);
@@ -379,15 +379,14 @@ describe("POST /v1/sessions", () => {
       events,
     });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [
         {
           path: "events.1.assessment_id",
           message: "no such assessment in this organization and mode",
         },
-      ],
-    });
+      ]),
+    );
   });
 
   it.each([
@@ -488,7 +487,7 @@ describe("a creation whose request died after the ledger object recorded it", ()
     const other = await buildChain({ ...owner, start: 0 }, 1);
     const res = await createSession(org, { ...body, events: other });
     expect(res.status).toBe(409);
-    expect(res.json).toEqual({ error: "session_exists", details: { id } });
+    expect(res.json).toEqual(errorBody("session_exists", { id }));
     expect(await storedCount(org)).toBe(2);
   });
 });

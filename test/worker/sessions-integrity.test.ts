@@ -4,6 +4,7 @@ import { ledgerOf } from "../../src/ledger/ledger";
 import { canonicalize } from "../../src/lib/canonical";
 import { call, type TestOrg } from "./support/api";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { type AgentKeyPair, registerKey } from "./support/identity";
 import { ledger } from "./support/ledger";
 import {
@@ -384,10 +385,9 @@ describe("malformed and refused signature headers", () => {
       external_id: owner.externalId,
     });
     expect(foreign.status).toBe(400);
-    expect(foreign.json).toEqual({
-      error: "invalid_request",
-      details: [{ path: "agent_id", message: "no such agent" }],
-    });
+    expect(foreign.json).toEqual(
+      errorBody("invalid_request", [{ path: "agent_id", message: "no such agent" }]),
+    );
   });
 });
 
@@ -406,7 +406,7 @@ describe("retries and replays must match exactly", () => {
     for (const events of [[], body.events.slice(0, 2)]) {
       const res = await createSession(org, { ...body, events });
       expect(res.status).toBe(409);
-      expect(res.json).toEqual({ error: "session_exists", details: { id } });
+      expect(res.json).toEqual(errorBody("session_exists", { id }));
     }
     expect((await createSession(org, body)).status).toBe(200);
   });
@@ -483,10 +483,9 @@ describe("the events cursor", () => {
     for (const cursor of ["2147483648", "10001", "9999999999999999"]) {
       const res = await call(`${path}?cursor=${b64(cursor)}`, { token: org.token });
       expect(res.status).toBe(400);
-      expect(res.json).toEqual({
-        error: "invalid_cursor",
-        details: [{ path: "cursor", message: "not a cursor from this API" }],
-      });
+      expect(res.json).toEqual(
+        errorBody("invalid_cursor", [{ path: "cursor", message: "not a cursor from this API" }]),
+      );
     }
     const last = await call(`${path}?cursor=${b64("10000")}`, { token: org.token });
     expect(last.status).toBe(200);
@@ -569,7 +568,7 @@ describe("a write that died and whose draft the ledger object no longer holds (a
     await expireDrafts(org);
     const res = await createSession(org, { agent_id: agent.id, external_id: owner.externalId });
     expect(res.status).toBe(409);
-    expect(res.json).toEqual({ error: "session_exists", details: { id } });
+    expect(res.json).toEqual(errorBody("session_exists", { id }));
     expect(await storedSessions(org)).toBe(0);
   });
 });

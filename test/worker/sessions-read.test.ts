@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call, type TestOrg } from "./support/api";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { newAgent, registerKey } from "./support/identity";
 import {
   appendEvents,
@@ -176,10 +177,11 @@ describe("reading sessions", () => {
     const res = await call(`${path}?${query}`, { token: org.token });
     expect(res.status).toBe(400);
     const name = query.split("=")[0];
-    expect(res.json).toEqual({
-      error: "invalid_request",
-      details: [{ path: "", message: `Unrecognized key: "${name}"`, code: "unrecognized_keys" }],
-    });
+    expect(res.json).toEqual(
+      errorBody("invalid_request", [
+        { path: "", message: `Unrecognized key: "${name}"`, code: "unrecognized_keys" },
+      ]),
+    );
   });
 });
 
@@ -341,7 +343,7 @@ describe("the other mode", () => {
       const { key } = await org.key(["audit:read"], "test");
       const res = await call(`/v1/sessions/${created.json.id}${suffix}`, { key });
       expect(res.status).toBe(404);
-      expect(res.json).toEqual({ error: "not_found" });
+      expect(res.json).toEqual(errorBody("not_found"));
     },
   );
 });

@@ -12,6 +12,7 @@ import {
   payment,
 } from "./support/assess";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 
 // Shadow policies (docs/shadow-policies.md): one draft per org evaluated on every assessment
 // next to the active policy, recorded with the assessment, never acted on, never signed.
@@ -107,10 +108,11 @@ describe("POST /v1/policies/{id}/shadow", () => {
     await shadowOk(org, draft.id);
     const res = await shadow(org, active.id);
     expect(res.status).toBe(409);
-    expect(res.json).toEqual({
-      error: "policy_active",
-      details: [{ path: "id", message: "the active policy decides; only a draft can shadow it" }],
-    });
+    expect(res.json).toEqual(
+      errorBody("policy_active", [
+        { path: "id", message: "the active policy decides; only a draft can shadow it" },
+      ]),
+    );
     expect(await shadowFlags(org.id)).toEqual([{ id: draft.id }]);
   });
 
@@ -119,7 +121,7 @@ describe("POST /v1/policies/{id}/shadow", () => {
     await shadowOk(org, draft.id);
     const res = await shadow(org, crypto.randomUUID());
     expect(res.status).toBe(404);
-    expect(res.json).toEqual({ error: "not_found" });
+    expect(res.json).toEqual(errorBody("not_found"));
     expect(await shadowFlags(org.id)).toEqual([{ id: draft.id }]);
   });
 });
@@ -147,7 +149,7 @@ describe("DELETE /v1/policies/{id}/shadow", () => {
     const { org } = await orgWithKey();
     const res = await shadow(org, crypto.randomUUID(), "DELETE");
     expect(res.status).toBe(404);
-    expect(res.json).toEqual({ error: "not_found" });
+    expect(res.json).toEqual(errorBody("not_found"));
   });
 });
 

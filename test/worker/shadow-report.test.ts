@@ -3,6 +3,7 @@ import { call, type TestOrg } from "./support/api";
 import { assessOk, createPolicy, type Json, orgWithKey, payment } from "./support/assess";
 import { consentOrg } from "./support/consents";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 
 // GET /v1/policies/{id}/shadow-report (docs/shadow-policies.md) over a generated history whose
 // answers are known: assessments cloned from a real one with chosen decisions, shadow verdicts,
@@ -261,10 +262,9 @@ describe("GET /v1/policies/{id}/shadow-report", () => {
     for (const [query, message] of cases) {
       const res = await report(s.org, s.draft.id, query);
       expect(res.status).toBe(400);
-      expect(res.json).toEqual({
-        error: "invalid_request",
-        details: [{ code: "custom", path: "from", message }],
-      });
+      expect(res.json).toEqual(
+        errorBody("invalid_request", [{ code: "custom", path: "from", message }]),
+      );
     }
     for (const query of ["?samples=101", "?samples=x", "?to=yesterday"]) {
       const res = await report(s.org, s.draft.id, query);

@@ -5,6 +5,7 @@ import worker from "../../workers/main";
 import { BASE, call } from "./support/api";
 import { newServiceKey, publishedKeys, seedKeyWindow, verifyOffline } from "./support/artifacts";
 import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 
 // Every `typ` the service key signs, written out here (test/node/artifact-receipt-offline.test.ts
 // also derives them from src/ by grep, so a new signer cannot be missed).
@@ -154,7 +155,7 @@ describe("GET /v1/trust-list", () => {
     for (const SIGNING_KEY of [undefined, "not json", '{"kty":"OKP","crv":"Ed25519"}']) {
       const res = await fetchWith({ SIGNING_KEY } as Partial<typeof env>);
       expect(res.status).toBe(503);
-      expect(await res.json()).toEqual({ error: "signing_key_unavailable" });
+      expect(await res.json()).toEqual(errorBody("signing_key_unavailable"));
     }
   });
 });

@@ -5,9 +5,11 @@ export type ErrorCode = components["schemas"]["ErrorResponse"]["error"];
 
 /**
  * A non-2xx answer, thrown by every client call (as Stripe's client throws): `status` is the
- * HTTP status, `error` the service's machine-readable code, `details` what it says about the
- * failing input. A body that is not the service's envelope (a proxy's 502 page) keeps its
- * status with `error: "unexpected_response"`.
+ * HTTP status, `error` the service's machine-readable code (match on it), `details` what it
+ * says about the failing input, `message` its sentence for a person and `doc_url` the code's
+ * entry in the service's API reference. A body that is not the service's envelope (a proxy's
+ * 502 page) keeps its status with `error: "unexpected_response"`, the text in `details` and
+ * `message` `"<status> unexpected_response"`.
  */
 export class ApiError extends Error {
   override readonly name = "ApiError";
@@ -18,19 +20,27 @@ export class ApiError extends Error {
     readonly details: unknown,
     /** Seconds the service asked to wait (`Retry-After`), when it did. */
     readonly retryAfter: number | undefined,
+    message?: string,
+    /** The code's entry in the service's API reference (`…/docs#…`), when it gave one. */
+    readonly doc_url?: string,
   ) {
-    super(`${status} ${error}`);
+    super(message ?? `${status} ${error}`);
   }
 
   /** The error for a failed response whose body was already read (`body`: parsed or text). */
   static of(response: Response, body: unknown): ApiError {
-    const envelope = body as { error?: unknown; details?: unknown } | undefined;
+    const envelope = body as
+      | { error?: unknown; details?: unknown; message?: unknown; doc_url?: unknown }
+      | undefined;
     const code = typeof envelope?.error === "string" ? (envelope.error as ErrorCode) : undefined;
+    const text = (value: unknown) => (code && typeof value === "string" ? value : undefined);
     return new ApiError(
       response.status,
       code ?? "unexpected_response",
       code ? envelope?.details : body,
       retryAfterSeconds(response.headers.get("retry-after")),
+      text(envelope?.message),
+      text(envelope?.doc_url),
     );
   }
 }

@@ -71,12 +71,27 @@ describe("createClient", () => {
     expect(sent).toHaveLength(1);
   });
 
+  it("exposes the envelope's message and doc_url", async () => {
+    const message = "The API key is not valid: it may have been revoked or mistyped.";
+    const doc_url = "https://risk.example.com/docs#description/unauthenticated";
+    const details = { reason: "unknown" };
+    const { client } = fakeService([
+      json(401, { error: "unauthenticated", message, details, doc_url }),
+    ]);
+    const failure = await client.GET("/v1/me").catch((e) => e);
+    expect(failure).toBeInstanceOf(ApiError);
+    expect(failure).toMatchObject({ status: 401, error: "unauthenticated", details, doc_url });
+    expect(failure.message).toBe(message);
+  });
+
   it("keeps the status of an answer that is not the service's envelope", async () => {
     const { client } = fakeService([
       () => new Response("<html>bad gateway</html>", { status: 502 }),
     ]);
     const failure = await client.GET("/v1/me").catch((e) => e);
     expect(failure).toMatchObject({ status: 502, error: "unexpected_response" });
+    expect(failure.message).toBe("502 unexpected_response");
+    expect(failure.doc_url).toBeUndefined();
   });
 });
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { acceptedScopes, scopeDetails } from "../../../src/auth/scopes";
 import { ALL_KEY_SCOPES, call, newOrg, sessionToken } from "./api";
 import { addMember } from "./db";
+import { errorBody, refusedBody } from "./errors";
 import { ROUTES, type RouteCase } from "./routes";
 
 const SOME_ID = "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e";
@@ -31,26 +32,27 @@ export function commonRouteTests(shard: number, shards: number) {
     it("answers 401 without a credential", async () => {
       const res = await request(route, {});
       expect(res.status).toBe(401);
-      expect(res.json).toEqual({ error: "unauthenticated" });
+      expect(res.json).toEqual(refusedBody("missing"));
     });
 
     it("answers 401 to a garbage API key, in either header", async () => {
-      for (const credential of [
-        { key: "aar_live_garbage" },
-        { key: `aar_live_${"A".repeat(43)}` },
-        { headers: { authorization: `Bearer aar_test_${"B".repeat(43)}` } },
-        { headers: { authorization: "Bearer garbage" } },
-        { headers: { authorization: "Basic Zm9vOmJhcg==" } },
-      ]) {
+      for (const [credential, refusal] of [
+        [{ key: "aar_live_garbage" }, "malformed_key"],
+        [{ key: `aar_live_${"A".repeat(43)}` }, "unknown_key"],
+        [{ headers: { authorization: `Bearer aar_test_${"B".repeat(43)}` } }, "unknown_key"],
+        [{ headers: { authorization: "Bearer garbage" } }, "malformed_session"],
+        [{ headers: { authorization: "Basic Zm9vOmJhcg==" } }, "not_bearer"],
+      ] as const) {
         const res = await request(route, credential);
         expect(res.status).toBe(401);
-        expect(res.json).toEqual({ error: "unauthenticated" });
+        expect(res.json).toEqual(refusedBody(refusal));
       }
     });
 
     it("answers 401 to an expired session", async () => {
       const res = await request(route, { token: await sessionToken({}, { expiresIn: "-5m" }) });
       expect(res.status).toBe(401);
+      expect(res.json).toEqual(refusedBody("expired_session"));
     });
 
     it("answers 401 to a revoked key on the very next request", async () => {
@@ -60,7 +62,7 @@ export function commonRouteTests(shard: number, shards: number) {
       expect(revoked.status).toBe(200);
       const res = await request(route, { key });
       expect(res.status).toBe(401);
-      expect(res.json).toEqual({ error: "unauthenticated" });
+      expect(res.json).toEqual(refusedBody("unknown_key"));
     });
 
     if (route.sessionOnly) {
@@ -69,7 +71,7 @@ export function commonRouteTests(shard: number, shards: number) {
         const { key } = await org.key(ALL_KEY_SCOPES);
         const res = await request(route, { key });
         expect(res.status).toBe(403);
-        expect(res.json).toEqual({ error: "session_required" });
+        expect(res.json).toEqual(errorBody("session_required"));
       });
     }
 
@@ -82,7 +84,7 @@ export function commonRouteTests(shard: number, shards: number) {
           const { key } = await org.key(ALL_KEY_SCOPES.filter((s) => !accepted.includes(s)));
           const res = await request(route, { key });
           expect(res.status).toBe(403);
-          expect(res.json).toEqual({ error: "insufficient_scope", details });
+          expect(res.json).toEqual(errorBody("insufficient_scope", details));
         });
         if (accepted.length > 1) {
           it.each(accepted)("lets a key with only %s past the scope check", async (scope) => {
@@ -100,7 +102,7 @@ export function commonRouteTests(shard: number, shards: number) {
         await addMember(org.id, other.subject, "member");
         const res = await request(route, { token: other.token, headers: { "x-org-id": org.id } });
         expect(res.status).toBe(403);
-        expect(res.json).toEqual({ error: "insufficient_scope", details });
+        expect(res.json).toEqual(errorBody("insufficient_scope", details));
       });
     }
 
@@ -115,15 +117,14 @@ export function commonRouteTests(shard: number, shards: number) {
           key,
         });
         expect(res.status).toBe(403);
-        expect(res.json).toEqual({
-          error: "live_key_required",
-          details: [
+        expect(res.json).toEqual(
+          errorBody("live_key_required", [
             {
               path: "",
               message: "this changes what live and test mode share: use a live key or a session",
             },
-          ],
-        });
+          ]),
+        );
       });
 
       it("lets a live key and a console session past the live-key check", async () => {
@@ -171,7 +172,7 @@ export function commonRouteTests(shard: number, shards: number) {
           const path = `${pathFor(route, ids)}?${new URLSearchParams({ [name]: value })}`;
           const anonymous = await call(path, { method: route.method });
           expect(anonymous.status, `${name} without a credential`).toBe(401);
-          expect(anonymous.json).toEqual({ error: "unauthenticated" });
+          expect(anonymous.json).toEqual(refusedBody("missing"));
           if (accepted.length > 0) {
             const refused = await call(path, { method: route.method, key: unscoped });
             expect(refused.status, `${name} without the scope`).toBe(403);
@@ -200,7 +201,7 @@ export function commonRouteTests(shard: number, shards: number) {
           ...credential,
         });
         expect(res.status).toBe(404);
-        expect(res.json).toEqual({ error: "not_found" });
+        expect(res.json).toEqual(errorBody("not_found"));
       });
 
       it("answers 404 for an id that is not a uuid", async () => {

@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorStatus } from "../../../src/errors";
@@ -20,6 +21,7 @@ const BATCH = 8;
 
 /** The public routes: no credential, but input all the same. */
 const PUBLIC_ROUTES: RouteCase[] = [
+  { method: "GET", path: "/", scope: null },
   { method: "GET", path: "/health", scope: null },
   { method: "GET", path: "/.well-known/jwks.json", scope: null },
   { method: "GET", path: "/v1/trust-list", scope: null },
@@ -368,6 +370,8 @@ async function send(request: Sent) {
   });
 }
 
+const ENVELOPE_MEMBERS = ["error", "message", "details", "doc_url"];
+
 /** What is wrong with an answer, or null: a 5xx, or a 4xx that is not the error envelope. */
 function problemOf(answer: { status: number; json: any; text: string }): string | null {
   const { status, json } = answer;
@@ -377,9 +381,12 @@ function problemOf(answer: { status: number; json: any; text: string }): string 
     json !== null &&
     typeof json === "object" &&
     !Array.isArray(json) &&
-    Object.keys(json).every((k) => k === "error" || k === "details") &&
+    Object.keys(json).every((k) => ENVELOPE_MEMBERS.includes(k)) &&
     typeof json.error === "string" &&
-    (errorStatus as Record<string, number>)[json.error] === status;
+    (errorStatus as Record<string, number>)[json.error] === status &&
+    typeof json.message === "string" &&
+    json.message.length > 0 &&
+    json.doc_url === `${env.PUBLIC_BASE_URL}/docs#description/${json.error}`;
   return envelope ? null : `${status} not the error envelope: ${answer.text.slice(0, 300)}`;
 }
 

@@ -5,6 +5,7 @@ import { ledgerOf } from "../../../src/ledger/ledger";
 import { canonicalize } from "../../../src/lib/canonical";
 import { call, newOrg, type TestOrg } from "./api";
 import { ownerSql } from "./db";
+import { errorBody } from "./errors";
 import { type AgentKeyPair, newAgent } from "./identity";
 import { assessOnce as assessPayment } from "./routes";
 
@@ -196,7 +197,7 @@ export async function expectBreak(
   },
 ) {
   expect(res.status).toBe(422);
-  expect(res.json).toEqual({ error: "session_chain_broken", details });
+  expect(res.json).toEqual(errorBody("session_chain_broken", details));
   expect(await storedCount(org)).toBe(before.events);
   expect(await storedSessions(org)).toBe(before.sessions);
   expect(await sessionEntries(org)).toBe(before.entries);

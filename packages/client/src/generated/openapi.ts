@@ -4,6 +4,56 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where to start
+         * @description Links to the API reference, the console, the OpenAPI document and the liveness probe: JSON, or a small HTML page for a browser (`Accept: text/html`).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Where to go next */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "service": "agent-risk",
+                         *       "docs": "https://risk.example.com/docs",
+                         *       "console": "https://risk.example.com/console/",
+                         *       "openapi": "https://risk.example.com/openapi.json",
+                         *       "health": "https://risk.example.com/health"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ServiceIndex"];
+                        /** @example string */
+                        "text/html": components["schemas"]["ServiceIndexPage"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -299,6 +349,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -506,6 +565,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -603,6 +671,15 @@ export interface paths {
                 };
                 /** @description Not found in the caller's organization */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1762,6 +1839,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -2319,6 +2405,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -2444,6 +2539,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -2531,6 +2635,15 @@ export interface paths {
                 };
                 /** @description Not found in the caller's organization */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2781,6 +2894,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -2995,6 +3117,15 @@ export interface paths {
                 };
                 /** @description The credential lacks the required scope */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3787,6 +3918,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -3939,6 +4079,15 @@ export interface paths {
                 };
                 /** @description The credential lacks the required scope */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4188,6 +4337,15 @@ export interface paths {
                 };
                 /** @description Conflicts with the current state */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4739,6 +4897,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -5000,6 +5167,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -5139,6 +5315,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -5247,6 +5432,15 @@ export interface paths {
                 };
                 /** @description Not found in the caller's organization */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5437,6 +5631,15 @@ export interface paths {
                 };
                 /** @description Not found in the caller's organization */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5883,6 +6086,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Failed schema validation */
                 422: {
                     headers: {
@@ -6102,6 +6314,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -6283,6 +6504,15 @@ export interface paths {
                 };
                 /** @description Not found in the caller's organization */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6816,6 +7046,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -7033,6 +7272,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -7177,6 +7425,15 @@ export interface paths {
                 };
                 /** @description Conflicts with the current state */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7541,6 +7798,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -7791,6 +8057,15 @@ export interface paths {
                 };
                 /** @description Conflicts with the current state */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8191,6 +8466,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -8290,6 +8574,15 @@ export interface paths {
                 };
                 /** @description Not found in the caller's organization */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8555,6 +8848,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -8783,6 +9085,15 @@ export interface paths {
                 };
                 /** @description Not found in the caller's organization */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9034,6 +9345,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -9257,6 +9577,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -9397,6 +9726,15 @@ export interface paths {
                 };
                 /** @description Not found in the caller's organization */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9880,6 +10218,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -10158,6 +10505,15 @@ export interface paths {
                 };
                 /** @description The credential lacks the required scope */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10802,6 +11158,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -10909,6 +11274,15 @@ export interface paths {
                 };
                 /** @description Conflicts with the current state */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11032,6 +11406,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
                 429: {
                     headers: {
@@ -11098,6 +11481,15 @@ export interface paths {
                 };
                 /** @description Malformed request */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11359,6 +11751,15 @@ export interface paths {
                 };
                 /** @description Conflicts with the current state */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11657,6 +12058,15 @@ export interface paths {
                 };
                 /** @description Conflicts with the current state */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12185,6 +12595,36 @@ export interface components {
             /** @description Unix seconds */
             created: number;
         };
+        ServiceIndex: {
+            /** @example agent-risk */
+            service: string;
+            /**
+             * Format: uri
+             * @description The API reference
+             * @example https://risk.example.com/docs
+             */
+            docs: string;
+            /**
+             * Format: uri
+             * @description The console, for people
+             * @example https://risk.example.com/console/
+             */
+            console: string;
+            /**
+             * Format: uri
+             * @description The OpenAPI document
+             * @example https://risk.example.com/openapi.json
+             */
+            openapi: string;
+            /**
+             * Format: uri
+             * @description The liveness probe
+             * @example https://risk.example.com/health
+             */
+            health: string;
+        };
+        /** @description A page linking to the reference and the console */
+        ServiceIndexPage: string;
         Health: {
             /** @enum {string} */
             status: "ok";
@@ -12214,12 +12654,23 @@ export interface components {
         };
         ErrorResponse: {
             /**
-             * @description Machine-readable error code
+             * @description Machine-readable error code: match on this
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "sign_in_failed" | "unauthenticated" | "insufficient_scope" | "csrf_failed" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "request_too_large" | "url_not_allowed" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "review_recheck_failed" | "feedback_limit_reached" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
+            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "sign_in_failed" | "unauthenticated" | "insufficient_scope" | "csrf_failed" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "method_not_allowed" | "request_too_large" | "url_not_allowed" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "review_recheck_failed" | "feedback_limit_reached" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
+            /**
+             * @description One sentence for a person: what went wrong and what to do about it
+             * @example Nothing with this id exists in your organization: check the id, and the key's organization and mode.
+             */
+            message: string;
             /** @description Structured details, e.g. failing paths */
             details?: unknown;
+            /**
+             * Format: uri
+             * @description The code's entry in the API reference (`<PUBLIC_BASE_URL>/docs#…`)
+             * @example https://risk.example.com/docs#description/not_found
+             */
+            doc_url?: string;
         };
         CallerContext: {
             orgId: string;
