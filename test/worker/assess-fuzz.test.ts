@@ -344,10 +344,10 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
       fc.constantFrom("{", "[", '{"mandate":', "nul", "{'a':1}", "\u0000"),
     )
     .map((text) => () => ({ sent: { text }, status: [400] })),
-  // A body over 256 KiB: 400.
+  // A body over 256 KiB: 413.
   fc.integer({ min: 257, max: 400 }).map((kib) => (body: Json) => {
     body.mandate.x_filler = "x".repeat(kib * 1024);
-    return { sent: plain(body), status: [400] };
+    return { sent: plain(body), status: [413] };
   }),
 );
 

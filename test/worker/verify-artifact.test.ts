@@ -3,6 +3,7 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { fileDigest, verifyAnchor, verifyReceipt } from "../../docs/examples/artifact-verify";
 import { signer } from "../../src/signing/signer";
+import type { ErrorCode } from "../../src/errors";
 import worker from "../../workers/main";
 import { BASE, call, newOrg } from "./support/api";
 import {
@@ -15,6 +16,7 @@ import {
   verifyOffline,
 } from "./support/artifacts";
 import { appSql, ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
 import { anchor, rfcVerifyInclusion } from "./support/ledger";
 
 async function registered(mode: "live" | "test" = "live", digest = randomDigest()) {
@@ -451,7 +453,7 @@ describe("GET /v1/verify/artifact when the ledger object fails", () => {
       );
       await waitOnExecutionContext(ctx);
       expect(res.status).toBe(503);
-      expect(await res.json()).toEqual({ error });
+      expect(await res.json()).toEqual(errorBody(error as ErrorCode));
     }
   });
 });
