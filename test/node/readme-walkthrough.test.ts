@@ -24,6 +24,7 @@ const REPO = resolve(import.meta.dirname, "../..");
 const READY_TIMEOUT_MS = 90_000;
 const SCRIPT_TIMEOUT_MS = 150_000;
 const DELIVERY_TIMEOUT_MS = 30_000;
+const STOP_TIMEOUT_MS = 15_000;
 
 /** The README's ```sh blocks, in order. */
 function shellBlocks(markdown: string): string[] {
@@ -73,6 +74,15 @@ describe.skipIf(skip)("the README's walk-through", () => {
   });
 
   afterAll(async () => {
+    // The dev server first, by SIGTERM as a developer's Ctrl-C: dev.ts then stops wrangler's
+    // own process group. A SIGKILL would orphan wrangler's workerd, which spins on a core.
+    for (const child of started) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      await Promise.race([exited, sleep(STOP_TIMEOUT_MS)]);
+    }
+    // Then every group, whatever is left in it (the receiver the walk left in the background).
     for (const child of started) {
       if (child.pid) {
         try {
@@ -87,7 +97,7 @@ describe.skipIf(skip)("the README's walk-through", () => {
       rmSync(stateDir, { recursive: true, force: true });
     }
     await fresh?.drop();
-  }, 30_000);
+  }, 60_000);
 
   it("runs every sh block as written against npm run dev and ends APPROVED", async () => {
     const blocks = shellBlocks(readFileSync(join(REPO, "README.md"), "utf8"));
