@@ -2,8 +2,8 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { fileDigest, verifyAnchor, verifyReceipt } from "../../docs/examples/artifact-verify";
-import { signer } from "../../src/signing/signer";
 import type { ErrorCode } from "../../src/errors";
+import { signer } from "../../src/signing/signer";
 import worker from "../../workers/main";
 import { BASE, call, newOrg } from "./support/api";
 import {
