@@ -1,12 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { type Column, getTableColumns, type SQL, sql } from "drizzle-orm";
 import { assessments } from "../db/schema";
+import { DECISIONS, RISK_LEVELS } from "../schemas/decisions";
 import { Refinement } from "../schemas/reviews";
 import { CredentialOutcome } from "./credential";
 import { ACTION_KINDS } from "./request";
-
-export const DECISIONS = ["approve", "review", "deny"] as const;
-export const RISK_LEVELS = ["normal", "elevated", "highest"] as const;
 
 const SignalSchema = z.object({ category: z.string(), type: z.string(), severity: z.string() });
 const RejectionReasonSchema = z.object({

@@ -1,5 +1,6 @@
 import { type CompiledRule, firstMatch } from "../rules/evaluate";
 import type { RuleAction } from "../rules/grammar";
+import { DECISIONS, type Decision as Verdict } from "../schemas/decisions";
 import { scoreBehavior } from "./behavior";
 import { evaluatePolicy } from "./policy-rules";
 import { isProven } from "./risk-input";
@@ -32,9 +33,6 @@ import {
 
 export const COMPONENTS = ["kya", "policy", "risk"] as const;
 export type Component = (typeof COMPONENTS)[number];
-
-const DECISIONS = ["approve", "review", "deny"] as const;
-type Verdict = (typeof DECISIONS)[number];
 
 export interface Decision {
   decision: Verdict;

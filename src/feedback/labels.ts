@@ -1,4 +1,5 @@
 import type { FeedbackLabel } from "../db/tables/feedback";
+import type { Decision } from "../schemas/decisions";
 
 // What a label means (docs/feedback.md): pure functions shared by the feedback routes, trust
 // and the backtest's labeled metrics.
@@ -56,10 +57,7 @@ export function effectiveLabel(labels: readonly TimedLabel[]): {
  * `legitimate` label raises it only on an assessment the rules sent to review (a person's
  * confirmation that the doubt was unfounded). Nothing else moves trust.
  */
-export function trustEffect(
-  label: FeedbackLabel,
-  decision: "approve" | "review" | "deny",
-): "lowered" | "raised" | null {
+export function trustEffect(label: FeedbackLabel, decision: Decision): "lowered" | "raised" | null {
   if (isPositive(label)) return "lowered";
   if (label === "legitimate" && decision === "review") return "raised";
   return null;

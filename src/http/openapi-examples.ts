@@ -7,6 +7,8 @@
 // test/node/openapi-contract.test.ts validates it against the schema. Operations not listed
 // get one built from their schema by openapi-sampler.
 
+import { DECISIONS } from "../schemas/decisions";
+
 const ORG = "01a19b53-dde4-753e-a76f-f5f9e8683a57";
 const OWNER = "01a19b53-ddd6-7576-a6f6-980ac7cb8893";
 const API_KEY = "01a19b59-8e96-79f4-b566-d4df368af2f4";
@@ -236,11 +238,10 @@ const shadowPolicy = {
 };
 
 const matrix = (rows: number[][]) => {
-  const decisions = ["approve", "review", "deny"] as const;
   return Object.fromEntries(
-    decisions.map((from, i) => [
+    DECISIONS.map((from, i) => [
       from,
-      Object.fromEntries(decisions.map((to, j) => [to, rows[i]?.[j] ?? 0])),
+      Object.fromEntries(DECISIONS.map((to, j) => [to, rows[i]?.[j] ?? 0])),
     ]),
   );
 };

@@ -10,10 +10,11 @@ import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json, jsonBody } from "../http/schemas";
 import { openedRefinement } from "../reviews/records";
+import { DECISIONS } from "../schemas/decisions";
 
 const AssessResponse = z
   .object({
-    decision: z.enum(["approve", "review", "deny"]),
+    decision: z.enum(DECISIONS),
     score: z.number().int().min(0).max(100),
     assessmentId: z.string(),
     mandateId: z.string(),

@@ -11,6 +11,7 @@ import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, rowId } from "../http/schemas";
 import { refinementOf } from "../reviews/records";
 import { DateTime, listOf, PageQuery } from "../schemas/common";
+import { DECISIONS } from "../schemas/decisions";
 
 const AssessmentSummary = z
   .object({
@@ -19,7 +20,7 @@ const AssessmentSummary = z
     created: z.string(),
     kind: z.enum(ACTION_KINDS),
     livemode: z.boolean(),
-    decision: z.enum(["approve", "review", "deny"]),
+    decision: z.enum(DECISIONS),
     risk_level: z.enum(["normal", "elevated", "highest"]),
     risk_score: z.number().int(),
     reason: z.string(),

@@ -10,10 +10,11 @@ import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
-import { checkCaseAggregates, DECISIONS, type EvalCase, parseCases } from "../rules/eval-cases";
+import { checkCaseAggregates, type EvalCase, parseCases } from "../rules/eval-cases";
 import { scoreCases } from "../rules/eval-score";
 import { RowUuid } from "../schemas/agents";
 import { listOf, PageQuery } from "../schemas/common";
+import { DECISIONS } from "../schemas/decisions";
 
 const RunEval = z
   .strictObject({

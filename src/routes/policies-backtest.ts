@@ -10,7 +10,6 @@ import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import {
   backtest,
-  DECISIONS,
   type HistoryRow,
   historyPage,
   MAX_BACKTEST_AGGREGATE_EVALUATIONS,
@@ -18,6 +17,7 @@ import {
 } from "../rules/backtest";
 import { replaySpecs } from "../rules/inputs";
 import { DateTime } from "../schemas/common";
+import { DECISIONS } from "../schemas/decisions";
 
 export const MAX_BACKTEST_LIMIT = 100_000;
 

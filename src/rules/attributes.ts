@@ -4,6 +4,7 @@ import type { RuleInput } from "../assess/risk-input";
 import { AMOUNT_KINDS, isProven } from "../assess/risk-input";
 import { SIGNAL_CATALOG } from "../assess/signals";
 import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/tables/identity";
+import { RISK_LEVELS, type RiskLevel } from "../schemas/decisions";
 import { parseDuration } from "./duration";
 
 /**
@@ -27,7 +28,7 @@ export interface RuleSubject {
   /** The score before rules and overrides (the sum of the signals and the trust points). */
   score: number;
   /** The band of that score. */
-  level: (typeof RISK_LEVELS)[number];
+  level: RiskLevel;
   signals: ReadonlySet<string>;
 }
 
@@ -37,7 +38,6 @@ export interface Attribute {
   read: (subject: RuleSubject) => Scalar | ReadonlySet<string> | null;
 }
 
-export const RISK_LEVELS = ["normal", "elevated", "highest"] as const;
 export const SIGNAL_TYPES = Object.keys(SIGNAL_CATALOG);
 
 const number = (min: number, max: number): AttributeType => ({ type: "number", min, max });

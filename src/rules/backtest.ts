@@ -3,6 +3,7 @@ import type { NormalizedRules } from "../assess/policy";
 import type { ActionKind } from "../assess/request";
 import { type Decision as Decided, scoreAction } from "../assess/risk";
 import type { FeedbackLabel } from "../db/tables/feedback";
+import { DECISIONS, type Decision } from "../schemas/decisions";
 import { aggregatesObject, sinceColumn } from "./aggregates";
 import {
   heldInputs,
@@ -19,9 +20,6 @@ import { type LabeledMetrics, LabeledTally } from "./labeled-metrics";
  * one database round trip each, and folded into a tally of fixed size, so memory does not grow
  * with the history.
  */
-
-export const DECISIONS = ["approve", "review", "deny"] as const;
-export type Decision = (typeof DECISIONS)[number];
 
 /** Rows per page: one round trip each. */
 export const PAGE_SIZE = 500;

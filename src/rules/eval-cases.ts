@@ -9,6 +9,7 @@ import { CREDENTIAL_FAILURES } from "../credentials/failures";
 import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/tables/identity";
 import { ApiError } from "../errors";
 import { DateTime, plainText } from "../schemas/common";
+import { DECISIONS } from "../schemas/decisions";
 import { aggregateValues } from "./aggregates";
 import { aggregateOf } from "./attributes";
 import { replaySpecs } from "./inputs";
@@ -21,7 +22,6 @@ import { replaySpecs } from "./inputs";
  * fraud label, or both.
  */
 
-export const DECISIONS = ["approve", "review", "deny"] as const;
 export const MAX_CASES = 1_000;
 
 /** Placeholder id of a case's agent when the case names none. */

@@ -1,7 +1,8 @@
 import type { NormalizedRules } from "../assess/policy";
 import type { ParsedAssessRequest } from "../assess/request";
 import { scoreAction } from "../assess/risk";
-import { caseInput, type DECISIONS, type EvalCase } from "./eval-cases";
+import type { Decision } from "../schemas/decisions";
+import { caseInput, type EvalCase } from "./eval-cases";
 
 /**
  * Scoring a policy against an evaluation set (docs/rules.md). Each case is decided by the
@@ -11,7 +12,6 @@ import { caseInput, type DECISIONS, type EvalCase } from "./eval-cases";
  * its fraud label when it has one, else by whether its expected decision is flagged.
  */
 
-export type Decision = (typeof DECISIONS)[number];
 export type Positive = "deny" | "review_or_deny";
 
 export interface Confusion {

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { plainText, storableText } from "../schemas/common";
+import { DECISIONS } from "../schemas/decisions";
 import {
   type AggregateSpec,
   type AttributeType,
@@ -16,7 +17,8 @@ import {
  */
 
 export const GRAMMAR_VERSION = 1;
-export const RULE_ACTIONS = ["approve", "review", "deny"] as const;
+/** A rule answers one of the assessment's decisions. */
+export const RULE_ACTIONS = DECISIONS;
 export type RuleAction = (typeof RULE_ACTIONS)[number];
 
 export const OPERATORS = [

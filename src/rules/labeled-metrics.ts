@@ -1,5 +1,6 @@
 import type { FeedbackLabel } from "../db/tables/feedback";
 import { isPositive } from "../feedback/labels";
+import type { Decision } from "../schemas/decisions";
 
 /**
  * What a set of decisions did to labeled assessments (docs/feedback.md, Backtests). A decision
@@ -40,7 +41,7 @@ export class LabeledTally {
   #seen = 0;
   #flagged = 0;
 
-  add(decision: "approve" | "review" | "deny", label: FeedbackLabel | null): void {
+  add(decision: Decision, label: FeedbackLabel | null): void {
     const m = this.metrics;
     const flagged = decision !== "approve";
     this.#seen++;

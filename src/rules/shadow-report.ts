@@ -1,12 +1,8 @@
 import { eq, type SQL, sql } from "drizzle-orm";
 import { policies } from "../db/schema";
 import type { Tenant } from "../db/tenant";
-import {
-  REPORT_LABELS,
-  type ReportLabel,
-  SHADOW_DECISIONS,
-  type ShadowReport,
-} from "../schemas/shadow";
+import { DECISIONS, type Decision } from "../schemas/decisions";
+import { REPORT_LABELS, type ReportLabel, type ShadowReport } from "../schemas/shadow";
 
 /**
  * The shadow report (docs/shadow-policies.md): over a window of one mode's assessments that a
@@ -14,8 +10,6 @@ import {
  * decisions agreed, and for each disagreement what the org learned afterwards (the effective
  * label of the outcome feedback). One round trip: the policy and three aggregate reads.
  */
-
-type Decision = (typeof SHADOW_DECISIONS)[number];
 
 export interface ReportQuery {
   policyId: string;
@@ -128,8 +122,8 @@ export function tally(cells: CellRow[], labeled: LabelRow[], samples: SampleRow[
     shadowedCount += n;
     if (cell.decision === cell.shadow_decision) agreed += n;
   }
-  const disagreements = SHADOW_DECISIONS.flatMap((decision) =>
-    SHADOW_DECISIONS.filter((other) => other !== decision && matrix[decision][other] > 0).map(
+  const disagreements = DECISIONS.flatMap((decision) =>
+    DECISIONS.filter((other) => other !== decision && matrix[decision][other] > 0).map(
       (shadowDecision) => {
         const labels = Object.fromEntries(REPORT_LABELS.map((label) => [label, 0])) as Record<
           ReportLabel,
@@ -166,5 +160,5 @@ export function tally(cells: CellRow[], labeled: LabelRow[], samples: SampleRow[
 }
 
 function isDecision(value: string): value is Decision {
-  return (SHADOW_DECISIONS as readonly string[]).includes(value);
+  return (DECISIONS as readonly string[]).includes(value);
 }

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { DECISIONS, RISK_LEVELS } from "../assess/outcome";
 import { ACTION_KINDS } from "../assess/request";
+import { DECISIONS, RISK_LEVELS } from "./decisions";
 import { REVIEW_REASONS } from "./reviews";
 
 // The claims of the signed Risk Payload (docs/assess.md, "The Risk Payload"). Not the body of

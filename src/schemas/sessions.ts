@@ -5,6 +5,7 @@ import { MAX_EVENTS_PER_BATCH, MAX_EVENTS_PER_SESSION } from "../sessions/chain"
 import { MAX_SIGNATURE_LENGTH } from "../sessions/signature";
 import { RowUuid } from "./agents";
 import { Metadata, PageQuery, withUnicodePattern } from "./common";
+import { DECISIONS } from "./decisions";
 
 export const sessionTags = ["Sessions"];
 
@@ -136,7 +137,7 @@ export const SessionDetail = Session.extend({
     .array(
       z.object({
         id: z.string(),
-        decision: z.enum(["approve", "review", "deny"]),
+        decision: z.enum(DECISIONS),
         risk_score: z.number().int(),
         created: z.string(),
       }),

@@ -1,10 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { DateTime } from "./common";
+import { DECISIONS } from "./decisions";
 
 // Shadow policies (docs/shadow-policies.md): the verdict recorded with each assessment, and the
 // report over a window of them.
-
-export const SHADOW_DECISIONS = ["approve", "review", "deny"] as const;
 
 /**
  * What the org's shadow policy would have decided, stored in `assessments.shadow`. Never
@@ -14,7 +13,7 @@ export const ShadowVerdict = z.object({
   policy_id: z.string(),
   /** The shadow draft's `version`: null for a draft never activated. */
   version: z.int().nullable(),
-  decision: z.enum(SHADOW_DECISIONS),
+  decision: z.enum(DECISIONS),
   risk_score: z.int(),
   reason: z.string(),
   /** The rule of the shadow's rule list that decided; null when none did. */
@@ -111,8 +110,8 @@ export const ShadowReport = z
     disagreements: z
       .array(
         z.object({
-          decision: z.enum(SHADOW_DECISIONS),
-          shadow_decision: z.enum(SHADOW_DECISIONS),
+          decision: z.enum(DECISIONS),
+          shadow_decision: z.enum(DECISIONS),
           count: z.int(),
           labels: LabelCounts,
         }),
@@ -126,8 +125,8 @@ export const ShadowReport = z
       z.object({
         assessment_id: z.string(),
         created: z.string(),
-        decision: z.enum(SHADOW_DECISIONS),
-        shadow_decision: z.enum(SHADOW_DECISIONS),
+        decision: z.enum(DECISIONS),
+        shadow_decision: z.enum(DECISIONS),
         label: z.enum(REPORT_LABELS),
       }),
     ),

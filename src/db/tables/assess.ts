@@ -13,7 +13,8 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { createdAt, currentOrg } from "./columns";
+import { DECISIONS, RISK_LEVELS } from "../../schemas/decisions";
+import { createdAt, currentOrg, oneOf } from "./columns";
 import { organizations } from "./foundation";
 
 /**
@@ -80,8 +81,8 @@ export const assessments = pgTable(
     idempotencyKey: text("idempotency_key"),
     agentId: uuid("agent_id"),
     agent: jsonb("agent"),
-    decision: text("decision", { enum: ["approve", "review", "deny"] }).notNull(),
-    riskLevel: text("risk_level", { enum: ["normal", "elevated", "highest"] }).notNull(),
+    decision: text("decision", { enum: DECISIONS }).notNull(),
+    riskLevel: text("risk_level", { enum: RISK_LEVELS }).notNull(),
     riskScore: integer("risk_score").notNull(),
     reason: text("reason").notNull(),
     policyVersion: integer("policy_version").notNull(),
@@ -131,7 +132,7 @@ export const assessments = pgTable(
     index("assessments_shadow_idx")
       .on(t.orgId, sql`(${t.shadow}->>'policy_id')`, t.createdAt)
       .where(sql`${t.shadow} is not null`),
-    check("assessments_decision_check", sql`${t.decision} in ('approve', 'review', 'deny')`),
+    oneOf("assessments_decision_check", t.decision, DECISIONS),
   ],
 );
 

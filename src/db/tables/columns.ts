@@ -1,5 +1,5 @@
-import { sql } from "drizzle-orm";
-import { timestamp } from "drizzle-orm/pg-core";
+import { type SQL, sql } from "drizzle-orm";
+import { type AnyPgColumn, check, timestamp } from "drizzle-orm/pg-core";
 
 /**
  * Org-scoped rows default their `org_id` to the tenant set for the transaction, so route code
@@ -9,3 +9,16 @@ export const currentOrg = sql`nullif(current_setting('app.org_id', true), '')::u
 
 export const createdAt = () =>
   timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
+
+/** `'a', 'b'`: a list of our own constants (never input) as SQL literals. */
+function literals(values: readonly string[]): SQL {
+  return sql.raw(values.map((value) => `'${value}'`).join(", "));
+}
+
+/**
+ * The CHECK that keeps a text column to one list: the same list its `text({ enum })` types,
+ * so the database and the code cannot drift apart. (Drizzle's `enum` only types the column.)
+ */
+export function oneOf(name: string, column: AnyPgColumn, values: readonly string[]) {
+  return check(name, sql`${column} in (${literals(values)})`);
+}

@@ -14,7 +14,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { createdAt, currentOrg } from "./columns";
+import { createdAt, currentOrg, oneOf } from "./columns";
 import { organizations } from "./foundation";
 
 /**
@@ -22,6 +22,9 @@ import { organizations } from "./foundation";
  * with a data key of this principal's own (src/identity/personal-data.ts); erasure destroys
  * `wrapped_key`, after which nobody can open the ciphertext.
  */
+export const PRINCIPAL_TYPES = ["individual", "company"] as const;
+export const PRINCIPAL_STATUSES = ["active", "erased"] as const;
+
 export const principals = pgTable(
   "principals",
   {
@@ -30,10 +33,8 @@ export const principals = pgTable(
       .notNull()
       .default(currentOrg)
       .references(() => organizations.id),
-    type: text("type", { enum: ["individual", "company"] }).notNull(),
-    status: text("status", { enum: ["active", "erased"] })
-      .notNull()
-      .default("active"),
+    type: text("type", { enum: PRINCIPAL_TYPES }).notNull(),
+    status: text("status", { enum: PRINCIPAL_STATUSES }).notNull().default("active"),
     wrappedKey: text("wrapped_key"),
     ciphertext: text("ciphertext"),
     /** Caller-supplied non-personal labels; cleared on erasure all the same. */
@@ -43,8 +44,8 @@ export const principals = pgTable(
   },
   (t) => [
     uniqueIndex("principals_org_id_idx").on(t.orgId, t.id),
-    check("principals_type_check", sql`${t.type} in ('individual', 'company')`),
-    check("principals_status_check", sql`${t.status} in ('active', 'erased')`),
+    oneOf("principals_type_check", t.type, PRINCIPAL_TYPES),
+    oneOf("principals_status_check", t.status, PRINCIPAL_STATUSES),
     // Erased means the key is gone: the database itself refuses an erased row that keeps one.
     check("principals_erased_check", sql`(${t.status} = 'erased') = (${t.wrappedKey} is null)`),
   ],
@@ -112,12 +113,9 @@ export const agents = pgTable(
     uniqueIndex("agents_org_id_idx").on(t.orgId, t.id),
     index("agents_principal_idx").on(t.orgId, t.principalId, t.id),
     index("agents_card_digest_idx").on(t.orgId, t.cardDigest),
-    check("agents_status_check", sql`${t.status} in ('active', 'suspended', 'revoked')`),
-    check("agents_risk_tier_check", sql`${t.riskTier} in ('low', 'medium', 'high', 'critical')`),
-    check(
-      "agents_card_status_check",
-      sql`${t.cardStatus} in ('unverified', 'verified', 'invalid')`,
-    ),
+    oneOf("agents_status_check", t.status, AGENT_STATUSES),
+    oneOf("agents_risk_tier_check", t.riskTier, RISK_TIERS),
+    oneOf("agents_card_status_check", t.cardStatus, CARD_STATUSES),
   ],
 );
 
@@ -154,6 +152,8 @@ export const agentTrustHistory = pgTable(
   ],
 );
 
+export const KEY_STATUSES = ["active", "revoked"] as const;
+
 /** Agents' public keys, identified by their RFC 7638 thumbprint (unique within an org). */
 export const agentKeys = pgTable(
   "agent_keys",
@@ -168,9 +168,7 @@ export const agentKeys = pgTable(
     kty: text("kty").notNull(),
     crv: text("crv"),
     alg: text("alg").notNull(),
-    status: text("status", { enum: ["active", "revoked"] })
-      .notNull()
-      .default("active"),
+    status: text("status", { enum: KEY_STATUSES }).notNull().default("active"),
     /** Millisecond precision: the list's keyset cursor carries it exactly. */
     createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
@@ -183,6 +181,6 @@ export const agentKeys = pgTable(
       name: "agent_keys_agent_fk",
     }),
     index("agent_keys_agent_idx").on(t.orgId, t.agentId, t.createdAt),
-    check("agent_keys_status_check", sql`${t.status} in ('active', 'revoked')`),
+    oneOf("agent_keys_status_check", t.status, KEY_STATUSES),
   ],
 );
