@@ -2,6 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import type { Caller } from "../auth/caller";
 import { rolesWithScope } from "../auth/scopes";
 import type { Database } from "../db/client";
+import { columnJson } from "../db/column-json";
 import { actionDecisions, actionMandates, agents, auditEntries } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
@@ -12,7 +13,7 @@ import { newId } from "../lib/ids";
 import { type ActionRequest, type AgentSnapshot, denyReasons, LOST_RACE } from "./checks";
 import { signGrant } from "./grant";
 import type { Reason } from "./reasons";
-import { columnJson, type DecisionRow, decisionPayload, type MandateRow } from "./records";
+import { type DecisionRow, decisionPayload, type MandateRow } from "./records";
 
 /** The body of `POST /v1/action-mandates/{id}/decisions`, as validated. */
 export interface DecisionBody extends ActionRequest {

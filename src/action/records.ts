@@ -1,5 +1,3 @@
-import { getTableColumns } from "drizzle-orm";
-import type { PgTable } from "drizzle-orm/pg-core";
 import type { actionDecisions, actionMandates, actionRedemptions } from "../db/schema";
 import type { Party } from "../ledger/chain";
 import { isoOrNull } from "../schemas/common";
@@ -162,15 +160,4 @@ export function toRedemption(row: RedemptionRow) {
     proves: REDEMPTION_PROVES,
     audit: { entry_id: row.auditEntryId, sequence: row.auditSequence },
   };
-}
-
-/**
- * A row as JSON keyed by column name, for `json_populate_record` in statements drizzle's
- * builder cannot express (an insert conditional on a reservation in the same statement).
- */
-export function columnJson(table: PgTable, row: Record<string, unknown>): string {
-  const columns = Object.entries(getTableColumns(table));
-  return JSON.stringify(
-    Object.fromEntries(columns.map(([key, column]) => [column.name, row[key]])),
-  );
 }

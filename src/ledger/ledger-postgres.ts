@@ -1,7 +1,7 @@
 import { inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { columnJson } from "../action/records";
 import { type Database, isDatabaseUnavailable } from "../db/client";
+import { columnJson } from "../db/column-json";
 import { auditCheckpoints, auditEntries, events } from "../db/schema";
 import { type Batch, orgBatchOf } from "../db/tenant";
 import type { Env } from "../env";

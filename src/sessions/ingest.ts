@@ -1,6 +1,6 @@
 import { and, asc, between, eq, sql } from "drizzle-orm";
-import { columnJson } from "../action/records";
 import type { Caller } from "../auth/caller";
+import { columnJson } from "../db/column-json";
 import { agents, auditEntries, sessionEvents, sessions } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
