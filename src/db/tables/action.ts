@@ -15,8 +15,7 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import type { Reason } from "../../action/reasons";
-import { currentOrg } from "./columns";
-import { organizations } from "./foundation";
+import { tenantOrg } from "./foundation";
 import { agents, principals } from "./identity";
 
 export const MANDATE_STATUSES = ["active", "revoked"] as const;
@@ -32,10 +31,7 @@ export const actionMandates = pgTable(
   "action_mandates",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     agentId: uuid("agent_id").notNull(),
     principalId: uuid("principal_id"),
     action: text("action").notNull(),
@@ -94,10 +90,7 @@ export const actionDecisions = pgTable(
   "action_decisions",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     mandateId: uuid("mandate_id").notNull(),
     decision: text("decision", { enum: ACTION_DECISIONS }).notNull(),
     reasons: jsonb("reasons").$type<Reason[]>().notNull(),
@@ -144,10 +137,7 @@ export const actionDecisions = pgTable(
 export const actionRedemptions = pgTable(
   "action_redemptions",
   {
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     grantId: uuid("grant_id").notNull(),
     decisionId: uuid("decision_id").notNull(),
     mandateId: uuid("mandate_id").notNull(),

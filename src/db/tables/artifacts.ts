@@ -13,8 +13,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { currentOrg } from "./columns";
-import { organizations } from "./foundation";
+import { tenantOrg } from "./foundation";
 import { auditEntries } from "./ledger";
 
 /**
@@ -27,10 +26,7 @@ export const artifacts = pgTable(
   "artifacts",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     livemode: boolean("livemode").notNull(),
     digest: text("digest").notNull(),
     name: text("name").notNull(),

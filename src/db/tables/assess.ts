@@ -14,8 +14,8 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import { DECISIONS, RISK_LEVELS } from "../../schemas/decisions";
-import { createdAt, currentOrg, oneOf } from "./columns";
-import { organizations } from "./foundation";
+import { createdAt, oneOf } from "./columns";
+import { tenantOrg } from "./foundation";
 
 /**
  * Policies: drafts, and at most one active per org (a partial unique index). `version` is
@@ -27,10 +27,7 @@ export const policies = pgTable(
   "policies",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     name: text("name").notNull(),
     rules: jsonb("rules").notNull(),
     /** `rules.velocity.window` in seconds, so the assess context query can use it directly. */
@@ -68,10 +65,7 @@ export const assessments = pgTable(
   "assessments",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
     livemode: boolean("livemode").notNull(),
     kind: text("kind").notNull(),
@@ -144,10 +138,7 @@ export const mandates = pgTable(
   "mandates",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     assessmentId: uuid("assessment_id").notNull(),
     kind: text("kind").notNull(),
     mandateType: text("mandate_type"),

@@ -11,7 +11,7 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import { currentOrg } from "./columns";
-import { organizations } from "./foundation";
+import { organizations, tenantOrg } from "./foundation";
 
 export const CHECKOUT_STATUSES = ["open", "complete"] as const;
 
@@ -41,10 +41,7 @@ export const billingAccounts = pgTable(
 export const billingUsage = pgTable(
   "billing_usage",
   {
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     periodStart: date("period_start").notNull(),
     assessments: bigint("assessments", { mode: "number" }).notNull().default(0),
     updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
@@ -55,10 +52,7 @@ export const billingUsage = pgTable(
 /** A Checkout Session the service created at the provider: the completion webhook names it. */
 export const billingCheckouts = pgTable("billing_checkouts", {
   id: text("id").primaryKey(),
-  orgId: uuid("org_id")
-    .notNull()
-    .default(currentOrg)
-    .references(() => organizations.id),
+  orgId: tenantOrg(),
   plan: text("plan").notNull(),
   status: text("status", { enum: CHECKOUT_STATUSES }).notNull().default("open"),
   url: text("url").notNull(),
@@ -70,10 +64,7 @@ export const billingCheckouts = pgTable("billing_checkouts", {
 /** Provider events already processed, by the provider's event id: a redelivery changes nothing. */
 export const billingProviderEvents = pgTable("billing_provider_events", {
   id: text("id").primaryKey(),
-  orgId: uuid("org_id")
-    .notNull()
-    .default(currentOrg)
-    .references(() => organizations.id),
+  orgId: tenantOrg(),
   type: text("type").notNull(),
   receivedAt: timestamp("received_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
 });

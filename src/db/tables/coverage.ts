@@ -12,8 +12,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { currentOrg } from "./columns";
-import { organizations } from "./foundation";
+import { tenantOrg } from "./foundation";
 
 export const GATE_TYPES = ["assessment", "grant", "decision"] as const;
 
@@ -29,10 +28,7 @@ export const controlEffects = pgTable(
   "control_effects",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     livemode: boolean("livemode").notNull(),
     effect: text("effect").notNull(),
     observer: text("observer").notNull(),

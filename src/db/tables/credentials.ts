@@ -10,8 +10,8 @@ import {
   timestamp,
   uuid,
 } from "drizzle-orm/pg-core";
-import { createdAt, currentOrg } from "./columns";
-import { organizations } from "./foundation";
+import { createdAt } from "./columns";
+import { tenantOrg } from "./foundation";
 import { principals } from "./identity";
 
 /** A public JWK as stored: the RFC 7638 members, and the issuer's `kid` when it named one. */
@@ -25,10 +25,7 @@ export const credentialIssuers = pgTable(
   "credential_issuers",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     name: text("name").notNull(),
     /** Inline keys; null for an issuer whose keys come from `jwks_url`. */
     jwks: jsonb("jwks").$type<IssuerJwk[]>(),

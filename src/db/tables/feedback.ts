@@ -12,8 +12,8 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import { assessments } from "./assess";
-import { createdAt, currentOrg } from "./columns";
-import { organizations } from "./foundation";
+import { createdAt } from "./columns";
+import { tenantOrg } from "./foundation";
 
 export const FEEDBACK_LABELS = ["fraud", "dispute", "chargeback", "refund", "legitimate"] as const;
 export type FeedbackLabel = (typeof FEEDBACK_LABELS)[number];
@@ -27,10 +27,7 @@ export const assessmentFeedback = pgTable(
   "assessment_feedback",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     assessmentId: uuid("assessment_id").notNull(),
     livemode: boolean("livemode").notNull(),
     label: text("label", { enum: FEEDBACK_LABELS }).notNull(),
@@ -70,10 +67,7 @@ export type TrustEffect = (typeof TRUST_EFFECTS)[number];
 export const agentTrustOutcomes = pgTable(
   "agent_trust_outcomes",
   {
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     assessmentId: uuid("assessment_id").notNull(),
     effect: text("effect", { enum: TRUST_EFFECTS }).notNull(),
     agentId: uuid("agent_id").notNull(),

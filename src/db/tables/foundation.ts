@@ -31,13 +31,20 @@ export const organizations = pgTable("organizations", {
   createdAt: createdAt(),
 });
 
+/**
+ * The `org_id` of every org-scoped row, written once: the tenant set for the transaction by
+ * default (`currentOrg`: route code never passes it), and the org it belongs to.
+ */
+export const tenantOrg = () =>
+  uuid("org_id")
+    .notNull()
+    .default(currentOrg)
+    .references(() => organizations.id);
+
 export const memberships = pgTable(
   "memberships",
   {
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     userId: uuid("user_id")
       .notNull()
       .references(() => users.id),
@@ -55,10 +62,7 @@ export const apiKeys = pgTable(
   "api_keys",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     name: text("name").notNull(),
     /** Hex SHA-256 of the whole key; the plaintext is never stored. */
     keyHash: text("key_hash").notNull(),

@@ -14,8 +14,8 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { createdAt, currentOrg, oneOf } from "./columns";
-import { organizations } from "./foundation";
+import { createdAt, oneOf } from "./columns";
+import { tenantOrg } from "./foundation";
 
 /**
  * The people and companies agents act for. Personal data lives only in `ciphertext`, sealed
@@ -29,10 +29,7 @@ export const principals = pgTable(
   "principals",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     type: text("type", { enum: PRINCIPAL_TYPES }).notNull(),
     status: text("status", { enum: PRINCIPAL_STATUSES }).notNull().default("active"),
     wrappedKey: text("wrapped_key"),
@@ -64,10 +61,7 @@ export const agents = pgTable(
   "agents",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     principalId: uuid("principal_id").notNull(),
     name: text("name").notNull(),
     description: text("description"),
@@ -124,10 +118,7 @@ export const agentTrustHistory = pgTable(
   "agent_trust_history",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     /**
      * The agent's own event counter (1, 2, …, set by the trigger under the agent's row lock):
      * orders the timeline exactly, and as a cursor reveals nothing about other agents.
@@ -158,10 +149,7 @@ export const KEY_STATUSES = ["active", "revoked"] as const;
 export const agentKeys = pgTable(
   "agent_keys",
   {
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     thumbprint: text("thumbprint").notNull(),
     agentId: uuid("agent_id").notNull(),
     jwk: jsonb("jwk").$type<Record<string, string>>().notNull(),

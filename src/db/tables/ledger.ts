@@ -10,8 +10,8 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { createdAt, currentOrg } from "./columns";
-import { organizations } from "./foundation";
+import { createdAt } from "./columns";
+import { tenantOrg } from "./foundation";
 
 /**
  * The queryable copy of each org's ledger. The OrgLedger Durable Object assigns sequences and
@@ -20,10 +20,7 @@ import { organizations } from "./foundation";
 export const auditEntries = pgTable(
   "audit_entries",
   {
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     sequence: bigint("sequence", { mode: "number" }).notNull(),
     id: uuid("id").notNull(),
     type: text("type").notNull(),
@@ -51,10 +48,7 @@ export const auditEntries = pgTable(
 export const auditCheckpoints = pgTable(
   "audit_checkpoints",
   {
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     logId: text("log_id").notNull(),
     treeSize: bigint("tree_size", { mode: "number" }).notNull(),
     rootHash: text("root_hash").notNull(),
@@ -75,10 +69,7 @@ export const events = pgTable(
   "events",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     type: text("type").notNull(),
     data: jsonb("data").notNull(),
     /** Test-mode assessments make test events, delivered to test endpoints only. */

@@ -13,7 +13,7 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import { currentOrg } from "./columns";
-import { organizations } from "./foundation";
+import { organizations, tenantOrg } from "./foundation";
 
 /**
  * A review item, opened in the transaction that stores its `review` assessment (the ledger
@@ -25,10 +25,7 @@ export const reviews = pgTable(
   "reviews",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     assessmentId: uuid("assessment_id").notNull(),
     livemode: boolean("livemode").notNull(),
     agentId: uuid("agent_id"),

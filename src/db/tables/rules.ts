@@ -1,18 +1,15 @@
 /** Evaluation sets (labeled cases) and evaluations (a policy scored against a set). */
 import { sql } from "drizzle-orm";
 import { check, index, integer, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
-import { createdAt, currentOrg } from "./columns";
-import { organizations } from "./foundation";
+import { createdAt } from "./columns";
+import { tenantOrg } from "./foundation";
 
 /** A labeled collection of cases; the cases are kept whole, in the order given. */
 export const evalSets = pgTable(
   "eval_sets",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     name: text("name").notNull(),
     description: text("description"),
     cases: jsonb("cases").notNull(),
@@ -32,10 +29,7 @@ export const evals = pgTable(
   "evals",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     evalSetId: uuid("eval_set_id").notNull(),
     evalSetName: text("eval_set_name").notNull(),
     policyId: uuid("policy_id").notNull(),

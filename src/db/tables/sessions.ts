@@ -15,8 +15,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { currentOrg } from "./columns";
-import { organizations } from "./foundation";
+import { tenantOrg } from "./foundation";
 import { agentKeys, agents } from "./identity";
 
 export const SESSION_EVENT_TYPES = [
@@ -38,10 +37,7 @@ export const sessions = pgTable(
   "sessions",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     livemode: boolean("livemode").notNull(),
     agentId: uuid("agent_id").notNull(),
     externalId: text("external_id").notNull(),
@@ -90,10 +86,7 @@ export const sessions = pgTable(
 export const sessionEvents = pgTable(
   "session_events",
   {
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     sessionId: uuid("session_id").notNull(),
     sequence: integer("sequence").notNull(),
     type: text("type", { enum: SESSION_EVENT_TYPES }).notNull(),

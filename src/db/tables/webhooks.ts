@@ -13,8 +13,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { currentOrg } from "./columns";
-import { organizations } from "./foundation";
+import { tenantOrg } from "./foundation";
 import { events } from "./ledger";
 
 export const ENDPOINT_STATUSES = ["enabled", "disabled"] as const;
@@ -32,10 +31,7 @@ export const webhookEndpoints = pgTable(
   "webhook_endpoints",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     url: text("url").notNull(),
     eventTypes: text("event_types").array().notNull(),
     description: text("description"),
@@ -77,10 +73,7 @@ export const webhookDeliveries = pgTable(
   "webhook_deliveries",
   {
     id: uuid("id").primaryKey(),
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     eventId: uuid("event_id").notNull(),
     endpointId: uuid("endpoint_id").notNull(),
     status: text("status", { enum: DELIVERY_STATUSES }).notNull().default("pending"),
@@ -118,10 +111,7 @@ export const webhookDeliveries = pgTable(
 export const webhookAttempts = pgTable(
   "webhook_attempts",
   {
-    orgId: uuid("org_id")
-      .notNull()
-      .default(currentOrg)
-      .references(() => organizations.id),
+    orgId: tenantOrg(),
     deliveryId: uuid("delivery_id").notNull(),
     number: integer("number").notNull(),
     startedAt: timestamp("started_at", { withTimezone: true, precision: 3 }).notNull(),
