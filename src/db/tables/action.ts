@@ -15,6 +15,7 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import type { Reason } from "../../action/reasons";
+import { createdAtMs } from "./columns";
 import { tenantOrg } from "./foundation";
 import { agents, principals } from "./identity";
 
@@ -46,7 +47,7 @@ export const actionMandates = pgTable(
     amountUsed: bigint("amount_used", { mode: "number" }).notNull().default(0),
     status: text("status", { enum: MANDATE_STATUSES }).notNull().default("active"),
     metadata: jsonb("metadata").$type<Record<string, string>>().notNull().default({}),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
+    createdAt: createdAtMs(),
     revokedAt: timestamp("revoked_at", { withTimezone: true, precision: 3 }),
     auditEntryId: uuid("audit_entry_id").notNull(),
     auditSequence: bigint("audit_sequence", { mode: "number" }).notNull(),
@@ -106,7 +107,7 @@ export const actionDecisions = pgTable(
     grantId: uuid("grant_id"),
     grantJws: text("grant_jws"),
     grantExpiresAt: timestamp("grant_expires_at", { withTimezone: true, precision: 3 }),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
+    createdAt: createdAtMs(),
     auditEntryId: uuid("audit_entry_id").notNull(),
     auditSequence: bigint("audit_sequence", { mode: "number" }).notNull(),
   },

@@ -9,10 +9,10 @@ import {
   jsonb,
   pgTable,
   text,
-  timestamp,
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { createdAtMs } from "./columns";
 import { tenantOrg } from "./foundation";
 import { auditEntries } from "./ledger";
 
@@ -34,7 +34,7 @@ export const artifacts = pgTable(
     sizeBytes: bigint("size_bytes", { mode: "number" }),
     metadata: jsonb("metadata").$type<Record<string, string>>().notNull().default({}),
     receipt: text("receipt").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
+    createdAt: createdAtMs(),
     auditEntryId: uuid("audit_entry_id").notNull(),
     auditSequence: bigint("audit_sequence", { mode: "number" }).notNull(),
   },

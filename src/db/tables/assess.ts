@@ -14,7 +14,7 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import { DECISIONS, RISK_LEVELS } from "../../schemas/decisions";
-import { createdAt, oneOf } from "./columns";
+import { createdAt, createdAtMs, oneOf } from "./columns";
 import { tenantOrg } from "./foundation";
 
 /**
@@ -66,7 +66,7 @@ export const assessments = pgTable(
   {
     id: uuid("id").primaryKey(),
     orgId: tenantOrg(),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
+    createdAt: createdAtMs(),
     livemode: boolean("livemode").notNull(),
     kind: text("kind").notNull(),
     mandateType: text("mandate_type"),
@@ -148,7 +148,7 @@ export const mandates = pgTable(
     mandateHash: text("mandate_hash").notNull(),
     mandate: jsonb("mandate").notNull(),
     livemode: boolean("livemode").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
+    createdAt: createdAtMs(),
     /**
      * Set when the principal of the assessed agent was erased: the members of `mandate` named
      * in `erased_fields` were overwritten with null (`erase_principal_copies`, 0001).

@@ -10,7 +10,7 @@ import {
   timestamp,
   uuid,
 } from "drizzle-orm/pg-core";
-import { currentOrg } from "./columns";
+import { createdAtMs, currentOrg } from "./columns";
 import { organizations, tenantOrg } from "./foundation";
 
 export const CHECKOUT_STATUSES = ["open", "complete"] as const;
@@ -31,7 +31,7 @@ export const billingAccounts = pgTable(
     spendingCap: bigint("spending_cap", { mode: "number" }),
     providerCustomerId: text("provider_customer_id"),
     providerSubscriptionId: text("provider_subscription_id"),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    createdAt: createdAtMs().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
   },
   (t) => [check("billing_accounts_cap_check", sql`${t.spendingCap} >= 0`)],
@@ -57,7 +57,7 @@ export const billingCheckouts = pgTable("billing_checkouts", {
   status: text("status", { enum: CHECKOUT_STATUSES }).notNull().default("open"),
   url: text("url").notNull(),
   expiresAt: bigint("expires_at", { mode: "number" }).notNull(),
-  createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  createdAt: createdAtMs().defaultNow(),
   completedAt: timestamp("completed_at", { withTimezone: true, precision: 3 }),
 });
 

@@ -7,8 +7,17 @@ import { type AnyPgColumn, check, timestamp } from "drizzle-orm/pg-core";
  */
 export const currentOrg = sql`nullif(current_setting('app.org_id', true), '')::uuid`;
 
+/** When a row was made, stamped by the database. */
 export const createdAt = () =>
   timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
+
+/**
+ * `created_at` to the millisecond, for rows a list pages through by (created, id): the keyset
+ * cursor carries a JavaScript Date, which holds no more. Stamped by the code that writes the
+ * row (it names the instant elsewhere too) unless the table adds `.defaultNow()`.
+ */
+export const createdAtMs = () =>
+  timestamp("created_at", { withTimezone: true, precision: 3 }).notNull();
 
 /** `'a', 'b'`: a list of our own constants (never input) as SQL literals. */
 function literals(values: readonly string[]): SQL {

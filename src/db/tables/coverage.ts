@@ -12,6 +12,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { createdAtMs } from "./columns";
 import { tenantOrg } from "./foundation";
 
 export const GATE_TYPES = ["assessment", "grant", "decision"] as const;
@@ -45,7 +46,7 @@ export const controlEffects = pgTable(
     /** Who reported it: the caller's actor (an API key or a user). */
     reportedByType: text("reported_by_type", { enum: ["api_key", "user"] }).notNull(),
     reportedById: text("reported_by_id").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
+    createdAt: createdAtMs(),
     auditEntryId: uuid("audit_entry_id").notNull(),
     auditSequence: bigint("audit_sequence", { mode: "number" }).notNull(),
   },

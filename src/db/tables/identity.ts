@@ -14,7 +14,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { createdAt, oneOf } from "./columns";
+import { createdAt, createdAtMs, oneOf } from "./columns";
 import { tenantOrg } from "./foundation";
 
 /**
@@ -157,8 +157,7 @@ export const agentKeys = pgTable(
     crv: text("crv"),
     alg: text("alg").notNull(),
     status: text("status", { enum: KEY_STATUSES }).notNull().default("active"),
-    /** Millisecond precision: the list's keyset cursor carries it exactly. */
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    createdAt: createdAtMs().defaultNow(),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
   },
   (t) => [

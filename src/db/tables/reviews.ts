@@ -12,7 +12,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { currentOrg } from "./columns";
+import { createdAtMs, currentOrg } from "./columns";
 import { organizations, tenantOrg } from "./foundation";
 
 /**
@@ -29,7 +29,7 @@ export const reviews = pgTable(
     assessmentId: uuid("assessment_id").notNull(),
     livemode: boolean("livemode").notNull(),
     agentId: uuid("agent_id"),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
+    createdAt: createdAtMs(),
     /** `created_at` plus the org's SLA when it opened; a later SLA change does not move it. */
     expiresAt: timestamp("expires_at", { withTimezone: true, precision: 3 }).notNull(),
     status: text("status", { enum: ["open", "resolved", "expired"] })

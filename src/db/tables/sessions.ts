@@ -15,6 +15,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { createdAtMs } from "./columns";
 import { tenantOrg } from "./foundation";
 import { agentKeys, agents } from "./identity";
 
@@ -47,7 +48,7 @@ export const sessions = pgTable(
     /** Null while the session holds no event. */
     headHash: text("head_hash"),
     signedEvents: integer("signed_events").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
+    createdAt: createdAtMs(),
     updatedAt: timestamp("updated_at", { withTimezone: true, precision: 3 }).notNull(),
     createdAuditEntryId: uuid("created_audit_entry_id").notNull(),
     createdAuditSequence: bigint("created_audit_sequence", { mode: "number" }).notNull(),

@@ -13,6 +13,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { createdAtMs } from "./columns";
 import { tenantOrg } from "./foundation";
 import { events } from "./ledger";
 
@@ -46,7 +47,7 @@ export const webhookEndpoints = pgTable(
     livemode: boolean("livemode").notNull(),
     status: text("status", { enum: ENDPOINT_STATUSES }).notNull().default("enabled"),
     disabledReason: text("disabled_reason"),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
+    createdAt: createdAtMs(),
     disabledAt: timestamp("disabled_at", { withTimezone: true, precision: 3 }),
     deletedAt: timestamp("deleted_at", { withTimezone: true, precision: 3 }),
   },
@@ -82,7 +83,7 @@ export const webhookDeliveries = pgTable(
     leaseUntil: timestamp("lease_until", { withTimezone: true, precision: 3 }),
     attemptStartedAt: timestamp("attempt_started_at", { withTimezone: true, precision: 3 }),
     deadLetteredAt: timestamp("dead_lettered_at", { withTimezone: true, precision: 3 }),
-    createdAt: timestamp("created_at", { withTimezone: true, precision: 3 }).notNull(),
+    createdAt: createdAtMs(),
     completedAt: timestamp("completed_at", { withTimezone: true, precision: 3 }),
   },
   (t) => [
