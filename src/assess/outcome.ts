@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { type Column, getTableColumns, type SQL, sql } from "drizzle-orm";
 import { assessments } from "../db/schema";
-import { DECISIONS, RISK_LEVELS } from "../schemas/decisions";
 import { Refinement } from "../schemas/reviews";
+import { DECISIONS, RISK_LEVELS } from "../schemas/vocabulary";
 import { CredentialOutcome } from "./credential";
 import { ACTION_KINDS } from "./request";
 

@@ -1,4 +1,4 @@
-import type { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/schema";
+import type { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../schemas/vocabulary";
 import type { MandateFacts } from "./facts";
 import type { ActionKind, MandateType } from "./request";
 

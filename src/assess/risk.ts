@@ -1,6 +1,6 @@
 import { type CompiledRule, firstMatch } from "../rules/evaluate";
 import type { RuleAction } from "../rules/grammar";
-import { DECISIONS, type Decision as Verdict } from "../schemas/decisions";
+import { DECISIONS, type Decision as Verdict } from "../schemas/vocabulary";
 import { scoreBehavior } from "./behavior";
 import { evaluatePolicy } from "./policy-rules";
 import { isProven } from "./risk-input";

@@ -1,5 +1,4 @@
-import type { FeedbackLabel } from "../db/tables/feedback";
-import type { Decision } from "../schemas/decisions";
+import type { Decision, FeedbackLabel } from "../schemas/vocabulary";
 
 // What a label means (docs/feedback.md): pure functions shared by the feedback routes, trust
 // and the backtest's labeled metrics.

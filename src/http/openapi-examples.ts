@@ -7,7 +7,7 @@
 // test/node/openapi-contract.test.ts validates it against the schema. Operations not listed
 // get one built from their schema by openapi-sampler.
 
-import { DECISIONS } from "../schemas/decisions";
+import { DECISIONS } from "../schemas/vocabulary";
 
 const ORG = "01a19b53-dde4-753e-a76f-f5f9e8683a57";
 const OWNER = "01a19b53-ddd6-7576-a6f6-980ac7cb8893";

@@ -9,11 +9,12 @@ import { decodeJwt } from "jose";
 import { type AnchorRow, anchorsOf, type IssuerRow } from "../credentials/issuers";
 import { isPinned, pinKey, thumbprint } from "../credentials/keys";
 import { DEFAULT_SKEW_SECONDS } from "../credentials/validity";
-import { type AGENT_STATUSES, agentKeys, agents, credentialIssuers, reviews } from "../db/schema";
+import { agentKeys, agents, credentialIssuers, reviews } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import { ReviewRecheck } from "../schemas/reviews";
 import type { RiskPayloadClaims } from "../schemas/risk-payload";
+import type { AGENT_STATUSES } from "../schemas/vocabulary";
 import type { ReviewRow } from "./records";
 
 /**

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
 import { type MandateRow, mandateRevocation, mandateTerms, toMandate } from "../action/records";
-import { actionMandates, agents, auditEntries, MANDATE_STATUSES } from "../db/schema";
+import { actionMandates, agents, auditEntries } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { getById, listById, mapPage } from "../http/pagination";
@@ -13,6 +13,7 @@ import { newId } from "../lib/ids";
 import { ActionMandate, CreateActionMandate, actionTags as tags } from "../schemas/actions";
 import { RowUuid } from "../schemas/agents";
 import { listOf, PageQuery } from "../schemas/common";
+import { MANDATE_STATUSES } from "../schemas/vocabulary";
 
 const ListMandatesQuery = PageQuery.extend({
   status: z.enum(MANDATE_STATUSES).optional(),

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
-import { AGENT_STATUSES, agents, agentTrustHistory, principals, RISK_TIERS } from "../db/schema";
+import { agents, agentTrustHistory, principals } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { decodeSequenceCursor, listById, mapPage, page } from "../http/pagination";
@@ -11,6 +11,7 @@ import { type Change, record, recordRevocation } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import { Agent, RowUuid, agentTags as tags } from "../schemas/agents";
 import { listOf, Metadata, PageQuery, plainText } from "../schemas/common";
+import { AGENT_STATUSES, RISK_TIERS } from "../schemas/vocabulary";
 
 const CreateAgent = z
   .object({

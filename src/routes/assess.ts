@@ -10,7 +10,7 @@ import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json, jsonBody } from "../http/schemas";
 import { openedRefinement } from "../reviews/records";
-import { DECISIONS } from "../schemas/decisions";
+import { DECISIONS } from "../schemas/vocabulary";
 
 const AssessResponse = z
   .object({

@@ -11,7 +11,7 @@ import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, rowId } from "../http/schemas";
 import { refinementOf } from "../reviews/records";
 import { DateTime, listOf, PageQuery } from "../schemas/common";
-import { DECISIONS } from "../schemas/decisions";
+import { DECISIONS } from "../schemas/vocabulary";
 
 const AssessmentSummary = z
   .object({

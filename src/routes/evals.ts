@@ -14,7 +14,7 @@ import { checkCaseAggregates, type EvalCase, parseCases } from "../rules/eval-ca
 import { scoreCases } from "../rules/eval-score";
 import { RowUuid } from "../schemas/agents";
 import { listOf, PageQuery } from "../schemas/common";
-import { DECISIONS } from "../schemas/decisions";
+import { DECISIONS } from "../schemas/vocabulary";
 
 const RunEval = z
   .strictObject({

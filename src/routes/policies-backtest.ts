@@ -17,7 +17,7 @@ import {
 } from "../rules/backtest";
 import { replaySpecs } from "../rules/inputs";
 import { DateTime } from "../schemas/common";
-import { DECISIONS } from "../schemas/decisions";
+import { DECISIONS } from "../schemas/vocabulary";
 
 export const MAX_BACKTEST_LIMIT = 100_000;
 

@@ -3,8 +3,13 @@ import { ACTION_KINDS } from "../assess/request";
 import type { RuleInput } from "../assess/risk-input";
 import { AMOUNT_KINDS, isProven } from "../assess/risk-input";
 import { SIGNAL_CATALOG } from "../assess/signals";
-import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/tables/identity";
-import { RISK_LEVELS, type RiskLevel } from "../schemas/decisions";
+import {
+  AGENT_STATUSES,
+  CARD_STATUSES,
+  RISK_LEVELS,
+  RISK_TIERS,
+  type RiskLevel,
+} from "../schemas/vocabulary";
 import { parseDuration } from "./duration";
 
 /**

@@ -2,8 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { NormalizedRules } from "../assess/policy";
 import type { ActionKind } from "../assess/request";
 import { type Decision as Decided, scoreAction } from "../assess/risk";
-import type { FeedbackLabel } from "../db/tables/feedback";
-import { DECISIONS, type Decision } from "../schemas/decisions";
+import { DECISIONS, type Decision, type FeedbackLabel } from "../schemas/vocabulary";
 import { aggregatesObject, sinceColumn } from "./aggregates";
 import {
   heldInputs,

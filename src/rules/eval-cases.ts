@@ -6,10 +6,9 @@ import { AssessRequest, type ParsedAssessRequest, parseAssessRequest } from "../
 import { provenIdentity } from "../assess/risk-input";
 import type { RiskInput } from "../assess/risk-model";
 import { CREDENTIAL_FAILURES } from "../credentials/failures";
-import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/tables/identity";
 import { ApiError } from "../errors";
 import { DateTime, plainText } from "../schemas/common";
-import { DECISIONS } from "../schemas/decisions";
+import { AGENT_STATUSES, CARD_STATUSES, DECISIONS, RISK_TIERS } from "../schemas/vocabulary";
 import { aggregateValues } from "./aggregates";
 import { aggregateOf } from "./attributes";
 import { replaySpecs } from "./inputs";

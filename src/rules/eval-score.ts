@@ -1,7 +1,7 @@
 import type { NormalizedRules } from "../assess/policy";
 import type { ParsedAssessRequest } from "../assess/request";
 import { scoreAction } from "../assess/risk";
-import type { Decision } from "../schemas/decisions";
+import type { Decision } from "../schemas/vocabulary";
 import { caseInput, type EvalCase } from "./eval-cases";
 
 /**

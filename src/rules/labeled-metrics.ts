@@ -1,6 +1,5 @@
-import type { FeedbackLabel } from "../db/tables/feedback";
 import { isPositive } from "../feedback/labels";
-import type { Decision } from "../schemas/decisions";
+import type { Decision, FeedbackLabel } from "../schemas/vocabulary";
 
 /**
  * What a set of decisions did to labeled assessments (docs/feedback.md, Backtests). A decision

@@ -1,8 +1,8 @@
 import { eq, type SQL, sql } from "drizzle-orm";
 import { policies } from "../db/schema";
 import type { Tenant } from "../db/tenant";
-import { DECISIONS, type Decision } from "../schemas/decisions";
 import { REPORT_LABELS, type ReportLabel, type ShadowReport } from "../schemas/shadow";
+import { DECISIONS, type Decision } from "../schemas/vocabulary";
 
 /**
  * The shadow report (docs/shadow-policies.md): over a window of one mode's assessments that a

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { REASON_CODES } from "../action/reasons";
-import { ACTION_DECISIONS, MANDATE_STATUSES } from "../db/schema";
 import { RowUuid } from "./agents";
 import { Party } from "./audit";
 import { DateTime, Metadata, plainText } from "./common";
+import { ACTION_DECISIONS, MANDATE_STATUSES } from "./vocabulary";
 
 export const actionTags = ["Action authority"];
 

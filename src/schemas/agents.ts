@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../db/schema";
+import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "./vocabulary";
 
 export const agentTags = ["Agents"];
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { FEEDBACK_LABELS } from "../db/tables/feedback";
 import { DateTime, plainText } from "./common";
+import { FEEDBACK_LABELS } from "./vocabulary";
 
 // Outcome feedback as the API takes and shows it (docs/feedback.md).
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { DateTime } from "./common";
-import { DECISIONS } from "./decisions";
+import { DECISIONS } from "./vocabulary";
 
 // Shadow policies (docs/shadow-policies.md): the verdict recorded with each assessment, and the
 // report over a window of them.

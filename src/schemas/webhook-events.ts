@@ -1,11 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { ACTION_KINDS } from "../assess/request";
-import { AGENT_STATUSES, RISK_TIERS } from "../db/tables/identity";
 import { LEDGER_CONFLICT } from "../ledger/ledger-postgres";
 import { VerifyReport } from "./audit";
 import { SpendConfirmation } from "./billing";
-import { DECISIONS, RISK_LEVELS } from "./decisions";
 import { REVIEW_DECISIONS, REVIEW_REASONS } from "./reviews";
+import { AGENT_STATUSES, DECISIONS, RISK_LEVELS, RISK_TIERS } from "./vocabulary";
 
 // The body of a webhook delivery, one member per event type the outbox carries
 // (webhooks/catalog.ts, docs/webhooks.md "Events"). Not the body of any route: a receiver reads

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { DELIVERY_STATUSES, ENDPOINT_STATUSES } from "../db/schema";
 import { EVENT_TYPES } from "../webhooks/catalog";
 import { PageQuery, plainText } from "./common";
+import { DELIVERY_STATUSES, ENDPOINT_STATUSES } from "./vocabulary";
 
 export const webhookTags = ["Webhooks"];
 

@@ -15,12 +15,10 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import type { Reason } from "../../action/reasons";
+import { ACTION_DECISIONS, MANDATE_STATUSES } from "../../schemas/vocabulary";
 import { createdAtMs } from "./columns";
 import { tenantOrg } from "./foundation";
 import { agents, principals } from "./identity";
-
-export const MANDATE_STATUSES = ["active", "revoked"] as const;
-export const ACTION_DECISIONS = ["ALLOW", "DENY"] as const;
 
 /**
  * Bounded authority for one agent: an action, a resource (exact or a `*`-terminated prefix), a

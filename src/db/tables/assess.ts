@@ -13,7 +13,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { DECISIONS, RISK_LEVELS } from "../../schemas/decisions";
+import { DECISIONS, RISK_LEVELS } from "../../schemas/vocabulary";
 import { createdAt, createdAtMs, oneOf } from "./columns";
 import { tenantOrg } from "./foundation";
 

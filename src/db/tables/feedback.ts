@@ -11,12 +11,10 @@ import {
   timestamp,
   uuid,
 } from "drizzle-orm/pg-core";
+import { FEEDBACK_LABELS } from "../../schemas/vocabulary";
 import { assessments } from "./assess";
 import { createdAt } from "./columns";
 import { tenantOrg } from "./foundation";
-
-export const FEEDBACK_LABELS = ["fraud", "dispute", "chargeback", "refund", "legitimate"] as const;
-export type FeedbackLabel = (typeof FEEDBACK_LABELS)[number];
 
 /**
  * One label on one assessment; several per assessment, never changed or removed (a later label

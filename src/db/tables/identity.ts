@@ -14,6 +14,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../../schemas/vocabulary";
 import { createdAt, createdAtMs, oneOf } from "./columns";
 import { tenantOrg } from "./foundation";
 
@@ -47,10 +48,6 @@ export const principals = pgTable(
     check("principals_erased_check", sql`(${t.status} = 'erased') = (${t.wrappedKey} is null)`),
   ],
 );
-
-export const AGENT_STATUSES = ["active", "suspended", "revoked"] as const;
-export const RISK_TIERS = ["low", "medium", "high", "critical"] as const;
-export const CARD_STATUSES = ["unverified", "verified", "invalid"] as const;
 
 /**
  * Agents and the evidence their trust is computed from. `trust_score` and `risk_tier` are

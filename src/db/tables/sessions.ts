@@ -15,18 +15,10 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { SESSION_EVENT_TYPES } from "../../schemas/vocabulary";
 import { createdAtMs } from "./columns";
 import { tenantOrg } from "./foundation";
 import { agentKeys, agents } from "./identity";
-
-export const SESSION_EVENT_TYPES = [
-  "message",
-  "tool_call",
-  "tool_result",
-  "action",
-  "observation",
-  "custom",
-] as const;
 
 /**
  * One session: named by its agent (`external_id`, unique per org, mode and agent), with the head

@@ -13,12 +13,10 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { DELIVERY_STATUSES, ENDPOINT_STATUSES } from "../../schemas/vocabulary";
 import { createdAtMs } from "./columns";
 import { tenantOrg } from "./foundation";
 import { events } from "./ledger";
-
-export const ENDPOINT_STATUSES = ["enabled", "disabled"] as const;
-export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "cancelled"] as const;
 
 /**
  * Where an org's events go. `event_types` empty means every event. An endpoint receives the
