@@ -1,4 +1,5 @@
-import type { Reason, ReasonCode } from "./reasons";
+import type { ReasonCode } from "../schemas/vocabulary";
+import type { Reason } from "./reasons";
 import type { DecisionRow, MandateRow } from "./records";
 
 /**

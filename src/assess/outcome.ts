@@ -2,9 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { type Column, getTableColumns, type SQL, sql } from "drizzle-orm";
 import { assessments } from "../db/schema";
 import { Refinement } from "../schemas/reviews";
-import { DECISIONS, RISK_LEVELS } from "../schemas/vocabulary";
+import { ACTION_KINDS, DECISIONS, RISK_LEVELS } from "../schemas/vocabulary";
 import { CredentialOutcome } from "./credential";
-import { ACTION_KINDS } from "./request";
 
 const SignalSchema = z.object({ category: z.string(), type: z.string(), severity: z.string() });
 const RejectionReasonSchema = z.object({

@@ -4,6 +4,7 @@ import { canonicalize } from "../lib/canonical";
 import { sha256 } from "../lib/digest";
 import { toHex, utf8 } from "../lib/encoding";
 import { hasLoneSurrogate, withUnicodePattern } from "../schemas/common";
+import { ACTION_KINDS, type ActionKind } from "../schemas/vocabulary";
 import { type A2ABinding, a2aBinding } from "./a2a-binding";
 import {
   isMandateType,
@@ -24,9 +25,6 @@ import { type IssueDetail, unstorableAt } from "./storable";
 
 export type { MandateType } from "./ap2";
 export type { MandateFacts } from "./facts";
-
-export const ACTION_KINDS = ["ap2_payment", "message_send", "voice_call", "custom"] as const;
-export type ActionKind = (typeof ACTION_KINDS)[number];
 
 export interface ParsedAssessRequest {
   kind: ActionKind;

@@ -1,6 +1,6 @@
-import type { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../schemas/vocabulary";
+import type { ActionKind, AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../schemas/vocabulary";
 import type { MandateFacts } from "./facts";
-import type { ActionKind, MandateType } from "./request";
+import type { MandateType } from "./request";
 
 /**
  * What the risk model reads about an action, apart from the org's policy: the request's facts,

@@ -1,8 +1,8 @@
 import { type Env, misconfigured } from "../env";
 import { logIdFor } from "../ledger/checkpoint";
 import type { RiskPayloadClaims } from "../schemas/risk-payload";
+import type { ActionKind } from "../schemas/vocabulary";
 import type { Outcome } from "./outcome";
-import type { ActionKind } from "./request";
 
 /** The JWS `typ` of an assessment's signed Risk Payload. */
 export const RISK_PAYLOAD_TYP = "risk-payload+jwt";

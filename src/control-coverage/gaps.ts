@@ -1,23 +1,9 @@
+import type { GapCode } from "../schemas/vocabulary";
 /**
  * Matching an observed effect against the gate it names, apart from HTTP and SQL: the facts
  * come in (src/control-coverage/coverage.ts reads them in one batch), the gaps go out. An effect with
  * no gap is gated. The rules are docs/control-coverage.md's "Matching an effect to its gate".
  */
-
-export const GAP_CODES = [
-  "effect_without_gate",
-  "gate_not_found",
-  "gate_not_approved",
-  "grant_not_redeemed",
-  "redeemed_after_expiry",
-  "gate_mode_mismatch",
-  "effect_before_gate",
-  "gate_mismatch",
-  "gate_reused",
-  "gate_never_redeemed",
-] as const;
-
-export type GapCode = (typeof GAP_CODES)[number];
 
 export interface Gap {
   code: GapCode;

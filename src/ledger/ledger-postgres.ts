@@ -6,6 +6,7 @@ import { auditCheckpoints, auditEntries, events } from "../db/schema";
 import { type Batch, orgBatchOf } from "../db/tenant";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
+import { LEDGER_CONFLICT } from "../schemas/vocabulary";
 import type { CheckpointRecord } from "./checkpoint";
 import type { StoredEntry } from "./ledger-store";
 
@@ -151,4 +152,3 @@ export function auditEntryRow(e: StoredEntry): typeof auditEntries.$inferInsert 
 
 /** Error message prefixes that survive the Durable Object's RPC boundary. */
 export const LEDGER_UNAVAILABLE = "ledger_unavailable";
-export const LEDGER_CONFLICT = "ledger_conflict";

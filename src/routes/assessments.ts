@@ -2,7 +2,6 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, gte, lte, max } from "drizzle-orm";
 import { A2ABinding } from "../assess/a2a-binding";
 import { Outcome, recordJson, toOutcome } from "../assess/outcome";
-import { ACTION_KINDS } from "../assess/request";
 import { assessments, auditCheckpoints, reviews } from "../db/schema";
 import { orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
@@ -11,7 +10,7 @@ import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, rowId } from "../http/schemas";
 import { refinementOf } from "../reviews/records";
 import { DateTime, listOf, PageQuery } from "../schemas/common";
-import { DECISIONS } from "../schemas/vocabulary";
+import { ACTION_KINDS, DECISIONS } from "../schemas/vocabulary";
 
 const AssessmentSummary = z
   .object({

@@ -1,12 +1,12 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
-import { ACTION_KINDS } from "../assess/request";
 import { mandates } from "../db/schema";
 import type { AppEnv } from "../http/context";
 import { getById, listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, rowId } from "../http/schemas";
 import { listOf, PageQuery } from "../schemas/common";
+import { ACTION_KINDS } from "../schemas/vocabulary";
 
 const Mandate = z
   .object({

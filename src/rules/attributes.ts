@@ -1,9 +1,9 @@
 import { MANDATE_TYPES } from "../assess/ap2";
-import { ACTION_KINDS } from "../assess/request";
 import type { RuleInput } from "../assess/risk-input";
 import { AMOUNT_KINDS, isProven } from "../assess/risk-input";
 import { SIGNAL_CATALOG } from "../assess/signals";
 import {
+  ACTION_KINDS,
   AGENT_STATUSES,
   CARD_STATUSES,
   RISK_LEVELS,

@@ -1,8 +1,12 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { NormalizedRules } from "../assess/policy";
-import type { ActionKind } from "../assess/request";
 import { type Decision as Decided, scoreAction } from "../assess/risk";
-import { DECISIONS, type Decision, type FeedbackLabel } from "../schemas/vocabulary";
+import {
+  type ActionKind,
+  DECISIONS,
+  type Decision,
+  type FeedbackLabel,
+} from "../schemas/vocabulary";
 import { aggregatesObject, sinceColumn } from "./aggregates";
 import {
   heldInputs,

@@ -1,9 +1,10 @@
 import { sql } from "drizzle-orm";
 import type { OpenMandateLimits } from "../assess/facts";
 import type { NormalizedRules } from "../assess/policy";
-import type { ActionKind, MandateFacts, MandateType } from "../assess/request";
+import type { MandateFacts, MandateType } from "../assess/request";
 import type { CredentialEvidence, History, Identity } from "../assess/risk-input";
 import type { RiskInput } from "../assess/risk-model";
+import type { ActionKind } from "../schemas/vocabulary";
 import { aggregateValues } from "./aggregates";
 import type { AggregateSpec } from "./attributes";
 

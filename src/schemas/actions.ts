@@ -1,9 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { REASON_CODES } from "../action/reasons";
 import { RowUuid } from "./agents";
 import { Party } from "./audit";
 import { DateTime, Metadata, plainText } from "./common";
-import { ACTION_DECISIONS, MANDATE_STATUSES } from "./vocabulary";
+import { ACTION_DECISIONS, MANDATE_STATUSES, REASON_CODES } from "./vocabulary";
 
 export const actionTags = ["Action authority"];
 

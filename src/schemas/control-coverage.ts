@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { GAP_CODES } from "../control-coverage/gaps";
 import { RowUuid } from "./agents";
 import { DateTime, Metadata, PageQuery, plainText } from "./common";
+import { GAP_CODES } from "./vocabulary";
 
 export const coverageTags = ["Control coverage"];
 

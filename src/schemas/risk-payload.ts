@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { ACTION_KINDS } from "../assess/request";
 import { REVIEW_REASONS } from "./reviews";
-import { DECISIONS, RISK_LEVELS } from "./vocabulary";
+import { ACTION_KINDS, DECISIONS, RISK_LEVELS } from "./vocabulary";
 
 // The claims of the signed Risk Payload (docs/assess.md, "The Risk Payload"). Not the body of
 // any route: a relying party reads them out of `riskPayloadJws` (or a forwarded mandate's

@@ -1,10 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { BREAK_REASONS } from "../sessions/breaks";
 import { MAX_EVENTS_PER_BATCH, MAX_EVENTS_PER_SESSION } from "../sessions/chain";
 import { MAX_SIGNATURE_LENGTH } from "../sessions/signature";
 import { RowUuid } from "./agents";
 import { Metadata, PageQuery, withUnicodePattern } from "./common";
-import { DECISIONS, SESSION_EVENT_TYPES } from "./vocabulary";
+import { BREAK_REASONS, DECISIONS, SESSION_EVENT_TYPES } from "./vocabulary";
 
 export const sessionTags = ["Sessions"];
 

@@ -38,3 +38,92 @@ export const SESSION_EVENT_TYPES = [
 /** Webhook endpoints and deliveries. */
 export const ENDPOINT_STATUSES = ["enabled", "disabled"] as const;
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "cancelled"] as const;
+
+/** Why a decision is a DENY: every reason code a check can give (docs/action-authority.md). */
+export const REASON_CODES = [
+  "mandate_revoked",
+  "mandate_not_yet_valid",
+  "mandate_expired",
+  "action_mismatch",
+  "resource_mismatch",
+  "currency_mismatch",
+  "amount_required",
+  "amount_exceeds_per_use",
+  "amount_exceeds_total",
+  "uses_exhausted",
+  "agent_suspended",
+  "agent_revoked",
+  "agent_risk_critical",
+  "limits_exhausted",
+] as const;
+
+export type ReasonCode = (typeof REASON_CODES)[number];
+
+/**
+ * Every event type the outbox carries: the spec's table, plus `assessment.resolved` (a review
+ * resolved or expired, docs/reviews.md). An endpoint subscribes
+ * to some of them, or to all with an empty list; a name not here is refused at subscription.
+ */
+export const EVENT_TYPES = [
+  "assessment.completed",
+  "assessment.denied",
+  "assessment.flagged",
+  "assessment.resolved",
+  "agent.trust_changed",
+  "agent.suspended",
+  "agent.revoked",
+  "audit.integrity_alert",
+  "key.rotation",
+  "spend.review_required",
+  "spend.denied",
+  "spend.confirmed",
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Why a session chain is broken: the reasons `session_chain_broken` and `/verify` name. */
+export const BREAK_REASONS = [
+  "sequence_gap",
+  "link_mismatch",
+  "hash_mismatch",
+  "signature_required",
+  "signature_malformed",
+  "unknown_key",
+  "key_not_of_agent",
+  "agent_revoked",
+  "key_revoked",
+  "signature_invalid",
+  // Only a re-verification of stored rows finds these.
+  "missing_event",
+  "key_mismatch",
+  "head_mismatch",
+  "signed_events_mismatch",
+  "missing_batch",
+  "ledger_mismatch",
+] as const;
+
+export type BreakReason = (typeof BREAK_REASONS)[number];
+
+/** Why an observed effect is not gated (docs/control-coverage.md, "Matching an effect to its gate"). */
+export const GAP_CODES = [
+  "effect_without_gate",
+  "gate_not_found",
+  "gate_not_approved",
+  "grant_not_redeemed",
+  "redeemed_after_expiry",
+  "gate_mode_mismatch",
+  "effect_before_gate",
+  "gate_mismatch",
+  "gate_reused",
+  "gate_never_redeemed",
+] as const;
+
+export type GapCode = (typeof GAP_CODES)[number];
+
+/** What an agent asks to do: an assessment's `kind`. */
+export const ACTION_KINDS = ["ap2_payment", "message_send", "voice_call", "custom"] as const;
+
+export type ActionKind = (typeof ACTION_KINDS)[number];
+
+/** The reason an integrity alert names when the ledger found an entry it did not expect. */
+export const LEDGER_CONFLICT = "ledger_conflict";

@@ -1,13 +1,18 @@
 import { z } from "@hono/zod-openapi";
-import { ACTION_KINDS } from "../assess/request";
-import { LEDGER_CONFLICT } from "../ledger/ledger-postgres";
 import { VerifyReport } from "./audit";
 import { SpendConfirmation } from "./billing";
 import { REVIEW_DECISIONS, REVIEW_REASONS } from "./reviews";
-import { AGENT_STATUSES, DECISIONS, RISK_LEVELS, RISK_TIERS } from "./vocabulary";
+import {
+  ACTION_KINDS,
+  AGENT_STATUSES,
+  DECISIONS,
+  LEDGER_CONFLICT,
+  RISK_LEVELS,
+  RISK_TIERS,
+} from "./vocabulary";
 
 // The body of a webhook delivery, one member per event type the outbox carries
-// (webhooks/catalog.ts, docs/webhooks.md "Events"). Not the body of any route: a receiver reads
+// (EVENT_TYPES in schemas/vocabulary.ts, docs/webhooks.md "Events"). Not the body of any route: a receiver reads
 // it, so it is registered as an OpenAPI component of its own (src/app.ts), and the event
 // builders written in TypeScript take their data types from here. Some events are built in SQL
 // (the agent trigger, the key rotation, the spend warning): test/worker/openapi-signed-objects

@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { EVENT_TYPES } from "../webhooks/catalog";
 import { PageQuery, plainText } from "./common";
-import { DELIVERY_STATUSES, ENDPOINT_STATUSES } from "./vocabulary";
+import { DELIVERY_STATUSES, ENDPOINT_STATUSES, EVENT_TYPES } from "./vocabulary";
 
 export const webhookTags = ["Webhooks"];
 

@@ -1,8 +1,7 @@
 import { canonicalize } from "../lib/canonical";
 import { sha256 } from "../lib/digest";
 import { toHex, utf8 } from "../lib/encoding";
-import type { SESSION_EVENT_TYPES } from "../schemas/vocabulary";
-import type { BreakReason } from "./breaks";
+import type { BreakReason, SESSION_EVENT_TYPES } from "../schemas/vocabulary";
 import { checkSignature, type KeyCache, type SessionKey, signatureKid } from "./signature";
 
 /**

@@ -1,7 +1,7 @@
 import { flattenedVerify, type JWK } from "jose";
 import { SIGNATURE_ALGS, verificationKey } from "../identity/public-jwk";
 import { base64url, fromBase64url } from "../lib/encoding";
-import type { BreakReason } from "./breaks";
+import type { BreakReason } from "../schemas/vocabulary";
 
 /** An agent key as the chain check needs it, with its agent's revocation. */
 export interface SessionKey {

@@ -1,6 +1,6 @@
 import { decodeJwt } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-import { EVENT_TYPES } from "../../src/webhooks/catalog";
+import { EVENT_TYPES } from "../../src/schemas/vocabulary";
 import { closedDocument, schemaErrors } from "../support/openapi-contract";
 import { call } from "./support/api";
 import {
