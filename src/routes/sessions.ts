@@ -12,13 +12,13 @@ import {
   CreateSession,
   ListEventsQuery,
   ListSessionsQuery,
+  MAX_EVENTS_PER_SESSION,
   Session,
   SessionDetail,
   SessionEvent,
   SessionVerification,
   sessionTags as tags,
 } from "../schemas/sessions";
-import { MAX_EVENTS_PER_SESSION } from "../sessions/chain";
 import { appendEvents, createSession } from "../sessions/ingest";
 import { headOf, toSession, toSessionEvent } from "../sessions/records";
 import { verifyStored } from "../sessions/verify-stored";

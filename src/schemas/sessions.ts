@@ -1,11 +1,16 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_EVENTS_PER_BATCH, MAX_EVENTS_PER_SESSION } from "../sessions/chain";
-import { MAX_SIGNATURE_LENGTH } from "../sessions/signature";
 import { RowUuid } from "./agents";
 import { Metadata, PageQuery, withUnicodePattern } from "./common";
 import { BREAK_REASONS, DECISIONS, SESSION_EVENT_TYPES } from "./vocabulary";
 
 export const sessionTags = ["Sessions"];
+
+/** Events in one append. */
+export const MAX_EVENTS_PER_BATCH = 500;
+/** A session is a bounded unit of evidence: `/verify` re-checks all of it in one request. */
+export const MAX_EVENTS_PER_SESSION = 10_000;
+/** A detached compact JWS over an event. */
+export const MAX_SIGNATURE_LENGTH = 4096;
 
 const Hash = z
   .string()

@@ -12,9 +12,6 @@ import { checkSignature, type KeyCache, type SessionKey, signatureKid } from "./
 
 /** The `prev_hash` of the first event. */
 export const ZERO_HASH = "0".repeat(64);
-export const MAX_EVENTS_PER_BATCH = 500;
-/** A session is a bounded unit of evidence: `/verify` re-checks all of it in one request. */
-export const MAX_EVENTS_PER_SESSION = 10_000;
 
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 

@@ -10,11 +10,11 @@ import type { StoredEntry } from "../ledger/ledger-store";
 import { canonicalize } from "../lib/canonical";
 import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
+import { MAX_EVENTS_PER_SESSION } from "../schemas/sessions";
 import {
   type ChainBreak,
   firstBreak,
   type Head,
-  MAX_EVENTS_PER_SESSION,
   nonConsecutive,
   type SessionEventInput,
   ZERO_HASH,

@@ -23,7 +23,6 @@ export interface SignatureProblem {
 
 // RFC 7515 Appendix F: a compact JWS with the payload left out.
 const DETACHED = /^([A-Za-z0-9_-]+)\.\.([A-Za-z0-9_-]+)$/;
-export const MAX_SIGNATURE_LENGTH = 4096;
 /** The base64url protected header: `{alg, kid, typ?}` needs far less. */
 export const MAX_HEADER_LENGTH = 512;
 /** An RFC 7638 SHA-256 thumbprint, base64url: what agent keys are named by. */
