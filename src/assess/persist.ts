@@ -1,11 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
-import { CURRENCY, PLANS, REVIEW_THRESHOLD_PERCENT } from "../billing/plans";
+import { CURRENCY, REVIEW_THRESHOLD_PERCENT } from "../billing/plans";
 import type { Database } from "../db/client";
 import { type Placeholders, preparedOnce } from "../db/prepared";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
 import { isRecordedInputs, type RecordedInputs } from "../rules/inputs";
+import { PLANS } from "../schemas/billing";
 import { REVIEW_SLA_DEFAULT_SECONDS, ReviewOpening } from "../schemas/reviews";
 import { ShadowVerdict } from "../schemas/shadow";
 import { AssessmentRecord } from "./outcome";

@@ -1,16 +1,9 @@
 import type { z } from "@hono/zod-openapi";
 import { billingAccounts } from "../db/schema";
 import type { Tenant } from "../db/tenant";
-import type { Billing } from "../schemas/billing";
+import { type Billing, PLANS, type PlanId } from "../schemas/billing";
 import { capReached, SPEND_STATE_SQL, type SpendState, spendStateOf } from "./guard";
-import {
-  CURRENCY,
-  PLANS,
-  type PlanId,
-  planOf,
-  REVIEW_THRESHOLD_PERCENT,
-  usageCharge,
-} from "./plans";
+import { CURRENCY, planOf, REVIEW_THRESHOLD_PERCENT, usageCharge } from "./plans";
 
 export interface AccountState extends SpendState {
   customer: string | null;

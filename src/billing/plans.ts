@@ -1,20 +1,6 @@
 import { sql } from "drizzle-orm";
+import { PLANS, type PlanId } from "../schemas/billing";
 
-/**
- * The plans, as docs/billing.md publishes them. Amounts are integer minor units of `currency`
- * (cents), as at Stripe. Only live-mode assessments are billable; an assessment past the plan's
- * included ones costs `unit_amount`.
- */
-export const PLANS = {
-  free: { name: "Free", amount: 0, included: 1_000, unit_amount: 0 },
-  starter: { name: "Starter", amount: 4_900, included: 10_000, unit_amount: 2 },
-  growth: { name: "Growth", amount: 49_900, included: 250_000, unit_amount: 1 },
-} as const;
-
-export type PlanId = keyof typeof PLANS;
-export const PLAN_IDS = Object.keys(PLANS) as [PlanId, ...PlanId[]];
-/** The plans a checkout can move an org to. */
-export const PAID_PLAN_IDS = ["starter", "growth"] as const;
 export const CURRENCY = "usd";
 /** Usage at this share of the spending cap asks an owner to confirm going further. */
 export const REVIEW_THRESHOLD_PERCENT = 80;

@@ -3,7 +3,8 @@ import type { Env } from "../env";
 import { ApiError } from "../errors";
 import { logError } from "../lib/log";
 import { outboundPolicy } from "../net/outbound";
-import { CURRENCY, PLANS, type PlanId } from "./plans";
+import { PLANS, type PlanId } from "../schemas/billing";
+import { CURRENCY } from "./plans";
 
 /** A hosted checkout the provider created: where to send the customer. */
 export interface CheckoutSession {
