@@ -3,42 +3,11 @@ import { compactVerify } from "jose";
 import { logIdFor } from "../ledger/checkpoint";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { base64url, fromBase64url } from "../lib/encoding";
+import { COMPACT_JWS_PATTERN, Hex64, RECEIPT_ISSUER, ReceiptClaims } from "../schemas/artifacts";
 import type { PublicSigningKey, Signer } from "../signing/signer";
 
 /** The JWS `typ` of an artifact receipt. */
 export const ARTIFACT_RECEIPT_TYP = "artifact-receipt+jwt";
-
-const ISSUER = "agent-risk";
-const Hex64 = z.string().regex(/^[0-9a-f]{64}$/);
-
-/** `sha256:` and 64 lowercase hex digits: the one way a digest is written. */
-export const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
-
-/** A compact JWS as far as its shape goes: three base64url parts. */
-export const COMPACT_JWS_PATTERN = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
-
-/** What a receipt says; anything else in a token that verifies is not a receipt of ours. */
-export const ReceiptClaims = z
-  .object({
-    iss: z.literal(ISSUER),
-    sub: z.uuid().openapi({ description: "The artifact id" }),
-    org: z.uuid(),
-    livemode: z.boolean(),
-    digest: z.string().regex(DIGEST_PATTERN),
-    iat: z.number().int(),
-    registered_at: z.string(),
-    log_id: z.string().regex(/^[0-9a-f]{32}$/),
-    entry: z.object({
-      id: z.uuid(),
-      sequence: z.number().int().min(1),
-      hash: Hex64,
-      leaf_hash: Hex64,
-    }),
-  })
-  .strict()
-  .openapi("ArtifactReceiptClaims");
-
-export type ReceiptClaims = z.infer<typeof ReceiptClaims>;
 
 /** What a receipt is made of: the registration and the ledger entry that recorded it. */
 export interface ReceiptFacts {
@@ -56,7 +25,7 @@ export interface ReceiptFacts {
  */
 export function receiptClaims(facts: ReceiptFacts, entry: StoredEntry): ReceiptClaims {
   return {
-    iss: ISSUER,
+    iss: RECEIPT_ISSUER,
     sub: facts.artifactId,
     org: facts.orgId,
     livemode: facts.livemode,

@@ -1,11 +1,40 @@
 import { z } from "@hono/zod-openapi";
-import { COMPACT_JWS_PATTERN, DIGEST_PATTERN, ReceiptClaims } from "../evidence/artifact-receipt";
 import { Checkpoint } from "./audit";
 import { Metadata, PageQuery, storableText } from "./common";
 
 export const artifactTags = ["Artifacts"];
 
-const Hex64 = z.string().regex(/^[0-9a-f]{64}$/);
+/** The `iss` of every artifact receipt. */
+export const RECEIPT_ISSUER = "agent-risk";
+export const Hex64 = z.string().regex(/^[0-9a-f]{64}$/);
+
+/** `sha256:` and 64 lowercase hex digits: the one way a digest is written. */
+export const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
+
+/** A compact JWS as far as its shape goes: three base64url parts. */
+export const COMPACT_JWS_PATTERN = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+/** What a receipt says; anything else in a token that verifies is not a receipt of ours. */
+export const ReceiptClaims = z
+  .object({
+    iss: z.literal(RECEIPT_ISSUER),
+    sub: z.uuid().openapi({ description: "The artifact id" }),
+    org: z.uuid(),
+    livemode: z.boolean(),
+    digest: z.string().regex(DIGEST_PATTERN),
+    iat: z.number().int(),
+    registered_at: z.string(),
+    log_id: z.string().regex(/^[0-9a-f]{32}$/),
+    entry: z.object({
+      id: z.uuid(),
+      sequence: z.number().int().min(1),
+      hash: Hex64,
+      leaf_hash: Hex64,
+    }),
+  })
+  .strict()
+  .openapi("ArtifactReceiptClaims");
+export type ReceiptClaims = z.infer<typeof ReceiptClaims>;
 
 /** A digest exactly as the service writes it; `SHA256:` or uppercase hex is refused, not fixed. */
 export const Digest = z
