@@ -7,8 +7,8 @@ import { importJWK } from "jose";
 import type { IssuerJwk } from "../db/schema";
 import type { Env } from "../env";
 import { fetchJsonRevalidated, OutboundError, outboundPolicy } from "../net/outbound";
-import { ISSUER_KID, MAX_ISSUER_KEYS } from "../schemas/credential-issuers";
 import { isClaims, own } from "./claims";
+import { ISSUER_KID, MAX_ISSUER_KEYS } from "./issuer-schemas";
 import { isPinned, pinKey } from "./keys";
 
 /** Cached keys are fresh this long; after it they are used while a refresh runs. */

@@ -25,7 +25,6 @@ import { newId } from "../lib/ids";
 import { logError } from "../lib/log";
 import { checkOutboundUrl, outboundPolicy } from "../net/outbound";
 import { isoOrNull } from "../schemas/common";
-import type { CreateCredentialIssuer, CredentialIssuer } from "../schemas/credential-issuers";
 import type { TrustAnchors } from "./hops";
 import {
   fetchIssuerJwks,
@@ -35,6 +34,7 @@ import {
   MAX_STALE_MS,
   REFETCH_INTERVAL_MS,
 } from "./issuer-jwks";
+import type { CreateCredentialIssuer, CredentialIssuer } from "./issuer-schemas";
 import { isPinned, pinKey, thumbprint } from "./keys";
 
 export type IssuerRow = typeof credentialIssuers.$inferSelect;

@@ -1,5 +1,11 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
+import {
+  CreateCredentialIssuer,
+  CredentialIssuer,
+  ListCredentialIssuersQuery,
+  credentialIssuerTags as tags,
+} from "../credentials/issuer-schemas";
 import { createIssuer, toIssuer } from "../credentials/issuers";
 import { credentialIssuers } from "../db/schema";
 import { orNotFound } from "../errors";
@@ -9,12 +15,6 @@ import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { record } from "../ledger/ledger";
 import { listOf } from "../schemas/common";
-import {
-  CreateCredentialIssuer,
-  CredentialIssuer,
-  ListCredentialIssuersQuery,
-  credentialIssuerTags as tags,
-} from "../schemas/credential-issuers";
 
 const create = createRoute(
   guarded(

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { isPinned, pinKey } from "../credentials/keys";
-import { RowUuid } from "./agents";
-import { PageQuery, plainText } from "./common";
+import { RowUuid } from "../schemas/agents";
+import { PageQuery, plainText } from "../schemas/common";
+import { isPinned, pinKey } from "./keys";
 
 export const credentialIssuerTags = ["Credential issuers"];
 
