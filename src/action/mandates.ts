@@ -1,6 +1,12 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
-import { actionMandates, agents, type MANDATE_STATUSES } from "../db/schema";
+import {
+  actionDecisions,
+  actionMandates,
+  actionRedemptions,
+  agents,
+  type MANDATE_STATUSES,
+} from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
 import { getById, listById, type Page } from "../http/pagination";
@@ -8,7 +14,7 @@ import { commit } from "../ledger/commit";
 import { recordRevocation } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import type { CreateActionMandate } from "../schemas/actions";
-import { type MandateRow, mandateRevocation, mandateTerms } from "./records";
+import { type MandateRow, mandateRevocation, mandateTerms, toDecision } from "./records";
 
 /** A mandate's states, for the list filter. */
 export { MANDATE_STATUSES } from "../db/schema";
@@ -143,4 +149,17 @@ export async function revokeMandate(tenant: Tenant, id: string): Promise<Mandate
     { key: `action_mandate:${id}`, at: revocation.revoked_at ?? new Date().toISOString() },
   );
   return row;
+}
+
+/** One action decision of the org with where its grant stands, as the API shows it (404 otherwise). */
+export async function getDecision(tenant: Tenant, id: string) {
+  const [rows] = await tenant.batch((db) => [
+    db
+      .select({ decision: actionDecisions, redeemed: actionRedemptions.grantId })
+      .from(actionDecisions)
+      .leftJoin(actionRedemptions, eq(actionRedemptions.decisionId, actionDecisions.id))
+      .where(eq(actionDecisions.id, id)),
+  ]);
+  const row = orNotFound(rows[0]);
+  return toDecision(row.decision, row.redeemed !== null, new Date());
 }
