@@ -88,27 +88,6 @@ export async function recordRevocation(
   return reachLedger(() => ledgerOf(env, caller.orgId).revoke(caller.orgId, input, voids));
 }
 
-/**
- * Sequences a change without waiting for Postgres (see OrgLedger.appendDeferred): the caller
- * writes the returned entry in the same transaction as the change itself.
- */
-export function recordDeferred(
-  env: Env,
-  caller: Caller,
-  change: Omit<Change, "once"> & { once: string[] },
-  attachment: string,
-): Promise<DeferredAppend> {
-  const input = {
-    type: change.type,
-    actor: actorParty(caller.actor),
-    subject: change.subject,
-    digest: payloadDigest(change.payload),
-    once: change.once,
-    attachment,
-  };
-  return sequenceDeferred(env, caller.orgId, input);
-}
-
 /** A deferred append under the plain rule, which nothing refuses: the entry to write. */
 export async function sequenceDeferred(
   env: Env,
