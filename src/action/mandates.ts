@@ -1,5 +1,6 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
+import { getById, listById, type Page } from "../db/pagination";
 import {
   actionDecisions,
   actionMandates,
@@ -9,7 +10,6 @@ import {
 } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
-import { getById, listById, type Page } from "../http/pagination";
 import { commit } from "../ledger/commit";
 import { recordRevocation } from "../ledger/ledger";
 import { newId } from "../lib/ids";

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
+import { getById, listById, type Page } from "../db/pagination";
 import { mandates } from "../db/schema";
 import type { Tenant } from "../db/tenant";
-import { getById, listById, type Page } from "../http/pagination";
 import type { ActionKind } from "./request";
 
 /** A mandate as an assessment stored it. */

@@ -1,8 +1,8 @@
 import { and, eq, gte, lte, max } from "drizzle-orm";
+import { listById } from "../db/pagination";
 import { assessments, auditCheckpoints, reviews } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { orNotFound } from "../errors";
-import { listById } from "../http/pagination";
 import { refinementOf } from "../reviews/records";
 import type { Outcome } from "./outcome";
 import { recordJson, toOutcome } from "./outcome";

@@ -1,9 +1,9 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, isNotNull, isNull } from "drizzle-orm";
+import { listById, mapPage } from "../db/pagination";
 import { controlEffects } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
-import { listById, mapPage } from "../http/pagination";
 import type { ListEffectsQuery } from "../schemas/control-coverage";
 import { effectFactsQuery, factsOf } from "./coverage";
 import { toEffect } from "./effects";

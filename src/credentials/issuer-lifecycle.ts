@@ -1,9 +1,9 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
+import { getById, listById, mapPage, type Page } from "../db/pagination";
 import { credentialIssuers } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { orNotFound } from "../errors";
-import { getById, listById, mapPage, type Page } from "../http/pagination";
 import { record } from "../ledger/ledger";
 import type {
   CreateCredentialIssuer,

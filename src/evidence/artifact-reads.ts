@@ -1,8 +1,8 @@
 import { and, eq } from "drizzle-orm";
+import { listById, mapPage, type Page } from "../db/pagination";
 import { artifacts, auditEntries } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { orNotFound } from "../errors";
-import { listById, mapPage, type Page } from "../http/pagination";
 import { signer } from "../signing/signer";
 import { checkReceipt } from "./artifact-receipt";
 import { anchorOf, toArtifact } from "./artifact-registration";

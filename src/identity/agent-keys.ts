@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
+import { decodeTimeCursor, encodeTimeCursor, type Page } from "../db/pagination";
 import { agentKeys, agents } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
-import { decodeTimeCursor, encodeTimeCursor, type Page } from "../http/pagination";
 import { record } from "../ledger/ledger";
 import { assertNotRevoked, lockAgent } from "./agents";
 import type { PublicKey } from "./public-jwk";

@@ -1,9 +1,9 @@
 import type { z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { decodeSequenceCursor, listById, mapPage, page } from "../db/pagination";
 import { agents, agentTrustHistory, principals } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
-import { decodeSequenceCursor, listById, mapPage, page } from "../http/pagination";
 import { type Change, record, recordRevocation } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import type { CreateAgent, ListAgentsQuery, UpdateAgent } from "../schemas/agents";

@@ -1,10 +1,10 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
+import { getById, listById } from "../db/pagination";
 import { principals } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import type { Env } from "../env";
 import { ApiError, orNotFound } from "../errors";
-import { getById, listById } from "../http/pagination";
 import { commit } from "../ledger/commit";
 import { record } from "../ledger/ledger";
 import { payloadDigest } from "../lib/digest";

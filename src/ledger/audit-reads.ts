@@ -1,8 +1,8 @@
 import { and, desc, eq, gte, lt, lte, sql } from "drizzle-orm";
+import { decodeSequenceCursor, getById, page } from "../db/pagination";
 import { auditCheckpoints, auditEntries } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
-import { decodeSequenceCursor, getById, page } from "../http/pagination";
 import { isUuid } from "../lib/ids";
 import { ledgerOf } from "./ledger";
 import { checkpointRecord, entryRecord } from "./ledger-rows";

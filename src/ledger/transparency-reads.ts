@@ -1,9 +1,9 @@
 import { and, desc, eq, lt } from "drizzle-orm";
+import { decodeSequenceCursor, page } from "../db/pagination";
 import { auditCheckpoints, auditEntries } from "../db/schema";
 import { publicBatch } from "../db/tenant";
 import type { Env } from "../env";
 import { ApiError, orNotFound } from "../errors";
-import { decodeSequenceCursor, page } from "../http/pagination";
 import { logIdFor } from "./checkpoint";
 import { ledgerOf } from "./ledger";
 import { checkpointRecord } from "./ledger-rows";

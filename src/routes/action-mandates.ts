@@ -7,8 +7,8 @@ import {
   revokeMandate,
 } from "../action/mandates";
 import { toMandate } from "../action/records";
+import { mapPage } from "../db/pagination";
 import type { AppEnv } from "../http/context";
-import { mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { ActionMandate, CreateActionMandate, actionTags as tags } from "../schemas/actions";

@@ -5,8 +5,8 @@ import {
   type MandateRow,
 } from "../assess/assessed-mandates";
 import { ACTION_KINDS } from "../assess/request";
+import { mapPage } from "../db/pagination";
 import type { AppEnv } from "../http/context";
-import { mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, rowId } from "../http/schemas";
 import { listOf, PageQuery } from "../schemas/common";

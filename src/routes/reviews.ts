@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { mapPage } from "../db/pagination";
 import { publicBaseUrl } from "../env";
 import type { AppEnv } from "../http/context";
-import { mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { getReview, listReviews, resolveReview } from "../reviews/queue";

@@ -1,9 +1,9 @@
 import type { z } from "@hono/zod-openapi";
 import { desc, eq, lt } from "drizzle-orm";
+import { decodeIdCursor, getById, type Page, page } from "../db/pagination";
 import { evalSets } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
-import { decodeIdCursor, getById, type Page, page } from "../http/pagination";
 import { commit } from "../ledger/commit";
 import { newId } from "../lib/ids";
 import type { CreateEvalSet, EvalSet, EvalSetSummary } from "../schemas/eval-sets";

@@ -1,10 +1,10 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, ne, sql } from "drizzle-orm";
 import { normalizeRules, type PolicyRules } from "../assess/policy";
+import { getById, listById, mapPage, type Page } from "../db/pagination";
 import { policies } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
-import { getById, listById, mapPage, type Page } from "../http/pagination";
 import { commit } from "../ledger/commit";
 import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";

@@ -1,10 +1,10 @@
 import type { NormalizedRules } from "../assess/policy";
 import { parsedPolicy } from "../assess/policy-cache";
+import { getById } from "../db/pagination";
 import { policies } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
-import { getById } from "../http/pagination";
 import {
   backtest,
   type HistoryRow,

@@ -1,8 +1,8 @@
 import { and, asc, desc, eq, gt, inArray } from "drizzle-orm";
+import { decodeSequenceCursor, listById, mapPage, page } from "../db/pagination";
 import { assessments, sessionEvents, sessions } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
-import { decodeSequenceCursor, listById, mapPage, page } from "../http/pagination";
 import { MAX_EVENTS_PER_SESSION } from "./chain";
 import { headOf, toSession, toSessionEvent } from "./records";
 

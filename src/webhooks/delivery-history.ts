@@ -1,9 +1,9 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, isNull, sql } from "drizzle-orm";
+import { decodeIdCursor, type Page, page } from "../db/pagination";
 import { webhookEndpoints } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { orNotFound } from "../errors";
-import { decodeIdCursor, type Page, page } from "../http/pagination";
 import type { WebhookDelivery } from "../schemas/webhooks";
 
 interface DeliveryRow {

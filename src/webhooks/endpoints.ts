@@ -1,9 +1,9 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, isNull, sql } from "drizzle-orm";
+import { listById, mapPage, type Page } from "../db/pagination";
 import { webhookEndpoints } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
-import { listById, mapPage, type Page } from "../http/pagination";
 import { commit } from "../ledger/commit";
 import { newId } from "../lib/ids";
 import { checkOutboundUrl, outboundPolicy } from "../net/outbound";
