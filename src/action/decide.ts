@@ -3,11 +3,10 @@ import type { Caller } from "../auth/caller";
 import { rolesWithScope } from "../auth/scopes";
 import type { Database } from "../db/client";
 import { columnJson } from "../db/column-json";
-import { actionDecisions, actionMandates, agents, auditEntries } from "../db/schema";
+import { actionDecisions, actionMandates, agents } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
-import { recordDeferred } from "../ledger/ledger";
-import { auditEntryRow } from "../ledger/ledger-postgres";
+import { commit } from "../ledger/commit";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
 import { type ActionRequest, type AgentSnapshot, denyReasons, LOST_RACE } from "./checks";
@@ -78,11 +77,8 @@ async function allow(
         )
       : null;
   const facts = factsOf(who, id, current, body, [], grant, now);
-  const entry = await sequence(tenant, who, facts);
-  const row: DecisionRow = { ...facts, auditEntryId: entry.id, auditSequence: entry.sequence };
   const amount = body.amount ?? 0;
-  const [, , stored, after] = await tenant.batch((db) => [
-    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+  const { entry, results } = await commit(tenant, decisionChange(facts), (db, entry) => [
     db.execute(sql`
       with reserved as (
         update action_mandates m set uses = m.uses + 1, amount_used = m.amount_used + ${amount}
@@ -97,11 +93,13 @@ async function allow(
       )
       insert into action_decisions
       select * from json_populate_record(null::action_decisions,
-        ${columnJson(actionDecisions, row)}::json)
+        ${columnJson(actionDecisions, rowOf(facts, entry))}::json)
       where exists (select 1 from reserved)`),
     db.select({ id: actionDecisions.id }).from(actionDecisions).where(eq(actionDecisions.id, id)),
     selectMandate(db, mandateId),
   ]);
+  const [, stored, after] = results;
+  const row = rowOf(facts, entry);
   if (stored[0]) return row;
   // The reservation lost: the mandate as it is now says why (or a concurrent ALLOW took the
   // last of it between the read and the write). The entry sequenced for the ALLOW stays in
@@ -151,13 +149,10 @@ async function deny(
   now: Date,
 ): Promise<DecisionRow> {
   const facts = factsOf(who, newId(now.getTime()), current, body, reasons, null, now);
-  const entry = await sequence(tenant, who, facts);
-  const row: DecisionRow = { ...facts, auditEntryId: entry.id, auditSequence: entry.sequence };
-  await tenant.batch((db) => [
-    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
-    db.insert(actionDecisions).values(row),
+  const { entry } = await commit(tenant, decisionChange(facts), (db, entry) => [
+    db.insert(actionDecisions).values(rowOf(facts, entry)),
   ]);
-  return row;
+  return rowOf(facts, entry);
 }
 
 interface IssuedGrant {
@@ -217,19 +212,17 @@ function factsOf(
   };
 }
 
-/** Sequences the decision's ledger entry; the caller writes it with the decision itself. */
-async function sequence(tenant: Tenant, who: Caller, facts: DecisionFacts): Promise<StoredEntry> {
-  const payload = decisionPayload(facts);
-  const { entry } = await recordDeferred(
-    tenant.env,
-    who,
-    {
-      type: "action_decision.created",
-      subject: { type: "action_decision", id: facts.id },
-      payload,
-      once: [`action_decision:${facts.id}`],
-    },
-    JSON.stringify(payload),
-  );
-  return entry;
+/** The decision's ledger change, once per decision. */
+function decisionChange(facts: DecisionFacts) {
+  return {
+    type: "action_decision.created",
+    subject: { type: "action_decision", id: facts.id },
+    payload: decisionPayload(facts),
+    once: [`action_decision:${facts.id}`],
+  };
+}
+
+/** The decision's row, naming the entry it was committed with. */
+function rowOf(facts: DecisionFacts, entry: StoredEntry): DecisionRow {
+  return { ...facts, auditEntryId: entry.id, auditSequence: entry.sequence };
 }

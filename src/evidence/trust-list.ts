@@ -1,6 +1,9 @@
 import { GRANT_TYP, PACK_TYP, RECEIPT_TYP } from "../action/grant";
 import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
 import { REPORT_TYP } from "../control-coverage/report";
+import { signingKeys } from "../db/schema";
+import { publicBatch } from "../db/tenant";
+import type { Env } from "../env";
 import { CHECKPOINT_TYP } from "../ledger/checkpoint";
 import type { PublicSigningKey } from "../signing/signer";
 import { WEBHOOK_TYP } from "../webhooks/deliver";
@@ -81,3 +84,17 @@ export const TRANSPARENCY_LINKS = {
   proofs: "/v1/transparency/proofs/{leaf_hash}",
   verify_artifact: "/v1/verify/artifact",
 } as const;
+
+/** When each signing key was first seen and retired, as the service noted them (public). */
+export async function notedKeys(env: Env): Promise<NotedKey[]> {
+  const [noted] = await publicBatch(env, {}, (db) => [
+    db
+      .select({
+        kid: signingKeys.kid,
+        firstSeenAt: signingKeys.firstSeenAt,
+        retiredAt: signingKeys.retiredAt,
+      })
+      .from(signingKeys),
+  ]);
+  return noted;
+}

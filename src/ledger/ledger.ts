@@ -9,7 +9,14 @@ import type { Party } from "./chain";
 import { LEDGER_UNAVAILABLE } from "./ledger-postgres";
 import type { StoredEntry, Voiding } from "./ledger-store";
 import { ledgerLocationHint } from "./location-hint";
-import type { Appended, DeferredAppend, OrgLedger, TooLate } from "./org-ledger";
+import type {
+  Appended,
+  DeferredAppend,
+  DeferredInput,
+  DeferredRule,
+  OrgLedger,
+  Refusal,
+} from "./org-ledger";
 
 /** A state change to record: what happened, to what, and the payload it is a digest of. */
 export interface Change {
@@ -81,25 +88,35 @@ export async function recordRevocation(
   return reachLedger(() => ledgerOf(env, caller.orgId).revoke(caller.orgId, input, voids));
 }
 
-/**
- * Sequences a change without waiting for Postgres (see OrgLedger.appendDeferred): the caller
- * writes the returned entry in the same transaction as the change itself.
- */
-export function recordDeferred(
+/** A deferred append under the plain rule, which nothing refuses: the entry to write. */
+export async function sequenceDeferred(
   env: Env,
-  caller: Caller,
-  change: Omit<Change, "once"> & { once: string[] },
-  attachment: string,
+  orgId: string,
+  input: DeferredInput,
 ): Promise<DeferredAppend> {
-  const input = {
-    type: change.type,
-    actor: actorParty(caller.actor),
-    subject: change.subject,
-    digest: payloadDigest(change.payload),
-    once: change.once,
-    attachment,
-  };
-  return reachLedger(() => ledgerOf(env, caller.orgId).appendDeferred(caller.orgId, input));
+  const answer = await appendDeferred(env, orgId, input, { kind: "plain" });
+  if (!("entry" in answer)) throw new Error(`ledger ${orgId}: a plain append was refused`);
+  return answer;
+}
+
+/**
+ * Has the org's ledger object sequence a deferred append under `rule` (OrgLedger.appendDeferred):
+ * the entry to write, or the refusal the rule made.
+ */
+export function appendDeferred(
+  env: Env,
+  orgId: string,
+  input: DeferredInput,
+  rule: DeferredRule,
+): Promise<DeferredAppend | Refusal> {
+  // The one cast: the RPC stub types a union answer as a union of its serialized forms, not
+  // the union itself; every member is plain data, which RPC carries unchanged.
+  return reachLedger(
+    () =>
+      ledgerOf(env, orgId).appendDeferred(orgId, input, rule) as unknown as Promise<
+        DeferredAppend | Refusal
+      >,
+  );
 }
 
 /** What a deferred append settled on: its entry, and the terms that entry records. */
@@ -190,28 +207,7 @@ export async function recordOnceAs<T, R>(
       once: [...once],
       attachment: JSON.stringify(terms),
     };
-    const ledger = ledgerOf(env, orgId);
-    const spend = change.spend;
-    // The RPC stub's type of a union answer is not the union itself.
-    type Answer = DeferredAppend | { voided: Voiding } | { refused: SpendRefusal } | TooLate;
-    const answer = await reachLedger(
-      () =>
-        (spend
-          ? ledger.appendSpending(orgId, {
-              ...input,
-              spend: spend.terms,
-              livemode: spend.livemode,
-              ...(change.notAfter === undefined ? {} : { notAfter: change.notAfter }),
-            })
-          : change.notAfter !== undefined
-            ? ledger.appendBefore(orgId, { ...input, notAfter: change.notAfter })
-            : voidedBy.length === 0
-              ? ledger.appendDeferred(orgId, input)
-              : ledger.appendUnlessVoided(orgId, {
-                  ...input,
-                  voidedBy: [...voidedBy],
-                })) as unknown as Promise<Answer>,
-    );
+    const answer = await appendDeferred(env, orgId, input, ruleOf(change, voidedBy));
     if ("voided" in answer) {
       if (!settle.voided) throw new Error("a voided change needs settle.voided");
       return settle.voided(answer.voided);
@@ -235,6 +231,22 @@ export async function recordOnceAs<T, R>(
     if (orphans + 1 >= MAX_ORPHANS) throw new ApiError("ledger_unavailable");
     once = change.once.map((key) => `${key}:after:${entry.sequence}`);
   }
+}
+
+/** The rule the ledger object judges a once-change by: what can refuse it, if anything. */
+function ruleOf(change: OnceChange, voidedBy: readonly string[]): DeferredRule {
+  const { spend, notAfter } = change;
+  if (spend) {
+    return {
+      kind: "spending",
+      spend: spend.terms,
+      livemode: spend.livemode,
+      ...(notAfter === undefined ? {} : { notAfter }),
+    };
+  }
+  if (notAfter !== undefined) return { kind: "before", notAfter };
+  if (voidedBy.length > 0) return { kind: "unless_voided", voidedBy: [...voidedBy] };
+  return { kind: "plain" };
 }
 
 /**

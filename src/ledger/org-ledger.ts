@@ -27,7 +27,7 @@ export interface TooLate {
   late: true;
 }
 
-/** What `appendDeferred` answers: the entry to write, and whether an earlier append made it. */
+/** What `appendDeferred` answers unless its rule refused: the entry to write, and whether an earlier append made it. */
 export interface DeferredAppend {
   entry: StoredEntry;
   /** True when the `once` key had been used: `entry` and `attachment` are the first append's. */
@@ -36,15 +36,33 @@ export interface DeferredAppend {
   attachment: string | null;
 }
 
-/** What a deferred append may refuse with, and what it writes with its entry. */
-interface DeferredRule<Refused> {
+/** What a deferred append hands the ledger object: the entry's content, its keys, the caller's terms. */
+export type DeferredInput = Omit<AppendInput, "once"> & { once: string[]; attachment: string };
+
+/** What a deferred append is judged by in the step that would sequence it (see appendDeferred). */
+export type DeferredRule =
+  | { kind: "plain" }
+  | { kind: "unless_voided"; voidedBy: string[] }
+  | { kind: "before"; notAfter: number }
+  | {
+      kind: "spending";
+      spend: ReviewSpend;
+      /** The mode of the item approved: its spend is judged and kept in that mode only. */
+      livemode: boolean;
+      notAfter?: number;
+    };
+
+/** What a rule may answer instead of an entry: nothing was sequenced. */
+export type Refusal = { voided: Voiding } | { refused: SpendRefusal } | TooLate;
+
+/** A rule as the sequencing step runs it: the deadline, the refusal, and its own writes. */
+interface Judgement {
+  notAfter?: number;
   /** Checked after a replay and the deadline, before sequencing: null lets the append go. */
-  refusal: () => Refused | null;
+  refusal: () => Refusal | null;
   /** Written in the sequencing transaction, with the entry's sequence. */
   also?: (sequence: number) => void;
 }
-
-const NOTHING_REFUSES: DeferredRule<never> = { refusal: () => null };
 
 /** How long a deferred append's attachment is kept for a retry or a racing duplicate. */
 const ATTACHMENT_TTL_MS = 24 * 60 * 60 * 1000;
@@ -145,81 +163,58 @@ export class OrgLedger extends DurableObject<Env> {
    * nothing from the ledger. `once` (one or more keys) makes it idempotent: a retry or a racing
    * duplicate, by any of the keys, gets the first entry and the first append's `attachment`
    * (what that caller set out to write), so it can finish that work instead of starting its own.
+   *
+   * `rule` says what else the sequencing step judges, always after a replay by the `once` keys
+   * (a first redemption or approval is still the first):
+   * - `plain`: nothing; the entry is sequenced.
+   * - `unless_voided` (a grant's redemption): refused if any `voidedBy` key was revoked; the
+   *   answer is then the revocation.
+   * - `before` (a review's SLA): refused when the step runs at or after `notAfter`.
+   * - `spending` (a person approving a review under an AP2 credential): the spend is judged like
+   *   an automated approval's (one consent pays once, budgets and recurrence across closed
+   *   mandates) and recorded with the entry; also refused past an optional `notAfter`.
+   * A refused append sequences nothing.
    */
   async appendDeferred(
     orgId: string,
-    input: Omit<AppendInput, "once"> & { once: string[]; attachment: string },
-  ): Promise<DeferredAppend> {
-    const answer = await this.deferred(orgId, input, NOTHING_REFUSES);
-    if ("late" in answer) throw new Error(`ledger ${orgId}: late without a deadline`);
-    return answer;
+    input: DeferredInput,
+    rule: DeferredRule = { kind: "plain" },
+  ): Promise<DeferredAppend | Refusal> {
+    return await this.deferred(orgId, input, this.judge(rule));
   }
 
-  /**
-   * `appendDeferred` with a deadline (a review's SLA): after a replay by the `once` keys, refused
-   * when the synchronous step that would sequence it runs at or after `notAfter`; nothing is
-   * then appended.
-   */
-  async appendBefore(
-    orgId: string,
-    input: Omit<AppendInput, "once"> & { once: string[]; attachment: string; notAfter: number },
-  ): Promise<DeferredAppend | TooLate> {
-    return await this.deferred(orgId, input, NOTHING_REFUSES);
-  }
-
-  /**
-   * `appendDeferred` for what a revocation can void (a grant's redemption): after a replay by
-   * the `once` keys (the first redemption is still the first), refused if any `voidedBy` key
-   * was revoked, checked in the same synchronous step that sequences the entry. The answer is
-   * then the revocation, and nothing is appended.
-   */
-  async appendUnlessVoided(
-    orgId: string,
-    input: Omit<AppendInput, "once"> & { once: string[]; attachment: string; voidedBy: string[] },
-  ): Promise<DeferredAppend | { voided: Voiding }> {
-    const { voidedBy, ...append } = input;
-    const answer = await this.deferred(orgId, append, {
-      refusal: () => {
-        for (const key of voidedBy) {
-          const voided = this.store.voiding(key);
-          if (voided) return { voided };
-        }
-        return null;
-      },
-    });
-    if ("late" in answer) throw new Error(`ledger ${orgId}: late without a deadline`);
-    return answer;
-  }
-
-  /**
-   * `appendDeferred` for an approval that spends under an AP2 credential (a person approving a
-   * review): after a replay by the `once` keys, the spend is judged like an automated
-   * approval's (one consent pays once, budgets and recurrence across closed mandates) in the
-   * same synchronous step that sequences the entry and records the spend. A refused spend
-   * sequences nothing.
-   */
-  async appendSpending(
-    orgId: string,
-    input: Omit<AppendInput, "once"> & {
-      once: string[];
-      attachment: string;
-      spend: ReviewSpend;
-      /** The mode of the item approved: its spend is judged and kept in that mode only. */
-      livemode: boolean;
-      notAfter?: number;
-    },
-  ): Promise<DeferredAppend | { refused: SpendRefusal } | TooLate> {
-    const { spend, livemode, ...append } = input;
-    return await this.deferred(orgId, append, {
-      refusal: () => {
-        const refused = spendRefusal(this.store, livemode, spend);
-        return refused === null ? null : { refused };
-      },
-      also: (sequence) => {
-        const { root, transaction, amount, currency } = spend;
-        this.store.addSpend(livemode, root, transaction, amount, currency, sequence);
-      },
-    });
+  /** What the sequencing step checks and writes for `rule`, over this object's own store. */
+  private judge(rule: DeferredRule): Judgement {
+    switch (rule.kind) {
+      case "plain":
+        return { refusal: () => null };
+      case "before":
+        return { notAfter: rule.notAfter, refusal: () => null };
+      case "unless_voided":
+        return {
+          refusal: () => {
+            for (const key of rule.voidedBy) {
+              const voided = this.store.voiding(key);
+              if (voided) return { voided };
+            }
+            return null;
+          },
+        };
+      case "spending": {
+        const { spend, livemode, notAfter } = rule;
+        return {
+          ...(notAfter === undefined ? {} : { notAfter }),
+          refusal: () => {
+            const refused = spendRefusal(this.store, livemode, spend);
+            return refused === null ? null : { refused };
+          },
+          also: (sequence) => {
+            const { root, transaction, amount, currency } = spend;
+            this.store.addSpend(livemode, root, transaction, amount, currency, sequence);
+          },
+        };
+      }
+    }
   }
 
   /**
@@ -227,18 +222,11 @@ export class OrgLedger extends DurableObject<Env> {
    * replay answers the first append), the deadline, `rule`'s refusal and the sequencing, with
    * the attachment and `rule`'s own writes, are one synchronous step.
    */
-  private async deferred<Refused extends object>(
+  private async deferred(
     orgId: string,
-    {
-      notAfter,
-      ...input
-    }: Omit<AppendInput, "once"> & {
-      once: string[];
-      attachment: string;
-      notAfter?: number;
-    },
-    rule: DeferredRule<Refused>,
-  ): Promise<DeferredAppend | Refused | TooLate> {
+    input: DeferredInput,
+    rule: Judgement,
+  ): Promise<DeferredAppend | Refusal> {
     this.bind(orgId);
     // Several keys, one entry: the first key already used names the earlier append.
     const earlier = earlierCommit(this.store, input.once);
@@ -251,7 +239,7 @@ export class OrgLedger extends DurableObject<Env> {
     }
     // Past its deadline (a review's SLA) a change is refused in the sequencing step itself, so
     // a request that checked the deadline on arrival cannot land after it.
-    if (notAfter !== undefined && Date.now() >= notAfter) return { late: true };
+    if (rule.notAfter !== undefined && Date.now() >= rule.notAfter) return { late: true };
     const refused = rule.refusal();
     if (refused !== null) return refused;
     const entry = this.sections.now((head) => {

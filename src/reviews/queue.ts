@@ -1,8 +1,9 @@
-import { and, eq } from "drizzle-orm";
+import { and, asc, desc, eq, gt, gte, lt, lte, type SQL } from "drizzle-orm";
+import { decodeIdCursor, type Page, page } from "../db/pagination";
 import { agentKeys, agents, assessments, credentialIssuers, reviews } from "../db/schema";
 import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
-import type { ResolveReviewBody } from "../schemas/reviews";
+import type { REVIEW_STATUSES, ResolveReviewBody } from "../schemas/reviews";
 import { type Closed, closeReview } from "./close";
 import { recheckApproval, standingColumns, standingJoins } from "./recheck";
 import type { ReviewRow } from "./records";
@@ -91,4 +92,40 @@ function closedError(row: ReviewRow): ApiError {
   return row.status === "expired"
     ? new ApiError("review_expired", details)
     : new ApiError("review_already_resolved", details);
+}
+
+interface ReviewFilters {
+  status?: (typeof REVIEW_STATUSES)[number] | undefined;
+  agent?: string | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+  order: "asc" | "desc";
+  limit: number;
+  cursor?: string | undefined;
+}
+
+/**
+ * A page of the caller's review items in its own mode, oldest first by default (a queue is
+ * worked from the longest waiting), keyset by the UUIDv7 id in either direction.
+ */
+export async function listReviews(tenant: Tenant, q: ReviewFilters): Promise<Page<ReviewRow>> {
+  const after = decodeIdCursor(q.cursor);
+  const ascending = q.order === "asc";
+  const filters: (SQL | undefined)[] = [
+    eq(reviews.livemode, tenant.livemode),
+    after ? (ascending ? gt(reviews.id, after) : lt(reviews.id, after)) : undefined,
+    q.status ? eq(reviews.status, q.status) : undefined,
+    q.agent ? eq(reviews.agentId, q.agent.toLowerCase()) : undefined,
+    q.from ? gte(reviews.createdAt, new Date(q.from)) : undefined,
+    q.to ? lte(reviews.createdAt, new Date(q.to)) : undefined,
+  ];
+  const [rows] = await tenant.batch((db) => [
+    db
+      .select()
+      .from(reviews)
+      .where(and(...filters))
+      .orderBy(ascending ? asc(reviews.id) : desc(reviews.id))
+      .limit(q.limit + 1),
+  ]);
+  return page(rows, q.limit, (row) => row.id);
 }

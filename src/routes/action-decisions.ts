@@ -1,9 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
 import { incidentPack } from "../action/incident-pack";
-import { toDecision } from "../action/records";
-import { actionDecisions, actionRedemptions } from "../db/schema";
-import { orNotFound } from "../errors";
+import { getDecision } from "../action/mandates";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, rowId } from "../http/schemas";
@@ -38,15 +35,7 @@ const pack = createRoute(
 export function registerActionDecisions(app: OpenAPIHono<AppEnv>) {
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .select({ decision: actionDecisions, redeemed: actionRedemptions.grantId })
-        .from(actionDecisions)
-        .leftJoin(actionRedemptions, eq(actionRedemptions.decisionId, actionDecisions.id))
-        .where(eq(actionDecisions.id, id)),
-    ]);
-    const row = orNotFound(rows[0]);
-    return c.json(toDecision(row.decision, row.redeemed !== null, new Date()), 200);
+    return c.json(await getDecision(c.var.tenant, id), 200);
   });
 
   app.openapi(pack, async (c) => {

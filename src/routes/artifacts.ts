@@ -1,11 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
-import { artifacts, auditEntries } from "../db/schema";
-import { orNotFound } from "../errors";
-import { checkReceipt } from "../evidence/artifact-receipt";
-import { anchorOf, registerArtifact, toArtifact } from "../evidence/artifact-registration";
+import { getArtifact, listArtifacts } from "../evidence/artifact-reads";
+import { registerArtifact, toArtifact } from "../evidence/artifact-registration";
 import type { AppEnv } from "../http/context";
-import { listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import {
@@ -16,7 +12,6 @@ import {
   artifactTags as tags,
 } from "../schemas/artifacts";
 import { listOf } from "../schemas/common";
-import { signer } from "../signing/signer";
 
 const register = createRoute(
   guarded(["artifact:write", "assess:write"], {
@@ -71,50 +66,11 @@ export function registerArtifacts(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(list, async (c) => {
-    const { limit, cursor, digest } = c.req.valid("query");
-    const list = await listById(
-      c.var.tenant,
-      artifacts,
-      { limit, cursor },
-      eq(artifacts.livemode, c.var.tenant.livemode),
-      digest ? eq(artifacts.digest, digest) : undefined,
-    );
-    return c.json(mapPage(list, toArtifact), 200);
+    return c.json(await listArtifacts(c.var.tenant, c.req.valid("query")), 200);
   });
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows] = await c.var.tenant.batch((db) => [
-      db
-        .select({ row: artifacts, leafHash: auditEntries.leafHash })
-        .from(artifacts)
-        .innerJoin(
-          auditEntries,
-          and(
-            eq(auditEntries.orgId, artifacts.orgId),
-            eq(auditEntries.sequence, artifacts.auditSequence),
-          ),
-        )
-        .where(and(eq(artifacts.id, id), eq(artifacts.livemode, c.var.tenant.livemode))),
-    ]);
-    const found = orNotFound(rows[0]);
-    const { row, leafHash } = found;
-    const [check, anchor] = await Promise.all([
-      signer(c.env).then(({ keys }) => checkReceipt(keys, row.receipt)),
-      anchorOf(c.env, row.orgId, row.auditSequence, leafHash),
-    ]);
-    return c.json(
-      {
-        ...toArtifact(row),
-        receipt_valid:
-          check.signature_valid &&
-          check.claims?.sub === row.id &&
-          check.claims.digest === row.digest &&
-          check.claims.org === row.orgId &&
-          check.claims.livemode === row.livemode,
-        anchor,
-      },
-      200,
-    );
+    return c.json(await getArtifact(c.var.tenant, id), 200);
   });
 }

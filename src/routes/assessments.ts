@@ -1,16 +1,13 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, eq, gte, lte, max } from "drizzle-orm";
 import { A2ABinding } from "../assess/a2a-binding";
-import { Outcome, recordJson, toOutcome } from "../assess/outcome";
-import { assessments, auditCheckpoints, reviews } from "../db/schema";
-import { orNotFound } from "../errors";
+import { getOutcome, listAssessmentRows, STATUS_FILTER } from "../assess/assessment-reads";
+import { Outcome } from "../assess/outcome";
+import { mapPage } from "../db/pagination";
 import type { AppEnv } from "../http/context";
-import { listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, rowId } from "../http/schemas";
-import { refinementOf } from "../reviews/records";
 import { DateTime, listOf, PageQuery } from "../schemas/common";
-import { ACTION_KINDS, DECISIONS } from "../schemas/vocabulary";
+import { ACTION_KINDS, DECISIONS, RISK_LEVELS } from "../schemas/vocabulary";
 
 const AssessmentSummary = z
   .object({
@@ -20,22 +17,13 @@ const AssessmentSummary = z
     kind: z.enum(ACTION_KINDS),
     livemode: z.boolean(),
     decision: z.enum(DECISIONS),
-    risk_level: z.enum(["normal", "elevated", "highest"]),
+    risk_level: z.enum(RISK_LEVELS),
     risk_score: z.number().int(),
     reason: z.string(),
     agent_id: z.string().nullable(),
     a2a: z.union([A2ABinding, z.null()]).openapi({ description: "The A2A binding, if any" }),
   })
   .openapi("AssessmentSummary");
-
-/** The decision filter takes the spec's spellings: `approved` and `denied` too. */
-const STATUS_FILTER = {
-  approve: "approve",
-  approved: "approve",
-  review: "review",
-  deny: "deny",
-  denied: "deny",
-} as const;
 
 const ListAssessmentsQuery = PageQuery.extend({
   status: z.enum(Object.keys(STATUS_FILTER) as [keyof typeof STATUS_FILTER]).optional(),
@@ -75,19 +63,7 @@ const getAssessment = createRoute(
 export function registerAssessments(app: OpenAPIHono<AppEnv>) {
   app.openapi(listAssessments, async (c) => {
     const q = c.req.valid("query");
-    // Test and live data are apart, as at Stripe: a key sees the records of its own mode.
-    const livemode = c.var.tenant.livemode;
-    const list = await listById(
-      c.var.tenant,
-      assessments,
-      { limit: q.limit, cursor: q.cursor },
-      eq(assessments.livemode, livemode),
-      q.status ? eq(assessments.decision, STATUS_FILTER[q.status]) : undefined,
-      q.agent ? eq(assessments.agentId, q.agent.toLowerCase()) : undefined,
-      q.kind ? eq(assessments.kind, q.kind) : undefined,
-      q.from ? gte(assessments.createdAt, new Date(q.from)) : undefined,
-      q.to ? lte(assessments.createdAt, new Date(q.to)) : undefined,
-    );
+    const list = await listAssessmentRows(c.var.tenant, q);
     const summary = (row: (typeof list.data)[number]) => ({
       id: row.id,
       object: "assessment" as const,
@@ -106,17 +82,6 @@ export function registerAssessments(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(getAssessment, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const [rows, anchored, review] = await c.var.tenant.batch((db) => [
-      db
-        .select({ record: recordJson })
-        .from(assessments)
-        .where(and(eq(assessments.id, id), eq(assessments.livemode, c.var.tenant.livemode))),
-      db.select({ size: max(auditCheckpoints.treeSize) }).from(auditCheckpoints),
-      db.select().from(reviews).where(eq(reviews.assessmentId, id)),
-    ]);
-    const { record } = orNotFound(rows[0]);
-    const through = Number(anchored[0]?.size ?? 0);
-    const refinement = refinementOf(review[0], record.verify_url);
-    return c.json(toOutcome(record, record.audit_sequence <= through, refinement), 200);
+    return c.json(await getOutcome(c.var.tenant, id), 200);
   });
 }

@@ -1,17 +1,9 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
-import { events } from "../db/schema";
-import { ApiError } from "../errors";
-import type { AppContext, AppEnv } from "../http/context";
+import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json } from "../http/schemas";
-import { anchorNow } from "../ledger/ledger";
-import { ledgerRecords } from "../ledger/ledger-reader";
-import { AuditVerifier, type VerifyReport as Report } from "../ledger/verify";
-import { newId } from "../lib/ids";
+import { verifyLedger } from "../ledger/audit-check";
 import { VerifyReport } from "../schemas/audit";
-import type { IntegrityAlertData } from "../schemas/webhook-events";
-import { signer } from "../signing/signer";
 
 const tags = ["Audit"];
 
@@ -32,77 +24,6 @@ const verify = createRoute(
   ),
 );
 
-interface Witness {
-  tree_size: number;
-  root_hash: string | null;
-  entries_stored: boolean;
-  checkpoint_stored: boolean;
-}
-
-/**
- * A failed verification raises one `audit.integrity_alert` per distinct break: verifying the
- * same broken rows again finds the same event instead of raising another.
- */
-async function raiseAlert(c: AppContext, report: Report & { ledger: Witness }): Promise<string> {
-  const broken = report.first_break;
-  const invalid = report.checkpoints.first_invalid;
-  const dedupeKey = `integrity:${broken?.sequence ?? "-"}:${broken?.reason ?? "-"}:${invalid?.tree_size ?? "-"}:${invalid?.reason ?? "-"}`;
-  const data = {
-    checked: report.checked,
-    head: report.head,
-    first_break: broken,
-    first_invalid: invalid,
-  } satisfies IntegrityAlertData;
-  const [, found] = await c.var.tenant.batch(
-    (db) => [
-      db
-        .insert(events)
-        .values({ id: newId(), type: "audit.integrity_alert", data, dedupeKey })
-        .onConflictDoNothing(),
-      db
-        .select({ id: events.id })
-        .from(events)
-        .where(and(eq(events.type, "audit.integrity_alert"), eq(events.dedupeKey, dedupeKey))),
-    ],
-    { webhooks: true },
-  );
-  const event = found[0];
-  if (!event) throw new ApiError("internal_error");
-  return event.id;
-}
-
 export function registerAuditVerify(app: OpenAPIHono<AppEnv>) {
-  app.openapi(verify, async (c) => {
-    const keys = (await signer(c.env)).keys;
-    const who = await c.var.tenant.caller();
-    // The ledger object is the witness Postgres cannot rewrite: it signs a checkpoint over its
-    // own head first, and the stored rows must then reach that head and hold that checkpoint.
-    const witness = await anchorNow(c.env, who.orgId);
-    const verifier = new AuditVerifier(who.orgId, keys);
-    let checkpointStored = witness === null;
-    for await (const record of ledgerRecords(c.var.tenant)) {
-      if (record.kind === "entry") {
-        verifier.addEntry(record.entry);
-      } else {
-        await verifier.addCheckpoint(record.checkpoint);
-        const cp = record.checkpoint;
-        if (cp.tree_size === witness?.tree_size && cp.root_hash === witness.root_hash) {
-          checkpointStored = true;
-        }
-      }
-    }
-    const rows = await verifier.finish();
-    const entriesStored = (rows.head?.sequence ?? 0) >= (witness?.tree_size ?? 0);
-    const ledger = {
-      tree_size: witness?.tree_size ?? 0,
-      root_hash: witness?.root_hash ?? null,
-      entries_stored: entriesStored,
-      checkpoint_stored: checkpointStored,
-    };
-    const report = { ...rows, ok: rows.ok && entriesStored && checkpointStored, ledger };
-    const alert = report.ok
-      ? null
-      : { type: "audit.integrity_alert" as const, event_id: await raiseAlert(c, report) };
-    return c.json({ ...report, alert }, 200);
-  });
+  app.openapi(verify, async (c) => c.json(await verifyLedger(c.var.tenant), 200));
 }

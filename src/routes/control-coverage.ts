@@ -1,19 +1,10 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { and, eq, isNotNull, isNull } from "drizzle-orm";
-import {
-  coverageOf,
-  effectFactsQuery,
-  factsOf,
-  type Period,
-  readCoverage,
-} from "../control-coverage/coverage";
+import { coverageOf, type Period, readCoverage } from "../control-coverage/coverage";
+import { getEffect, listEffects } from "../control-coverage/effect-reads";
 import { reportEffect, toEffect } from "../control-coverage/effects";
-import { effectGaps } from "../control-coverage/gaps";
 import { issueReport } from "../control-coverage/report";
-import { controlEffects } from "../db/schema";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
-import { listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { EARLIEST_TIME_MS, LATEST_TIME_MS, listOf } from "../schemas/common";
@@ -140,38 +131,12 @@ export function registerControlCoverage(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(list, async (c) => {
-    const query = c.req.valid("query");
-    const hasGate = query.has_gate === undefined ? undefined : query.has_gate === "true";
-    const list = await listById(
-      c.var.tenant,
-      controlEffects,
-      { limit: query.limit, cursor: query.cursor },
-      eq(controlEffects.livemode, c.var.tenant.livemode),
-      query.effect ? eq(controlEffects.effect, query.effect) : undefined,
-      query.observer ? eq(controlEffects.observer, query.observer) : undefined,
-      query.reference ? eq(controlEffects.reference, query.reference) : undefined,
-      hasGate === undefined
-        ? undefined
-        : hasGate
-          ? isNotNull(controlEffects.gateType)
-          : isNull(controlEffects.gateType),
-    );
-    return c.json(mapPage(list, toEffect), 200);
+    return c.json(await listEffects(c.var.tenant, c.req.valid("query")), 200);
   });
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const mine = and(eq(controlEffects.id, id), eq(controlEffects.livemode, c.var.tenant.livemode));
-    const [rows, facts] = await c.var.tenant.batch((db) => [
-      db.select().from(controlEffects).where(mine),
-      effectFactsQuery(db, mine, 1),
-    ]);
-    const row = rows[0];
-    const fact = facts[0];
-    if (!row || !fact) throw new ApiError("not_found");
-    const gaps = effectGaps(factsOf(fact));
-    const status = gaps.length === 0 ? ("gated" as const) : ("ungated" as const);
-    return c.json({ ...toEffect(row), match: { status, gaps } }, 200);
+    return c.json(await getEffect(c.var.tenant, id), 200);
   });
 
   app.openapi(coverage, async (c) => {

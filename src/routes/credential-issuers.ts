@@ -1,19 +1,19 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { and, eq, sql } from "drizzle-orm";
+import {
+  getIssuer,
+  listIssuers,
+  registerIssuer,
+  revokeIssuer,
+} from "../credentials/issuer-lifecycle";
 import {
   CreateCredentialIssuer,
   CredentialIssuer,
   ListCredentialIssuersQuery,
   credentialIssuerTags as tags,
 } from "../credentials/issuer-schemas";
-import { createIssuer, toIssuer } from "../credentials/issuers";
-import { credentialIssuers } from "../db/schema";
-import { orNotFound } from "../errors";
 import type { AppEnv } from "../http/context";
-import { getById, listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
-import { record } from "../ledger/ledger";
 import { listOf } from "../schemas/common";
 
 const create = createRoute(
@@ -89,48 +89,20 @@ const revoke = createRoute(
 
 export function registerCredentialIssuers(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => {
-    const issuer = toIssuer(await createIssuer(c.var.tenant, c.req.valid("json")));
-    await record(c.env, await c.var.tenant.caller(), {
-      type: "credential_issuer.created",
-      subject: { type: "credential_issuer", id: issuer.id },
-      payload: issuer,
-    });
-    return c.json(issuer, 201);
+    return c.json(await registerIssuer(c.var.tenant, c.req.valid("json")), 201);
   });
 
   app.openapi(list, async (c) => {
-    const { limit, cursor, status } = c.req.valid("query");
-    const page = await listById(
-      c.var.tenant,
-      credentialIssuers,
-      { limit, cursor },
-      status ? eq(credentialIssuers.status, status) : undefined,
-    );
-    return c.json(mapPage(page, toIssuer), 200);
+    return c.json(await listIssuers(c.var.tenant, c.req.valid("query")), 200);
   });
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    return c.json(toIssuer(await getById(c.var.tenant, credentialIssuers, id)), 200);
+    return c.json(await getIssuer(c.var.tenant, id), 200);
   });
 
   app.openapi(revoke, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    // A repeated revoke matches no active row and reads the revoked one back unchanged.
-    const [, rows] = await c.var.tenant.batch((db) => [
-      db
-        .update(credentialIssuers)
-        .set({ status: "revoked", revokedAt: sql`now()` })
-        .where(and(eq(credentialIssuers.id, id), eq(credentialIssuers.status, "active"))),
-      db.select().from(credentialIssuers).where(eq(credentialIssuers.id, id)),
-    ]);
-    const issuer = toIssuer(orNotFound(rows[0]));
-    await record(c.env, await c.var.tenant.caller(), {
-      type: "credential_issuer.revoked",
-      subject: { type: "credential_issuer", id },
-      payload: { id, revoked_at: issuer.revoked_at },
-      once: `credential_issuer.revoked:${id}`,
-    });
-    return c.json(issuer, 200);
+    return c.json(await revokeIssuer(c.var.tenant, id), 200);
   });
 }

@@ -1,8 +1,11 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
-import { mandates } from "../db/schema";
+import {
+  getAssessedMandate,
+  listAssessedMandates,
+  type MandateRow,
+} from "../assess/assessed-mandates";
+import { mapPage } from "../db/pagination";
 import type { AppEnv } from "../http/context";
-import { getById, listById, mapPage } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, rowId } from "../http/schemas";
 import { listOf, PageQuery } from "../schemas/common";
@@ -35,8 +38,6 @@ const Mandate = z
     }),
   })
   .openapi("Mandate");
-
-type MandateRow = typeof mandates.$inferSelect;
 
 /** Mandates are read beside the assessments that judged them. */
 const tags = ["Assessments"];
@@ -88,25 +89,12 @@ function toMandate(row: MandateRow): z.infer<typeof Mandate> {
 
 export function registerMandates(app: OpenAPIHono<AppEnv>) {
   app.openapi(listMandates, async (c) => {
-    const { limit, cursor, kind } = c.req.valid("query");
-    const list = await listById(
-      c.var.tenant,
-      mandates,
-      { limit, cursor },
-      eq(mandates.livemode, c.var.tenant.livemode),
-      kind ? eq(mandates.kind, kind) : undefined,
-    );
+    const list = await listAssessedMandates(c.var.tenant, c.req.valid("query"));
     return c.json(mapPage(list, toMandate), 200);
   });
 
   app.openapi(getMandate, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const row = await getById(
-      c.var.tenant,
-      mandates,
-      id,
-      eq(mandates.livemode, c.var.tenant.livemode),
-    );
-    return c.json(toMandate(row), 200);
+    return c.json(toMandate(await getAssessedMandate(c.var.tenant, id)), 200);
   });
 }

@@ -1,9 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
+import { callerOrgName } from "../auth/caller-org";
 import { scopeSchema } from "../auth/scopes";
-import { organizations } from "../db/schema";
-import { currentOrg } from "../db/tables/columns";
-import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json } from "../http/schemas";
@@ -52,17 +49,9 @@ const route = createRoute(
 export function registerMe(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const tenant = c.var.tenant;
-    // The org's row rides in the credential check's round trip; RLS shows it only once that
-    // check has set the org (a session may see every org it belongs to: the chosen one here).
-    const [org] = await tenant.batch((db) => [
-      db
-        .select({ name: organizations.name })
-        .from(organizations)
-        .where(eq(organizations.id, currentOrg)),
-    ]);
+    // The org's row rides in the credential check's round trip.
+    const name = await callerOrgName(tenant);
     const who = await tenant.caller();
-    const name = org[0]?.name;
-    if (name === undefined) throw new ApiError("internal_error");
     return c.json(
       {
         orgId: who.orgId,

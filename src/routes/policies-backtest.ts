@@ -1,25 +1,11 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import type { NormalizedRules } from "../assess/policy";
-import { parsedPolicy } from "../assess/policy-cache";
-import { policies } from "../db/schema";
-import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
-import type { AppContext, AppEnv } from "../http/context";
-import { getById } from "../http/pagination";
+import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
-import {
-  backtest,
-  type HistoryRow,
-  historyPage,
-  MAX_BACKTEST_AGGREGATE_EVALUATIONS,
-  rowsWithin,
-} from "../rules/backtest";
-import { replaySpecs } from "../rules/inputs";
+import { backtestPolicy, MAX_BACKTEST_LIMIT } from "../rules/policy-backtest";
 import { DateTime } from "../schemas/common";
 import { DECISIONS } from "../schemas/vocabulary";
-
-export const MAX_BACKTEST_LIMIT = 100_000;
 
 const BacktestRequest = z
   .strictObject({
@@ -134,24 +120,6 @@ const route = createRoute(
   ),
 );
 
-function readPage(c: AppContext, rules: NormalizedRules, q: Parameters<typeof historyPage>[1]) {
-  return async (cursor: string | null, size: number) => {
-    const [result] = await c.var.tenant.batch((db) => [
-      db.execute(historyPage(rules, q, cursor, size)),
-    ]);
-    return (result as unknown as { rows: HistoryRow[] }).rows;
-  };
-}
-
-/**
- * Tests only (honoured when ENVIRONMENT is `test`): a small page, so that the suite's short
- * histories cross pages as long ones do.
- */
-function testPageSize(env: Env): { pageSize?: number } {
-  const size = Number(env.TEST_BACKTEST_PAGE_SIZE);
-  return modeOf(env) === "test" && Number.isInteger(size) && size >= 1 ? { pageSize: size } : {};
-}
-
 export function registerPoliciesBacktest(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const id = rowId(c.req.valid("param").id);
@@ -163,38 +131,6 @@ export function registerPoliciesBacktest(app: OpenAPIHono<AppEnv>) {
     ) {
       throw new ApiError("invalid_request", [{ path: "from", message: "must not be after to" }]);
     }
-    const policy = await getById(c.var.tenant, policies, id);
-    // Parsed once per (id, version) in the isolate, as on the assess path. Stored rules were
-    // validated at creation; a later grammar that refuses them is our fault.
-    const rules = parsedPolicy(policy);
-    if (rules === "unreadable") throw new ApiError("internal_error");
-    const livemode = c.var.tenant.livemode;
-    const q = { livemode, from: body.from ?? null, to: body.to ?? null };
-    const aggregates = replaySpecs(rules).length;
-    const rows = rowsWithin(body.limit, aggregates);
-    const result = await backtest(rules, readPage(c, rules, q), {
-      limit: rows,
-      samples: body.samples,
-      ...testPageSize(c.env),
-    });
-    return c.json(
-      {
-        object: "policy_backtest" as const,
-        policy: { id: policy.id, status: policy.status, version: policy.version },
-        livemode,
-        from: q.from,
-        to: q.to,
-        limit: body.limit,
-        ...result,
-        truncated: result.has_more,
-        limits: {
-          rows,
-          max_rows: MAX_BACKTEST_LIMIT,
-          aggregates,
-          max_aggregate_evaluations: MAX_BACKTEST_AGGREGATE_EVALUATIONS,
-        },
-      },
-      200,
-    );
+    return c.json(await backtestPolicy(c.var.tenant, id, body), 200);
   });
 }

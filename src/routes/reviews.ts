@@ -1,18 +1,14 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { and, asc, desc, eq, gt, gte, lt, lte, type SQL } from "drizzle-orm";
-import { reviews } from "../db/schema";
-import type { Tenant } from "../db/tenant";
+import { mapPage } from "../db/pagination";
 import { publicBaseUrl } from "../env";
 import type { AppEnv } from "../http/context";
-import { decodeIdCursor, mapPage, type Page, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
-import { getReview, resolveReview } from "../reviews/queue";
-import { type ReviewRow, reviewOf } from "../reviews/records";
+import { getReview, listReviews, resolveReview } from "../reviews/queue";
+import { reviewOf } from "../reviews/records";
 import { listOf } from "../schemas/common";
 import {
   ListReviewsQuery,
-  type REVIEW_STATUSES,
   ResolveReviewBody,
   Review,
   reviewTags as tags,
@@ -64,42 +60,6 @@ const resolve = createRoute(
     },
   }),
 );
-
-interface ReviewFilters {
-  status?: (typeof REVIEW_STATUSES)[number] | undefined;
-  agent?: string | undefined;
-  from?: string | undefined;
-  to?: string | undefined;
-  order: "asc" | "desc";
-  limit: number;
-  cursor?: string | undefined;
-}
-
-/**
- * A page of the caller's review items in its own mode, oldest first by default (a queue is
- * worked from the longest waiting), keyset by the UUIDv7 id in either direction.
- */
-async function listReviews(tenant: Tenant, q: ReviewFilters): Promise<Page<ReviewRow>> {
-  const after = decodeIdCursor(q.cursor);
-  const ascending = q.order === "asc";
-  const filters: (SQL | undefined)[] = [
-    eq(reviews.livemode, tenant.livemode),
-    after ? (ascending ? gt(reviews.id, after) : lt(reviews.id, after)) : undefined,
-    q.status ? eq(reviews.status, q.status) : undefined,
-    q.agent ? eq(reviews.agentId, q.agent.toLowerCase()) : undefined,
-    q.from ? gte(reviews.createdAt, new Date(q.from)) : undefined,
-    q.to ? lte(reviews.createdAt, new Date(q.to)) : undefined,
-  ];
-  const [rows] = await tenant.batch((db) => [
-    db
-      .select()
-      .from(reviews)
-      .where(and(...filters))
-      .orderBy(ascending ? asc(reviews.id) : desc(reviews.id))
-      .limit(q.limit + 1),
-  ]);
-  return page(rows, q.limit, (row) => row.id);
-}
 
 export function registerReviews(app: OpenAPIHono<AppEnv>) {
   const verifyUrl = (env: AppEnv["Bindings"]) => `${publicBaseUrl(env)}/.well-known/jwks.json`;

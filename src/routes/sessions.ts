@@ -1,9 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { and, asc, desc, eq, gt, inArray } from "drizzle-orm";
-import { assessments, sessionEvents, sessions } from "../db/schema";
-import { ApiError, orNotFound } from "../errors";
+import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
-import { decodeSequenceCursor, listById, mapPage, page } from "../http/pagination";
 import { guarded } from "../http/route";
 import { ErrorSchema, errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { listOf } from "../schemas/common";
@@ -12,7 +9,6 @@ import {
   CreateSession,
   ListEventsQuery,
   ListSessionsQuery,
-  MAX_EVENTS_PER_SESSION,
   Session,
   SessionDetail,
   SessionEvent,
@@ -20,7 +16,8 @@ import {
   sessionTags as tags,
 } from "../schemas/sessions";
 import { appendEvents, createSession } from "../sessions/ingest";
-import { headOf, toSession, toSessionEvent } from "../sessions/records";
+import { getSession, listSessions, sessionEventsPage } from "../sessions/reads";
+import { toSession } from "../sessions/records";
 import { verifyStored } from "../sessions/verify-stored";
 
 // The spec lets any of the three evidence-writing scopes ingest sessions.
@@ -143,113 +140,18 @@ export function registerSessions(app: OpenAPIHono<AppEnv>) {
     return created ? c.json(toSession(session), 201) : c.json(toSession(session), 200);
   });
 
-  app.openapi(list, async (c) => {
-    const { limit, cursor, agent_id, external_id } = c.req.valid("query");
-    const list = await listById(
-      c.var.tenant,
-      sessions,
-      { limit, cursor },
-      eq(sessions.livemode, c.var.tenant.livemode),
-      agent_id ? eq(sessions.agentId, agent_id) : undefined,
-      external_id ? eq(sessions.externalId, external_id) : undefined,
-    );
-    return c.json(mapPage(list, toSession), 200);
-  });
+  app.openapi(list, async (c) =>
+    c.json(await listSessions(c.var.tenant, c.req.valid("query")), 200),
+  );
 
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const livemode = c.var.tenant.livemode;
-    const [found, linked] = await c.var.tenant.batch((db) => [
-      db
-        .select()
-        .from(sessions)
-        .where(and(eq(sessions.id, id), eq(sessions.livemode, livemode))),
-      db
-        .select({
-          id: assessments.id,
-          decision: assessments.decision,
-          riskScore: assessments.riskScore,
-          createdAt: assessments.createdAt,
-        })
-        .from(assessments)
-        .where(
-          and(
-            eq(assessments.livemode, livemode),
-            inArray(
-              assessments.id,
-              db
-                .select({ id: sessionEvents.assessmentId })
-                .from(sessionEvents)
-                .where(eq(sessionEvents.sessionId, id)),
-            ),
-          ),
-        )
-        .orderBy(desc(assessments.id))
-        .limit(100),
-    ]);
-    const row = orNotFound(found[0]);
-    const head = headOf(row);
-    return c.json(
-      {
-        ...toSession(row),
-        verification: {
-          status: "verified" as const,
-          // Each batch was verified when accepted; the rows are not re-read here (see verify).
-          basis: "ingestion" as const,
-          events: row.headSequence,
-          signed_events: row.signedEvents,
-          head: head.hash === null ? null : { sequence: head.sequence, hash: head.hash },
-          verified_at: row.updatedAt.toISOString(),
-          verify_url: `/v1/sessions/${row.id}/verify`,
-        },
-        assessments: linked.map((a) => ({
-          id: a.id,
-          decision: a.decision,
-          risk_score: a.riskScore,
-          created: a.createdAt.toISOString(),
-        })),
-      },
-      200,
-    );
+    return c.json(await getSession(c.var.tenant, id), 200);
   });
 
   app.openapi(events, async (c) => {
     const id = rowId(c.req.valid("param").id);
-    const { limit, cursor } = c.req.valid("query");
-    const after = decodeSequenceCursor(cursor);
-    // Sequences stop at the session limit (and the column is int4): past it, no cursor of ours.
-    if (after !== null && after > MAX_EVENTS_PER_SESSION) {
-      throw new ApiError("invalid_cursor", [
-        { path: "cursor", message: "not a cursor from this API" },
-      ]);
-    }
-    const livemode = c.var.tenant.livemode;
-    const [found, rows] = await c.var.tenant.batch((db) => [
-      db
-        .select({ id: sessions.id })
-        .from(sessions)
-        .where(and(eq(sessions.id, id), eq(sessions.livemode, livemode))),
-      db
-        .select()
-        .from(sessionEvents)
-        .where(
-          and(
-            eq(sessionEvents.sessionId, id),
-            after === null ? undefined : gt(sessionEvents.sequence, after),
-          ),
-        )
-        .orderBy(asc(sessionEvents.sequence))
-        .limit(limit + 1),
-    ]);
-    orNotFound(found[0]);
-    return c.json(
-      page(
-        rows.map((r) => toSessionEvent(r, livemode)),
-        limit,
-        (e) => e.sequence,
-      ),
-      200,
-    );
+    return c.json(await sessionEventsPage(c.var.tenant, id, c.req.valid("query")), 200);
   });
 
   app.openapi(verify, async (c) => {

@@ -1,15 +1,14 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, desc, eq, lt } from "drizzle-orm";
-import { auditCheckpoints, auditEntries } from "../db/schema";
-import { publicBatch } from "../db/tenant";
 import { publicBaseUrl } from "../env";
-import { ApiError, orNotFound } from "../errors";
-import type { AppContext, AppEnv } from "../http/context";
-import { decodeSequenceCursor, page } from "../http/pagination";
+import type { AppEnv } from "../http/context";
 import { errorResponses, json } from "../http/schemas";
-import { logIdFor } from "../ledger/checkpoint";
-import { ledgerOf } from "../ledger/ledger";
 import { checkpointRecord } from "../ledger/ledger-rows";
+import {
+  leafInclusion,
+  logCheckpoints,
+  logConsistency,
+  newestCheckpoint,
+} from "../ledger/transparency-reads";
 import { Checkpoint } from "../schemas/audit";
 import { listOf, PageQuery } from "../schemas/common";
 
@@ -108,24 +107,10 @@ const proofRoute = createRoute({
   responses: { 200: json(InclusionProof, "The proof"), ...errorResponses(400, 404, 429, 503) },
 });
 
-/** A log's newest signed checkpoint (with the org it belongs to, which is never returned). */
-async function newestCheckpoint(c: AppContext, logId: string) {
-  const [rows] = await publicBatch(c.env, { "app.log_id": logId }, (db) => [
-    db
-      .select()
-      .from(auditCheckpoints)
-      .where(eq(auditCheckpoints.logId, logId))
-      .orderBy(desc(auditCheckpoints.treeSize))
-      .limit(1),
-  ]);
-  const row = orNotFound(rows[0]);
-  return row;
-}
-
 export function registerTransparency(app: OpenAPIHono<AppEnv>) {
   app.openapi(logRoute, async (c) => {
     const { logId } = c.req.valid("param");
-    const row = await newestCheckpoint(c, logId);
+    const row = await newestCheckpoint(c.env, logId);
     return c.json(
       {
         object: "transparency_log" as const,
@@ -139,69 +124,16 @@ export function registerTransparency(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(checkpointsRoute, async (c) => {
     const { logId } = c.req.valid("param");
-    const { limit, cursor } = c.req.valid("query");
-    const before = decodeSequenceCursor(cursor);
-    const [rows] = await publicBatch(c.env, { "app.log_id": logId }, (db) => [
-      db
-        .select()
-        .from(auditCheckpoints)
-        .where(
-          and(
-            eq(auditCheckpoints.logId, logId),
-            before === null ? undefined : lt(auditCheckpoints.treeSize, before),
-          ),
-        )
-        .orderBy(desc(auditCheckpoints.treeSize))
-        .limit(limit + 1),
-    ]);
-    if (rows.length === 0 && before === null) throw new ApiError("not_found");
-    const data = rows.map((row) => ({ object: "checkpoint" as const, ...checkpointRecord(row) }));
-    return c.json(
-      page(data, limit, (cp) => cp.tree_size),
-      200,
-    );
+    return c.json(await logCheckpoints(c.env, logId, c.req.valid("query")), 200);
   });
 
   app.openapi(consistencyRoute, async (c) => {
     const { logId } = c.req.valid("param");
     const { first, second } = c.req.valid("query");
-    const latest = await newestCheckpoint(c, logId);
-    // Only sizes a signed checkpoint has reached are public.
-    if (first > second || second > latest.treeSize) {
-      throw new ApiError("invalid_request", [
-        { path: "second", message: `must be ≥ first and ≤ ${latest.treeSize}` },
-      ]);
-    }
-    const proof = await ledgerOf(c.env, latest.orgId).consistency(first, second);
-    if (!proof) throw new ApiError("not_found");
-    return c.json(
-      { object: "consistency_proof" as const, log_id: logId, first, second, proof },
-      200,
-    );
+    return c.json(await logConsistency(c.env, logId, first, second), 200);
   });
 
   app.openapi(proofRoute, async (c) => {
-    const { leafHash } = c.req.valid("param");
-    const [rows] = await publicBatch(c.env, { "app.leaf_hash": leafHash }, (db) => [
-      db
-        .select({ orgId: auditEntries.orgId, sequence: auditEntries.sequence })
-        .from(auditEntries)
-        .where(eq(auditEntries.leafHash, leafHash)),
-    ]);
-    const row = orNotFound(rows[0]);
-    const answer = await ledgerOf(c.env, row.orgId).inclusion(row.sequence);
-    return c.json(
-      {
-        object: "inclusion_proof" as const,
-        log_id: logIdFor(row.orgId),
-        leaf_hash: leafHash,
-        status: answer ? ("anchored" as const) : ("pending" as const),
-        leaf_index: answer?.leaf_index ?? null,
-        tree_size: answer?.tree_size ?? null,
-        audit_path: answer?.audit_path ?? null,
-        checkpoint: answer?.checkpoint ?? null,
-      },
-      200,
-    );
+    return c.json(await leafInclusion(c.env, c.req.valid("param").leafHash), 200);
   });
 }

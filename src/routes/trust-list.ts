@@ -1,8 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { signingKeys } from "../db/schema";
-import { publicBatch } from "../db/tenant";
 import { publicBaseUrl } from "../env";
 import {
+  notedKeys,
   TRANSPARENCY_LINKS,
   TRUST_LIST_LIFETIME_MS,
   TRUST_LIST_TYP,
@@ -80,15 +79,7 @@ export function registerTrustList(app: OpenAPIHono<AppEnv>) {
     const issuer = publicBaseUrl(c.env);
     const key = await signer(c.env);
     // signing_keys has no org: the application role may read it, and only the sweep writes it.
-    const [noted] = await publicBatch(c.env, {}, (db) => [
-      db
-        .select({
-          kid: signingKeys.kid,
-          firstSeenAt: signingKeys.firstSeenAt,
-          retiredAt: signingKeys.retiredAt,
-        })
-        .from(signingKeys),
-    ]);
+    const noted = await notedKeys(c.env);
     const issued = new Date();
     const list = {
       object: "trust_list" as const,

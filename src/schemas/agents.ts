@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { Metadata, PageQuery, plainText } from "./common";
 import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "./vocabulary";
 
 export const agentTags = ["Agents"];
@@ -107,3 +108,58 @@ export const Agent = z
     revoked_at: z.string().nullable(),
   })
   .openapi("Agent");
+
+export const CreateAgent = z
+  .object({
+    principal_id: RowUuid.openapi({ description: "The principal this agent acts for" }),
+    name: plainText(200),
+    description: plainText(1000).optional(),
+    metadata: Metadata.optional(),
+  })
+  .strict()
+  .openapi("CreateAgentRequest");
+
+export const UpdateAgent = z
+  .object({
+    name: plainText(200).optional(),
+    description: plainText(1000).nullable().optional(),
+    metadata: Metadata.optional().openapi({
+      description: "Merged into the current metadata; a key set to an empty string is removed",
+    }),
+    status: z
+      .enum(AGENT_STATUSES)
+      .optional()
+      .openapi({
+        description:
+          "`suspended` pauses the agent (it is denied trust until reactivated with `active`); " +
+          "`revoked` is terminal",
+      }),
+  })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, "name at least one field to change")
+  .openapi("UpdateAgentRequest");
+
+export const ListAgentsQuery = PageQuery.extend({
+  status: z.enum(AGENT_STATUSES).optional(),
+  risk_tier: z.enum(RISK_TIERS).optional(),
+  principal_id: RowUuid.optional(),
+});
+
+export const TrustEvent = z
+  .object({
+    object: z.literal("trust_event"),
+    id: z.string(),
+    agent_id: z.string(),
+    reason: z.string().openapi({
+      description:
+        "What moved trust: registered, updated, key_registered, key_revoked, card_verified, " +
+        "card_unverified, card_invalid, suspended, reactivated, revoked, assessment",
+    }),
+    status: z.enum(AGENT_STATUSES),
+    trust_score: z.number().int(),
+    risk_tier: z.enum(RISK_TIERS),
+    previous_score: z.number().int().nullable(),
+    previous_tier: z.enum(RISK_TIERS).nullable(),
+    created: z.string(),
+  })
+  .openapi("TrustEvent");

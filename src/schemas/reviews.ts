@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { DateTime, PageQuery, plainText } from "./common";
+import { AGENT_STATUSES } from "./vocabulary";
 
 /** The states of a review item: open until a person resolves it or its SLA expires it. */
 export const REVIEW_STATUSES = ["open", "resolved", "expired"] as const;
@@ -52,7 +53,7 @@ export const ReviewRecheck = z.object({
   /** The holder key's registration as the verdict saw it. */
   holderKey: z.enum(["active", "unregistered", "revoked"]),
   /** The status of the item's agent (`agent_id`) as the verdict saw it; null without an agent. */
-  agentStatus: z.enum(["active", "suspended", "revoked"]).nullable(),
+  agentStatus: z.enum(AGENT_STATUSES).nullable(),
   /**
    * The chain's time window, Unix seconds, as `checkValidity` reads it over every hop's claims
    * and every mandate: the latest `iat` or `nbf`, the earliest `exp`; null where none has one.

@@ -127,3 +127,6 @@ export type ActionKind = (typeof ACTION_KINDS)[number];
 
 /** The reason an integrity alert names when the ledger found an entry it did not expect. */
 export const LEDGER_CONFLICT = "ledger_conflict";
+
+/** What an evaluation counts as flagging an action (the positive class). */
+export const EVAL_POSITIVES = ["deny", "review_or_deny"] as const;

@@ -56,4 +56,27 @@ describe("route files", () => {
     }));
     expect(table).toEqual(routes());
   });
+
+  // Routes parse, authorize, call the domain and shape the answer: a table, a transaction or a
+  // ledger record in a route file is domain logic in the wrong place (docs/architecture.md, "One
+  // home for each transactional idiom"). A change is recorded through `commit` in a domain module.
+  it("keeps tables, transactions and ledger records out of route files", () => {
+    const forbidden = [
+      /from "\.\.\/db\/(schema|tables)(\/[^"]*)?"/,
+      /from "\.\.\/db\/client"/,
+      /\.batch\(/,
+      /\.transaction\(/,
+      /\b(publicBatch|orgBatchOf)\(/,
+      // `z.record(` is a schema, not a ledger record.
+      /(?<!\.)\brecord(As|Deferred|Once|OnceAs|Revocation)?\(/,
+      /\bcommit\(/,
+    ];
+    const offending = readdirSync(ROUTES)
+      .filter((f) => f.endsWith(".ts"))
+      .flatMap((file) => {
+        const text = readFileSync(join(ROUTES, file), "utf8");
+        return forbidden.filter((re) => re.test(text)).map((re) => `${file}: ${re.source}`);
+      });
+    expect(offending).toEqual([]);
+  });
 });

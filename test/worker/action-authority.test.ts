@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import { ledgerOf } from "../../src/ledger/ledger";
+import { sequenceDeferred } from "../../src/ledger/ledger";
 import {
   allowed,
   CAPTURE,
@@ -364,7 +364,7 @@ describe("a redemption whose request died after the ledger object made it the on
       redeemed_at: new Date().toISOString(),
       receipt_jws: "receipt",
     };
-    const { entry } = await ledgerOf(env, org.id).appendDeferred(org.id, {
+    const { entry } = await sequenceDeferred(env, org.id, {
       type: "action_grant.redeemed",
       actor: first.executor,
       subject: { type: "action_grant", id: decision.grant.id },

@@ -85,15 +85,21 @@ describe("revoking an action mandate while its grants are being redeemed", () =>
     // The database refuses to un-revoke an agent (revocation is terminal), so the stale read
     // cannot be staged as for a mandate: ask the ledger object what a redemption that read the
     // agent as active before the revocation would be told.
-    const answer = await ledgerOf(env, org.id).appendUnlessVoided(org.id, {
-      type: "action_grant.redeemed",
-      actor: { type: "api_key", id: executor.id },
-      subject: { type: "action_grant", id: decision.grant.id },
-      digest: `sha256:${"ab".repeat(32)}`,
-      once: [`grant:${decision.grant.id}`],
-      attachment: "{}",
-      voidedBy: [`action_mandate:${mandate.id}`, `agent:${mandate.agent_id}`],
-    });
+    const answer = await ledgerOf(env, org.id).appendDeferred(
+      org.id,
+      {
+        type: "action_grant.redeemed",
+        actor: { type: "api_key", id: executor.id },
+        subject: { type: "action_grant", id: decision.grant.id },
+        digest: `sha256:${"ab".repeat(32)}`,
+        once: [`grant:${decision.grant.id}`],
+        attachment: "{}",
+      },
+      {
+        kind: "unless_voided",
+        voidedBy: [`action_mandate:${mandate.id}`, `agent:${mandate.agent_id}`],
+      },
+    );
     const cut = await ownerSql`select sequence from audit_entries where org_id = ${org.id}
       and type = 'agent.revoked' and subject_id = ${mandate.agent_id}`;
     expect(answer).toEqual({

@@ -415,7 +415,9 @@ describe("the review SLA", () => {
       notAfter: Date.now() - 1000,
     };
     const ledger = ledgerOf(env, org.id);
-    expect(await ledger.appendBefore(org.id, input)).toEqual({ late: true });
+    expect(
+      await ledger.appendDeferred(org.id, input, { kind: "before", notAfter: input.notAfter }),
+    ).toEqual({ late: true });
     const spend = {
       root: "root",
       transaction: "tx",
@@ -424,7 +426,8 @@ describe("the review SLA", () => {
       budgets: [],
       maxOccurrences: null,
     };
-    expect(await ledger.appendSpending(org.id, { ...input, spend, livemode: false })).toEqual({
+    const rule = { kind: "spending", spend, livemode: false, notAfter: input.notAfter } as const;
+    expect(await ledger.appendDeferred(org.id, input, rule)).toEqual({
       late: true,
     });
     await sweep();

@@ -1,6 +1,7 @@
 /** Evaluation sets (labeled cases) and evaluations (a policy scored against a set). */
 import { sql } from "drizzle-orm";
 import { check, index, integer, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { EVAL_POSITIVES } from "../../schemas/vocabulary";
 import { createdAt } from "./columns";
 import { tenantOrg } from "./foundation";
 
@@ -18,8 +19,6 @@ export const evalSets = pgTable(
   },
   (t) => [index("eval_sets_org_idx").on(t.orgId, t.id)],
 );
-
-export const EVAL_POSITIVES = ["deny", "review_or_deny"] as const;
 
 /**
  * One run of a policy over a set: the result is immutable. The policy's rules and the set's

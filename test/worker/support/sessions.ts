@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { CompactSign } from "jose";
 import { expect } from "vitest";
-import { ledgerOf } from "../../../src/ledger/ledger";
+import { sequenceDeferred } from "../../../src/ledger/ledger";
 import { canonicalize } from "../../../src/lib/canonical";
 import { call, newOrg, type TestOrg } from "./api";
 import { ownerSql } from "./db";
@@ -241,7 +241,7 @@ export async function recordDiedBatch(org: TestOrg, id: string, events: WireEven
     signed_events: 0,
     key_ids: [],
   };
-  return ledgerOf(env, org.id).appendDeferred(org.id, {
+  return sequenceDeferred(env, org.id, {
     type: "session.events_appended",
     actor: { type: "user", id: "died" },
     subject: { type: "session", id },

@@ -1,0 +1,254 @@
+import type { z } from "@hono/zod-openapi";
+import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { decodeSequenceCursor, listById, mapPage, page } from "../db/pagination";
+import { agents, agentTrustHistory, principals } from "../db/schema";
+import type { Tenant } from "../db/tenant";
+import { ApiError, orNotFound } from "../errors";
+import { type Change, record, recordRevocation } from "../ledger/ledger";
+import { newId } from "../lib/ids";
+import type { CreateAgent, ListAgentsQuery, UpdateAgent } from "../schemas/agents";
+import { type AgentRow, assertNotRevoked, findAgent, toAgent } from "./agents";
+
+/** The status move a PATCH asks for, as the columns it sets and the trust reason it records. */
+function statusChange(row: AgentRow, next: AgentRow["status"] | undefined) {
+  if (next === undefined || next === row.status) return null;
+  switch (next) {
+    case "suspended":
+      return {
+        reason: "suspended",
+        set: { status: next, suspensions: sql`${agents.suspensions} + 1`, suspendedAt: sql`now()` },
+      };
+    case "active":
+      return { reason: "reactivated", set: { status: next, suspendedAt: null } };
+    case "revoked":
+      return { reason: "revoked", set: { status: next, revokedAt: sql`now()` } };
+  }
+}
+
+const MAX_METADATA_KEYS = 50;
+
+function tooManyKeys(): ApiError {
+  return new ApiError("invalid_request", [
+    { path: "metadata", message: `at most ${MAX_METADATA_KEYS} keys` },
+  ]);
+}
+
+/** A metadata patch as SQL merging it into the stored value, or null when it changes nothing. */
+function metadataEdit(current: Record<string, string>, patch: Record<string, string>) {
+  const entries = Object.entries(patch);
+  const removed = entries.filter(([, value]) => value === "").map(([key]) => key);
+  const set = Object.fromEntries(entries.filter(([, value]) => value !== ""));
+  const mergeInto = (stored: Record<string, string>) => {
+    const merged = { ...stored, ...set };
+    for (const key of removed) delete merged[key];
+    return merged;
+  };
+  const merged = mergeInto(current);
+  // Checked here on the value read, to answer at once; the write checks again on its own.
+  if (Object.keys(merged).length > MAX_METADATA_KEYS) throw tooManyKeys();
+  const unchanged =
+    Object.keys(merged).length === Object.keys(current).length &&
+    Object.entries(merged).every(([key, value]) => current[key] === value);
+  if (unchanged) return null;
+  // Merged in the statement, onto the row as it is then: a concurrent PATCH of other keys is
+  // kept, not overwritten by this one's stale read.
+  const removedKeys = sql`(select coalesce(array_agg(k), '{}')
+    from jsonb_array_elements_text(${JSON.stringify(removed)}::jsonb) k)`;
+  const value = sql`((${agents.metadata} || ${JSON.stringify(set)}::jsonb) - ${removedKeys})`;
+  const fits = sql`(select count(*) from jsonb_object_keys(${value})) <= ${MAX_METADATA_KEYS}`;
+  return { value, fits, mergeInto };
+}
+
+type UpdateBody = z.infer<typeof UpdateAgent>;
+
+/** The columns a PATCH changes, compared with the row read: nothing for values already held. */
+function fieldEdits(current: AgentRow, body: UpdateBody) {
+  const metadata = body.metadata ? metadataEdit(current.metadata, body.metadata) : null;
+  const set = {
+    ...(body.name === undefined || body.name === current.name ? {} : { name: body.name }),
+    ...(body.description === undefined || body.description === current.description
+      ? {}
+      : { description: body.description }),
+    ...(metadata ? { metadata: metadata.value } : {}),
+  };
+  return { set, metadata, changed: Object.keys(set).sort() };
+}
+
+/**
+ * The ledger entries for a PATCH, from the row it left. A status the agent is in (just moved
+ * to, or already there on a retry) is recorded under a `once` key that names that very move, so
+ * a retry after a lost record records it, and records nothing when it was recorded. Field edits
+ * record `agent.updated`; a PATCH that changed nothing records no field edit.
+ */
+function ledgerChanges(row: AgentRow, body: UpdateBody, changed: string[], moved: boolean) {
+  const agent = toAgent(row);
+  const subject = { type: "agent", id: row.id };
+  const payload = { agent, changed };
+  const changes: Change[] = [];
+  if (body.status === row.status) {
+    const once = {
+      suspended: `agent.suspended:${row.id}:${row.suspensions}`,
+      revoked: `agent.revoked:${row.id}`,
+      // An active agent suspended n times has been reactivated n times.
+      active: row.suspensions > 0 ? `agent.reactivated:${row.id}:${row.suspensions}` : null,
+    }[row.status];
+    const type = row.status === "active" ? "agent.reactivated" : `agent.${row.status}`;
+    if (once) changes.push({ type, subject, payload, once });
+  }
+  if (changed.length > 0 && !moved) changes.push({ type: "agent.updated", subject, payload });
+  return changes;
+}
+
+/** Why a conditional PATCH wrote nothing, read from the agent as it is now. */
+async function refused(
+  tenant: Tenant,
+  before: AgentRow,
+  metadata: ReturnType<typeof metadataEdit>,
+): Promise<never> {
+  const now = await findAgent(tenant, before.id);
+  assertNotRevoked(now);
+  if (metadata && Object.keys(metadata.mergeInto(now.metadata)).length > MAX_METADATA_KEYS) {
+    throw tooManyKeys();
+  }
+  throw new ApiError("agent_status_changed", [
+    { path: "status", message: "the agent's status changed meanwhile; read it and retry" },
+  ]);
+}
+
+/** Registers an agent for an active principal of the org and records `agent.created`. */
+export async function createAgent(tenant: Tenant, body: z.infer<typeof CreateAgent>) {
+  const id = newId();
+  // Inserted only if the principal is an active one of this org (RLS hides the others); the
+  // reads after tell a missing principal from an erased one. `for share` holds the principal
+  // against a concurrent erasure until this commits (an erasure that came first makes the
+  // re-checked row erased, and nothing is inserted).
+  const [, created, principal] = await tenant.batch((db) => [
+    db.execute(sql`
+      insert into agents (id, principal_id, name, description, metadata, trust_reason)
+      select ${id}, p.id, ${body.name}, ${body.description ?? null},
+             ${JSON.stringify(body.metadata ?? {})}::jsonb, 'registered'
+      from principals p where p.id = ${body.principal_id} and p.status = 'active'
+      for share of p`),
+    db.select().from(agents).where(eq(agents.id, id)),
+    db
+      .select({ status: principals.status })
+      .from(principals)
+      .where(eq(principals.id, body.principal_id)),
+  ]);
+  const row = created[0];
+  if (!row) {
+    if (principal[0]?.status === "erased") {
+      throw new ApiError("principal_erased", [
+        { path: "principal_id", message: "the principal is erased" },
+      ]);
+    }
+    throw new ApiError("invalid_request", [{ path: "principal_id", message: "no such principal" }]);
+  }
+  const agent = toAgent(row);
+  await record(tenant.env, await tenant.caller(), {
+    type: "agent.created",
+    subject: { type: "agent", id },
+    payload: agent,
+  });
+  return agent;
+}
+
+/** A page of the org's agents, newest first, by status, tier and principal if asked. */
+export async function listAgents(tenant: Tenant, query: z.infer<typeof ListAgentsQuery>) {
+  const { limit, cursor, status, risk_tier, principal_id } = query;
+  const list = await listById(
+    tenant,
+    agents,
+    { limit, cursor },
+    status ? eq(agents.status, status) : undefined,
+    risk_tier ? eq(agents.riskTier, risk_tier) : undefined,
+    principal_id ? eq(agents.principalId, principal_id) : undefined,
+  );
+  return mapPage(list, toAgent);
+}
+
+/**
+ * Applies a PATCH (fields, metadata merge, status move) conditional on the status read, and
+ * records what changed; a revocation voids the agent's grants in the ledger object.
+ */
+export async function updateAgent(tenant: Tenant, id: string, body: UpdateBody) {
+  const current = await findAgent(tenant, id);
+  if (body.status !== "revoked") assertNotRevoked(current);
+  const edits = fieldEdits(current, body);
+  // A revoked agent changes no more; asking for the revocation again is a harmless retry.
+  if (edits.changed.length > 0) assertNotRevoked(current);
+  const change = statusChange(current, body.status);
+  let row = current;
+  if (change || edits.changed.length > 0) {
+    // Conditional on the status read above: a concurrent status change wins, and this
+    // answers 409. The metadata limit holds for the merged value as it is written.
+    // A status or trust change writes events: the batch sends their webhook deliveries.
+    const [rows] = await tenant.batch(
+      (db) => [
+        db
+          .update(agents)
+          .set({ ...edits.set, ...change?.set, trustReason: change?.reason ?? "updated" })
+          .where(
+            and(eq(agents.id, current.id), eq(agents.status, current.status), edits.metadata?.fits),
+          )
+          .returning(),
+      ],
+      { webhooks: true },
+    );
+    row = rows[0] ?? (await refused(tenant, current, edits.metadata));
+  }
+  const changed = [...edits.changed, ...(change ? ["status"] : [])].sort();
+  const changes = ledgerChanges(row, body, changed, change !== null);
+  const revocation = changes.find((change) => change.type === "agent.revoked");
+  const others = changes.filter((change) => change !== revocation);
+  if (others.length > 0) await record(tenant.env, await tenant.caller(), ...others);
+  if (revocation?.once !== undefined) {
+    // Revocation voids the agent's grants in the ledger object, in the step that records it:
+    // no grant of the agent redeems once this answers (docs/action-authority.md).
+    const at = row.revokedAt?.toISOString() ?? new Date().toISOString();
+    const caller = await tenant.caller();
+    const change = { ...revocation, once: revocation.once };
+    await recordRevocation(tenant.env, caller, change, { key: `agent:${row.id}`, at });
+  }
+  return toAgent(row);
+}
+
+/** A page of the agent's trust history, newest first (404: no such agent). */
+export async function agentTrustHistoryPage(
+  tenant: Tenant,
+  id: string,
+  query: { limit: number; cursor?: string | undefined },
+) {
+  const { limit, cursor } = query;
+  const after = decodeSequenceCursor(cursor);
+  const [found, rows] = await tenant.batch((db) => [
+    db.select({ id: agents.id }).from(agents).where(eq(agents.id, id)),
+    db
+      .select()
+      .from(agentTrustHistory)
+      .where(
+        and(
+          eq(agentTrustHistory.agentId, id),
+          after ? lt(agentTrustHistory.seq, after) : undefined,
+        ),
+      )
+      .orderBy(desc(agentTrustHistory.seq))
+      .limit(limit + 1),
+  ]);
+  orNotFound(found[0]);
+  const events = rows.map((row) => ({
+    seq: row.seq,
+    object: "trust_event" as const,
+    id: row.id,
+    agent_id: row.agentId,
+    reason: row.reason,
+    status: row.status as AgentRow["status"],
+    trust_score: row.trustScore,
+    risk_tier: row.riskTier as AgentRow["riskTier"],
+    previous_score: row.previousScore,
+    previous_tier: row.previousTier as AgentRow["riskTier"] | null,
+    created: row.createdAt.toISOString(),
+  }));
+  const result = page(events, limit, (e) => e.seq);
+  return { ...result, data: result.data.map(({ seq, ...event }) => event) };
+}
