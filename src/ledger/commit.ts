@@ -29,9 +29,13 @@ export interface Committed<T extends Batch> {
 /**
  * The one way a change is recorded: the org's ledger object sequences `change` (without
  * waiting for Postgres), then the entry and the caller's `writes` go to Postgres in one
- * transaction in the caller's org, so the change and its ledger entry land together or not at
- * all. The ledger object writes the entry too, later and idempotently, so a caller that dies
- * between the two steps loses nothing from the ledger. `writes` sees the entry (a row may keep
+ * transaction in the caller's org, so no change lands without its ledger entry. The converse
+ * does not hold: the ledger object writes every entry it sequenced too, later and
+ * idempotently (a chain has no gaps), so when the transaction fails, or a conditional write in
+ * it finds its condition false, the entry stays as the record of an attempt whose change did
+ * not land, as a deferred append's always has. A change whose write is conditional therefore
+ * checks its condition before it commits, and the race that is left (two callers between
+ * that check and the write) can leave such an entry. `writes` sees the entry (a row may keep
  * its id and sequence); with `webhooks`, the events the writes make are delivered.
  */
 export async function commit<T extends Batch>(
