@@ -1,10 +1,10 @@
 import { eq, sql } from "drizzle-orm";
 import type { Caller } from "../auth/caller";
 import { rolesWithScope } from "../auth/scopes";
+import type { Tenant } from "../auth/tenant";
 import type { Database } from "../db/client";
 import { columnJson } from "../db/column-json";
 import { actionDecisions, actionMandates, agents } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
 import type { StoredEntry } from "../ledger/ledger-store";

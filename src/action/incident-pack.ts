@@ -1,6 +1,6 @@
 import { asc, eq, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { actionDecisions, actionMandates, actionRedemptions, auditEntries } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import { toLedgerEntry } from "../ledger/chain";
 import { anchorNow, ledgerOf } from "../ledger/ledger";

@@ -1,8 +1,8 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { getById, listById, type Page } from "../db/pagination";
 import { actionDecisions, actionMandates, actionRedemptions, agents } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
 import { recordRevocation } from "../ledger/ledger";

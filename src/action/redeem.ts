@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { Caller } from "../auth/caller";
+import type { Tenant } from "../auth/tenant";
 import {
   actionDecisions,
   actionMandates,
@@ -7,7 +8,6 @@ import {
   agents,
   auditEntries,
 } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import { recordOnce } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { getById, listById, type Page } from "../db/pagination";
 import { mandates } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import type { ActionKind } from "../schemas/vocabulary";
 
 /** A mandate as an assessment stored it. */

@@ -1,7 +1,7 @@
 import { and, eq, gte, lte, max } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { listById } from "../db/pagination";
 import { assessments, auditCheckpoints, reviews } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { orNotFound } from "../errors";
 import { refinementOf } from "../reviews/records";
 import type { ActionKind } from "../schemas/vocabulary";

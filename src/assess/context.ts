@@ -1,9 +1,9 @@
 import { and, eq, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { spendStateOf } from "../billing/guard";
 import { type AnchorRow, activeIssuers, anchorsOf, type RootHeader } from "../credentials/issuers";
 import { type Placeholders, preparedOnce } from "../db/prepared";
 import { assessments, reviews } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { refinementColumns } from "../reviews/records";
 import type { AgentRowView, AssessContext } from "./input";
 import { recordJson } from "./outcome";

@@ -1,7 +1,7 @@
 import { calculateJwkThumbprint } from "jose";
 import type { Caller } from "../auth/caller";
+import type { Tenant } from "../auth/tenant";
 import { guardSpend } from "../billing/guard";
-import type { Tenant } from "../db/tenant";
 import { type Env, modeOf, publicBaseUrl } from "../env";
 import { ApiError } from "../errors";
 import { commitAssessment } from "../ledger/ledger";

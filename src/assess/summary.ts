@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { sqlState } from "../db/client";
-import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { AssessmentsSummary } from "../schemas/assessments-summary";
 

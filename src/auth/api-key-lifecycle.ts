@@ -1,12 +1,12 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { listById, mapPage } from "../db/pagination";
 import { apiKeys } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
 import { record as recordChange } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import { type ApiKeyMode, generateApiKey } from "./api-key";
 import type { Scope } from "./scopes";
+import type { Tenant } from "./tenant";
 
 type ApiKeyRow = typeof apiKeys.$inferSelect;
 

@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { organizations } from "../db/schema";
 import { currentOrg } from "../db/tables/columns";
-import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
+import type { Tenant } from "./tenant";
 
 /** The name of the caller's org, read in the credential check's round trip. */
 export async function callerOrgName(tenant: Tenant): Promise<string> {

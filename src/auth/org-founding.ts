@@ -1,11 +1,11 @@
 import { sql } from "drizzle-orm";
 import { database } from "../db/client";
-import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import type { Caller } from "./caller";
 import { scopesOfRole } from "./scopes";
+import type { Tenant } from "./tenant";
 
 interface OrgRow {
   id: string;

@@ -1,6 +1,6 @@
 import type { z } from "@hono/zod-openapi";
+import type { Tenant } from "../auth/tenant";
 import { billingAccounts } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { type Billing, PLANS, type PlanId } from "../schemas/billing";
 import { capReached, SPEND_STATE_SQL, type SpendState, spendStateOf } from "./guard";
 import { CURRENCY, planOf, REVIEW_THRESHOLD_PERCENT, usageCharge } from "./plans";

@@ -1,6 +1,6 @@
 import type { z } from "@hono/zod-openapi";
+import type { Tenant } from "../auth/tenant";
 import { billingCheckouts } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import { commit } from "../ledger/commit";
 import { newId } from "../lib/ids";

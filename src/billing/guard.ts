@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { Tenant } from "../db/tenant";
+import type { Tenant } from "../auth/tenant";
 import { ApiError } from "../errors";
 import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";

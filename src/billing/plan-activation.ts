@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { orgBatchOf, publicBatch } from "../db/tenant";
+import { orgBatchOf, publicBatch } from "../auth/tenant";
 import type { Env } from "../env";
 import { recordAs } from "../ledger/ledger";
 import type { stripe } from "./provider";

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { billingAccounts } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import { commit } from "../ledger/commit";
 import { newId } from "../lib/ids";

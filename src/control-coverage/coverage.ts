@@ -1,4 +1,5 @@
 import { and, asc, count, desc, eq, gte, isNotNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import type { Database } from "../db/client";
 import {
   actionDecisions,
@@ -9,7 +10,6 @@ import {
   auditEntries,
   controlEffects,
 } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { canonicalize } from "../lib/canonical";
 import { sha256 } from "../lib/digest";
 import { toHex, utf8 } from "../lib/encoding";

@@ -1,8 +1,8 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, isNotNull, isNull } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { listById, mapPage } from "../db/pagination";
 import { controlEffects } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import type { ListEffectsQuery } from "../schemas/control-coverage";
 import { effectFactsQuery, factsOf } from "./coverage";

@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { actionDecisions, auditEntries, controlEffects } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import { ORPHANED, recordOnce } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";

@@ -1,4 +1,4 @@
-import type { Tenant } from "../db/tenant";
+import type { Tenant } from "../auth/tenant";
 import { ApiError } from "../errors";
 import { logIdFor } from "../ledger/checkpoint";
 import { record } from "../ledger/ledger";

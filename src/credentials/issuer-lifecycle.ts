@@ -1,8 +1,8 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { getById, listById, mapPage, type Page } from "../db/pagination";
 import { credentialIssuers } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { orNotFound } from "../errors";
 import { record } from "../ledger/ledger";
 import type {

@@ -16,9 +16,9 @@
  */
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { JWK } from "jose";
+import type { Tenant } from "../auth/tenant";
 import type { Database } from "../db/client";
 import { credentialIssuers, type IssuerJwk, principals } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
 import { newId } from "../lib/ids";

@@ -1,10 +1,10 @@
 import { and, desc, eq, lt, type SQL } from "drizzle-orm";
 import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
+import type { Tenant } from "../auth/tenant";
 import { ApiError, orNotFound } from "../errors";
 import { base64url, fromBase64url } from "../lib/encoding";
 import { isUuid } from "../lib/ids";
 import { LATEST_TIME_MS } from "../schemas/common";
-import type { Tenant } from "./tenant";
 
 // A cursor names the last key of a page (a UUIDv7 id, or a ledger sequence): `key < cursor` is
 // keyset pagination in creation order, stable under concurrent inserts. Opaque on the wire so

@@ -1,7 +1,7 @@
 import { fillPlaceholders, type Placeholder, sql } from "drizzle-orm";
+import type { Batch } from "../auth/tenant";
 import type { Database } from "./client";
 import { compactSql } from "./compact-sql";
-import type { Batch } from "./tenant";
 
 /** A placeholder per named value, carrying the value's type for the caller's values. */
 export type Placeholders<P> = { [K in keyof P]: Placeholder<K & string, P[K]> };

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { listById, mapPage, type Page } from "../db/pagination";
 import { artifacts, auditEntries } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { orNotFound } from "../errors";
 import { signer } from "../signing/signer";
 import { checkReceipt } from "./artifact-receipt";

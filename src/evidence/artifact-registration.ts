@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { artifacts, auditEntries } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
 import { logIdFor } from "../ledger/checkpoint";

@@ -1,6 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
+import { publicBatch } from "../auth/tenant";
 import { artifacts, auditEntries, signingKeys } from "../db/schema";
-import { publicBatch } from "../db/tenant";
 import type { Env } from "../env";
 import type { ArtifactVerification } from "../schemas/artifacts";
 import { signer } from "../signing/signer";

@@ -1,8 +1,8 @@
 import { GRANT_TYP, PACK_TYP, RECEIPT_TYP } from "../action/grant";
 import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
+import { publicBatch } from "../auth/tenant";
 import { REPORT_TYP } from "../control-coverage/report";
 import { signingKeys } from "../db/schema";
-import { publicBatch } from "../db/tenant";
 import type { Env } from "../env";
 import { CHECKPOINT_TYP } from "../ledger/checkpoint";
 import type { PublicSigningKey } from "../signing/signer";

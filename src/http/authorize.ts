@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { checkRequestedMode, readCredential } from "../auth/credential";
 import type { ScopeRequirement } from "../auth/scopes";
-import { type Defer, Tenant } from "../db/tenant";
+import { type Defer, Tenant } from "../auth/tenant";
 import { ApiError } from "../errors";
 import { logError } from "../lib/log";
 import { refuseBlocked } from "./auth-failures";

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { Tenant } from "../db/tenant";
+import type { Tenant } from "../auth/tenant";
 import type { Env } from "../env";
 
 export interface AppEnv {

@@ -1,6 +1,6 @@
 import { and, eq, ne, type SQL, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { agentKeys, agents } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import type { Env } from "../env";
 import { ApiError, orNotFound } from "../errors";
 import { record } from "../ledger/ledger";

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, or, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import type { Database } from "../db/client";
 import { decodeTimeCursor, encodeTimeCursor, type Page } from "../db/pagination";
 import { agentKeys, agents } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
 import { record } from "../ledger/ledger";
 import { assertNotRevoked, lockAgent } from "./agents";

@@ -1,8 +1,8 @@
 import type { z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { decodeSequenceCursor, listById, mapPage, page } from "../db/pagination";
 import { agents, agentTrustHistory, principals } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
 import { type Change, record, recordRevocation } from "../ledger/ledger";
 import { newId } from "../lib/ids";

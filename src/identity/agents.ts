@@ -1,8 +1,8 @@
 import type { z } from "@hono/zod-openapi";
 import { eq, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import type { Database } from "../db/client";
 import { agents } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
 import type { Agent, CardStatus } from "../schemas/agents";
 import { isoOrNull } from "../schemas/common";

@@ -1,8 +1,8 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { getById, listById } from "../db/pagination";
 import { principals } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import type { Env } from "../env";
 import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { events } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import { newId } from "../lib/ids";
 import type { IntegrityAlertData } from "../schemas/webhook-events";

@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, lt, lte, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { decodeSequenceCursor, getById, page } from "../db/pagination";
 import { auditCheckpoints, auditEntries } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import { isUuid } from "../lib/ids";
 import { ledgerOf } from "./ledger";

@@ -1,7 +1,7 @@
 import type { BatchResponse } from "drizzle-orm/batch";
+import type { Batch, BatchOptions, Tenant } from "../auth/tenant";
 import type { Database } from "../db/client";
 import { auditEntries } from "../db/schema";
-import type { Batch, BatchOptions, Tenant } from "../db/tenant";
 import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
 import type { Change } from "./ledger";

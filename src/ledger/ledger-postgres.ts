@@ -1,9 +1,9 @@
 import { inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
+import { type Batch, orgBatchOf } from "../auth/tenant";
 import { type Database, isDatabaseUnavailable } from "../db/client";
 import { columnJson } from "../db/column-json";
 import { auditCheckpoints, auditEntries, events } from "../db/schema";
-import { type Batch, orgBatchOf } from "../db/tenant";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { LEDGER_CONFLICT } from "../schemas/vocabulary";

@@ -1,6 +1,6 @@
 import { asc, gt } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { auditCheckpoints, auditEntries } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import type { CheckpointRecord } from "./checkpoint";
 import { checkpointRecord, entryRecord } from "./ledger-rows";
 import type { AuditEntryRecord } from "./verify";

@@ -1,7 +1,7 @@
 import { and, desc, eq, lt } from "drizzle-orm";
+import { publicBatch } from "../auth/tenant";
 import { decodeSequenceCursor, page } from "../db/pagination";
 import { auditCheckpoints, auditEntries } from "../db/schema";
-import { publicBatch } from "../db/tenant";
 import type { Env } from "../env";
 import { ApiError, orNotFound } from "../errors";
 import { logIdFor } from "./checkpoint";

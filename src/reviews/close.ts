@@ -1,8 +1,8 @@
 import { and, eq } from "drizzle-orm";
+import type { Batch } from "../auth/tenant";
 import type { SpendRefusal } from "../credentials/spend";
 import type { Database } from "../db/client";
 import { auditEntries, events, reviews } from "../db/schema";
-import type { Batch } from "../db/tenant";
 import type { Env } from "../env";
 import { ORPHANED, recordOnceAs } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";

@@ -1,7 +1,7 @@
 import { and, asc, eq, lte, sql } from "drizzle-orm";
+import { orgBatchOf } from "../auth/tenant";
 import { database } from "../db/client";
 import { assessments, reviews } from "../db/schema";
-import { orgBatchOf } from "../db/tenant";
 import type { Env } from "../env";
 import { logError } from "../lib/log";
 import { type DeliveryMessage, deliveriesMadeHere, send } from "../webhooks/enqueue";

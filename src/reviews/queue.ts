@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt, gte, lt, lte, type SQL } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { decodeIdCursor, type Page, page } from "../db/pagination";
 import { agentKeys, agents, assessments, credentialIssuers, reviews } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
 import type { REVIEW_STATUSES, ResolveReviewBody } from "../schemas/reviews";
 import { type Closed, closeReview } from "./close";

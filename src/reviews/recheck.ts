@@ -6,11 +6,11 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import { decodeJwt } from "jose";
+import type { Tenant } from "../auth/tenant";
 import { type AnchorRow, anchorsOf, type IssuerRow } from "../credentials/issuers";
 import { isPinned, pinKey, thumbprint } from "../credentials/keys";
 import { DEFAULT_SKEW_SECONDS } from "../credentials/validity";
 import { agentKeys, agents, credentialIssuers, reviews } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError } from "../errors";
 import { ReviewRecheck } from "../schemas/reviews";
 import type { RiskPayloadClaims } from "../schemas/risk-payload";

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { reviewSettings } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { REVIEW_SLA_DEFAULT_SECONDS } from "../schemas/reviews";
 
 export interface ReviewSettingsView {

@@ -1,8 +1,8 @@
 import type { z } from "@hono/zod-openapi";
 import { desc, eq, lt } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { decodeIdCursor, getById, type Page, page } from "../db/pagination";
 import { evalSets } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
 import { newId } from "../lib/ids";

@@ -1,8 +1,8 @@
 import type { NormalizedRules } from "../assess/policy";
 import { parsedPolicy } from "../assess/policy-cache";
+import type { Tenant } from "../auth/tenant";
 import { getById } from "../db/pagination";
 import { policies } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { type Env, modeOf } from "../env";
 import { ApiError } from "../errors";
 import {

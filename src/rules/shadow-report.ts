@@ -1,6 +1,6 @@
 import { eq, type SQL, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { policies } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { REPORT_LABELS, type ReportLabel, type ShadowReport } from "../schemas/shadow";
 import { DECISIONS, type Decision } from "../schemas/vocabulary";
 

@@ -1,8 +1,8 @@
 import { and, asc, between, eq, sql } from "drizzle-orm";
 import type { Caller } from "../auth/caller";
+import type { Tenant } from "../auth/tenant";
 import { columnJson } from "../db/column-json";
 import { agents, auditEntries, sessionEvents, sessions } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
 import { recordOnce, type Sequenced } from "../ledger/ledger";
 import { auditEntryRow } from "../ledger/ledger-postgres";

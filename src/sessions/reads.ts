@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt, inArray } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { decodeSequenceCursor, listById, mapPage, page } from "../db/pagination";
 import { assessments, sessionEvents, sessions } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
 import { MAX_EVENTS_PER_SESSION } from "../schemas/sessions";
 import { headOf, toSession, toSessionEvent } from "./records";

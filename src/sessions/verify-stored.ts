@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { auditEntries, sessionEvents, sessions } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { orNotFound } from "../errors";
 import { payloadDigest } from "../lib/digest";
 import { type ChainBreak, firstBreak, type SessionEventInput } from "./chain";

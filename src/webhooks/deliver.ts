@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
+import { orgBatchOf } from "../auth/tenant";
 import { webhookAttempts, webhookDeliveries } from "../db/schema";
-import { orgBatchOf } from "../db/tenant";
 import type { Env } from "../env";
 import { logIdFor } from "../ledger/checkpoint";
 import { logError } from "../lib/log";

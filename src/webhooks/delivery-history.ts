@@ -1,8 +1,8 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, isNull, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { decodeIdCursor, type Page, page } from "../db/pagination";
 import { webhookEndpoints } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { orNotFound } from "../errors";
 import type { WebhookDelivery } from "../schemas/webhooks";
 

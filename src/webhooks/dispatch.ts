@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { Tenant } from "../db/tenant";
+import type { Tenant } from "../auth/tenant";
 import { ApiError } from "../errors";
 import { type DeliveryMessage, LEASE_SECONDS, send } from "./enqueue";
 

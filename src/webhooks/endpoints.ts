@@ -1,8 +1,8 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, isNull, sql } from "drizzle-orm";
+import type { Tenant } from "../auth/tenant";
 import { listById, mapPage, type Page } from "../db/pagination";
 import { webhookEndpoints } from "../db/schema";
-import type { Tenant } from "../db/tenant";
 import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
 import { newId } from "../lib/ids";

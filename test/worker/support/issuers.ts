@@ -1,10 +1,10 @@
 /** Credential issuers registered through the API, and chains verified against them. */
 import { env } from "cloudflare:test";
 import { readCredential } from "../../../src/auth/credential";
+import { Tenant } from "../../../src/auth/tenant";
 import { parseChain } from "../../../src/credentials/chain";
 import { trustAnchorsFor } from "../../../src/credentials/issuers";
 import { verifyChain } from "../../../src/credentials/verify";
-import { Tenant } from "../../../src/db/tenant";
 import {
   AUD,
   buildChain,

@@ -1,11 +1,11 @@
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import { authStatements, type Caller, callerFromRows, settingOf } from "../auth/caller";
-import type { Credential } from "../auth/credential";
-import type { ScopeRequirement } from "../auth/scopes";
+import { type Database, database } from "../db/client";
 import type { Env } from "../env";
 import { logError } from "../lib/log";
 import { type DeliveryMessage, deliveriesMadeHere, send } from "../webhooks/enqueue";
-import { type Database, database } from "./client";
+import { authStatements, type Caller, callerFromRows, settingOf } from "./caller";
+import type { Credential } from "./credential";
+import type { ScopeRequirement } from "./scopes";
 
 export type Batch = readonly [BatchItem<"pg">, ...BatchItem<"pg">[]];
 type AnyBatch = [BatchItem<"pg">, ...BatchItem<"pg">[]];
