@@ -78,7 +78,7 @@ async function allow(
       : null;
   const facts = factsOf(who, id, current, body, [], grant, now);
   const amount = body.amount ?? 0;
-  const { entry, results } = await commit(tenant, decisionChange(facts), (db, entry) => [
+  const { entry, results } = await commit(tenant, decisionChange(facts), (db, { entry }) => [
     db.execute(sql`
       with reserved as (
         update action_mandates m set uses = m.uses + 1, amount_used = m.amount_used + ${amount}
@@ -149,7 +149,7 @@ async function deny(
   now: Date,
 ): Promise<DecisionRow> {
   const facts = factsOf(who, newId(now.getTime()), current, body, reasons, null, now);
-  const { entry } = await commit(tenant, decisionChange(facts), (db, entry) => [
+  const { entry } = await commit(tenant, decisionChange(facts), (db, { entry }) => [
     db.insert(actionDecisions).values(rowOf(facts, entry)),
   ]);
   return rowOf(facts, entry);

@@ -5,7 +5,6 @@ import { getById, listById, type Page } from "../db/pagination";
 import { actionDecisions, actionMandates, actionRedemptions, agents } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
-import { recordRevocation } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import type { CreateActionMandate } from "../schemas/actions";
 import type { MANDATE_STATUSES } from "../schemas/vocabulary";
@@ -81,7 +80,7 @@ export async function createMandate(tenant: Tenant, body: CreateBody): Promise<M
       payload: terms,
       once: [`action_mandate.created:${draft.id}`],
     },
-    (db, entry) => [
+    (db, { entry }) => [
       db
         .insert(actionMandates)
         .values({ ...draft, auditEntryId: entry.id, auditSequence: entry.sequence }),
@@ -116,33 +115,33 @@ export function getMandate(tenant: Tenant, id: string): Promise<MandateRow> {
  * a revoked one answers unchanged.
  */
 export async function revokeMandate(tenant: Tenant, id: string): Promise<MandateRow> {
-  // The second statement reads the row as committed after the first: a repeated revoke (or
-  // one that lost a race) answers the revoked mandate as it stands.
-  const [, rows] = await tenant.batch((db) => [
-    db
-      .update(actionMandates)
-      .set({ status: "revoked", revokedAt: sql`now()` })
-      .where(and(eq(actionMandates.id, id), eq(actionMandates.status, "active"))),
-    db.select().from(actionMandates).where(eq(actionMandates.id, id)),
-  ]);
-  const row = orNotFound(rows[0]);
-  // Recorded on every call, once per mandate: a retry after a failed append still records it.
-  // The ledger object voids the mandate's grants in the same step, so a redemption that read
-  // the mandate as active before this update is still refused if it comes after: once this
-  // answers 200, no grant under the mandate redeems (docs/action-authority.md).
-  const revocation = mandateRevocation(row);
-  await recordRevocation(
-    tenant.env,
-    await tenant.caller(),
+  const found = await getById(tenant, actionMandates, id);
+  const revokedAt = found.revokedAt ?? new Date();
+  const revocation = mandateRevocation({ ...found, revokedAt });
+  // Committed on every call, once per mandate: a retry after a failed write finishes the first
+  // revocation's (its time included). The ledger object voids the mandate's grants in the same
+  // step, so a redemption that read the mandate as active before this write is still refused
+  // if it comes after: once this answers 200, no grant under the mandate redeems
+  // (docs/action-authority.md). The last statement reads the row as committed after the update:
+  // a repeated revoke (or one that lost a race) answers the revoked mandate as it stands.
+  const { results } = await commit(
+    tenant,
     {
       type: "action_mandate.revoked",
       subject: { type: "action_mandate", id },
       payload: revocation,
-      once: `action_mandate.revoked:${id}`,
+      once: [`action_mandate.revoked:${id}`],
+      voids: { key: `action_mandate:${id}`, at: revocation.revoked_at ?? revokedAt.toISOString() },
     },
-    { key: `action_mandate:${id}`, at: revocation.revoked_at ?? new Date().toISOString() },
+    (db, { terms }) => [
+      db
+        .update(actionMandates)
+        .set({ status: "revoked", revokedAt: new Date(terms.revoked_at ?? revokedAt) })
+        .where(and(eq(actionMandates.id, id), eq(actionMandates.status, "active"))),
+      db.select().from(actionMandates).where(eq(actionMandates.id, id)),
+    ],
   );
-  return row;
+  return orNotFound(results[1][0]);
 }
 
 /** One action decision of the org with where its grant stands, as the API shows it (404 otherwise). */

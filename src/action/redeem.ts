@@ -1,16 +1,9 @@
 import { eq } from "drizzle-orm";
 import type { Caller } from "../auth/caller";
 import type { Tenant } from "../auth/tenant";
-import {
-  actionDecisions,
-  actionMandates,
-  actionRedemptions,
-  agents,
-  auditEntries,
-} from "../db/schema";
+import { actionDecisions, actionMandates, actionRedemptions, agents } from "../db/schema";
 import { ApiError } from "../errors";
-import { recordOnce } from "../ledger/ledger";
-import { auditEntryRow } from "../ledger/ledger-postgres";
+import { commit } from "../ledger/commit";
 import type { GrantClaims } from "../schemas/actions";
 import type { ActionRequest } from "./checks";
 import { assertUnexpired, signReceipt, verifyGrant } from "./grant";
@@ -88,43 +81,46 @@ export async function redeem(
     ...facts,
     receipt_jws: await signReceipt(tenant.env, who.orgId, facts),
   };
-  const change = {
-    type: "action_grant.redeemed",
-    subject: { type: "action_grant", id: claims.jti },
-    payload,
-    once: [`grant:${claims.jti}`],
-    // The mandate or its agent may be revoked after the read above: the ledger object, which
-    // sequences both, refuses this redemption if the revocation came first
-    // (docs/action-authority.md).
-    voidedBy: [`action_mandate:${mandate.id}`, `agent:${mandate.agentId}`],
-  };
-  return recordOnce(tenant.env, who, change, payload, {
-    // A loser of the race finishes the winner's write (it may have died after its append), so
-    // the redemption the 409 names is always stored.
-    finish: async ({ entry, terms: first, replayed }) => {
-      const row = redemptionRow(who.orgId, first, entry);
-      await tenant.batch((db) => [
-        db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
-        db.insert(actionRedemptions).values(row).onConflictDoNothing(),
-      ]);
-      if (replayed) throw alreadyRedeemed(first, row);
-      return row;
+  // A loser of the race finishes the winner's write (it may have died after its append), so
+  // the redemption the 409 names is always stored.
+  const { entry, terms, replayed } = await commit(
+    tenant,
+    {
+      type: "action_grant.redeemed",
+      subject: { type: "action_grant", id: claims.jti },
+      payload,
+      once: [`grant:${claims.jti}`],
+      // The mandate or its agent may be revoked after the read above: the ledger object, which
+      // sequences both, refuses this redemption if the revocation came first
+      // (docs/action-authority.md).
+      voidedBy: [`action_mandate:${mandate.id}`, `agent:${mandate.agentId}`],
     },
-    voided: async (revocation) => {
-      if (revocation.key.startsWith("agent:")) {
-        throw new ApiError("agent_not_active", [
-          { path: "grant", message: `the agent ${mandate.agentId} is revoked` },
-        ]);
-      }
-      throw mandateRevoked(mandate.id, revocation.at);
+    (db, { entry, terms: first }) => [
+      db
+        .insert(actionRedemptions)
+        .values(redemptionRow(who.orgId, first, entry))
+        .onConflictDoNothing(),
+    ],
+    {
+      voided: async (revocation) => {
+        if (revocation.key.startsWith("agent:")) {
+          throw new ApiError("agent_not_active", [
+            { path: "grant", message: `the agent ${mandate.agentId} is revoked` },
+          ]);
+        }
+        throw mandateRevoked(mandate.id, revocation.at);
+      },
+      // The winner's record has expired from the ledger object (a day after it): its entry
+      // says enough to name it.
+      expired: async (entry) => {
+        const first = { grant_id: claims.jti, redeemed_at: entry.time, executor: entry.actor };
+        throw alreadyRedeemed(first, { auditEntryId: entry.id, auditSequence: entry.sequence });
+      },
     },
-    // The winner's record has expired from the ledger object (a day after it): its entry says
-    // enough to name it.
-    expired: async (entry) => {
-      const first = { grant_id: claims.jti, redeemed_at: entry.time, executor: entry.actor };
-      throw alreadyRedeemed(first, { auditEntryId: entry.id, auditSequence: entry.sequence });
-    },
-  });
+  );
+  const row = redemptionRow(who.orgId, terms, entry);
+  if (replayed) throw alreadyRedeemed(terms, row);
+  return row;
 }
 
 type Mismatch = { path: string; message: string; expected: unknown; actual: unknown };

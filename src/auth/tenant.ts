@@ -141,6 +141,29 @@ export class Tenant {
 }
 
 /**
+ * An org's committer (ledger/commit.ts) for work no tenant credential does: a provider's signed
+ * webhook, the review SLA sweep. The actor is named; the deliveries of the events its batches
+ * make are handed to `defer` (logged, not thrown, when the enqueue fails: the Cron sweep sends
+ * them after their lease).
+ */
+export function orgActor(
+  env: Env,
+  orgId: string,
+  actor: { type: string; id: string },
+  defer: Defer | null,
+) {
+  return {
+    env,
+    caller: async () => ({ orgId, actor }),
+    batch: async <T extends Batch>(build: (db: Database) => T, options: BatchOptions = {}) => {
+      if (options.webhooks && !defer) throw new Error("a batch that makes events needs a defer");
+      const webhooks = options.webhooks ? defer : null;
+      return (await transact(env, (db) => [setTenant(db, orgId)], build, webhooks)).results;
+    },
+  };
+}
+
+/**
  * Runs queries as one transaction in a known org without a tenant credential: work outside a
  * request (queue consumers, the ledger object) and writes a verified provider signature
  * attributes to an org (the billing webhook). RLS applies as usual.

@@ -1,10 +1,9 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
 import type { Tenant } from "../auth/tenant";
-import { actionDecisions, auditEntries, controlEffects } from "../db/schema";
+import { actionDecisions, controlEffects } from "../db/schema";
 import { ApiError } from "../errors";
-import { ORPHANED, recordOnce } from "../ledger/ledger";
-import { auditEntryRow } from "../ledger/ledger-postgres";
+import { commit, ORPHANED, type Sequenced } from "../ledger/commit";
 import { canonicalize } from "../lib/canonical";
 import { sha256 } from "../lib/digest";
 import { toHex, utf8 } from "../lib/encoding";
@@ -118,7 +117,7 @@ function rowOf(
  * false).
  *
  * An orphan (a first report's writer died after its append and before its row, and its record
- * expired a day later) is gone past as `recordOnce` describes.
+ * expired a day later) is gone past as `commit` describes.
  */
 export async function reportEffect(
   tenant: Tenant,
@@ -163,31 +162,34 @@ export async function reportEffect(
     createdAt: now,
   };
   const attachment: Attachment = { payload: effectPayload(draft), claim: draft.gateClaim };
-  const change = {
-    type: "control_effect.observed",
-    subject: { type: "control_effect", id: draft.id },
-    payload: attachment.payload,
-    once: [onceKey(livemode, body.observer, body.reference)],
-  };
-  return recordOnce(tenant.env, who, change, attachment, {
-    // A loser of a race (or a retry after a failure) finishes the first report's write.
-    finish: async ({ entry, terms, replayed }) => {
-      const base = replayed ? rowOf(who.orgId, terms) : draft;
-      const row: EffectRow = { ...base, auditEntryId: entry.id, auditSequence: entry.sequence };
-      await tenant.batch((db) => [
-        db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
-        db.insert(controlEffects).values(row).onConflictDoNothing(),
-      ]);
-      return { row, created: !replayed };
-    },
-    // The first report's row was written then, unless its writer died.
-    expired: async () => {
-      const [again] = await tenant.batch((db) => [
-        db.select().from(controlEffects).where(sameReport(livemode, body)),
-      ]);
-      return again[0] ? { row: again[0], created: false } : ORPHANED;
-    },
+  // A loser of a race (or a retry after a failure) finishes the first report's write.
+  const rowFor = ({ entry, terms, replayed }: Sequenced<Attachment>): EffectRow => ({
+    ...(replayed ? rowOf(who.orgId, terms) : draft),
+    auditEntryId: entry.id,
+    auditSequence: entry.sequence,
   });
+  const committed = await commit(
+    tenant,
+    {
+      type: "control_effect.observed",
+      subject: { type: "control_effect", id: draft.id },
+      payload: attachment.payload,
+      terms: attachment,
+      once: [onceKey(livemode, body.observer, body.reference)],
+    },
+    (db, sequenced) => [db.insert(controlEffects).values(rowFor(sequenced)).onConflictDoNothing()],
+    {
+      // The first report's row was written then, unless its writer died.
+      expired: async () => {
+        const [again] = await tenant.batch((db) => [
+          db.select().from(controlEffects).where(sameReport(livemode, body)),
+        ]);
+        return again[0] ? { row: again[0], created: false } : ORPHANED;
+      },
+    },
+  );
+  if (!("entry" in committed)) return committed;
+  return { row: rowFor(committed), created: !committed.replayed };
 }
 
 /** The one report of an observer's reference in a mode. */

@@ -1,11 +1,11 @@
 import { and, eq } from "drizzle-orm";
 import type { Tenant } from "../auth/tenant";
-import { artifacts, auditEntries } from "../db/schema";
+import { artifacts } from "../db/schema";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
 import { logIdFor } from "../ledger/checkpoint";
-import { ledgerOf, ORPHANED, reachLedger, recordOnce } from "../ledger/ledger";
-import { auditEntryRow } from "../ledger/ledger-postgres";
+import { commit, ORPHANED } from "../ledger/commit";
+import { ledgerOf, reachLedger } from "../ledger/ledger";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
 import { type Signer, signer } from "../signing/signer";
@@ -71,7 +71,7 @@ function byDigest(livemode: boolean, digest: string) {
  * which is a pure function of them and the entry, so all writers store the same row.
  *
  * An orphan (the first writer died after its append and before its row, and its terms expired
- * a day later) is gone past as `recordOnce` describes.
+ * a day later) is gone past as `commit` describes.
  */
 export async function registerArtifact(
   tenant: Tenant,
@@ -102,31 +102,38 @@ export async function registerArtifact(
   });
   // The key before the ledger: without one, nothing is appended that no receipt could name.
   const key = await signer(tenant.env);
-  const change = {
-    type: "artifact.registered",
-    subject: { type: "artifact", id: draft.id },
-    payload: draft,
-    once: [`artifact:${livemode ? "live" : "test"}:${input.digest}`],
-  };
-  return recordOnce(tenant.env, who, change, draft, {
-    finish: async ({ entry, terms, replayed }) => ({
-      row: await finish(tenant, key, who.orgId, livemode, terms, entry),
-      created: !replayed,
-    }),
-    // The first registration's row was written then, unless its writer died.
-    expired: async () => {
-      const again = await stored();
-      return again ? { row: again, created: false } : ORPHANED;
+  const committed = await commit(
+    tenant,
+    {
+      type: "artifact.registered",
+      subject: { type: "artifact", id: draft.id },
+      payload: draft,
+      once: [`artifact:${livemode ? "live" : "test"}:${input.digest}`],
     },
-  });
+    async (db, { entry, terms }) => {
+      const row = await rowOf(key, who.orgId, livemode, terms, entry);
+      // Read back in the same transaction: whoever wrote first, that is the one.
+      return [
+        db.insert(artifacts).values(row).onConflictDoNothing(),
+        db.select().from(artifacts).where(byDigest(livemode, terms.digest)),
+      ];
+    },
+    {
+      // The first registration's row was written then, unless its writer died.
+      expired: async () => {
+        const again = await stored();
+        return again ? { row: again, created: false } : ORPHANED;
+      },
+    },
+  );
+  if (!("entry" in committed)) return committed;
+  const written = committed.results[1][0];
+  if (!written) throw new ApiError("internal_error");
+  return { row: written, created: !committed.replayed };
 }
 
-/**
- * Writes the entry and the row of a registration the ledger sequenced, with its receipt, and
- * reads the stored row back in the same transaction: whoever wrote first, that is the one.
- */
-async function finish(
-  tenant: Tenant,
+/** The row of a registration the ledger sequenced, with its receipt (a pure function of both). */
+async function rowOf(
   key: Signer,
   orgId: string,
   livemode: boolean,
@@ -139,7 +146,7 @@ async function finish(
     { artifactId: terms.id, orgId, livemode, digest: terms.digest, registeredAt },
     entry,
   );
-  const row: ArtifactRow = {
+  return {
     id: terms.id,
     orgId,
     livemode,
@@ -153,14 +160,6 @@ async function finish(
     auditEntryId: entry.id,
     auditSequence: entry.sequence,
   };
-  const [, , stored] = await tenant.batch((db) => [
-    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
-    db.insert(artifacts).values(row).onConflictDoNothing(),
-    db.select().from(artifacts).where(byDigest(livemode, terms.digest)),
-  ]);
-  const written = stored[0];
-  if (!written) throw new ApiError("internal_error");
-  return written;
 }
 
 /**

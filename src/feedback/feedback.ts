@@ -1,10 +1,9 @@
 import type { z } from "@hono/zod-openapi";
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import type { Tenant } from "../auth/tenant";
-import { assessmentFeedback, assessments, auditEntries } from "../db/schema";
+import { assessmentFeedback, assessments } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
-import { ORPHANED, recordOnce } from "../ledger/ledger";
-import { auditEntryRow } from "../ledger/ledger-postgres";
+import { commit, ORPHANED } from "../ledger/commit";
 import { newId } from "../lib/ids";
 import {
   type AssessmentFeedback,
@@ -97,19 +96,23 @@ export async function addFeedback(
   // in the audit trail (the ledger object would sequence one before the limit is checked), so
   // a retry of the label that reached the limit answers 409 too, not its first 201.
   const full = Number(labels[0]?.n ?? 0) >= MAX_LABELS_PER_ASSESSMENT;
-  const change = {
-    type: "assessment.feedback_added",
-    subject: { type: "assessment_feedback", id: draft.id },
-    payload: toFeedback(draft),
-    once: [once],
-  };
-  const stored = (id: string) =>
-    tenant.batch((db) => [
+  if (full) throw limitReached();
+  const stored = async (id: string) => {
+    const [again] = await tenant.batch((db) => [
       db.select().from(assessmentFeedback).where(eq(assessmentFeedback.id, id)),
     ]);
-  if (full) throw limitReached();
-  return recordOnce(tenant.env, who, change, draft, {
-    finish: async ({ entry, terms, replayed }) => {
+    return again[0];
+  };
+  const committed = await commit(
+    tenant,
+    {
+      type: "assessment.feedback_added",
+      subject: { type: "assessment_feedback", id: draft.id },
+      payload: toFeedback(draft),
+      terms: draft,
+      once: [once],
+    },
+    (db, { terms, replayed }) => {
       const row = replayed ? revive(terms) : draft;
       if (row.assessmentId !== assessment.id) {
         throw new ApiError("invalid_request", [
@@ -119,21 +122,24 @@ export async function addFeedback(
       const effect = trustEffect(row.label, assessment.decision);
       // Test-mode labels and claimed (unproven) agents never move trust, as in assess itself.
       const moves = effect !== null && row.livemode && assessment.proven && assessment.agentId;
-      await tenant.batch((db) => [
-        db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+      return [
         db.insert(assessmentFeedback).values(row).onConflictDoNothing(),
         ...(moves && assessment.agentId
           ? [db.execute(moveTrust(row, assessment.agentId, effect))]
           : []),
-      ]);
-      return { row, created: !replayed };
+      ];
     },
-    // The first label's row was written then, unless its writer died.
-    expired: async (entry) => {
-      const [again] = await stored(entry.subject?.id ?? draft.id);
-      return again[0] ? { row: again[0], created: false } : ORPHANED;
+    {
+      // The first label's row was written then, unless its writer died.
+      expired: async (entry) => {
+        const row = await stored(entry.subject?.id ?? draft.id);
+        return row ? { row, created: false } : ORPHANED;
+      },
     },
-  });
+  );
+  if (!("entry" in committed)) return committed;
+  const { terms, replayed } = committed;
+  return { row: replayed ? revive(terms) : draft, created: !replayed };
 }
 
 function limitReached() {

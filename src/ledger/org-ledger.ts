@@ -44,6 +44,8 @@ export type DeferredRule =
   | { kind: "plain" }
   | { kind: "unless_voided"; voidedBy: string[] }
   | { kind: "before"; notAfter: number }
+  /** A revocation: voids `voids.key` with the entry's sequence (see `unless_voided`). */
+  | { kind: "revoking"; voids: { key: string; at: string } }
   | {
       kind: "spending";
       spend: ReviewSpend;
@@ -170,6 +172,10 @@ export class OrgLedger extends DurableObject<Env> {
    * - `unless_voided` (a grant's redemption): refused if any `voidedBy` key was revoked; the
    *   answer is then the revocation.
    * - `before` (a review's SLA): refused when the step runs at or after `notAfter`.
+   * - `revoking` (a mandate's or an agent's revocation): voids `voids.key` with the entry's
+   *   sequence, so a redemption sequenced after it is refused and one sequenced before it has
+   *   a lower sequence: a revocation and a redemption are ordered by the ledger, whatever
+   *   their requests read before.
    * - `spending` (a person approving a review under an AP2 credential): the spend is judged like
    *   an automated approval's (one consent pays once, budgets and recurrence across closed
    *   mandates) and recorded with the entry; also refused past an optional `notAfter`.
@@ -190,6 +196,11 @@ export class OrgLedger extends DurableObject<Env> {
         return { refusal: () => null };
       case "before":
         return { notAfter: rule.notAfter, refusal: () => null };
+      case "revoking":
+        return {
+          refusal: () => null,
+          also: (sequence) => this.store.setVoiding({ ...rule.voids, sequence }),
+        };
       case "unless_voided":
         return {
           refusal: () => {

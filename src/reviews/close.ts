@@ -2,19 +2,14 @@ import { and, eq } from "drizzle-orm";
 import type { Batch } from "../auth/tenant";
 import type { SpendRefusal } from "../credentials/spend";
 import type { Database } from "../db/client";
-import { auditEntries, events, reviews } from "../db/schema";
-import type { Env } from "../env";
-import { ORPHANED, recordOnceAs } from "../ledger/ledger";
-import { auditEntryRow } from "../ledger/ledger-postgres";
+import { events, reviews } from "../db/schema";
+import { type Committer, commit, ORPHANED } from "../ledger/commit";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
 import { ReviewSpend } from "../schemas/reviews";
 import type { AssessmentResolvedEventData } from "../schemas/webhook-events";
 import type { ReviewRow } from "./records";
-import { type Resolution, type Resolver, signResolution } from "./resolution";
-
-/** Runs the closing statements as one transaction that also sends the webhooks it made. */
-export type ClosingWrite = (build: (db: Database) => Batch) => Promise<readonly unknown[]>;
+import { type Resolution, signResolution } from "./resolution";
 
 /** How a close attempt ended. */
 export type Closed =
@@ -38,60 +33,58 @@ function onceKey(reviewId: string): string {
  * transaction. A loser (or a retry) finishes the winner's write and learns it lost.
  */
 export async function closeReview(
-  env: Env,
-  orgId: string,
-  actor: Resolver,
+  committer: Committer,
   /**
    * `notAfter`: a person's or a key's close must be sequenced before the item's SLA ends (the
    * ledger object refuses it after); the sweep's, which denies, has no deadline.
    */
   target: { review: ReviewRow; assessmentJws: string; notAfter?: Date },
   choice: Pick<Resolution, "decision" | "reason" | "note" | "rechecked_at">,
-  write: ClosingWrite,
 ): Promise<Closed> {
   const { review } = target;
+  const { orgId, actor } = await committer.caller();
   const base = {
     review_id: review.id,
     assessment_id: review.assessmentId,
     ...choice,
     resolved_at: new Date().toISOString(),
-    resolved_by: actor,
+    resolved_by: { type: actor.type, id: actor.id },
   };
   const terms: Resolution = {
     ...base,
-    ...(await signResolution(env, target.assessmentJws, base)),
+    ...(await signResolution(committer.env, target.assessmentJws, base)),
   };
   const spend =
     choice.decision === "approve" && review.spend !== null
       ? { terms: ReviewSpend.parse(review.spend), livemode: review.livemode }
       : undefined;
-  const change = {
-    type: "review.resolved",
-    subject: { type: "review", id: review.id },
-    payload: terms,
-    once: [onceKey(review.id)],
-    ...(spend ? { spend } : {}),
-    ...(target.notAfter ? { notAfter: target.notAfter.getTime() } : {}),
-  };
-  const reread = async () => {
-    const results = await write((db) => [readReview(db, review.id)]);
-    return (results[0] as ReviewRow[])[0];
-  };
-  return recordOnceAs<Resolution, Closed>(env, orgId, actor, change, terms, {
-    finish: async ({ entry, terms: first, replayed }) => {
-      const results = await write((db) => closingStatements(db, orgId, review, first, entry));
-      const row = (results.at(-1) as ReviewRow[])[0];
-      if (!row) throw new Error(`review ${review.id} vanished while closing`);
-      return { kind: "closed", row, won: !replayed };
+  const committed = await commit(
+    committer,
+    {
+      type: "review.resolved",
+      subject: { type: "review", id: review.id },
+      payload: terms,
+      once: [onceKey(review.id)],
+      ...(spend ? { spend } : {}),
+      ...(target.notAfter ? { notAfter: target.notAfter.getTime() } : {}),
     },
-    // The first closer's terms are gone (a day later): its write landed unless it died.
-    expired: async () => {
-      const row = await reread();
-      return row && row.status !== "open" ? { kind: "closed", row, won: false } : ORPHANED;
+    (db, { entry, terms: first }) => closingStatements(db, orgId, review, first, entry),
+    {
+      webhooks: true,
+      // The first closer's terms are gone (a day later): its write landed unless it died.
+      expired: async (): Promise<Closed | typeof ORPHANED> => {
+        const [rows] = await committer.batch((db) => [readReview(db, review.id)]);
+        const row = rows[0];
+        return row && row.status !== "open" ? { kind: "closed", row, won: false } : ORPHANED;
+      },
+      refused: async (refusal): Promise<Closed> => ({ kind: "refused", refusal }),
+      late: async (): Promise<Closed> => ({ kind: "late" }),
     },
-    refused: async (refusal) => ({ kind: "refused", refusal }),
-    late: async () => ({ kind: "late" }),
-  });
+  );
+  if (!("entry" in committed)) return committed;
+  const row = (committed.results.at(-1) as ReviewRow[])[0];
+  if (!row) throw new Error(`review ${review.id} vanished while closing`);
+  return { kind: "closed", row, won: !committed.replayed };
 }
 
 function readReview(db: Database, id: string) {
@@ -99,7 +92,7 @@ function readReview(db: Database, id: string) {
 }
 
 /**
- * The entry, the item's closing (only from `open`: the terms are the ledger's one winner's, so
+ * After the entry: the item's closing (only from `open`: the terms are the ledger's one winner's, so
  * a second write changes nothing), the outbox event (one per item, by its dedupe key) and the
  * item as it now stands, last.
  */
@@ -112,7 +105,6 @@ function closingStatements(
 ): Batch {
   const status = terms.reason === "review.expired" ? "expired" : "resolved";
   return [
-    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
     db
       .update(reviews)
       .set({

@@ -1,11 +1,10 @@
 import { and, asc, eq, lte, sql } from "drizzle-orm";
-import { orgBatchOf } from "../auth/tenant";
+import { orgActor, orgBatchOf } from "../auth/tenant";
 import { database } from "../db/client";
 import { assessments, reviews } from "../db/schema";
 import type { Env } from "../env";
 import { logError } from "../lib/log";
-import { type DeliveryMessage, deliveriesMadeHere, send } from "../webhooks/enqueue";
-import { type ClosingWrite, closeReview } from "./close";
+import { closeReview } from "./close";
 import { SLA_SWEEP } from "./resolution";
 
 /** Orgs swept per Cron run, and items per org: the rest wait for the next minute. */
@@ -39,29 +38,19 @@ async function expireOrg(env: Env, orgId: string): Promise<number> {
       .orderBy(asc(reviews.expiresAt))
       .limit(ITEMS_PER_ORG),
   ]);
-  // Outside a request nothing defers the webhooks: the write reads its deliveries and sends them.
-  const write: ClosingWrite = async (build) => {
-    const results = await orgBatchOf(env, orgId, (db) => [...build(db), deliveriesMadeHere(db)]);
-    const made = results.at(-1) as { rows: DeliveryMessage[] };
-    if (made.rows.length > 0) {
-      // A failed enqueue is not lost: the deliveries' lease lets the Cron sweep send them.
-      await send(env, made.rows).catch((error) =>
-        logError("webhook enqueue failed", { error: String(error) }),
-      );
-    }
-    return results.slice(0, -1);
-  };
+  // Outside a request nothing defers the webhooks: the sweep sends them before it returns (a
+  // failed enqueue is not lost: the deliveries' lease lets the Cron sweep send them).
+  const sending: Promise<unknown>[] = [];
+  const sweep = orgActor(env, orgId, SLA_SWEEP, (work) => sending.push(work));
   let expired = 0;
   for (const { review, jws } of due) {
     const closed = await closeReview(
-      env,
-      orgId,
-      SLA_SWEEP,
+      sweep,
       { review, assessmentJws: jws },
       { decision: "deny", reason: "review.expired", note: null },
-      write,
     );
     if (closed.kind === "closed" && closed.won) expired++;
   }
+  await Promise.all(sending);
   return expired;
 }

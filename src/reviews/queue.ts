@@ -54,9 +54,7 @@ export async function resolveReview(
       ? await recheckApproval(tenant, found.review, found.jws, found)
       : undefined;
   const closed: Closed = await closeReview(
-    tenant.env,
-    who.orgId,
-    { type: who.actor.type, id: who.actor.id },
+    tenant,
     { review: found.review, assessmentJws: found.jws, notAfter: found.review.expiresAt },
     {
       decision: body.decision,
@@ -64,7 +62,6 @@ export async function resolveReview(
       note: body.note ?? null,
       ...(rechecked === undefined ? {} : { rechecked_at: rechecked }),
     },
-    (build) => tenant.batch(build, { webhooks: true }),
   );
   if (closed.kind === "late") throw expiredError(found.review);
   if (closed.kind === "refused") {

@@ -7,7 +7,6 @@ import { getById, listById, mapPage, type Page } from "../db/pagination";
 import { policies } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
-import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 
 type PolicyView = z.infer<typeof Policy>;
@@ -29,37 +28,62 @@ function toPolicy(row: Omit<PolicyRow, "orgId">): z.infer<typeof Policy> {
 }
 
 /**
- * Activation in one transaction: the active policy (if another) returns to draft, this one
- * takes the next version (and stops shadowing: the active policy is never its own shadow). The partial unique index keeps "one active" true under races; the
- * loser of a race answers 409 and can retry.
+ * Activation: the policy as it will stand, read before the write so its entry commits with it,
+ * and the write in one transaction: the active policy (if another) returns to draft, this one
+ * takes the next version (and stops shadowing: the active policy is never its own shadow). The
+ * unique indexes on the active policy and the version decide a race; the loser answers 409 and
+ * can retry. An active policy answers unchanged and records nothing (its activation is).
  */
-async function activateInBatch(tenant: Tenant, id: string): Promise<PolicyRow | undefined> {
-  const [, , rows] = await tenant
-    .batch((db) => [
-      db
-        .update(policies)
-        .set({ status: "draft" })
-        .where(
-          and(
-            eq(policies.status, "active"),
-            ne(policies.id, id),
-            // Only when there is a draft to take its place: a bad id changes nothing.
-            sql`exists (select 1 from policies d where d.id = ${id} and d.status = 'draft')`,
-          ),
+async function activate(tenant: Tenant, id: string): Promise<PolicyRow | undefined> {
+  const [rows, versions] = await tenant.batch((db) => [
+    db.select().from(policies).where(eq(policies.id, id)),
+    db.select({ max: sql<number>`coalesce(max(${policies.version}), 0)::int` }).from(policies),
+  ]);
+  const current = rows[0];
+  if (!current || current.status === "active") return current;
+  const activated: PolicyRow = {
+    ...current,
+    status: "active",
+    shadow: false,
+    version: Number(versions[0]?.max ?? 0) + 1,
+    activatedAt: new Date(),
+  };
+  const change = activation(activated);
+  const { results } = await commit(tenant, { ...change, once: [change.once] }, (db) => [
+    db
+      .update(policies)
+      .set({ status: "draft" })
+      .where(
+        and(
+          eq(policies.status, "active"),
+          ne(policies.id, id),
+          // Only while the draft is there to take its place (a race may have taken it).
+          sql`exists (select 1 from policies d where d.id = ${id} and d.status = 'draft')`,
         ),
-      db
-        .update(policies)
-        .set({
-          status: "active",
-          shadow: false,
-          version: sql`(select coalesce(max(p.version), 0) + 1 from policies p)`,
-          activatedAt: sql`now()`,
-        })
-        .where(and(eq(policies.id, id), eq(policies.status, "draft"))),
-      db.select().from(policies).where(eq(policies.id, id)),
-    ])
-    .catch(activationConflict);
-  return rows[0];
+      ),
+    db
+      .update(policies)
+      .set({
+        status: "active",
+        shadow: false,
+        version: activated.version,
+        activatedAt: activated.activatedAt,
+      })
+      .where(and(eq(policies.id, id), eq(policies.status, "draft")))
+      .returning(),
+  ]).catch(activationConflict);
+  // A draft deleted or activated between the read and the write: the loser retries.
+  return results[1][0] ?? activationConflict({ code: UNIQUE_VIOLATION });
+}
+
+/** The ledger change of an activation: once per version. */
+function activation(row: Omit<PolicyRow, "orgId">) {
+  return {
+    type: "policy.activated",
+    subject: { type: "policy", id: row.id },
+    payload: toPolicy(row),
+    once: `policy.activated:${row.id}:${row.version}`,
+  };
 }
 
 /** The loser of an activation race (the partial unique index said no): 409, retry. */
@@ -73,35 +97,65 @@ function activationConflict(error: unknown, path = "id"): never {
 }
 
 /**
- * Creates a policy as the org's active one in one transaction: the active policy (if any)
- * returns to draft and the new one is inserted active with the next version. The partial
- * unique index decides a race; the loser's whole transaction rolls back (409).
+ * Creates a policy as the org's active one in one transaction with its two entries (created,
+ * activated): the active policy (if any) returns to draft and the new one is inserted active
+ * with the next version, read before. The unique indexes decide a race; the loser's whole
+ * transaction rolls back (409), leaving its entries as the record of the attempt.
  */
 async function createActive(tenant: Tenant, values: typeof policies.$inferInsert) {
-  const [, rows] = await tenant
-    .batch((db) => [
+  const [versions] = await tenant.batch((db) => [
+    db.select({ max: sql<number>`coalesce(max(${policies.version}), 0)::int` }).from(policies),
+  ]);
+  const created: Omit<PolicyRow, "orgId"> = {
+    ...values,
+    rules: values.rules,
+    velocityWindowSeconds: values.velocityWindowSeconds ?? null,
+    aggregates: values.aggregates ?? [],
+    id: values.id as string,
+    status: "active",
+    shadow: false,
+    version: Number(versions[0]?.max ?? 0) + 1,
+    activatedAt: new Date(),
+    createdAt: new Date(),
+  };
+  const { results } = await commit(
+    tenant,
+    {
+      type: "policy.created",
+      subject: { type: "policy", id: created.id },
+      payload: toPolicy(created),
+      also: [activation(created)],
+    },
+    (db) => [
       db.update(policies).set({ status: "draft" }).where(eq(policies.status, "active")),
-      db
-        .insert(policies)
-        .values({
-          ...values,
-          status: "active",
-          version: sql`(select coalesce(max(p.version), 0) + 1 from policies p)`,
-          activatedAt: sql`now()`,
-        })
-        .returning(),
-    ])
-    .catch((error: unknown) => activationConflict(error, "activate"));
-  return [rows] as const;
+      db.insert(policies).values(created).returning(),
+    ],
+  ).catch((error: unknown) => activationConflict(error, "activate"));
+  return results[1];
 }
 
 /**
- * Shadowing in one transaction: the previous shadow policy (if another) stops, this draft
- * starts. The partial unique index keeps "one shadow" true under races (the loser: 409).
+ * Shadowing, committed only as a change (a draft that does not shadow yet), in one transaction:
+ * the previous shadow policy (if another) stops, this draft starts. The partial unique index
+ * keeps "one shadow" true under races (the loser: 409).
  */
-async function shadowInBatch(tenant: Tenant, id: string) {
-  const [, started, rows] = await tenant
-    .batch((db) => [
+async function shadow(tenant: Tenant, id: string): Promise<PolicyRow> {
+  const row = orNotFound(await readPolicy(tenant, id));
+  if (row.status === "active") {
+    throw new ApiError("policy_active", [
+      { path: "id", message: "the active policy decides; only a draft can shadow it" },
+    ]);
+  }
+  if (row.shadow) return row;
+  const shadowing = { ...row, shadow: true };
+  const { results } = await commit(
+    tenant,
+    {
+      type: "policy.shadowed",
+      subject: { type: "policy", id },
+      payload: toPolicy(shadowing),
+    },
+    (db) => [
       db
         .update(policies)
         .set({ shadow: false })
@@ -109,40 +163,39 @@ async function shadowInBatch(tenant: Tenant, id: string) {
           and(
             eq(policies.shadow, true),
             ne(policies.id, id),
-            // Only when there is a draft to take its place: a bad id or the active one changes nothing.
+            // Only while the draft is there to take its place (it may be activated meanwhile).
             sql`exists (select 1 from policies d where d.id = ${id} and d.status = 'draft')`,
           ),
         ),
       db
         .update(policies)
         .set({ shadow: true })
-        .where(and(eq(policies.id, id), eq(policies.status, "draft"), eq(policies.shadow, false)))
-        .returning({ id: policies.id }),
-      db.select().from(policies).where(eq(policies.id, id)),
-    ])
-    .catch((error: unknown) => {
-      if (isUniqueViolation(error)) {
-        throw new ApiError("policy_shadow_conflict", [
-          { path: "id", message: "another policy was made the shadow at the same time; retry" },
-        ]);
-      }
-      throw error;
-    });
-  return { row: rows[0], started: started.length > 0 };
+        .where(and(eq(policies.id, id), eq(policies.status, "draft")))
+        .returning(),
+    ],
+  ).catch((error: unknown) => {
+    if (isUniqueViolation(error)) {
+      throw new ApiError("policy_shadow_conflict", [
+        { path: "id", message: "another policy was made the shadow at the same time; retry" },
+      ]);
+    }
+    throw error;
+  });
+  // Activated between the read and the write: the active policy decides.
+  return results[1][0] ?? orNotFound(await readPolicy(tenant, id));
 }
 
-/** Recorded once per version: a repeated activation of the active policy records nothing. */
-async function recordActivation(tenant: Tenant, row: PolicyRow) {
-  await record(tenant.env, await tenant.caller(), {
-    type: "policy.activated",
-    subject: { type: "policy", id: row.id },
-    payload: toPolicy(row),
-    once: `policy.activated:${row.id}:${row.version}`,
-  });
+async function readPolicy(tenant: Tenant, id: string): Promise<PolicyRow | undefined> {
+  const [rows] = await tenant.batch((db) => [
+    db.select().from(policies).where(eq(policies.id, id)),
+  ]);
+  return rows[0];
 }
+
+const UNIQUE_VIOLATION = "23505";
 
 function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string } | null)?.code === "23505";
+  return (error as { code?: string } | null)?.code === UNIQUE_VIOLATION;
 }
 
 /**
@@ -186,18 +239,9 @@ export async function createPolicy(
     return toPolicy(row);
   }
   // The insert and the activation are one transaction: a lost activation race rolls the new
-  // policy back with it, so a 409 leaves no stray draft behind. The version is the database's,
-  // so the creation is recorded after it.
-  const [rows] = await createActive(tenant, values);
-  const row = rows[0];
+  // policy back with it, so a 409 leaves no stray draft behind.
+  const row = (await createActive(tenant, values))[0];
   if (!row) throw new ApiError("internal_error");
-  const who = await tenant.caller();
-  await record(tenant.env, who, {
-    type: "policy.created",
-    subject: { type: "policy", id },
-    payload: toPolicy(row),
-  });
-  await recordActivation(tenant, row);
   return toPolicy(row);
 }
 
@@ -226,50 +270,32 @@ export async function getPolicy(tenant: Tenant, id: string): Promise<PolicyView>
 
 /** Makes a draft the org's active policy (the active one answers unchanged) and records it. */
 export async function activatePolicy(tenant: Tenant, id: string): Promise<PolicyView> {
-  const row = await activateInBatch(tenant, id);
-  if (!row) throw new ApiError("not_found");
-  await recordActivation(tenant, row);
-  return toPolicy(row);
+  return toPolicy(orNotFound(await activate(tenant, id)));
 }
 
 /** Makes a draft the org's shadow policy; only a change is recorded. */
 export async function shadowPolicy(tenant: Tenant, id: string): Promise<PolicyView> {
-  const { row, started } = await shadowInBatch(tenant, id);
-  if (!row) throw new ApiError("not_found");
-  if (row.status === "active") {
-    throw new ApiError("policy_active", [
-      { path: "id", message: "the active policy decides; only a draft can shadow it" },
-    ]);
-  }
-  // Only a change is audited: shadowing the shadow policy again records nothing.
-  if (started) {
-    await record(tenant.env, await tenant.caller(), {
-      type: "policy.shadowed",
-      subject: { type: "policy", id: row.id },
-      payload: toPolicy(row),
-    });
-  }
-  return toPolicy(row);
+  return toPolicy(await shadow(tenant, id));
 }
 
-/** Stops shadowing with a policy; only a change is recorded. */
+/** Stops shadowing with a policy; only a change is recorded (a repeated stop records nothing). */
 export async function unshadowPolicy(tenant: Tenant, id: string): Promise<PolicyView> {
-  const [changed, rows] = await tenant.batch((db) => [
-    db
-      .update(policies)
-      .set({ shadow: false })
-      .where(and(eq(policies.id, id), eq(policies.shadow, true)))
-      .returning({ id: policies.id }),
-    db.select().from(policies).where(eq(policies.id, id)),
-  ]);
-  const row = orNotFound(rows[0]);
-  // Only a change is audited: a repeated stop records nothing.
-  if (changed.length > 0) {
-    await record(tenant.env, await tenant.caller(), {
+  const row = orNotFound(await readPolicy(tenant, id));
+  if (!row.shadow) return toPolicy(row);
+  const stopped = { ...row, shadow: false };
+  await commit(
+    tenant,
+    {
       type: "policy.unshadowed",
-      subject: { type: "policy", id: row.id },
-      payload: toPolicy(row),
-    });
-  }
-  return toPolicy(row);
+      subject: { type: "policy", id },
+      payload: toPolicy(stopped),
+    },
+    (db) => [
+      db
+        .update(policies)
+        .set({ shadow: false })
+        .where(and(eq(policies.id, id), eq(policies.shadow, true))),
+    ],
+  );
+  return toPolicy(stopped);
 }

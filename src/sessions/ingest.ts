@@ -1,11 +1,12 @@
 import { and, asc, between, eq, sql } from "drizzle-orm";
+import type { BatchResponse } from "drizzle-orm/batch";
 import type { Caller } from "../auth/caller";
 import type { Tenant } from "../auth/tenant";
+import type { Database } from "../db/client";
 import { columnJson } from "../db/column-json";
-import { agents, auditEntries, sessionEvents, sessions } from "../db/schema";
+import { agents, sessionEvents, sessions } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
-import { recordOnce, type Sequenced } from "../ledger/ledger";
-import { auditEntryRow } from "../ledger/ledger-postgres";
+import { commit } from "../ledger/commit";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { canonicalize } from "../lib/canonical";
 import { payloadDigest } from "../lib/digest";
@@ -134,30 +135,34 @@ export async function createSession(tenant: Tenant, body: CreateSessionBody): Pr
     events: body.events,
   };
   const facts = { ...draft.facts, createdAt: now };
-  const change = {
-    type: "session.created",
-    subject: { type: "session", id: facts.id },
-    payload: createdPayload(facts, body.events),
-    once: [creationOnceKey(livemode, body.agent_id, body.external_id)],
+  const committed = await commit(
+    tenant,
+    {
+      type: "session.created",
+      subject: { type: "session", id: facts.id },
+      payload: createdPayload(facts, body.events),
+      terms: draft,
+      once: [creationOnceKey(livemode, body.agent_id, body.external_id)],
+    },
+    (db, { entry, terms: winner }) => creationWrites(db, who.orgId, winner, entry),
+    {
+      expired: async (entry) => {
+        throw new ApiError("session_exists", { id: entry.subject?.id });
+      },
+    },
+  );
+  const { terms: winner, replayed } = committed;
+  const written = creationWritten(committed.results);
+  // A racing twin that finished this very creation first wrote it: then this is a replay.
+  if (!replayed) return { session: written.session, created: written.inserted };
+  // Another creation of this session was recorded first (a retry, or a racing twin): its
+  // write, which may never have landed, is finished; this request is judged against it.
+  const winnerHashes = winner.events.map((e) => ({ sequence: e.sequence, hash: e.hash }));
+  // 201 only when this request's write is the one that stored the session.
+  return {
+    session: sameCreation(written.session, winnerHashes, body),
+    created: written.inserted,
   };
-  return recordOnce(tenant.env, who, change, draft, {
-    finish: async ({ entry, terms: winner, replayed }) => {
-      const written = await writeCreation(tenant, who, winner, entry);
-      // A racing twin that finished this very creation first wrote it: then this is a replay.
-      if (!replayed) return { session: written.session, created: written.inserted };
-      // Another creation of this session was recorded first (a retry, or a racing twin): its
-      // write, which may never have landed, is finished; this request is judged against it.
-      const winnerHashes = winner.events.map((e) => ({ sequence: e.sequence, hash: e.hash }));
-      // 201 only when this request's write is the one that stored the session.
-      return {
-        session: sameCreation(written.session, winnerHashes, body),
-        created: written.inserted,
-      };
-    },
-    expired: async (entry) => {
-      throw new ApiError("session_exists", { id: entry.subject?.id });
-    },
-  });
 }
 
 /**
@@ -178,20 +183,15 @@ function sameCreation(
   return stored;
 }
 
-/** Writes a creation (idempotently: a twin may be writing the same) and reads the session. */
-async function writeCreation(
-  tenant: Tenant,
-  who: Caller,
-  draft: CreationDraft,
-  entry: StoredEntry,
-): Promise<{ session: SessionRow; inserted: boolean }> {
+/** A creation's writes (idempotent: a twin may be writing the same), the session read last. */
+function creationWrites(db: Database, orgId: string, draft: CreationDraft, entry: StoredEntry) {
   const { facts, events } = draft;
   const createdAt = new Date(facts.createdAt);
   const audit = { id: entry.id, sequence: entry.sequence };
   const last = events.at(-1);
   const row: SessionRow = {
     ...facts,
-    orgId: who.orgId,
+    orgId,
     createdAt,
     updatedAt: createdAt,
     headSequence: last?.sequence ?? 0,
@@ -202,17 +202,23 @@ async function writeCreation(
     auditEntryId: entry.id,
     auditSequence: entry.sequence,
   };
-  const rows = eventRows(who.orgId, facts.id, events, createdAt, audit);
+  const rows = eventRows(orgId, facts.id, events, createdAt, audit);
   const json = `[${rows.map((row) => columnJson(sessionEvents, row)).join(",")}]`;
-  const [, inserted, , stored] = await tenant.batch((db) => [
-    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+  return [
     db.insert(sessions).values(row).onConflictDoNothing().returning({ id: sessions.id }),
     db.execute(sql`
       ${insertEventsFrom(json)}
       where exists (select 1 from sessions where id = ${facts.id} and created_audit_sequence = ${entry.sequence})
       on conflict do nothing`),
     db.select().from(sessions).where(eq(sessions.id, facts.id)),
-  ]);
+  ] as const;
+}
+
+/** The session a creation's writes left, and whether they inserted it. */
+function creationWritten([inserted, , stored]: BatchResponse<ReturnType<typeof creationWrites>>): {
+  session: SessionRow;
+  inserted: boolean;
+} {
   const session = stored[0];
   if (!session) throw new ApiError("internal_error");
   return { session, inserted: inserted.length > 0 };
@@ -295,41 +301,45 @@ export async function appendEvents(
   const who = await tenant.caller();
   const draft: AppendDraft = { receivedAt: now.toISOString(), events: body.events };
   const payload = appendedPayload(sessionId, body.events);
-  const change = {
-    type: "session.events_appended",
-    subject: { type: "session", id: sessionId },
-    payload,
-    once: [`session.events_appended:${sessionId}:${first.sequence}`],
-  };
-  const finish = async ({ entry, terms: winner, replayed }: Sequenced<AppendDraft>) => {
+  const sameBatch = (winner: AppendDraft) =>
+    winner.events.length === body.events.length && sameHashes(winner.events, body.events);
+  const committed = await commit(
+    tenant,
+    {
+      type: "session.events_appended",
+      subject: { type: "session", id: sessionId },
+      payload,
+      terms: draft,
+      once: [`session.events_appended:${sessionId}:${first.sequence}`],
+    },
     // A batch from this position was recorded first when replayed: its write is finished here
     // (its caller may have died before it), marked as a rival's when it is not this batch.
-    const same =
-      winner.events.length === body.events.length && sameHashes(winner.events, body.events);
-    const written = await writeAppend(tenant, who, sessionId, winner, entry, !same);
-    if (!replayed) {
-      if (written.moved) return { session: written.session, created: true };
-      // The head did not move: another request finished this batch first (the `once` key lets
-      // no other batch take this position), or the head is elsewhere. This request recorded
-      // the batch, so it answers 201 when a rival finished it (the rival answers 409); when a
-      // twin of this very batch did, the twin answered 201 and this is a replay.
-      if (written.atTo?.hash === body.events.at(-1)?.hash) {
-        return { session: written.session, created: written.atTo?.writtenByRival === true };
-      }
-      throw conflict(headOf(written.session));
-    }
-    if (!same) throw conflict(headOf(written.session));
-    // 201 only when this request's write is the one that moved the head (it finished the batch).
-    return { session: written.session, created: written.moved };
-  };
-  return recordOnce(tenant.env, who, change, draft, {
-    finish,
-    // The first batch's terms expired: the entry's digest still tells whether it was this one.
-    expired: async (entry) => {
-      if (entry.digest !== payloadDigest(payload)) throw conflict(headOf(session));
-      return finish({ entry, terms: draft, replayed: true });
+    (db, { entry, terms: winner }) =>
+      appendWrites(db, who.orgId, sessionId, winner, entry, !sameBatch(winner)),
+    {
+      // The first batch's terms expired and its entry's digest is not this batch's (the
+      // ledger finishes this very batch with its own terms): another batch took the position.
+      expired: async () => {
+        throw conflict(headOf(session));
+      },
     },
-  });
+  );
+  const { terms: winner, replayed } = committed;
+  const written = appendWritten(committed.results);
+  if (!replayed) {
+    if (written.moved) return { session: written.session, created: true };
+    // The head did not move: another request finished this batch first (the `once` key lets
+    // no other batch take this position), or the head is elsewhere. This request recorded
+    // the batch, so it answers 201 when a rival finished it (the rival answers 409); when a
+    // twin of this very batch did, the twin answered 201 and this is a replay.
+    if (written.atTo?.hash === body.events.at(-1)?.hash) {
+      return { session: written.session, created: written.atTo?.writtenByRival === true };
+    }
+    throw conflict(headOf(written.session));
+  }
+  if (!sameBatch(winner)) throw conflict(headOf(written.session));
+  // 201 only when this request's write is the one that moved the head (it finished the batch).
+  return { session: written.session, created: written.moved };
 }
 
 function conflict(head: Head): ApiError {
@@ -340,33 +350,27 @@ function conflict(head: Head): ApiError {
 }
 
 /**
- * One transaction: the ledger entry, then the head moved only if it is still where the batch
- * starts, and the events inserted only if it moved (`byRival`: by a request that sent another
- * batch). Answers the session after, whether this write moved it, and the event at the batch's
- * end as stored (by whichever request wrote it).
+ * An append's writes, after its ledger entry in the same transaction: the head moved only if it
+ * is still where the batch starts, and the events inserted only if it moved (`byRival`: by a
+ * request that sent another batch); then the session and the batch's last event as they stand.
  */
-async function writeAppend(
-  tenant: Tenant,
-  who: Caller,
+function appendWrites(
+  db: Database,
+  orgId: string,
   sessionId: string,
   draft: AppendDraft,
   entry: StoredEntry,
   byRival: boolean,
-): Promise<{
-  session: SessionRow;
-  moved: boolean;
-  atTo: { hash: string; writtenByRival: boolean } | null;
-}> {
+) {
   const receivedAt = new Date(draft.receivedAt);
   const first = draft.events[0];
   const last = draft.events.at(-1);
   if (!first || !last) throw new ApiError("internal_error");
-  const rows = eventRows(who.orgId, sessionId, draft.events, receivedAt, entry, byRival);
+  const rows = eventRows(orgId, sessionId, draft.events, receivedAt, entry, byRival);
   const json = `[${rows.map((row) => columnJson(sessionEvents, row)).join(",")}]`;
   const signed = draft.events.filter((e) => e.signature).length;
   const prevHash = first.sequence === 1 ? null : first.prev_hash;
-  const [, moved, after, atTo] = await tenant.batch((db) => [
-    db.insert(auditEntries).values(auditEntryRow(entry)).onConflictDoNothing(),
+  return [
     db.execute(sql`
       with moved as (
         update sessions s set head_sequence = ${last.sequence}, head_hash = ${last.hash},
@@ -388,7 +392,14 @@ async function writeAppend(
       .where(
         and(eq(sessionEvents.sessionId, sessionId), eq(sessionEvents.sequence, last.sequence)),
       ),
-  ]);
+  ] as const;
+}
+
+/**
+ * The session after an append's writes, whether they moved it, and the event at the batch's
+ * end as stored (by whichever request wrote it).
+ */
+function appendWritten([moved, after, atTo]: BatchResponse<ReturnType<typeof appendWrites>>) {
   const session = orNotFound(after[0]);
   const count = (moved as unknown as { rows: { moved: number }[] }).rows[0]?.moved ?? 0;
   return { session, moved: count > 0, atTo: atTo[0] ?? null };

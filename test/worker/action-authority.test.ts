@@ -1,7 +1,6 @@
 import { env } from "cloudflare:test";
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import { sequenceDeferred } from "../../src/ledger/ledger";
 import {
   allowed,
   CAPTURE,
@@ -16,6 +15,7 @@ import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
 import { newAgent } from "./support/identity";
 import { verifyJws } from "./support/jws";
+import { sequenceOnly } from "./support/ledger";
 
 // Grants and their redemption (issue 8): the executor proves the gate was passed, once.
 
@@ -364,7 +364,7 @@ describe("a redemption whose request died after the ledger object made it the on
       redeemed_at: new Date().toISOString(),
       receipt_jws: "receipt",
     };
-    const { entry } = await sequenceDeferred(env, org.id, {
+    const { entry } = await sequenceOnly(org.id, {
       type: "action_grant.redeemed",
       actor: first.executor,
       subject: { type: "action_grant", id: decision.grant.id },

@@ -1,7 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { sequenceDeferred } from "../../src/ledger/ledger";
 import { CAPTURE, decide } from "./support/action";
 import { call, newOrg } from "./support/api";
 import { jcs, jwks, orgWithKey } from "./support/assess";
@@ -21,7 +20,7 @@ import {
 } from "./support/coverage";
 import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
-import { ledger } from "./support/ledger";
+import { ledger, sequenceOnly } from "./support/ledger";
 
 /** The ledger object's store, reached into to expire attachments as a day would. */
 interface Pruning {
@@ -933,7 +932,7 @@ describe("an orphaned first report", () => {
       .update(jcs([true, body.observer, body.reference]), "utf8")
       .digest("hex")}`;
     const stub = ledger(org.id);
-    const orphan = await sequenceDeferred(env, org.id, {
+    const orphan = await sequenceOnly(org.id, {
       type: "control_effect.observed",
       actor: { type: "api_key", id: "k1" },
       subject: { type: "control_effect", id: crypto.randomUUID() },
@@ -953,7 +952,7 @@ describe("an orphaned first report", () => {
     const rows = await ownerSql`select id from control_effects where org_id = ${org.id}`;
     expect(rows.map((r) => r.id)).toEqual([res.json.id]);
     // The repeat's ledger answer still names the orphan under the first key.
-    const replay = await sequenceDeferred(env, org.id, {
+    const replay = await sequenceOnly(org.id, {
       type: "control_effect.observed",
       actor: { type: "api_key", id: "k1" },
       subject: null,

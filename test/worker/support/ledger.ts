@@ -21,6 +21,19 @@ export function appendMany(orgId: string, count: number, type = "test.event") {
   );
 }
 
+/**
+ * Sequences an entry the way a commit does and stops there, as a writer that dies before its
+ * transaction: the ledger object writes the entry later, the change never lands.
+ */
+export async function sequenceOnly(
+  orgId: string,
+  input: Parameters<ReturnType<typeof ledger>["appendDeferred"]>[1],
+) {
+  const answer = await ledger(orgId).appendDeferred(orgId, input);
+  if (!("entry" in answer)) throw new Error("a plain append was refused");
+  return answer;
+}
+
 /** Builds a checkpoint now, as the alarm or the Cron sweep would. */
 export function anchor(orgId: string) {
   return ledger(orgId).anchor(orgId);

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:test";
 import { CompactSign } from "jose";
 import { expect } from "vitest";
-import { sequenceDeferred } from "../../../src/ledger/ledger";
 import { canonicalize } from "../../../src/lib/canonical";
 import { call, newOrg, type TestOrg } from "./api";
 import { ownerSql } from "./db";
 import { errorBody } from "./errors";
 import { type AgentKeyPair, newAgent } from "./identity";
+import { sequenceOnly } from "./ledger";
 import { assessOnce as assessPayment } from "./routes";
 
 /**
@@ -241,7 +241,7 @@ export async function recordDiedBatch(org: TestOrg, id: string, events: WireEven
     signed_events: 0,
     key_ids: [],
   };
-  return sequenceDeferred(env, org.id, {
+  return sequenceOnly(org.id, {
     type: "session.events_appended",
     actor: { type: "user", id: "died" },
     subject: { type: "session", id },
