@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Tenant } from "../auth/tenant";
 import { ApiError } from "../errors";
-import { record } from "../ledger/ledger";
+import { commit } from "../ledger/commit";
 import { newId } from "../lib/ids";
 import type { SpendDeniedEventData } from "../schemas/webhook-events";
 import { CURRENCY, PERIOD_START_SQL, type SpendState, usageCharge } from "./plans";
@@ -56,7 +56,15 @@ export async function guardSpend(tenant: Tenant, state: SpendState | null, livem
     plan: state.plan,
   } satisfies SpendDeniedEventData;
   const once = `spend.denied:${state.period_start}:${cap}`;
-  await tenant.batch(
+  // Once per period and cap: a repeat is a replay whose event insert finds its dedupe key.
+  await commit(
+    tenant,
+    {
+      type: "spend.denied",
+      subject: { type: "billing_period", id: state.period_start },
+      payload: data,
+      once: [once],
+    },
     (db) => [
       db.execute(sql`
         insert into events (id, type, data, livemode, dedupe_key)
@@ -65,12 +73,6 @@ export async function guardSpend(tenant: Tenant, state: SpendState | null, livem
     ],
     { webhooks: true },
   );
-  await record(tenant.env, await tenant.caller(), {
-    type: "spend.denied",
-    subject: { type: "billing_period", id: state.period_start },
-    payload: data,
-    once,
-  });
   throw new ApiError("spending_cap_reached", {
     spending_cap: cap,
     amount_due: data.amount_due,

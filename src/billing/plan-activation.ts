@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
-import { orgBatchOf, publicBatch } from "../auth/tenant";
+import { orgActor, publicBatch } from "../auth/tenant";
 import type { Env } from "../env";
-import { recordAs } from "../ledger/ledger";
+import { commit } from "../ledger/commit";
 import type { stripe } from "./provider";
 
 type Verified = Awaited<ReturnType<ReturnType<typeof stripe>["verifyWebhook"]>>;
@@ -32,15 +32,18 @@ export async function activatePlan(
     customer: event.customer,
     subscription: event.subscription,
   };
-  // Ledger first, once per provider event: a retry after a failed write still records it once.
-  await recordAs(env, checkout.org_id, STRIPE, {
-    type: "billing.plan_activated",
-    subject: { type: "billing_account", id: checkout.org_id },
-    payload: change,
-    once: `billing.plan_activated:${event.event_id}`,
-  });
-  const [fresh] = await orgBatchOf(env, checkout.org_id, (db) => [
-    db.execute(sql`
+  // Once per provider event: a retry of the webhook is a replay, and its write finds the
+  // event already stored.
+  const { results } = await commit(
+    orgActor(env, checkout.org_id, STRIPE, null),
+    {
+      type: "billing.plan_activated",
+      subject: { type: "billing_account", id: checkout.org_id },
+      payload: change,
+      once: [`billing.plan_activated:${event.event_id}`],
+    },
+    (db) => [
+      db.execute(sql`
       with fresh as (
         insert into billing_provider_events (id, type)
         values (${event.event_id}, 'checkout.session.completed')
@@ -61,7 +64,9 @@ export async function activatePlan(
         where id = ${event.session_id} and exists (select 1 from fresh)
       )
       select id from fresh`),
-  ]);
+    ],
+  );
+  const fresh = results[0];
   const duplicate = (fresh as unknown as { rows: unknown[] }).rows.length === 0;
   return { duplicate };
 }

@@ -1,7 +1,7 @@
 import type { Tenant } from "../auth/tenant";
 import { ApiError } from "../errors";
 import { logIdFor } from "../ledger/checkpoint";
-import { record } from "../ledger/ledger";
+import { commit } from "../ledger/commit";
 import { canonicalize } from "../lib/canonical";
 import { utf8 } from "../lib/encoding";
 import { newId } from "../lib/ids";
@@ -73,18 +73,21 @@ export async function issueReport(tenant: Tenant, period: Period) {
   };
   const key = await signer(tenant.env);
   const jws = await key.signBytes(utf8(canonicalize(report)), REPORT_TYP);
-  const [entry] = await record(tenant.env, who, {
-    type: "control_coverage.report_issued",
-    subject: { type: "control_coverage_report", id },
-    payload: report,
-  });
   // The report is signed: it is never answered without the ledger entry that records it.
-  if (!entry) throw new ApiError("internal_error");
+  const { entry } = await commit(
+    tenant,
+    {
+      type: "control_coverage.report_issued",
+      subject: { type: "control_coverage_report", id },
+      payload: report,
+    },
+    () => [],
+  );
   return {
     object: "control_coverage_report" as const,
     id,
     report,
     jws,
-    audit: { entry_id: entry.entry_id, sequence: entry.sequence },
+    audit: { entry_id: entry.id, sequence: entry.sequence },
   };
 }

@@ -1,4 +1,4 @@
-import type { BatchResponse } from "drizzle-orm/batch";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Batch, BatchOptions } from "../auth/tenant";
 import type { SpendRefusal } from "../credentials/spend";
 import { type Database, database } from "../db/client";
@@ -70,8 +70,11 @@ export interface Sequenced<Terms> {
   replayed: boolean;
 }
 
+/** The statements a change writes with its entry (none: the entry is the whole record). */
+export type Writes = readonly [] | Batch;
+
 /** What a commit wrote: the sequenced entry and terms, and the writes' results. */
-export interface Committed<T extends Batch, Terms = unknown> extends Sequenced<Terms> {
+export interface Committed<T extends Writes, Terms = unknown> extends Sequenced<Terms> {
   results: BatchResponse<T>;
 }
 
@@ -112,7 +115,7 @@ export interface Outcomes<R> {
  * sequence; a replay writes the first committer's terms); it may throw to refuse them, before
  * anything is written. With `webhooks`, the events the writes make are delivered.
  */
-export async function commit<T extends Batch, Payload, Terms = Payload, R = never>(
+export async function commit<T extends Writes, Payload, Terms = Payload, R = never>(
   committer: Committer,
   change: Commit<Payload, Terms>,
   writes: (db: Database, sequenced: Sequenced<Terms>) => T | Promise<T>,
