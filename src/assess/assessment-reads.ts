@@ -3,10 +3,10 @@ import type { Tenant } from "../auth/tenant";
 import { listById } from "../db/pagination";
 import { assessments, auditCheckpoints, reviews } from "../db/schema";
 import { orNotFound } from "../errors";
-import { refinementOf } from "../reviews/records";
 import type { ActionKind } from "../schemas/vocabulary";
 import type { Outcome } from "./outcome";
 import { recordJson, toOutcome } from "./outcome";
+import { refinementOf } from "./refinement";
 
 /** The decision filter takes the spec's spellings: `approved` and `denied` too. */
 export const STATUS_FILTER = {

@@ -4,9 +4,9 @@ import { spendStateOf } from "../billing/guard";
 import { type AnchorRow, activeIssuers, anchorsOf, type RootHeader } from "../credentials/issuers";
 import { type Placeholders, preparedOnce } from "../db/prepared";
 import { assessments, reviews } from "../db/schema";
-import { refinementColumns } from "../reviews/records";
 import type { AgentRowView, AssessContext } from "./input";
 import { recordJson } from "./outcome";
+import { refinementColumns } from "./refinement";
 
 /** What the request itself says about who acts and with whom. */
 export interface ContextQuery {

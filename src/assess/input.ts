@@ -1,10 +1,10 @@
 import type { SpendState } from "../billing/plans";
 import type { TrustAnchors } from "../credentials/verify";
-import type { RefinementRow } from "../reviews/records";
 import { aggregateValues } from "../rules/aggregates";
 import type { AssessmentRecord } from "./outcome";
 import type { NormalizedRules } from "./policy";
 import { parsedPolicy } from "./policy-cache";
+import type { RefinementRow } from "./refinement";
 import type { ParsedAssessRequest } from "./request";
 import { type CredentialEvidence, type Identity, provenIdentity } from "./risk-input";
 import type { RiskInput } from "./risk-model";

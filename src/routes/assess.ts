@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { withRiskPayload } from "../assess/facts";
 import { Outcome } from "../assess/outcome";
 import { runAssessment } from "../assess/pipeline";
+import { openedRefinement } from "../assess/refinement";
 import { AssessRequest, EXAMPLE_MANDATE, parseAssessRequest } from "../assess/request";
 import { MANDATE_ASSURANCE } from "../assess/risk-model";
 import { signal } from "../assess/signals";
@@ -9,7 +10,6 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json, jsonBody } from "../http/schemas";
-import { openedRefinement } from "../reviews/records";
 import { DECISIONS } from "../schemas/vocabulary";
 
 const AssessResponse = z
