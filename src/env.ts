@@ -1,7 +1,7 @@
 import { ApiError } from "./errors";
-import type { OrgLedger } from "./ledger/org-ledger";
 import { logError } from "./lib/log";
-import type { DeliveryMessage } from "./webhooks/enqueue";
+import type { OrgLedger } from "./org-ledger/org-ledger";
+import type { DeliveryMessage } from "./outbox/enqueue";
 
 /**
  * The Worker's bindings. Every value is optional at the type level because a deployment can

@@ -1,12 +1,12 @@
 import { buildApp } from "../src/app";
 import type { Env } from "../src/env";
 import { anchorPendingLedgers } from "../src/ledger/sweep";
+import { enqueueDueDeliveries } from "../src/outbox/enqueue";
 import { expireOverdueReviews } from "../src/reviews/expire";
 import { deliverBatch, recordDeadLetters } from "../src/webhooks/deliver";
-import { enqueueDueDeliveries } from "../src/webhooks/enqueue";
 import { noteSigningKey } from "../src/webhooks/key-rotation";
 
-export { OrgLedger } from "../src/ledger/org-ledger";
+export { OrgLedger } from "../src/org-ledger/org-ledger";
 
 const app = buildApp();
 

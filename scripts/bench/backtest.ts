@@ -2,7 +2,7 @@
  * `npm run bench:backtest [-- --assessments 100000 --agents 200 --timeout 900]`
  *
  * Assessments replayed per second by `POST /v1/policies/{id}/backtest`'s engine
- * (src/rules/backtest.ts) over a generated history: the same page query (with the window
+ * (src/policies/backtest.ts) over a generated history: the same page query (with the window
  * aggregates counted as of each assessment) and the same replay, on PGlite in memory, or on a
  * fresh database of the PostgreSQL server named by DATABASE_URL. The history is generated in
  * SQL: `--agents` agents of 20 principals, 500 payees, over 30 days (spread by an MD5
@@ -22,7 +22,7 @@ import { drizzle as liteDrizzle } from "drizzle-orm/pglite";
 import { migrate as liteMigrate } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
 import { normalizeRules, PolicyRules } from "../../src/assess/policy.ts";
-import { backtest, type HistoryRow, historyPage } from "../../src/rules/backtest.ts";
+import { backtest, type HistoryRow, historyPage } from "../../src/policies/backtest.ts";
 import { redactDatabaseUrl } from "../database-url.ts";
 import { REPO_ROOT } from "../dev-state.ts";
 import { createFreshDatabase } from "../sql-endpoint/fresh-database.ts";

@@ -2,7 +2,7 @@
  * `npm run bench:ledger [-- --appends 5000 --concurrency 1,16,64 --orgs 50 --per-org 100]`
  *
  * Throughput, latency and database round trips of the per-org audit ledger (the OrgLedger
- * Durable Object, src/ledger/org-ledger.ts), run for real: workers/main.ts bundled and run in
+ * Durable Object, src/org-ledger/org-ledger.ts), run for real: workers/main.ts bundled and run in
  * workerd by Miniflare (SQLite-backed DO), Postgres behind the local Neon-compatible SQL
  * endpoint (scripts/sql-endpoint): PGlite in memory, or a fresh database on the PostgreSQL
  * server named by DATABASE_URL. Appends are issued inside workerd by a benchmark-only Worker

@@ -5,9 +5,9 @@ import { ApiError } from "../errors";
 import { toLedgerEntry } from "../ledger/chain";
 import { anchorNow, ledgerOf } from "../ledger/ledger";
 import { entryRecord } from "../ledger/ledger-rows";
-import type { InclusionAnswer } from "../ledger/org-ledger";
 import { canonicalize } from "../lib/canonical";
 import { utf8 } from "../lib/encoding";
+import type { InclusionAnswer } from "../org-ledger/org-ledger";
 import { signer } from "../signing/signer";
 import { grantClaimsOf, PACK_TYP } from "./grant";
 import {

@@ -1,6 +1,5 @@
 import type { SpendState } from "../billing/plans";
 import type { TrustAnchors } from "../credentials/verify";
-import { aggregateValues } from "../rules/aggregates";
 import type { AssessmentRecord } from "./outcome";
 import type { NormalizedRules } from "./policy";
 import { parsedPolicy } from "./policy-cache";
@@ -8,6 +7,7 @@ import type { RefinementRow } from "./refinement";
 import type { ParsedAssessRequest } from "./request";
 import { type CredentialEvidence, type Identity, provenIdentity } from "./risk-input";
 import type { RiskInput } from "./risk-model";
+import { aggregateValues } from "./rules/aggregates";
 
 export interface AgentRowView {
   id: string;

@@ -5,11 +5,11 @@ import type { Database } from "../db/client";
 import { type Placeholders, preparedOnce } from "../db/prepared";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
-import { isRecordedInputs, type RecordedInputs } from "../rules/inputs";
 import { PLANS } from "../schemas/billing";
 import { REVIEW_SLA_DEFAULT_SECONDS, ReviewOpening } from "../schemas/reviews";
 import { ShadowVerdict } from "../schemas/shadow";
 import { AssessmentRecord } from "./outcome";
+import { isRecordedInputs, type RecordedInputs } from "./rules/inputs";
 
 /**
  * Everything one assessment writes, decided before anything is written. The ledger object

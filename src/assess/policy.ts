@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { duration, parseDuration } from "../rules/duration";
-import { compileRules, type Program } from "../rules/evaluate";
-import { GRAMMAR_VERSION, RuleList } from "../rules/grammar";
+import { duration, parseDuration } from "./rules/duration";
+import { compileRules, type Program } from "./rules/evaluate";
+import { GRAMMAR_VERSION, RuleList } from "./rules/grammar";
 
 // The rules of a policy (the spec's create shape), and their normalized form the model reads.
 

@@ -5,7 +5,7 @@ import type { MandateType } from "./request";
 /**
  * What the risk model reads about an action, apart from the org's policy: the request's facts,
  * who acts, and the history counted before it. The rule language reads exactly this (its
- * attributes, src/rules/attributes.ts), so it depends on the input, never on the model.
+ * attributes, src/assess/rules/attributes.ts), so it depends on the input, never on the model.
  */
 
 export interface AgentView {
@@ -102,7 +102,7 @@ export interface RuleInput {
   geo: string | null;
   /**
    * The window aggregates the policy's rule list reads, by canonical key
-   * (`<measure>.<per>.<seconds>`, src/rules/attributes.ts); null when not countable (no agent,
+   * (`<measure>.<per>.<seconds>`, src/assess/rules/attributes.ts); null when not countable (no agent,
    * no payee, no currency). Absent when the policy reads none.
    */
   aggregates?: Record<string, number | null>;

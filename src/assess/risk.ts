@@ -1,5 +1,3 @@
-import { type CompiledRule, firstMatch } from "../rules/evaluate";
-import type { RuleAction } from "../rules/grammar";
 import { DECISIONS, type Decision as Verdict } from "../schemas/vocabulary";
 import { scoreBehavior } from "./behavior";
 import { evaluatePolicy } from "./policy-rules";
@@ -15,6 +13,8 @@ import {
   SEVERITY_WEIGHTS,
   THRESHOLDS,
 } from "./risk-model";
+import { type CompiledRule, firstMatch } from "./rules/evaluate";
+import type { RuleAction } from "./rules/grammar";
 import {
   CATEGORIES,
   type RejectionReason,

@@ -2,7 +2,7 @@ import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { type Database, database } from "../db/client";
 import type { Env } from "../env";
 import { logError } from "../lib/log";
-import { type DeliveryMessage, deliveriesMadeHere, send } from "../webhooks/enqueue";
+import { type DeliveryMessage, deliveriesMadeHere, send } from "../outbox/enqueue";
 import { authStatements, type Caller, callerFromRows, settingOf } from "./caller";
 import type { Credential } from "./credential";
 import type { ScopeRequirement } from "./scopes";

@@ -7,12 +7,12 @@ import type { Env } from "../env";
 import { ApiError } from "../errors";
 import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
+import type { DeferredRule } from "../org-ledger/org-ledger";
 import type { ReviewSpend } from "../schemas/reviews";
 import type { Party } from "./chain";
 import { appendDeferred, type Change } from "./ledger";
 import { auditEntryRow } from "./ledger-postgres";
 import type { StoredEntry, Voiding } from "./ledger-store";
-import type { DeferredRule } from "./org-ledger";
 
 /**
  * Who commits: the org, the actor its ledger names, and the transaction the writes run in. A

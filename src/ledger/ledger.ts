@@ -4,11 +4,6 @@ import type { SpendRefusal } from "../credentials/spend";
 import type { Env } from "../env";
 import { ApiError, type ErrorCode, errorStatus } from "../errors";
 import { payloadDigest } from "../lib/digest";
-import type { ReviewSpend } from "../schemas/reviews";
-import type { Party } from "./chain";
-import { LEDGER_UNAVAILABLE } from "./ledger-postgres";
-import type { StoredEntry, Voiding } from "./ledger-store";
-import { ledgerLocationHint } from "./location-hint";
 import type {
   Appended,
   DeferredAppend,
@@ -16,7 +11,12 @@ import type {
   DeferredRule,
   OrgLedger,
   Refusal,
-} from "./org-ledger";
+} from "../org-ledger/org-ledger";
+import type { ReviewSpend } from "../schemas/reviews";
+import type { Party } from "./chain";
+import { LEDGER_UNAVAILABLE } from "./ledger-postgres";
+import type { StoredEntry, Voiding } from "./ledger-store";
+import { ledgerLocationHint } from "./location-hint";
 
 /** A state change to record: what happened, to what, and the payload it is a digest of. */
 export interface Change {

@@ -7,8 +7,8 @@ import {
   DeletedEvalSet as Deleted,
   EvalSet,
   EvalSetSummary,
-} from "../rules/eval-set-schemas";
-import { createEvalSet, deleteEvalSet, getEvalSet, listEvalSets } from "../rules/eval-sets";
+} from "../policies/eval-set-schemas";
+import { createEvalSet, deleteEvalSet, getEvalSet, listEvalSets } from "../policies/eval-sets";
 import { listOf, PageQuery } from "../schemas/common";
 
 const tags = ["Evaluations"];

@@ -2,8 +2,8 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
-import { Eval, EvalSummary, ListEvalsQuery, RunEval } from "../rules/eval-schemas";
-import { getEval, listEvals, runEval } from "../rules/evals";
+import { Eval, EvalSummary, ListEvalsQuery, RunEval } from "../policies/eval-schemas";
+import { getEval, listEvals, runEval } from "../policies/evals";
 import { listOf } from "../schemas/common";
 
 const tags = ["Evaluations"];

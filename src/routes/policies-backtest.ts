@@ -3,7 +3,7 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
-import { backtestPolicy, MAX_BACKTEST_LIMIT } from "../rules/policy-backtest";
+import { backtestPolicy, MAX_BACKTEST_LIMIT } from "../policies/policy-backtest";
 import { DateTime } from "../schemas/common";
 import { DECISIONS } from "../schemas/vocabulary";
 

@@ -3,7 +3,7 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, rowId } from "../http/schemas";
-import { shadowReport } from "../rules/shadow-report";
+import { shadowReport } from "../policies/shadow-report";
 import { reportWindow, ShadowReport, ShadowReportQuery } from "../schemas/shadow";
 
 const route = createRoute(

@@ -10,7 +10,7 @@ import {
   listPolicies,
   shadowPolicy,
   unshadowPolicy,
-} from "../rules/policies";
+} from "../policies/policies";
 import { listOf } from "../schemas/common";
 
 const tags = ["Policies"];

@@ -5,9 +5,9 @@ import type { Env } from "../env";
 import { logIdFor } from "../ledger/checkpoint";
 import { logError } from "../lib/log";
 import { OutboundError, outboundPolicy, postBytes } from "../net/outbound";
+import { type DeliveryMessage, LEASE_SECONDS } from "../outbox/enqueue";
 import { type Signer, signer } from "../signing/signer";
 import { openEndpointSecret, standardSignature } from "./endpoint-secret";
-import { type DeliveryMessage, LEASE_SECONDS } from "./enqueue";
 import { delayAfter, maxAttempts, retryDelays } from "./schedule";
 
 /** A receiver has this long to answer; a slow one is a failed attempt, retried later. */

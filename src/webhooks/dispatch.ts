@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Tenant } from "../auth/tenant";
 import { ApiError } from "../errors";
-import { type DeliveryMessage, LEASE_SECONDS, send } from "./enqueue";
+import { type DeliveryMessage, LEASE_SECONDS, send } from "../outbox/enqueue";
 
 /**
  * Leases up to `limit` pending deliveries of the caller's mode that wait for a retry (or are

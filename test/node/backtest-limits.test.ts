@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_BACKTEST_AGGREGATE_EVALUATIONS, rowsWithin } from "../../src/rules/backtest";
+import { MAX_BACKTEST_AGGREGATE_EVALUATIONS, rowsWithin } from "../../src/policies/backtest";
 
 describe("a backtest's work per call", () => {
   it("is the caller's limit when the policy counts few aggregates", () => {

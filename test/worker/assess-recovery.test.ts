@@ -6,8 +6,8 @@ import {
 } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
-import type { GroupCommit } from "../../src/ledger/group-commit";
 import type { LedgerStore } from "../../src/ledger/ledger-store";
+import type { GroupCommit } from "../../src/org-ledger/group-commit";
 import worker from "../../workers/main";
 import payment from "../fixtures/ap2/payment_mandate.json";
 import { call, newOrg } from "./support/api";

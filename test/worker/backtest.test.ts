@@ -6,7 +6,7 @@ import {
   historyPage,
   replayRow,
   backtest as runBacktest,
-} from "../../src/rules/backtest";
+} from "../../src/policies/backtest";
 import { type Claims, RANGE } from "../support/ap2-chains";
 import { call, type TestOrg } from "./support/api";
 import { assessOk, createPolicy, type Json, orgWithKey, payment } from "./support/assess";
@@ -203,7 +203,7 @@ describe("POST /v1/policies/{id}/backtest", () => {
 
   it("counts every kind of window aggregate as the live assessments did", async () => {
     // Live, the database function assess_context counts the aggregates; a backtest counts them
-    // with src/rules/aggregates.ts. Replaying the active policy over its own decisions must
+    // with src/assess/rules/aggregates.ts. Replaying the active policy over its own decisions must
     // change nothing, rule by rule, whatever the subject (agent, principal, payee) and measure.
     const { org, key, holder } = await provenAgentOrg();
     const principalId = await newPrincipal(org);

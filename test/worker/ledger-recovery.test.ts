@@ -1,6 +1,6 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { OrgLedger } from "../../src/ledger/org-ledger";
+import type { OrgLedger } from "../../src/org-ledger/org-ledger";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { normalizeRules, PolicyRules } from "../../src/assess/policy";
-import { parseDuration } from "../../src/rules/duration";
+import { parseDuration } from "../../src/assess/rules/duration";
 
 /** The issues of a refused rules object, as `path: message`. */
 function issues(rules: unknown): string[] {

@@ -34,7 +34,7 @@ export const policies = pgTable(
     velocityWindowSeconds: integer("velocity_window_seconds"),
     /**
      * The window aggregates the rule list reads (`[{key, measure, per, seconds}]`,
-     * src/rules/attributes.ts), so the assess context query counts them in its one round trip.
+     * src/assess/rules/attributes.ts), so the assess context query counts them in its one round trip.
      */
     aggregates: jsonb("aggregates").notNull().default(sql`'[]'::jsonb`),
     status: text("status", { enum: ["draft", "active"] })
@@ -94,7 +94,7 @@ export const assessments = pgTable(
     currency: text("currency"),
     counterparty: text("counterparty"),
     /**
-     * What the model read (src/rules/inputs.ts), so a backtest replays a policy over the inputs
+     * What the model read (src/assess/rules/inputs.ts), so a backtest replays a policy over the inputs
      * as they were; null for assessments made before it was recorded.
      */
     inputs: jsonb("inputs"),

@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { CompactSign, type JWK } from "jose";
 import { expect } from "vitest";
 import { ledgerOf } from "../../../src/ledger/ledger";
-import type { OrgLedger } from "../../../src/ledger/org-ledger";
+import type { OrgLedger } from "../../../src/org-ledger/org-ledger";
 import {
   AUD,
   buildChain,

@@ -1,13 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
-import { DateTime } from "../schemas/common";
-import type { EvalCase } from "./eval-cases";
 import {
   heldInputs,
   isRecordedInputs,
   type RecordedInputs,
   STORED_CREDENTIAL_COLUMNS,
-} from "./inputs";
+} from "../assess/rules/inputs";
+import { DateTime } from "../schemas/common";
+import type { EvalCase } from "./eval-cases";
 
 /**
  * Evaluation cases from labeled history (docs/feedback.md, Evaluation sets): each assessment

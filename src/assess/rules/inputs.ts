@@ -1,10 +1,10 @@
 import { sql } from "drizzle-orm";
-import type { OpenMandateLimits } from "../assess/facts";
-import type { NormalizedRules } from "../assess/policy";
-import type { MandateFacts, MandateType } from "../assess/request";
-import type { CredentialEvidence, History, Identity } from "../assess/risk-input";
-import type { RiskInput } from "../assess/risk-model";
-import type { ActionKind } from "../schemas/vocabulary";
+import type { ActionKind } from "../../schemas/vocabulary";
+import type { OpenMandateLimits } from "../facts";
+import type { NormalizedRules } from "../policy";
+import type { MandateFacts, MandateType } from "../request";
+import type { CredentialEvidence, History, Identity } from "../risk-input";
+import type { RiskInput } from "../risk-model";
 import { aggregateValues } from "./aggregates";
 import type { AggregateSpec } from "./attributes";
 

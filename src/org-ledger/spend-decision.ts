@@ -1,7 +1,7 @@
 import type { AssessmentCommit, Verdict } from "../assess/commit";
 import type { SpendRefusal } from "../credentials/spend";
+import type { LedgerStore } from "../ledger/ledger-store";
 import type { ReviewSpend } from "../schemas/reviews";
-import type { LedgerStore } from "./ledger-store";
 
 /**
  * The verdicts a commit may end with, in the order `spendChoice` numbers them: the model's,

@@ -5,13 +5,13 @@ import type { NormalizedRules } from "../assess/policy";
 import { AssessRequest, type ParsedAssessRequest, parseAssessRequest } from "../assess/request";
 import { provenIdentity } from "../assess/risk-input";
 import type { RiskInput } from "../assess/risk-model";
+import { aggregateValues } from "../assess/rules/aggregates";
+import { aggregateOf } from "../assess/rules/attributes";
+import { replaySpecs } from "../assess/rules/inputs";
 import { CREDENTIAL_FAILURES } from "../credentials/failures";
 import { ApiError } from "../errors";
 import { DateTime, plainText } from "../schemas/common";
 import { AGENT_STATUSES, CARD_STATUSES, DECISIONS, RISK_TIERS } from "../schemas/vocabulary";
-import { aggregateValues } from "./aggregates";
-import { aggregateOf } from "./attributes";
-import { replaySpecs } from "./inputs";
 
 /**
  * Cases of an evaluation set (docs/rules.md): a request as `POST /v1/assess` takes it, the

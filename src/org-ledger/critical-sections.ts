@@ -1,5 +1,5 @@
+import type { Head } from "../ledger/ledger-store";
 import type { GroupCommit } from "./group-commit";
-import type { Head } from "./ledger-store";
 
 /**
  * A critical section: sequences from `head` and writes what goes with it, synchronously, and

@@ -4,23 +4,28 @@ import type { AnsweredPlan, PersistPlan } from "../assess/persist";
 import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
 import type { SpendRefusal } from "../credentials/spend";
 import { type Env, modeOf } from "../env";
+import { AnchorAlarm, signCheckpoint } from "../ledger/anchoring";
+import type { CheckpointRecord } from "../ledger/checkpoint";
+import { type InclusionAnswer, inclusionOf } from "../ledger/inclusion";
+import { LedgerStore, type StoredEntry, type Voiding } from "../ledger/ledger-store";
+import { consistencyProof } from "../ledger/merkle";
+import {
+  type Appended,
+  type AppendInput,
+  sequenceEntry,
+  sequenceUnder,
+} from "../ledger/sequencing";
 import { payloadDigest } from "../lib/digest";
 import type { ReviewSpend } from "../schemas/reviews";
 import { signer } from "../signing/signer";
-import { AnchorAlarm, signCheckpoint } from "./anchoring";
 import { assessmentPlan, commitAnswer, earlierCommit } from "./assessment-write";
-import type { CheckpointRecord } from "./checkpoint";
 import { CriticalSections } from "./critical-sections";
 import { GroupCommit } from "./group-commit";
-import { type InclusionAnswer, inclusionOf } from "./inclusion";
-import { LedgerStore, type StoredEntry, type Voiding } from "./ledger-store";
-import { consistencyProof } from "./merkle";
-import { type Appended, type AppendInput, sequenceEntry, sequenceUnder } from "./sequencing";
 import { candidateVerdicts, spendChoice, spendRefusal } from "./spend-decision";
 
-export { ANCHOR_DELAY_MS, anchorDelay } from "./anchoring";
-export type { InclusionAnswer } from "./inclusion";
-export type { Appended, AppendInput } from "./sequencing";
+export { ANCHOR_DELAY_MS, anchorDelay } from "../ledger/anchoring";
+export type { InclusionAnswer } from "../ledger/inclusion";
+export type { Appended, AppendInput } from "../ledger/sequencing";
 
 /** A change with a deadline (`notAfter`, epoch ms) that reached the ledger after it: nothing was sequenced. */
 export interface TooLate {

@@ -1,20 +1,20 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { NormalizedRules } from "../assess/policy";
 import { type Decision as Decided, scoreAction } from "../assess/risk";
-import {
-  type ActionKind,
-  DECISIONS,
-  type Decision,
-  type FeedbackLabel,
-} from "../schemas/vocabulary";
-import { aggregatesObject, sinceColumn } from "./aggregates";
+import { aggregatesObject, sinceColumn } from "../assess/rules/aggregates";
 import {
   heldInputs,
   isRecordedInputs,
   replayInput,
   replaySpecs,
   STORED_CREDENTIAL_COLUMNS,
-} from "./inputs";
+} from "../assess/rules/inputs";
+import {
+  type ActionKind,
+  DECISIONS,
+  type Decision,
+  type FeedbackLabel,
+} from "../schemas/vocabulary";
 import { type LabeledMetrics, LabeledTally } from "./labeled-metrics";
 
 /**

@@ -1,5 +1,6 @@
 import type { NormalizedRules } from "../assess/policy";
 import { parsedPolicy } from "../assess/policy-cache";
+import { replaySpecs } from "../assess/rules/inputs";
 import type { Tenant } from "../auth/tenant";
 import { getById } from "../db/pagination";
 import { policies } from "../db/schema";
@@ -12,7 +13,6 @@ import {
   MAX_BACKTEST_AGGREGATE_EVALUATIONS,
   rowsWithin,
 } from "./backtest";
-import { replaySpecs } from "./inputs";
 
 /** The most history rows one backtest replays. */
 export const MAX_BACKTEST_LIMIT = 100_000;

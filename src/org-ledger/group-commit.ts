@@ -5,10 +5,10 @@ import {
   persistStatement,
 } from "../assess/persist";
 import type { Env } from "../env";
+import { writeToPostgres } from "../ledger/ledger-postgres";
+import type { LedgerStore, StoredEntry } from "../ledger/ledger-store";
 import { logError } from "../lib/log";
-import { type DeliveryMessage, deliveriesMadeHere, send } from "../webhooks/enqueue";
-import { writeToPostgres } from "./ledger-postgres";
-import type { LedgerStore, StoredEntry } from "./ledger-store";
+import { type DeliveryMessage, deliveriesMadeHere, send } from "../outbox/enqueue";
 
 /** Rows per Postgres write; a backlog flushes in several batches. */
 const FLUSH_BATCH = 500;

@@ -5,7 +5,7 @@ import {
   type Verdict,
 } from "../assess/commit";
 import { type AnsweredPlan, type PersistPlan, recordOf } from "../assess/persist";
-import type { LedgerStore, StoredEntry } from "./ledger-store";
+import type { LedgerStore, StoredEntry } from "../ledger/ledger-store";
 
 /**
  * The write the ledger object keeps for a committed assessment: the record signed with the

@@ -1,7 +1,3 @@
-import { MANDATE_TYPES } from "../assess/ap2";
-import type { RuleInput } from "../assess/risk-input";
-import { AMOUNT_KINDS, isProven } from "../assess/risk-input";
-import { SIGNAL_CATALOG } from "../assess/signals";
 import {
   ACTION_KINDS,
   AGENT_STATUSES,
@@ -9,7 +5,11 @@ import {
   RISK_LEVELS,
   RISK_TIERS,
   type RiskLevel,
-} from "../schemas/vocabulary";
+} from "../../schemas/vocabulary";
+import { MANDATE_TYPES } from "../ap2";
+import type { RuleInput } from "../risk-input";
+import { AMOUNT_KINDS, isProven } from "../risk-input";
+import { SIGNAL_CATALOG } from "../signals";
 import { parseDuration } from "./duration";
 
 /**

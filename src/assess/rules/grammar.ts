@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { plainText, storableText } from "../schemas/common";
-import { DECISIONS } from "../schemas/vocabulary";
+import { plainText, storableText } from "../../schemas/common";
+import { DECISIONS } from "../../schemas/vocabulary";
 import {
   type AggregateSpec,
   type AttributeType,
