@@ -1,5 +1,5 @@
 import type { z } from "@hono/zod-openapi";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Tenant } from "../auth/tenant";
 import { getById, listById, type Page } from "../db/pagination";
 import { actionDecisions, actionMandates, actionRedemptions, agents } from "../db/schema";

@@ -13,16 +13,10 @@ export function listAssessedMandates(
   query: { limit: number; cursor?: string | undefined; kind?: ActionKind | undefined },
 ): Promise<Page<MandateRow>> {
   const { limit, cursor, kind } = query;
-  return listById(
-    tenant,
-    mandates,
-    { limit, cursor },
-    eq(mandates.livemode, tenant.livemode),
-    kind ? eq(mandates.kind, kind) : undefined,
-  );
+  return listById(tenant, mandates, { limit, cursor }, kind ? eq(mandates.kind, kind) : undefined);
 }
 
 /** One mandate of the caller's mode (404 otherwise, and for the other mode's). */
 export function getAssessedMandate(tenant: Tenant, id: string): Promise<MandateRow> {
-  return getById(tenant, mandates, id, eq(mandates.livemode, tenant.livemode));
+  return getById(tenant, mandates, id);
 }

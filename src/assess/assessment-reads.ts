@@ -30,13 +30,11 @@ export async function listAssessmentRows(
     to?: string | undefined;
   },
 ) {
-  // Test and live data are apart, as at Stripe: a key sees the records of its own mode.
-  const livemode = tenant.livemode;
+  // Test and live data are apart, as at Stripe: listById keeps a key to its own mode.
   return listById(
     tenant,
     assessments,
     { limit: q.limit, cursor: q.cursor },
-    eq(assessments.livemode, livemode),
     q.status ? eq(assessments.decision, STATUS_FILTER[q.status]) : undefined,
     q.agent ? eq(assessments.agentId, q.agent.toLowerCase()) : undefined,
     q.kind ? eq(assessments.kind, q.kind) : undefined,

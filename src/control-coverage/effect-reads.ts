@@ -16,7 +16,6 @@ export async function listEffects(tenant: Tenant, query: z.infer<typeof ListEffe
     tenant,
     controlEffects,
     { limit: query.limit, cursor: query.cursor },
-    eq(controlEffects.livemode, tenant.livemode),
     query.effect ? eq(controlEffects.effect, query.effect) : undefined,
     query.observer ? eq(controlEffects.observer, query.observer) : undefined,
     query.reference ? eq(controlEffects.reference, query.reference) : undefined,

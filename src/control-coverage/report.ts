@@ -1,5 +1,4 @@
 import type { Tenant } from "../auth/tenant";
-import { ApiError } from "../errors";
 import { logIdFor } from "../ledger/checkpoint";
 import { commit } from "../ledger/commit";
 import { canonicalize } from "../lib/canonical";

@@ -79,7 +79,16 @@ export function decodeTimeCursor(cursor: string | undefined): { time: Date; key:
 /** A table keyed by a UUIDv7 `id`, which keyset lists page through newest first. */
 type IdTable = PgTable & { id: AnyPgColumn };
 
-/** One row of `table` by id in the caller's org (plus any filters), or 404. */
+/**
+ * The caller's mode, for a table that has one: test and live data never meet (a table without
+ * `livemode` holds what both modes share, such as agents and policies).
+ */
+function sameMode(tenant: Tenant, table: IdTable): SQL | undefined {
+  const livemode = (table as IdTable & { livemode?: AnyPgColumn }).livemode;
+  return livemode ? eq(livemode, tenant.livemode) : undefined;
+}
+
+/** One row of `table` by id in the caller's org and mode (plus any filters), or 404. */
 export async function getById<T extends IdTable>(
   tenant: Tenant,
   table: T,
@@ -90,13 +99,13 @@ export async function getById<T extends IdTable>(
     db
       .select()
       .from(table as PgTable)
-      .where(and(eq(table.id, id), ...filters)),
+      .where(and(eq(table.id, id), sameMode(tenant, table), ...filters)),
   ]);
   return orNotFound(rows[0] as T["$inferSelect"] | undefined);
 }
 
 /**
- * A page of `table` newest first, after the cursor and under the filters, in the list
+ * A page of `table` in the caller's org and mode, newest first, after the cursor and under the filters, in the list
  * envelope: one round trip (which also authenticates), `limit + 1` rows to know `has_more`.
  */
 export async function listById<T extends IdTable>(
@@ -110,7 +119,7 @@ export async function listById<T extends IdTable>(
     db
       .select()
       .from(table as PgTable)
-      .where(and(after ? lt(table.id, after) : undefined, ...filters))
+      .where(and(after ? lt(table.id, after) : undefined, sameMode(tenant, table), ...filters))
       .orderBy(desc(table.id))
       .limit(query.limit + 1),
   ]);

@@ -17,7 +17,6 @@ export async function listArtifacts(
     tenant,
     artifacts,
     { limit, cursor },
-    eq(artifacts.livemode, tenant.livemode),
     digest ? eq(artifacts.digest, digest) : undefined,
   );
   return mapPage(list, toArtifact);

@@ -1,4 +1,4 @@
-import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
+import type { BatchResponse } from "drizzle-orm/batch";
 import type { Batch, BatchOptions } from "../auth/tenant";
 import type { SpendRefusal } from "../credentials/spend";
 import { type Database, database } from "../db/client";

@@ -1,6 +1,5 @@
 import type { AssessmentCommit, CommitAnswer } from "../assess/commit";
 import type { Actor, Caller } from "../auth/caller";
-import type { SpendRefusal } from "../credentials/spend";
 import type { Env } from "../env";
 import { ApiError, type ErrorCode, errorStatus } from "../errors";
 import { payloadDigest } from "../lib/digest";
@@ -12,10 +11,8 @@ import type {
   OrgLedger,
   Refusal,
 } from "../org-ledger/org-ledger";
-import type { ReviewSpend } from "../schemas/reviews";
 import type { Party } from "./chain";
 import { LEDGER_UNAVAILABLE } from "./ledger-postgres";
-import type { StoredEntry, Voiding } from "./ledger-store";
 import { ledgerLocationHint } from "./location-hint";
 
 /** A state change to record: what happened, to what, and the payload it is a digest of. */

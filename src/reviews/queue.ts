@@ -43,7 +43,7 @@ export async function resolveReview(
       .where(and(eq(reviews.id, id), eq(reviews.livemode, tenant.livemode))),
   ]);
   const found = orNotFound(rows[0]);
-  const who = await tenant.caller();
+  const _who = await tenant.caller();
   if (found.review.status !== "open") throw closedError(found.review);
   // Availability is never approval: past its SLA an item is only the sweep's to close (deny).
   // The ledger object checks the deadline again where it sequences the close (`notAfter`).

@@ -1,6 +1,5 @@
 import { and, asc, between, eq, sql } from "drizzle-orm";
 import type { BatchResponse } from "drizzle-orm/batch";
-import type { Caller } from "../auth/caller";
 import type { Tenant } from "../auth/tenant";
 import type { Database } from "../db/client";
 import { columnJson } from "../db/column-json";
@@ -9,7 +8,6 @@ import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { canonicalize } from "../lib/canonical";
-import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
 import { MAX_EVENTS_PER_SESSION } from "../schemas/sessions";
 import {

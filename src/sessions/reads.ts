@@ -21,7 +21,6 @@ export async function listSessions(
     tenant,
     sessions,
     { limit, cursor },
-    eq(sessions.livemode, tenant.livemode),
     agent_id ? eq(sessions.agentId, agent_id) : undefined,
     external_id ? eq(sessions.externalId, external_id) : undefined,
   );

@@ -153,7 +153,7 @@ export async function listEndpoints(
   tenant: Tenant,
   query: { limit: number; cursor?: string | undefined },
 ): Promise<Page<z.infer<typeof WebhookEndpoint>>> {
-  const list = await listById(tenant, webhookEndpoints, query, visible(tenant));
+  const list = await listById(tenant, webhookEndpoints, query, isNull(webhookEndpoints.deletedAt));
   return mapPage(list, toEndpoint);
 }
 

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef } from "preact/hooks";
 import uPlot, { type AlignedData, type Options } from "uplot";
+import { DECISIONS } from "../../../src/schemas/vocabulary";
 
 /**
  * A uPlot chart that follows its container's width. uPlot draws on a canvas, which a screen
@@ -36,7 +37,6 @@ export function Chart({
 // The pages' charts, on Chart. Options and data are memoized on the numbers: Chart draws
 // again whenever either changes identity.
 
-const DECISIONS = ["approve", "review", "deny"] as const;
 type Decision = (typeof DECISIONS)[number];
 type Matrix = Record<Decision, Record<Decision, number>>;
 const SHORT: Record<Decision, string> = { approve: "A", review: "R", deny: "D" };

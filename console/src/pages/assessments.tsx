@@ -4,6 +4,7 @@
  */
 import type { components, paths } from "@agent-risk/client";
 import { useState } from "preact/hooks";
+import { DECISIONS } from "../../../src/schemas/vocabulary";
 import { api } from "../api";
 import { isoOf } from "../components/date-range";
 import { Decision } from "../components/decision";
@@ -15,7 +16,6 @@ import { href } from "../router";
 type Summary = components["schemas"]["AssessmentSummary"];
 type Query = NonNullable<paths["/v1/assessments"]["get"]["parameters"]["query"]>;
 
-const DECISIONS = ["approve", "review", "deny"] as const;
 const KINDS = ["ap2_payment", "message_send", "voice_call", "custom"] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,4 +1,5 @@
 import type { components } from "@agent-risk/client";
+import { DECISIONS } from "../../../src/schemas/vocabulary";
 
 // The policy editor's model: the create-shape limits as one JSON text, the rule list as one
 // entry per rule, and the server's 400 details sorted to the field they name, so each fault
@@ -9,7 +10,8 @@ export type PolicyRule = components["schemas"]["PolicyRule"];
 export type Issue = { path: string; message: string };
 
 export const GRAMMAR = 1;
-export const ACTIONS = ["approve", "review", "deny"] as const;
+/** The actions a rule can take: the decisions. */
+export const ACTIONS = DECISIONS;
 
 /** One rule as the editor holds it: its condition as text, so a half-typed one is kept. */
 export interface RuleDraft {

@@ -1,5 +1,6 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
+import { DECISIONS } from "../../../src/schemas/vocabulary";
 import { api, useAction, useApiCall } from "../api";
 import { DecisionChangeChart } from "../components/chart";
 import { DateRange, isoOf } from "../components/date-range";
@@ -13,8 +14,6 @@ type Policy = components["schemas"]["Policy"];
 type Backtest = components["schemas"]["PolicyBacktest"];
 type ShadowReport = components["schemas"]["ShadowReport"];
 type LabeledMetrics = components["schemas"]["LabeledMetrics"];
-
-const DECISIONS = ["approve", "review", "deny"] as const;
 
 function go(policy: Policy) {
   window.location.hash = `#/policies/${policy.id}`;

@@ -1,5 +1,6 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
+import { EVENT_TYPES } from "../../../src/schemas/vocabulary";
 import { api, useAction, useApiCall } from "../api";
 import { Checkboxes } from "../components/checkboxes";
 import { Confirm } from "../components/confirm";
@@ -12,22 +13,6 @@ import { when } from "../format";
 type Endpoint = components["schemas"]["WebhookEndpoint"];
 type EventType = Endpoint["event_types"][number];
 type Delivery = components["schemas"]["WebhookDelivery"];
-
-/** The event catalog (src/webhooks/catalog.ts); the type keeps it to names the API knows. */
-const EVENT_TYPES = [
-  "assessment.completed",
-  "assessment.denied",
-  "assessment.flagged",
-  "assessment.resolved",
-  "agent.trust_changed",
-  "agent.suspended",
-  "agent.revoked",
-  "audit.integrity_alert",
-  "key.rotation",
-  "spend.review_required",
-  "spend.denied",
-  "spend.confirmed",
-] as const satisfies readonly EventType[];
 
 /** `#/webhooks`: the endpoints of the current mode, their deliveries, create and rotate. */
 export function WebhooksPage(_: { params: string[] }) {
