@@ -1,12 +1,12 @@
 import { asc, eq, sql } from "drizzle-orm";
+import { canonicalize } from "#audit/canonical";
+import { toLedgerEntry } from "#audit/chain";
+import { utf8 } from "#audit/encoding";
 import type { Tenant } from "../auth/tenant";
 import { actionDecisions, actionMandates, actionRedemptions, auditEntries } from "../db/schema";
 import { ApiError } from "../errors";
-import { toLedgerEntry } from "../ledger/chain";
 import { anchorNow, ledgerOf } from "../ledger/ledger";
 import { entryRecord } from "../ledger/ledger-rows";
-import { canonicalize } from "../lib/canonical";
-import { utf8 } from "../lib/encoding";
 import type { InclusionAnswer } from "../org-ledger/org-ledger";
 import { signer } from "../signing/signer";
 import { grantClaimsOf, PACK_TYP } from "./grant";

@@ -1,5 +1,5 @@
+import type { Party } from "#audit/chain";
 import type { actionDecisions, actionMandates, actionRedemptions } from "../db/schema";
-import type { Party } from "../ledger/chain";
 import { isoOrNull } from "../schemas/common";
 
 /**

@@ -1,4 +1,4 @@
-import type { Party } from "../ledger/chain";
+import type { Party } from "#audit/chain";
 import type { ReviewOpening, ReviewSpend } from "../schemas/reviews";
 import type { AssessmentRecord } from "./outcome";
 import type { PersistPlan } from "./persist";

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { canonicalize } from "#audit/canonical";
 import { ChainMalformed, type ParsedChain, parseChain } from "../credentials/chain";
 import { own } from "../credentials/claims";
 import type { CredentialFailure } from "../credentials/failures";
@@ -11,7 +12,6 @@ import {
   verifyChain,
 } from "../credentials/verify";
 import { ApiError } from "../errors";
-import { canonicalize } from "../lib/canonical";
 import { withUnicodePattern } from "../schemas/common";
 import { VCT_BY_MANDATE_TYPE } from "./ap2";
 import { withoutServiceRiskData } from "./facts";

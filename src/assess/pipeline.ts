@@ -1,11 +1,11 @@
 import { calculateJwkThumbprint } from "jose";
+import { payloadDigest } from "#audit/digest";
 import type { Caller } from "../auth/caller";
 import type { Tenant } from "../auth/tenant";
 import { guardSpend } from "../billing/guard";
 import { type Env, modeOf, publicBaseUrl } from "../env";
 import { ApiError } from "../errors";
 import { commitAssessment } from "../ledger/ledger";
-import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
 import { logError } from "../lib/log";
 import type { Refinement } from "../schemas/reviews";

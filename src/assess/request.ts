@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
+import { canonicalize } from "#audit/canonical";
+import { sha256 } from "#audit/digest";
+import { toHex, utf8 } from "#audit/encoding";
 import { ApiError } from "../errors";
-import { canonicalize } from "../lib/canonical";
-import { sha256 } from "../lib/digest";
-import { toHex, utf8 } from "../lib/encoding";
 import { hasLoneSurrogate, withUnicodePattern } from "../schemas/common";
 import { ACTION_KINDS, type ActionKind } from "../schemas/vocabulary";
 import { type A2ABinding, a2aBinding } from "./a2a-binding";

@@ -1,5 +1,5 @@
+import { logIdFor } from "#audit/checkpoint";
 import { type Env, misconfigured } from "../env";
-import { logIdFor } from "../ledger/checkpoint";
 import type { RiskPayloadClaims } from "../schemas/risk-payload";
 import type { ActionKind } from "../schemas/vocabulary";
 import type { Outcome } from "./outcome";

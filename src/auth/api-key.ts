@@ -1,5 +1,5 @@
-import { sha256Hex } from "../lib/digest";
-import { base64url } from "../lib/encoding";
+import { sha256Hex } from "#audit/digest";
+import { base64url } from "#audit/encoding";
 
 export const API_KEY_MODES = ["live", "test"] as const;
 export type ApiKeyMode = (typeof API_KEY_MODES)[number];

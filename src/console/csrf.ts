@@ -6,8 +6,9 @@
  * read the csrf cookie nor compute the token without the server's key, and a custom header on a
  * cross-origin request needs a CORS preflight this service never grants.
  */
+
+import { base64url, utf8 } from "#audit/encoding";
 import type { Env } from "../env";
-import { base64url, utf8 } from "../lib/encoding";
 import { consoleKeys } from "./keys";
 
 /** The CSRF token bound to one session token. */

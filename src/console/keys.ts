@@ -7,9 +7,10 @@
  *   verifier) so a browser can neither read nor forge it.
  * - `csrf`: HMAC-SHA-256, the CSRF token of a session cookie (docs/console.md, "CSRF").
  */
+
+import { fromBase64url, utf8 } from "#audit/encoding";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
-import { fromBase64url, utf8 } from "../lib/encoding";
 import { logError } from "../lib/log";
 
 export interface ConsoleKeys {

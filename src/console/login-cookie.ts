@@ -5,8 +5,8 @@
  * the Worker keeps no state between the two requests. `v1.<iv>.<ciphertext>` (base64url).
  */
 import { z } from "zod";
+import { base64url, fromBase64url, utf8 } from "#audit/encoding";
 import type { Env } from "../env";
-import { base64url, fromBase64url, utf8 } from "../lib/encoding";
 import { LOGIN_TTL_SECONDS } from "./cookies";
 import { consoleKeys } from "./keys";
 import type { LoginState } from "./oidc";

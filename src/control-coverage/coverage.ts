@@ -1,4 +1,7 @@
 import { and, asc, count, desc, eq, gte, isNotNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import { canonicalize } from "#audit/canonical";
+import { sha256 } from "#audit/digest";
+import { toHex, utf8 } from "#audit/encoding";
 import type { Tenant } from "../auth/tenant";
 import type { Database } from "../db/client";
 import {
@@ -10,9 +13,6 @@ import {
   auditEntries,
   controlEffects,
 } from "../db/schema";
-import { canonicalize } from "../lib/canonical";
-import { sha256 } from "../lib/digest";
-import { toHex, utf8 } from "../lib/encoding";
 import { type EffectFacts, effectGaps, type Gap, neverRedeemedGap } from "./gaps";
 
 /** At most this many effects (and as many unredeemed grants) are evaluated per computation. */

@@ -1,12 +1,12 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
+import { canonicalize } from "#audit/canonical";
+import { sha256 } from "#audit/digest";
+import { toHex, utf8 } from "#audit/encoding";
 import type { Tenant } from "../auth/tenant";
 import { actionDecisions, controlEffects } from "../db/schema";
 import { ApiError } from "../errors";
 import { commit, ORPHANED, type Sequenced } from "../ledger/commit";
-import { canonicalize } from "../lib/canonical";
-import { sha256 } from "../lib/digest";
-import { toHex, utf8 } from "../lib/encoding";
 import { newId } from "../lib/ids";
 import type { CreateControlEffect } from "../schemas/control-coverage";
 

@@ -1,8 +1,8 @@
+import { canonicalize } from "#audit/canonical";
+import { logIdFor } from "#audit/checkpoint";
+import { utf8 } from "#audit/encoding";
 import type { Tenant } from "../auth/tenant";
-import { logIdFor } from "../ledger/checkpoint";
 import { commit } from "../ledger/commit";
-import { canonicalize } from "../lib/canonical";
-import { utf8 } from "../lib/encoding";
 import { newId } from "../lib/ids";
 import { signer } from "../signing/signer";
 import { coverageOf, effectsDigest, type Period, readCoverage } from "./coverage";

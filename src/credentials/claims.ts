@@ -1,5 +1,5 @@
 /** Reading JSON claims as they arrive in a hop: nothing is trusted to have the expected type. */
-import { base64UrlToBytes } from "../lib/encoding";
+import { base64UrlToBytes } from "#audit/encoding";
 
 export type Claims = Record<string, unknown>;
 

@@ -17,8 +17,8 @@
  * nesting deeper than MAX_DEPTH. A digest without a disclosure is a withheld claim or a decoy:
  * it is omitted.
  */
-import { sha256 } from "../lib/digest";
-import { base64url, utf8 } from "../lib/encoding";
+import { sha256 } from "#audit/digest";
+import { base64url, utf8 } from "#audit/encoding";
 import { type Claims, has, isClaims, jsonOfBase64url, own, put } from "./claims";
 import { refuse } from "./failures";
 

@@ -3,7 +3,7 @@
  * key it hands on. Each check throws the Refusal of its rule (docs/credentials.md).
  */
 import type { JWK } from "jose";
-import { base64UrlToBytes } from "../lib/encoding";
+import { base64UrlToBytes } from "#audit/encoding";
 import type { ParsedHop } from "./chain";
 import { type Claims, finiteNumber, has, isClaims, own } from "./claims";
 import { resolveDisclosures, textDigest } from "./disclosures";

@@ -7,8 +7,8 @@
  * choice alone. JWS work is jose's (WebCrypto underneath, so it runs in workerd and Node alike).
  */
 import { type CryptoKey, compactVerify, importJWK, type JWK } from "jose";
-import { sha256 } from "../lib/digest";
-import { base64UrlToBytes, base64url, hexToBytes, toHex, utf8 } from "../lib/encoding";
+import { sha256 } from "#audit/digest";
+import { base64UrlToBytes, base64url, hexToBytes, toHex, utf8 } from "#audit/encoding";
 import { type Claims, isClaims, own, text } from "./claims";
 import { textDigest } from "./disclosures";
 

@@ -3,7 +3,7 @@
  * open_payment_mandate.json `$defs`; the SDK's sdk/constraints.py). Each check answers a
  * violation message or null; a constraint whose own fields are malformed is a violation too.
  */
-import { canonicalize } from "../lib/canonical";
+import { canonicalize } from "#audit/canonical";
 import { type Claims, has, isClaims, own, safeInteger, text } from "./claims";
 import { type ClosedPayment, isMerchant, merchantMatches, readAmount } from "./mandates";
 import { budgetMaxMinor } from "./spend";

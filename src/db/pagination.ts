@@ -1,8 +1,8 @@
 import { and, desc, eq, lt, type SQL } from "drizzle-orm";
 import type { AnyPgColumn, PgTable } from "drizzle-orm/pg-core";
+import { base64url, fromBase64url } from "#audit/encoding";
 import type { Tenant } from "../auth/tenant";
 import { ApiError, orNotFound } from "../errors";
-import { base64url, fromBase64url } from "../lib/encoding";
 import { isUuid } from "../lib/ids";
 import { LATEST_TIME_MS } from "../schemas/common";
 

@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { compactVerify } from "jose";
-import { logIdFor } from "../ledger/checkpoint";
+import { logIdFor } from "#audit/checkpoint";
+import { base64url, fromBase64url } from "#audit/encoding";
 import type { StoredEntry } from "../ledger/ledger-store";
-import { base64url, fromBase64url } from "../lib/encoding";
 import { COMPACT_JWS_PATTERN, Hex64, RECEIPT_ISSUER, ReceiptClaims } from "../schemas/artifacts";
 import type { PublicSigningKey, Signer } from "../signing/signer";
 

@@ -1,9 +1,9 @@
 import { and, eq } from "drizzle-orm";
+import { logIdFor } from "#audit/checkpoint";
 import type { Tenant } from "../auth/tenant";
 import { artifacts } from "../db/schema";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
-import { logIdFor } from "../ledger/checkpoint";
 import { commit, ORPHANED } from "../ledger/commit";
 import { ledgerOf, reachLedger } from "../ledger/ledger";
 import type { StoredEntry } from "../ledger/ledger-store";

@@ -1,10 +1,10 @@
+import { CHECKPOINT_TYP } from "#audit/checkpoint";
 import { GRANT_TYP, PACK_TYP, RECEIPT_TYP } from "../action/grant";
 import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
 import { publicBatch } from "../auth/tenant";
 import { REPORT_TYP } from "../control-coverage/report";
 import { signingKeys } from "../db/schema";
 import type { Env } from "../env";
-import { CHECKPOINT_TYP } from "../ledger/checkpoint";
 import type { PublicSigningKey } from "../signing/signer";
 import { WEBHOOK_TYP } from "../webhooks/deliver";
 import { ARTIFACT_RECEIPT_TYP } from "./artifact-receipt";

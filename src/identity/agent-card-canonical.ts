@@ -24,8 +24,8 @@
  * Boolean("false") === true); a verifier that did the same would call a card verified for what
  * it does not say.
  */
-import { canonicalize } from "../lib/canonical";
-import { base64url } from "../lib/encoding";
+import { canonicalize } from "#audit/canonical";
+import { base64url } from "#audit/encoding";
 import { isMessageType, PROTO, type ProtoField, type ProtoMessage } from "./agent-card-proto";
 import { type CardVersion, isObject, type Json, own } from "./agent-card-shape";
 

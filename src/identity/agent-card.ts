@@ -33,7 +33,7 @@
  * the RFC 8785 form of the card as received minus `signatures`, whatever the version: agents are
  * matched and checks keyed by it.
  */
-import { payloadDigest } from "../lib/digest";
+import { payloadDigest } from "#audit/digest";
 import { signingPayloads } from "./agent-card-canonical";
 import {
   type CardReason,

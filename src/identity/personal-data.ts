@@ -22,9 +22,10 @@
  * AES-GCM rather than AES-KW for the wrap: AES-KW (which workerd has) takes no associated data,
  * so it could not bind the data key to its row.
  */
+
+import { base64url, fromBase64url } from "#audit/encoding";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
-import { base64url, fromBase64url } from "../lib/encoding";
 import { logError } from "../lib/log";
 
 /** The imported master key. Its key wraps and unwraps data keys only, and cannot be exported. */

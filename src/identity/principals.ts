@@ -1,5 +1,6 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
+import { payloadDigest } from "#audit/digest";
 import type { Tenant } from "../auth/tenant";
 import { getById, listById } from "../db/pagination";
 import { principals } from "../db/schema";
@@ -7,7 +8,6 @@ import type { Env } from "../env";
 import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
 import { record } from "../ledger/ledger";
-import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
 import type { CreatePrincipal, ListPrincipalsQuery, PersonalData } from "../schemas/principals";
 import { type MasterKey, masterKey, openPersonalData, sealPersonalData } from "./personal-data";

@@ -15,8 +15,8 @@
  * (a certificate chain, a URL), travels with the stored key. The thumbprint identifies it.
  */
 import { calculateJwkThumbprint, importJWK, type JWK } from "jose";
+import { base64url, fromBase64url, toHex } from "#audit/encoding";
 import { ApiError } from "../errors";
-import { base64url, fromBase64url, toHex } from "../lib/encoding";
 
 export interface PublicKey {
   /** Only the thumbprint members: kty, crv and x (Ed25519); kty, crv, x and y (P-256); kty, n and e (RSA). */

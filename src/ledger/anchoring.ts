@@ -1,8 +1,8 @@
+import { type CheckpointRecord, checkpointNote, logIdFor } from "#audit/checkpoint";
+import { consistencyProof, rootAt, verifyConsistency } from "#audit/merkle";
 import type { Env } from "../env";
 import { signer } from "../signing/signer";
-import { type CheckpointRecord, checkpointNote, logIdFor } from "./checkpoint";
 import type { LedgerStore } from "./ledger-store";
-import { consistencyProof, rootAt, verifyConsistency } from "./merkle";
 
 /** How long appends wait for a checkpoint to cover them: the window of `pending`. */
 export const ANCHOR_DELAY_MS = 10_000;

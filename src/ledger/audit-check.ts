@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import { AuditVerifier, type VerifyReport as Report } from "#audit/verify";
 import type { Tenant } from "../auth/tenant";
 import { events } from "../db/schema";
 import { ApiError } from "../errors";
@@ -7,7 +8,6 @@ import type { IntegrityAlertData } from "../schemas/webhook-events";
 import { signer } from "../signing/signer";
 import { anchorNow } from "./ledger";
 import { ledgerRecords } from "./ledger-reader";
-import { AuditVerifier, type VerifyReport as Report } from "./verify";
 
 interface Witness {
   tree_size: number;

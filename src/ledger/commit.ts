@@ -1,15 +1,15 @@
 import type { BatchResponse } from "drizzle-orm/batch";
+import type { Party } from "#audit/chain";
+import { payloadDigest } from "#audit/digest";
 import type { Batch, BatchOptions } from "../auth/tenant";
 import type { SpendRefusal } from "../credentials/spend";
 import { type Database, database } from "../db/client";
 import { auditEntries } from "../db/schema";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
-import { payloadDigest } from "../lib/digest";
 import { newId } from "../lib/ids";
 import type { DeferredRule } from "../org-ledger/org-ledger";
 import type { ReviewSpend } from "../schemas/reviews";
-import type { Party } from "./chain";
 import { appendDeferred, type Change } from "./ledger";
 import { auditEntryRow } from "./ledger-postgres";
 import type { StoredEntry, Voiding } from "./ledger-store";

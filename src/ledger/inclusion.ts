@@ -1,6 +1,6 @@
-import type { CheckpointRecord } from "./checkpoint";
+import type { CheckpointRecord } from "#audit/checkpoint";
+import { inclusionProof } from "#audit/merkle";
 import type { LedgerStore } from "./ledger-store";
-import { inclusionProof } from "./merkle";
 
 export interface InclusionAnswer {
   sequence: number;

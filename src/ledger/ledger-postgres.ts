@@ -1,5 +1,6 @@
 import { inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
+import type { CheckpointRecord } from "#audit/checkpoint";
 import { type Batch, orgBatchOf } from "../auth/tenant";
 import { type Database, isDatabaseUnavailable } from "../db/client";
 import { columnJson } from "../db/column-json";
@@ -7,7 +8,6 @@ import { auditCheckpoints, auditEntries, events } from "../db/schema";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { LEDGER_CONFLICT } from "../schemas/vocabulary";
-import type { CheckpointRecord } from "./checkpoint";
 import type { StoredEntry } from "./ledger-store";
 
 /**

@@ -1,9 +1,9 @@
 import { asc, gt } from "drizzle-orm";
+import type { CheckpointRecord } from "#audit/checkpoint";
+import type { AuditEntryRecord } from "#audit/verify";
 import type { Tenant } from "../auth/tenant";
 import { auditCheckpoints, auditEntries } from "../db/schema";
-import type { CheckpointRecord } from "./checkpoint";
 import { checkpointRecord, entryRecord } from "./ledger-rows";
-import type { AuditEntryRecord } from "./verify";
 
 export type LedgerRecord =
   | { kind: "entry"; entry: AuditEntryRecord }

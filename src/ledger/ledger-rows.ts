@@ -1,6 +1,6 @@
+import type { CheckpointRecord } from "#audit/checkpoint";
+import type { AuditEntryRecord } from "#audit/verify";
 import type { auditCheckpoints, auditEntries } from "../db/schema";
-import type { CheckpointRecord } from "./checkpoint";
-import type { AuditEntryRecord } from "./verify";
 
 type EntryRow = typeof auditEntries.$inferSelect;
 type CheckpointRow = typeof auditCheckpoints.$inferSelect;

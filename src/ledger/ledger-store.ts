@@ -1,6 +1,6 @@
-import type { CheckpointRecord } from "./checkpoint";
-import type { NodeStore } from "./merkle";
-import type { AuditEntryRecord } from "./verify";
+import type { CheckpointRecord } from "#audit/checkpoint";
+import type { NodeStore } from "#audit/merkle";
+import type { AuditEntryRecord } from "#audit/verify";
 
 /** An entry as the OrgLedger keeps it in its own storage, before and after Postgres has it. */
 export type StoredEntry = AuditEntryRecord & { leaf_hash: string };

@@ -1,8 +1,9 @@
+import type { Party } from "#audit/chain";
+import { payloadDigest } from "#audit/digest";
 import type { AssessmentCommit, CommitAnswer } from "../assess/commit";
 import type { Actor, Caller } from "../auth/caller";
 import type { Env } from "../env";
 import { ApiError, type ErrorCode, errorStatus } from "../errors";
-import { payloadDigest } from "../lib/digest";
 import type {
   Appended,
   DeferredAppend,
@@ -11,7 +12,6 @@ import type {
   OrgLedger,
   Refusal,
 } from "../org-ledger/org-ledger";
-import type { Party } from "./chain";
 import { LEDGER_UNAVAILABLE } from "./ledger-postgres";
 import { ledgerLocationHint } from "./location-hint";
 

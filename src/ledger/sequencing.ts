@@ -1,7 +1,7 @@
+import { entryHash, GENESIS_HASH, type LedgerEntry, leafHash, type Party } from "#audit/chain";
+import { appendLeaf } from "#audit/merkle";
 import { newId } from "../lib/ids";
-import { entryHash, GENESIS_HASH, type LedgerEntry, leafHash, type Party } from "./chain";
 import type { Head, LedgerStore, StoredEntry } from "./ledger-store";
-import { appendLeaf } from "./merkle";
 
 /** One thing that happened, as a caller hands it to the ledger. */
 export interface AppendInput {

@@ -1,10 +1,10 @@
 import { and, desc, eq, lt } from "drizzle-orm";
+import { logIdFor } from "#audit/checkpoint";
 import { publicBatch } from "../auth/tenant";
 import { decodeSequenceCursor, page } from "../db/pagination";
 import { auditCheckpoints, auditEntries } from "../db/schema";
 import type { Env } from "../env";
 import { ApiError, orNotFound } from "../errors";
-import { logIdFor } from "./checkpoint";
 import { ledgerOf } from "./ledger";
 import { checkpointRecord } from "./ledger-rows";
 

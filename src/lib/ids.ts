@@ -1,4 +1,4 @@
-import { toHex } from "./encoding";
+import { toHex } from "#audit/encoding";
 
 /**
  * UUIDv7 (RFC 9562): time-ordered, so keyset pagination by id follows creation order and

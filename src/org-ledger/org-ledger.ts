@@ -1,21 +1,21 @@
 import { DurableObject } from "cloudflare:workers";
+import type { CheckpointRecord } from "#audit/checkpoint";
+import { payloadDigest } from "#audit/digest";
+import { consistencyProof } from "#audit/merkle";
 import type { AssessmentCommit, CommitAnswer, Verdict } from "../assess/commit";
 import type { AnsweredPlan, PersistPlan } from "../assess/persist";
 import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
 import type { SpendRefusal } from "../credentials/spend";
 import { type Env, modeOf } from "../env";
 import { AnchorAlarm, signCheckpoint } from "../ledger/anchoring";
-import type { CheckpointRecord } from "../ledger/checkpoint";
 import { type InclusionAnswer, inclusionOf } from "../ledger/inclusion";
 import { LedgerStore, type StoredEntry, type Voiding } from "../ledger/ledger-store";
-import { consistencyProof } from "../ledger/merkle";
 import {
   type Appended,
   type AppendInput,
   sequenceEntry,
   sequenceUnder,
 } from "../ledger/sequencing";
-import { payloadDigest } from "../lib/digest";
 import type { ReviewSpend } from "../schemas/reviews";
 import { signer } from "../signing/signer";
 import { assessmentPlan, commitAnswer, earlierCommit } from "./assessment-write";

@@ -1,14 +1,14 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../http/context";
-import { guarded } from "../http/route";
-import { errorResponses } from "../http/schemas";
-import { logIdFor } from "../ledger/checkpoint";
+import { logIdFor } from "#audit/checkpoint";
 import {
   formatCheckpointLine,
   formatEndLine,
   formatEntryLine,
   formatHeaderLine,
-} from "../ledger/export-format";
+} from "#audit/export-format";
+import type { AppEnv } from "../http/context";
+import { guarded } from "../http/route";
+import { errorResponses } from "../http/schemas";
 import { ledgerRecords } from "../ledger/ledger-reader";
 import { signer } from "../signing/signer";
 

@@ -1,6 +1,6 @@
-import { canonicalize } from "../lib/canonical";
-import { sha256 } from "../lib/digest";
-import { toHex, utf8 } from "../lib/encoding";
+import { canonicalize } from "#audit/canonical";
+import { sha256 } from "#audit/digest";
+import { toHex, utf8 } from "#audit/encoding";
 import type { BreakReason, SESSION_EVENT_TYPES } from "../schemas/vocabulary";
 import { checkSignature, type KeyCache, type SessionKey, signatureKid } from "./signature";
 

@@ -1,5 +1,6 @@
 import { and, asc, between, eq, sql } from "drizzle-orm";
 import type { BatchResponse } from "drizzle-orm/batch";
+import { canonicalize } from "#audit/canonical";
 import type { Tenant } from "../auth/tenant";
 import type { Database } from "../db/client";
 import { columnJson } from "../db/column-json";
@@ -7,7 +8,6 @@ import { agents, sessionEvents, sessions } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
 import type { StoredEntry } from "../ledger/ledger-store";
-import { canonicalize } from "../lib/canonical";
 import { newId } from "../lib/ids";
 import { MAX_EVENTS_PER_SESSION } from "../schemas/sessions";
 import {

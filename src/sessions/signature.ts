@@ -1,6 +1,6 @@
 import { flattenedVerify, type JWK } from "jose";
+import { base64url, fromBase64url } from "#audit/encoding";
 import { SIGNATURE_ALGS, verificationKey } from "../identity/public-jwk";
-import { base64url, fromBase64url } from "../lib/encoding";
 import type { BreakReason } from "../schemas/vocabulary";
 
 /** An agent key as the chain check needs it, with its agent's revocation. */

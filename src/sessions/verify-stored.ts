@@ -1,8 +1,8 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
+import { payloadDigest } from "#audit/digest";
 import type { Tenant } from "../auth/tenant";
 import { auditEntries, sessionEvents, sessions } from "../db/schema";
 import { orNotFound } from "../errors";
-import { payloadDigest } from "../lib/digest";
 import { type ChainBreak, firstBreak, type SessionEventInput } from "./chain";
 import { keyMap, kidsOf, selectKeys } from "./lookups";
 import {

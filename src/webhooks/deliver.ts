@@ -1,8 +1,8 @@
 import { and, eq, sql } from "drizzle-orm";
+import { logIdFor } from "#audit/checkpoint";
 import { orgBatchOf } from "../auth/tenant";
 import { webhookAttempts, webhookDeliveries } from "../db/schema";
 import type { Env } from "../env";
-import { logIdFor } from "../ledger/checkpoint";
 import { logError } from "../lib/log";
 import { OutboundError, outboundPolicy, postBytes } from "../net/outbound";
 import { type DeliveryMessage, LEASE_SECONDS } from "../outbox/enqueue";

@@ -10,9 +10,10 @@
  * (base64url), with the org and endpoint ids as associated data: a sealed secret copied to
  * another endpoint's row does not open.
  */
+
+import { base64ToBytes, base64url, bytesToBase64, fromBase64url, utf8 } from "#audit/encoding";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
-import { base64ToBytes, base64url, bytesToBase64, fromBase64url, utf8 } from "../lib/encoding";
 import { logError } from "../lib/log";
 
 export const SECRET_PREFIX = "whsec_";

@@ -1,8 +1,8 @@
 import { type AgentCard, canonicalizeAgentCard } from "@a2a-js/sdk";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { canonicalize } from "#audit/canonical";
 import { sdkForm, specForm } from "../../src/identity/agent-card-canonical";
-import { canonicalize } from "../../src/lib/canonical";
 import { agentCard, EXAMPLE, EXAMPLE_SDK, EXAMPLE_SPEC } from "../support/agent-cards";
 
 type Json = Record<string, unknown>;

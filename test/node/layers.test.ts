@@ -68,9 +68,7 @@ describe("layers, on value imports", () => {
 
   it("point down: lib ← schemas ← db ← domain ← http ← routes ← app", () => {
     const upward = [...graph].flatMap(([from, arrows]) =>
-      [...arrows.keys()]
-        .filter((to) => layerOf(to) > layerOf(from))
-        .map((to) => `${from} → ${to}`),
+      [...arrows.keys()].filter((to) => layerOf(to) > layerOf(from)).map((to) => `${from} → ${to}`),
     );
     expect(upward).toEqual([]);
   });

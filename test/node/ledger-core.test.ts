@@ -4,20 +4,25 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  entryHash,
-  GENESIS_HASH,
-  type LedgerEntry,
-  leafHash,
-  toLedgerEntry,
-} from "../../src/ledger/chain";
+import { canonicalize } from "#audit/canonical";
+import { entryHash, GENESIS_HASH, type LedgerEntry, leafHash, toLedgerEntry } from "#audit/chain";
 import {
   type CheckpointRecord,
   checkpointNote,
   checkpointOrigin,
   logIdFor,
   parseCheckpointNote,
-} from "../../src/ledger/checkpoint";
+} from "#audit/checkpoint";
+import { payloadDigest, sha256 } from "#audit/digest";
+import {
+  base64ToBytes,
+  base64UrlToBytes,
+  base64url,
+  bytesToBase64,
+  hexToBytes,
+  toHex,
+  utf8,
+} from "#audit/encoding";
 import {
   ExportFormatError,
   formatCheckpointLine,
@@ -26,7 +31,7 @@ import {
   formatHeaderLine,
   parseExportLine,
   verifyExport,
-} from "../../src/ledger/export-format";
+} from "#audit/export-format";
 import {
   appendLeaf,
   consistencyProof,
@@ -39,24 +44,13 @@ import {
   rootAt,
   verifyConsistency,
   verifyInclusion,
-} from "../../src/ledger/merkle";
+} from "#audit/merkle";
 import {
   type AuditEntryRecord,
   AuditVerifier,
   type VerificationKey,
   type VerifyReport,
-} from "../../src/ledger/verify";
-import { canonicalize } from "../../src/lib/canonical";
-import { payloadDigest, sha256 } from "../../src/lib/digest";
-import {
-  base64ToBytes,
-  base64UrlToBytes,
-  base64url,
-  bytesToBase64,
-  hexToBytes,
-  toHex,
-  utf8,
-} from "../../src/lib/encoding";
+} from "#audit/verify";
 
 const sha256Hex = (...parts: (string | Uint8Array)[]) => {
   const h = createHash("sha256");

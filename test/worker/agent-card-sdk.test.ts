@@ -2,8 +2,8 @@ import { type AgentCard, verifyAgentCardSignature } from "@a2a-js/sdk";
 import fc from "fast-check";
 import { CompactSign } from "jose";
 import { describe, expect, it } from "vitest";
+import { canonicalize } from "#audit/canonical";
 import { type CardForm, type CardKey, verifyAgentCard } from "../../src/identity/agent-card";
-import { canonicalize } from "../../src/lib/canonical";
 import { agentCard, EXAMPLE, EXAMPLE_SPEC } from "../support/agent-cards";
 import { type AgentKeyPair, keyPair, sdkSignCard } from "./support/identity";
 

@@ -7,14 +7,14 @@ import {
   type JWSHeaderParameters,
 } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { canonicalize } from "#audit/canonical";
+import { base64url } from "#audit/encoding";
 import {
   afterSignersRevoked,
   type CardKey,
   MAX_REASONS,
   verifyAgentCard,
 } from "../../src/identity/agent-card";
-import { canonicalize } from "../../src/lib/canonical";
-import { base64url } from "../../src/lib/encoding";
 
 // The AP2 sample merchant's A2A 0.3 card (shared/reference/a2a/merchant_agent_card_v0.3.json).
 const MERCHANT_CARD = {

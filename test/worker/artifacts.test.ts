@@ -6,7 +6,7 @@ import {
 } from "cloudflare:test";
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { payloadDigest } from "../../src/lib/digest";
+import { payloadDigest } from "#audit/digest";
 import { newId } from "../../src/lib/ids";
 import { signer } from "../../src/signing/signer";
 import worker from "../../workers/main";

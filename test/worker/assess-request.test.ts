@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { canonicalize } from "#audit/canonical";
 import { mandateCanonicalHash, parseAssessRequest } from "../../src/assess/request";
 import { ApiError, errorMessages } from "../../src/errors";
-import { canonicalize } from "../../src/lib/canonical";
 import checkoutExample from "../fixtures/ap2/checkout_mandate.json";
 import openCheckoutExample from "../fixtures/ap2/open_checkout_mandate.json";
 import openPaymentExample from "../fixtures/ap2/open_payment_mandate.json";

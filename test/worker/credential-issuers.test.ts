@@ -1,12 +1,12 @@
 import { env } from "cloudflare:test";
 import { exportJWK, generateKeyPair, type JWK } from "jose";
 import { describe, expect, it } from "vitest";
+import { payloadDigest } from "#audit/digest";
 import { readCredential } from "../../src/auth/credential";
 import { Tenant } from "../../src/auth/tenant";
 import { parseChain } from "../../src/credentials/chain";
 import { trustAnchorsFor } from "../../src/credentials/issuers";
 import { verifyChain } from "../../src/credentials/verify";
-import { payloadDigest } from "../../src/lib/digest";
 import untrusted from "../fixtures/ap2-v0.2-vectors/payment_invalid_untrusted_root.json";
 import valid from "../fixtures/ap2-v0.2-vectors/payment_valid_basic.json";
 import { newSigner } from "../support/ap2-chains";

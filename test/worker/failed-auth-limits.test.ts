@@ -1,7 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { base64url } from "#audit/encoding";
 import type { Env } from "../../src/env";
-import { base64url } from "../../src/lib/encoding";
 import worker from "../../workers/main";
 import { BASE, call, newOrg, sessionToken } from "./support/api";
 import { errorBody, refusedBody } from "./support/errors";

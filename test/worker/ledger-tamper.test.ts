@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { entryHash } from "../../src/ledger/chain";
-import { verifyExport } from "../../src/ledger/export-format";
+import { entryHash } from "#audit/chain";
+import { verifyExport } from "#audit/export-format";
 import { call, newOrg, type TestOrg } from "./support/api";
 import { ownerSql } from "./support/db";
 import { anchor, appendMany } from "./support/ledger";

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { base64url, fromBase64url } from "#audit/encoding";
 import type { Env } from "../../src/env";
 import { ApiError } from "../../src/errors";
 import {
@@ -10,7 +11,6 @@ import {
   type Sealed,
   sealPersonalData,
 } from "../../src/identity/personal-data";
-import { base64url, fromBase64url } from "../../src/lib/encoding";
 
 const utf8 = new TextEncoder();
 

@@ -5,7 +5,7 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { payloadDigest } from "../../src/lib/digest";
+import { payloadDigest } from "#audit/digest";
 import { call, newOrg, type TestOrg } from "./support/api";
 import { assessOk, type Json, payment } from "./support/assess";
 import { ownerSql } from "./support/db";

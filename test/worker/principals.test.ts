@@ -1,7 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { payloadDigest } from "../../src/lib/digest";
-import { fromBase64url } from "../../src/lib/encoding";
+import { payloadDigest } from "#audit/digest";
+import { fromBase64url } from "#audit/encoding";
 import worker from "../../workers/main";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";

@@ -7,9 +7,9 @@ import {
   type JWK,
 } from "jose";
 import { describe, expect, it } from "vitest";
+import { base64url, fromBase64url } from "#audit/encoding";
 import { ApiError } from "../../src/errors";
 import { parsePublicJwk, SIGNATURE_ALGS, verificationKey } from "../../src/identity/public-jwk";
-import { base64url, fromBase64url } from "../../src/lib/encoding";
 
 async function publicJwk(alg: string, options: { crv?: string; modulusLength?: number } = {}) {
   const pair = await generateKeyPair(alg, { ...options, extractable: true });

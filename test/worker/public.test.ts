@@ -1,6 +1,6 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { fromBase64url } from "../../src/lib/encoding";
+import { fromBase64url } from "#audit/encoding";
 import worker from "../../workers/main";
 import { BASE, call } from "./support/api";
 import { errorBody } from "./support/errors";

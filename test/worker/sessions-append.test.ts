@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { canonicalize } from "../../src/lib/canonical";
+import { canonicalize } from "#audit/canonical";
 import { call } from "./support/api";
 import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";

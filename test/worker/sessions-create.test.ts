@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { canonicalize } from "#audit/canonical";
 import { ledgerOf } from "../../src/ledger/ledger";
-import { canonicalize } from "../../src/lib/canonical";
 import { call, newOrg, type TestOrg } from "./support/api";
 import { errorBody } from "./support/errors";
 import { keyPair, newAgent, registerKey } from "./support/identity";

@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { canonicalize } from "#audit/canonical";
 import { ledgerOf } from "../../src/ledger/ledger";
-import { canonicalize } from "../../src/lib/canonical";
 import { call, type TestOrg } from "./support/api";
 import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { canonicalize } from "../../src/lib/canonical";
+import { canonicalize } from "#audit/canonical";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
 import {

@@ -14,8 +14,8 @@ import {
   type JSONWebKeySet,
 } from "jose";
 import { describe, expect, it } from "vitest";
+import { logIdFor } from "#audit/checkpoint";
 import { MAX_SIGNATURE_AGE_SECONDS, verifyDelivery } from "../../docs/examples/webhook-verify";
-import { logIdFor } from "../../src/ledger/checkpoint";
 import worker from "../../workers/main";
 import { closedDocument, schemaErrors } from "../support/openapi-contract";
 import { call } from "./support/api";

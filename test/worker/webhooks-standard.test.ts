@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { decodeProtectedHeader } from "jose";
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { logIdFor } from "../../src/ledger/checkpoint";
+import { logIdFor } from "#audit/checkpoint";
 import { call } from "./support/api";
 import { agentOf, assessOk, createPolicy, type Json, orgWithKey, payment } from "./support/assess";
 import { ownerSql } from "./support/db";

@@ -1,6 +1,6 @@
 import { type AgentCard, generateAgentCardSignature } from "@a2a-js/sdk";
 import { CompactSign, calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from "jose";
-import { canonicalize } from "../../../src/lib/canonical";
+import { canonicalize } from "#audit/canonical";
 import { call, type TestOrg } from "./api";
 
 /** Creates a principal in the org (as its owner) and returns its id. */

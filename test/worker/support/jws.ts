@@ -1,4 +1,4 @@
-import { fromBase64url } from "../../../src/lib/encoding";
+import { fromBase64url } from "#audit/encoding";
 
 /** Verifies a compact JWS with WebCrypto's Ed25519 against a key set; returns the payload. */
 export async function verifyJws(jws: string, keys: { kid: string; x: string }[]) {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { CompactSign } from "jose";
 import { expect } from "vitest";
-import { canonicalize } from "../../../src/lib/canonical";
+import { canonicalize } from "#audit/canonical";
 import { call, newOrg, type TestOrg } from "./api";
 import { ownerSql } from "./db";
 import { errorBody } from "./errors";
