@@ -3,7 +3,7 @@ import { type Column, getTableColumns, type SQL, sql } from "drizzle-orm";
 import { assessments } from "../db/schema";
 import { Refinement } from "../schemas/reviews";
 import { ACTION_KINDS, DECISIONS, RISK_LEVELS } from "../schemas/vocabulary";
-import { CredentialOutcome } from "./credential";
+import { CredentialOutcome } from "./ap2-credential";
 
 const SignalSchema = z.object({ category: z.string(), type: z.string(), severity: z.string() });
 const RejectionReasonSchema = z.object({

@@ -13,7 +13,7 @@ import { signer } from "../signing/signer";
 import { scoreBehavior } from "./behavior";
 import type { AssessmentCommit, RecordDraft } from "./commit";
 import { loadContext } from "./context";
-import { credentialOutcome, requireLivePresentation, verifyPresented } from "./credential";
+import { credentialOutcome, requireLivePresentation, verifyPresented } from "./ap2-credential";
 import { withoutServiceRiskData, withRiskPayload } from "./facts";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";

@@ -19,7 +19,7 @@ import {
   PresentationSchema,
   type PresentedCredential,
   presentCredential,
-} from "./credential";
+} from "./ap2-credential";
 import { actionFacts, ap2Facts, type MandateFacts, withoutServiceRiskData } from "./facts";
 import { type IssueDetail, unstorableAt } from "./storable";
 

@@ -3,7 +3,7 @@ import { newId } from "../lib/ids";
 import type { ActionKind } from "../schemas/vocabulary";
 import type { AssessmentEventData } from "../schemas/webhook-events";
 import type { CredentialSpend, Verdict, VerdictFields } from "./commit";
-import { type AssessedFailure, type CredentialOutcome, refusedDecision } from "./credential";
+import { type AssessedFailure, type CredentialOutcome, refusedDecision } from "./ap2-credential";
 import { spendTerms } from "./review-opening";
 import type { Decision } from "./risk";
 import { type RiskPayloadFacts, riskPayloadClaims } from "./risk-payload";

@@ -1,5 +1,5 @@
-import { readCookie, SESSION_COOKIE } from "../console/cookies";
-import { csrfMatches } from "../console/csrf";
+import { readCookie, SESSION_COOKIE } from "../sign-in/cookies";
+import { csrfMatches } from "../sign-in/csrf";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
 import { isUuid } from "../lib/ids";

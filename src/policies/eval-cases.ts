@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { AssessedFailure } from "../assess/credential";
+import type { AssessedFailure } from "../assess/ap2-credential";
 import { geoOf } from "../assess/input";
 import type { NormalizedRules } from "../assess/policy";
 import { AssessRequest, type ParsedAssessRequest, parseAssessRequest } from "../assess/request";

@@ -16,10 +16,10 @@ import {
   readCookie,
   SESSION_COOKIE,
   setCookie,
-} from "../console/cookies";
-import { csrfMatches, csrfToken } from "../console/csrf";
-import { openLogin, sealLogin } from "../console/login-cookie";
-import { beginSignIn, completeSignIn, provider, SignInError } from "../console/oidc";
+} from "../sign-in/cookies";
+import { csrfMatches, csrfToken } from "../sign-in/csrf";
+import { openLogin, sealLogin } from "../sign-in/login-cookie";
+import { beginSignIn, completeSignIn, provider, SignInError } from "../sign-in/oidc";
 import { ApiError } from "../errors";
 import { failure, setConsoleHeaders } from "../http/console-page";
 import type { AppContext, AppEnv } from "../http/context";

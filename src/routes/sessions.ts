@@ -15,10 +15,10 @@ import {
   SessionVerification,
   sessionTags as tags,
 } from "../schemas/sessions";
-import { appendEvents, createSession } from "../sessions/ingest";
-import { getSession, listSessions, sessionEventsPage } from "../sessions/reads";
-import { toSession } from "../sessions/records";
-import { verifyStored } from "../sessions/verify-stored";
+import { appendEvents, createSession } from "../agent-sessions/ingest";
+import { getSession, listSessions, sessionEventsPage } from "../agent-sessions/reads";
+import { toSession } from "../agent-sessions/records";
+import { verifyStored } from "../agent-sessions/verify-stored";
 
 // The spec lets any of the three evidence-writing scopes ingest sessions.
 const INGEST = ["session:write", "assess:write", "artifact:write"] as const;

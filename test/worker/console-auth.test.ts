@@ -1,7 +1,7 @@
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
-import { csrfToken } from "../../src/console/csrf";
+import { csrfToken } from "../../src/sign-in/csrf";
 import type { Env } from "../../src/env";
 import worker from "../../workers/main";
 import { BASE, call, newOrg, sessionToken } from "./support/api";

@@ -72,7 +72,7 @@ export const sessions = pgTable(
 
 /**
  * The events of a session, immutable once written. `hash` is the SHA-256 of the RFC 8785 form of
- * the chained event (src/sessions/chain.ts), which every column here but the signature, its key,
+ * the chained event (src/agent-sessions/chain.ts), which every column here but the signature, its key,
  * the receipt time and the audit names goes into. `audit_*` name the ledger entry of the batch
  * that brought the event (`session.created` or `session.events_appended`).
  */

@@ -226,7 +226,7 @@ export async function assessOnce(org: TestOrg, key?: string): Promise<string> {
 
 /**
  * Stands for an append request that died right after the ledger object recorded its batch: the
- * entry and the draft the request hands the ledger object before writing (src/sessions/
+ * entry and the draft the request hands the ledger object before writing (src/agent-sessions/
  * ingest.ts), written here by hand, with no rows behind them.
  */
 export async function recordDiedBatch(org: TestOrg, id: string, events: WireEvent[]) {
