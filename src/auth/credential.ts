@@ -1,8 +1,8 @@
-import { readCookie, SESSION_COOKIE } from "../sign-in/cookies";
-import { csrfMatches } from "../sign-in/csrf";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
 import { isUuid } from "../lib/ids";
+import { readCookie, SESSION_COOKIE } from "../sign-in/cookies";
+import { csrfMatches } from "../sign-in/csrf";
 import { hashApiKey, isWellFormedApiKey, looksLikeApiKey } from "./api-key";
 import { verifySession } from "./session";
 import { unauthenticated } from "./unauthenticated";

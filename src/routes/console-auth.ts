@@ -8,6 +8,9 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { verifySession } from "../auth/session";
+import { ApiError } from "../errors";
+import { failure, setConsoleHeaders } from "../http/console-page";
+import type { AppContext, AppEnv } from "../http/context";
 import {
   CSRF_COOKIE,
   clearCookie,
@@ -20,9 +23,6 @@ import {
 import { csrfMatches, csrfToken } from "../sign-in/csrf";
 import { openLogin, sealLogin } from "../sign-in/login-cookie";
 import { beginSignIn, completeSignIn, provider, SignInError } from "../sign-in/oidc";
-import { ApiError } from "../errors";
-import { failure, setConsoleHeaders } from "../http/console-page";
-import type { AppContext, AppEnv } from "../http/context";
 
 const CONSOLE_HOME = "/console/";
 

@@ -1,4 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { appendEvents, createSession } from "../agent-sessions/ingest";
+import { getSession, listSessions, sessionEventsPage } from "../agent-sessions/reads";
+import { toSession } from "../agent-sessions/records";
+import { verifyStored } from "../agent-sessions/verify-stored";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
@@ -15,10 +19,6 @@ import {
   SessionVerification,
   sessionTags as tags,
 } from "../schemas/sessions";
-import { appendEvents, createSession } from "../agent-sessions/ingest";
-import { getSession, listSessions, sessionEventsPage } from "../agent-sessions/reads";
-import { toSession } from "../agent-sessions/records";
-import { verifyStored } from "../agent-sessions/verify-stored";
 
 // The spec lets any of the three evidence-writing scopes ingest sessions.
 const INGEST = ["session:write", "assess:write", "artifact:write"] as const;

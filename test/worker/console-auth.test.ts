@@ -1,8 +1,8 @@
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
-import { csrfToken } from "../../src/sign-in/csrf";
 import type { Env } from "../../src/env";
+import { csrfToken } from "../../src/sign-in/csrf";
 import worker from "../../workers/main";
 import { BASE, call, newOrg, sessionToken } from "./support/api";
 import { payment } from "./support/assess";
