@@ -1,10 +1,10 @@
 import type { z } from "@hono/zod-openapi";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Tenant } from "../auth/tenant";
 import { getById, listById, mapPage, type Page } from "../db/pagination";
 import { credentialIssuers } from "../db/schema";
 import { orNotFound } from "../errors";
-import { record } from "../ledger/ledger";
+import { commit } from "../ledger/commit";
 import type {
   CreateCredentialIssuer,
   CredentialIssuer,
@@ -12,18 +12,15 @@ import type {
 } from "./issuer-schemas";
 import { createIssuer, toIssuer } from "./issuers";
 
-/** Registers an issuer and records `credential_issuer.created` with it as the API shows it. */
+/**
+ * Registers an issuer, committing `credential_issuer.created` with it as the API shows it in
+ * the same transaction (createIssuer).
+ */
 export async function registerIssuer(
   tenant: Tenant,
   body: CreateCredentialIssuer,
 ): Promise<CredentialIssuer> {
-  const issuer = toIssuer(await createIssuer(tenant, body));
-  await record(tenant.env, await tenant.caller(), {
-    type: "credential_issuer.created",
-    subject: { type: "credential_issuer", id: issuer.id },
-    payload: issuer,
-  });
-  return issuer;
+  return toIssuer(await createIssuer(tenant, body));
 }
 
 /** A page of the org's issuers, newest first, by status if asked. */
@@ -47,24 +44,29 @@ export async function getIssuer(tenant: Tenant, id: string): Promise<CredentialI
 }
 
 /**
- * Revokes an issuer: its keys never verify a root again. A revoked one answers unchanged; the
- * revocation is recorded once per issuer.
+ * Revokes an issuer: its keys never verify a root again. The revocation is committed with its
+ * entry, once per issuer; a revoked one answers unchanged and records nothing.
  */
 export async function revokeIssuer(tenant: Tenant, id: string): Promise<CredentialIssuer> {
-  // A repeated revoke matches no active row and reads the revoked one back unchanged.
-  const [, rows] = await tenant.batch((db) => [
-    db
-      .update(credentialIssuers)
-      .set({ status: "revoked", revokedAt: sql`now()` })
-      .where(and(eq(credentialIssuers.id, id), eq(credentialIssuers.status, "active"))),
-    db.select().from(credentialIssuers).where(eq(credentialIssuers.id, id)),
-  ]);
-  const issuer = toIssuer(orNotFound(rows[0]));
-  await record(tenant.env, await tenant.caller(), {
-    type: "credential_issuer.revoked",
-    subject: { type: "credential_issuer", id },
-    payload: { id, revoked_at: issuer.revoked_at },
-    once: `credential_issuer.revoked:${id}`,
-  });
-  return issuer;
+  const current = await getById(tenant, credentialIssuers, id);
+  if (current.status !== "active") return toIssuer(current);
+  const revokedAt = new Date();
+  // Still conditional: a revoke that lost a race to another reads the revoked row back.
+  const { results } = await commit(
+    tenant,
+    {
+      type: "credential_issuer.revoked",
+      subject: { type: "credential_issuer", id },
+      payload: { id, revoked_at: revokedAt.toISOString() },
+      once: [`credential_issuer.revoked:${id}`],
+    },
+    (db) => [
+      db
+        .update(credentialIssuers)
+        .set({ status: "revoked", revokedAt })
+        .where(and(eq(credentialIssuers.id, id), eq(credentialIssuers.status, "active"))),
+      db.select().from(credentialIssuers).where(eq(credentialIssuers.id, id)),
+    ],
+  );
+  return toIssuer(orNotFound(results[1][0]));
 }

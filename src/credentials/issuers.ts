@@ -11,8 +11,9 @@
  *   Pass the root's header as `root` so an unknown `kid` can refresh a JWKS URL issuer.
  * - `activeIssuers(db)` + `anchorsOf(tenant, env, rows, root?)`: the same in two halves, for a
  *   caller that folds the read into a round trip it makes anyway (the assess context read).
- * - `createIssuer(tenant, body)`, `toIssuer(row)`: what `POST /v1/credential-issuers` does and
- *   the record the API shows.
+ * - `createIssuer(tenant, body)`, `toIssuer(row)`: what `POST /v1/credential-issuers` does (the
+ *   issuer and its `credential_issuer.created` entry, in one transaction) and the record the
+ *   API shows.
  */
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { JWK } from "jose";
@@ -21,6 +22,7 @@ import type { Database } from "../db/client";
 import { credentialIssuers, type IssuerJwk, principals } from "../db/schema";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
+import { commit } from "../ledger/commit";
 import { newId } from "../lib/ids";
 import { logError } from "../lib/log";
 import { checkOutboundUrl, outboundPolicy } from "../net/outbound";
@@ -239,8 +241,11 @@ async function firstFetch(env: Env, url: string) {
 }
 
 /**
- * Registers an issuer; a JWKS URL is fetched first. A `principal_id` must name an active principal of the org: the insert
- * selects it `for share`, so a concurrent erasure cannot slip between check and insert.
+ * Registers an issuer (a JWKS URL is fetched first) and commits `credential_issuer.created`,
+ * the issuer as the API shows it, in the transaction that inserts it. A `principal_id` must name
+ * an active principal of the org: it is read first (nothing is recorded for a missing or erased
+ * one), and the insert selects it `for share` again, so a concurrent erasure cannot slip between
+ * check and insert (that lost race leaves its entry as the trace of an attempt).
  */
 export async function createIssuer(
   tenant: Tenant,
@@ -253,30 +258,66 @@ export async function createIssuer(
   // Nobody makes the service fetch a URL before it knows who is asking (401/403 first).
   if (jwksUrl !== null) await tenant.caller();
   const fetched = jwksUrl === null ? null : await firstFetch(tenant.env, jwksUrl);
-  const id = newId();
   const principalId = body.principal_id ?? null;
+  if (principalId !== null) await assertPrincipalActive(tenant, principalId);
+  const now = new Date();
+  const at = fetched ? now : null;
+  const atText = at?.toISOString() ?? null;
+  const row: IssuerRow = {
+    id: newId(now.getTime()),
+    orgId: (await tenant.caller()).orgId,
+    name: body.name,
+    jwks,
+    jwksUrl,
+    principalId,
+    status: "active",
+    fetchedJwks: fetched?.keys ?? null,
+    fetchedAt: at,
+    etag: fetched?.etag ?? null,
+    fetchAttemptedAt: at,
+    createdAt: now,
+    revokedAt: null,
+  };
   const json = (keys: IssuerJwk[] | null | undefined) => (keys ? JSON.stringify(keys) : null);
-  const at = fetched ? new Date().toISOString() : null;
   const columns = sql`(id, name, jwks, jwks_url, principal_id, fetched_jwks, etag, fetched_at,
-    fetch_attempted_at)`;
-  const values = sql`${id}, ${body.name}, ${json(jwks)}::jsonb, ${jwksUrl}, ${principalId}::uuid,
-    ${json(fetched?.keys)}::jsonb, ${fetched?.etag ?? null}, ${at}::timestamptz,
-    ${at}::timestamptz`;
-  const [, created, principal] = await tenant.batch((db) => [
-    principalId === null
-      ? db.execute(sql`insert into credential_issuers ${columns} values (${values})`)
-      : db.execute(sql`insert into credential_issuers ${columns}
+    fetch_attempted_at, created_at)`;
+  const values = sql`${row.id}, ${row.name}, ${json(jwks)}::jsonb, ${jwksUrl}, ${principalId}::uuid,
+    ${json(row.fetchedJwks)}::jsonb, ${row.etag}, ${atText}::timestamptz, ${atText}::timestamptz,
+    ${now.toISOString()}::timestamptz`;
+  const issuer = toIssuer(row);
+  const { results } = await commit(
+    tenant,
+    {
+      type: "credential_issuer.created",
+      subject: { type: "credential_issuer", id: issuer.id },
+      payload: issuer,
+    },
+    (db) => [
+      principalId === null
+        ? db.execute(sql`insert into credential_issuers ${columns} values (${values})`)
+        : db.execute(sql`insert into credential_issuers ${columns}
           select ${values} from principals p
           where p.id = ${principalId} and p.status = 'active' for share of p`),
-    db.select().from(credentialIssuers).where(eq(credentialIssuers.id, id)),
-    db
-      .select({ status: principals.status })
-      .from(principals)
-      .where(eq(principals.id, principalId ?? id)),
+      db.select().from(credentialIssuers).where(eq(credentialIssuers.id, row.id)),
+    ],
+  );
+  const created = results[1][0];
+  if (!created) {
+    // The principal was erased between the read and the insert: answered as the read would.
+    await assertPrincipalActive(tenant, principalId ?? row.id);
+    throw new ApiError("internal_error");
+  }
+  return created;
+}
+
+/** A principal an issuer may name: an active one of the org (400 or 409 otherwise). */
+async function assertPrincipalActive(tenant: Tenant, principalId: string): Promise<void> {
+  const [principal] = await tenant.batch((db) => [
+    db.select({ status: principals.status }).from(principals).where(eq(principals.id, principalId)),
   ]);
-  const row = created[0];
-  if (row) return row;
-  if (principal[0]?.status === "erased") {
+  const status = principal[0]?.status;
+  if (status === "active") return;
+  if (status === "erased") {
     throw new ApiError("principal_erased", [
       { path: "principal_id", message: "the principal is erased" },
     ]);

@@ -3,11 +3,11 @@ import type { Tenant } from "../auth/tenant";
 import { agentKeys, agents } from "../db/schema";
 import type { Env } from "../env";
 import { ApiError, orNotFound } from "../errors";
-import { record } from "../ledger/ledger";
+import { commit } from "../ledger/commit";
 import { fetchJson, OutboundError, outboundPolicy } from "../net/outbound";
 import { afterSignersRevoked, type CardCheck, verifyAgentCard } from "./agent-card";
 import type { CardVersion } from "./agent-card-shape";
-import { assertNotRevoked, lockAgent, toCardStatus } from "./agents";
+import { type AgentRow, assertNotRevoked, lockAgent, toCardStatus } from "./agents";
 
 /** Agent Cards are small documents; a bigger answer is not a card. */
 const CARD_MAX_BYTES = 64 * 1024;
@@ -29,8 +29,8 @@ async function fetchCard(url: string, env: Env): Promise<unknown> {
   }
 }
 
-/** The agent columns a check writes. */
-function cardColumns(check: CardCheck, sourceUrl: string | null) {
+/** The agent columns a check writes, checked at `at`. */
+function cardColumns(check: CardCheck, sourceUrl: string | null, at: Date) {
   return {
     cardStatus: check.status,
     cardReasons: check.reasons,
@@ -40,42 +40,31 @@ function cardColumns(check: CardCheck, sourceUrl: string | null) {
     cardName: check.name,
     cardUrl: check.url,
     cardSourceUrl: sourceUrl,
-    cardCheckedAt: sql`now()`,
-    cardVerifiedAt: check.status === "verified" ? sql`now()` : null,
+    cardCheckedAt: at,
+    cardVerifiedAt: check.status === "verified" ? at : null,
     trustReason: `card_${check.status}`,
   };
 }
 
-const asJsonb = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
-
 /**
- * What a check writes, decided in SQL when it verified: the keys were read before the card was
- * fetched (up to 5 s earlier), so `verified` is written only if a key behind one of its valid
- * signatures is still active now, under the agent's row lock; otherwise the check stands as a
- * revocation would have left it.
+ * The condition a check's write holds under: a verified check, whose keys were read before the
+ * card was fetched (up to 5 s earlier), is written only if a key behind one of its valid
+ * signatures is still active now, under the agent's row lock.
  */
-function checkWrite(agentId: string, check: CardCheck, sourceUrl: string | null) {
-  const written = cardColumns(check, sourceUrl);
-  if (check.status !== "verified") return written;
+function signerStillActive(agentId: string, check: CardCheck): SQL | undefined {
+  if (check.status !== "verified") return undefined;
   const kids = check.signatures.filter((s) => s.status === "valid").map((s) => s.kid);
-  const signerActive = sql`exists (select 1 from agent_keys k
+  return sql`exists (select 1 from agent_keys k
     where k.agent_id = ${agentId} and k.status = 'active'
-      and k.thumbprint in (select jsonb_array_elements_text(${asJsonb(kids)})))`;
-  const fallback = afterSignersRevoked(check);
-  const pick = (yes: SQL, no: SQL) => sql`case when ${signerActive} then ${yes} else ${no} end`;
-  return {
-    ...written,
-    cardStatus: pick(sql`'verified'`, sql`'unverified'`),
-    cardReasons: pick(asJsonb(check.reasons), asJsonb(fallback.reasons)),
-    cardSignatures: pick(asJsonb(check.signatures), asJsonb(fallback.signatures)),
-    cardVerifiedAt: pick(sql`now()`, sql`null`),
-    trustReason: pick(sql`'card_verified'`, sql`'card_unverified'`),
-  };
+      and k.thumbprint in (select jsonb_array_elements_text(${JSON.stringify(kids)}::jsonb)))`;
 }
 
 /**
- * Verifies an agent's card (given, or fetched from `card_url`) against the agent's keys, stores
- * the check, and records `agent.card_checked` once per check.
+ * Verifies an agent's card (given, or fetched from `card_url`) against the agent's keys, and
+ * commits the check with `agent.card_checked` in one transaction. A verified check whose
+ * signing keys were all revoked meanwhile is not written; the check is then committed as that
+ * revocation left it (`unverified`, its valid signatures `revoked_key`), and the entry of the
+ * first attempt stays as its trace.
  */
 export async function checkAgentCard(
   tenant: Tenant,
@@ -98,31 +87,53 @@ export async function checkAgentCard(
     keys.map((k) => ({ kid: k.thumbprint, jwk: k.jwk, alg: k.alg, status: k.status })),
     body.protocol_version ? { version: body.protocol_version } : undefined,
   );
+  const sourceUrl = body.card_url ?? null;
+  const row =
+    (await writeCheck(tenant, agent, check, sourceUrl)) ??
+    (await writeCheck(tenant, agent, afterSignersRevoked(check), sourceUrl));
+  if (!row) throw new ApiError("internal_error");
+  return toCardStatus(row);
+}
+
+/**
+ * Commits one check of the agent's card with its entry: the written row, or null when the
+ * write's condition (signerStillActive) failed. A revoked agent is 409.
+ */
+async function writeCheck(
+  tenant: Tenant,
+  agent: AgentRow,
+  check: CardCheck,
+  sourceUrl: string | null,
+): Promise<AgentRow | null> {
+  const set = cardColumns(check, sourceUrl, new Date());
   // A trust change writes events: the batch sends their webhook deliveries.
-  const [, rows, checked] = await tenant.batch(
+  const { results } = await commit(
+    tenant,
+    {
+      type: "agent.card_checked",
+      subject: { type: "agent", id: agent.id },
+      payload: toCardStatus({ ...agent, ...set }),
+    },
     (db) => [
       lockAgent(db, agent.id),
       db
         .update(agents)
-        .set(checkWrite(agent.id, check, body.card_url ?? null))
-        .where(and(eq(agents.id, agent.id), ne(agents.status, "revoked")))
+        .set(set)
+        .where(
+          and(
+            eq(agents.id, agent.id),
+            ne(agents.status, "revoked"),
+            signerStillActive(agent.id, check),
+          ),
+        )
         .returning(),
-      // To the microsecond (a Date keeps milliseconds): one check, one ledger entry.
-      db
-        .select({ at: sql<string>`${agents.cardCheckedAt}::text` })
-        .from(agents)
-        .where(eq(agents.id, agent.id)),
+      db.select({ status: agents.status }).from(agents).where(eq(agents.id, agent.id)),
     ],
     { webhooks: true },
   );
-  const row = rows[0];
-  if (!row) throw new ApiError("agent_revoked");
-  const result = toCardStatus(row);
-  await record(tenant.env, await tenant.caller(), {
-    type: "agent.card_checked",
-    subject: { type: "agent", id: agent.id },
-    payload: result,
-    once: `agent.card_checked:${agent.id}:${checked[0]?.at}`,
-  });
-  return result;
+  const [, rows, now] = results;
+  if (rows[0]) return rows[0];
+  if (now[0]?.status === "revoked" || check.status !== "verified")
+    throw new ApiError("agent_revoked");
+  return null;
 }

@@ -5,8 +5,8 @@ import type { Database } from "../db/client";
 import { decodeTimeCursor, encodeTimeCursor, type Page } from "../db/pagination";
 import { agentKeys, agents } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
-import { record } from "../ledger/ledger";
-import { assertNotRevoked, lockAgent } from "./agents";
+import { commit } from "../ledger/commit";
+import { type AgentRow, assertNotRevoked, lockAgent } from "./agents";
 import type { PublicKey } from "./public-jwk";
 
 export const AgentKey = z
@@ -82,24 +82,68 @@ function settleKeyEvidence(db: Database, agentId: string, reason: string) {
 type AgentKeyView = z.infer<typeof AgentKey>;
 
 /**
- * Registers a public key to a live agent of the org, records `agent_key.registered`, and
- * answers the key and whether this call created it (a repeat answers the stored key).
+ * Registers a public key to a live agent of the org, committing `agent_key.registered` in the
+ * transaction that inserts it, and answers the key and whether this call created it (a repeat
+ * answers the stored key and records nothing).
  */
 export async function registerAgentKey(
   tenant: Tenant,
   agentId: string,
   key: PublicKey,
 ): Promise<{ result: AgentKeyView; created: boolean }> {
-  // Inserted only for a live agent of this org; a thumbprint is unique in the org, so a key
-  // identifies exactly one agent when an assessment presents it.
-  // A trust change writes events: the batch sends their webhook deliveries.
-  const [, inserted, , agent, stored] = await tenant.batch(
+  const [agent, stored] = await tenant.batch((db) => [
+    db.select().from(agents).where(eq(agents.id, agentId)),
+    db.select().from(agentKeys).where(eq(agentKeys.thumbprint, key.thumbprint)),
+  ]);
+  if (stored[0]) {
+    const repeat = registered(agent[0], stored[0], false);
+    // A key stored before its entry could be (the two were once written apart) is recorded
+    // now, with the evidence it moves; otherwise the `once` key makes this a no-op.
+    await commit(
+      tenant,
+      {
+        type: "agent_key.registered",
+        subject: { type: "agent", id: agentId },
+        payload: repeat.result,
+        once: [`agent_key.registered:${key.thumbprint}`],
+      },
+      (db) => [lockAgent(db, agentId), settleKeyEvidence(db, agentId, "key_registered")],
+      { webhooks: true },
+    );
+    return repeat;
+  }
+  const orgId = (await tenant.caller()).orgId;
+  const now = new Date();
+  const row: KeyRow = {
+    orgId,
+    thumbprint: key.thumbprint,
+    agentId,
+    // Only the thumbprint members, all strings (public-jwk.ts).
+    jwk: key.jwk as KeyRow["jwk"],
+    kty: key.kty,
+    crv: key.crv,
+    alg: key.alg,
+    status: "active",
+    createdAt: now,
+    revokedAt: null,
+  };
+  // Inserted only for a live agent of this org (checked again here, under its lock); a
+  // thumbprint is unique in the org, so a key identifies exactly one agent when an assessment
+  // presents it. A trust change writes events: the batch sends their webhook deliveries.
+  const { results } = await commit(
+    tenant,
+    {
+      type: "agent_key.registered",
+      subject: { type: "agent", id: agentId },
+      payload: toKey(row),
+      once: [`agent_key.registered:${key.thumbprint}`],
+    },
     (db) => [
       lockAgent(db, agentId),
       db.execute(sql`
-      insert into agent_keys (thumbprint, agent_id, jwk, kty, crv, alg)
+      insert into agent_keys (thumbprint, agent_id, jwk, kty, crv, alg, created_at)
       select ${key.thumbprint}, a.id, ${JSON.stringify(key.jwk)}::jsonb, ${key.kty},
-             ${key.crv}, ${key.alg}
+             ${key.crv}, ${key.alg}, ${now.toISOString()}::timestamptz
       from agents a where a.id = ${agentId} and a.status <> 'revoked'
       on conflict (org_id, thumbprint) do nothing`),
       settleKeyEvidence(db, agentId, "key_registered"),
@@ -108,31 +152,33 @@ export async function registerAgentKey(
     ],
     { webhooks: true },
   );
-  const agentRow = orNotFound(agent[0]);
-  assertNotRevoked(agentRow);
-  const row = stored[0];
-  if (!row) throw new ApiError("internal_error");
-  if (row.agentId !== agentId) {
+  const [, inserted, , agentNow, storedNow] = results;
+  const created = (inserted as unknown as { rowCount: number }).rowCount === 1;
+  return registered(agentNow[0], storedNow[0], created);
+}
+
+/**
+ * The answer to a registration, from the agent and the key as stored: 404 for no agent, 409 for
+ * a revoked agent, a key of another agent or a revoked key; the key otherwise.
+ */
+function registered(
+  agent: AgentRow | undefined,
+  stored: KeyRow | undefined,
+  created: boolean,
+): { result: AgentKeyView; created: boolean } {
+  assertNotRevoked(orNotFound(agent));
+  if (!stored) throw new ApiError("internal_error");
+  if (stored.agentId !== agent?.id) {
     throw new ApiError("key_in_use", [
       { path: "jwk", message: "this key is registered to another agent" },
     ]);
   }
-  const created = (inserted as unknown as { rowCount: number }).rowCount === 1;
-  if (!created && row.status === "revoked") {
+  if (!created && stored.status === "revoked") {
     throw new ApiError("key_revoked", [
       { path: "jwk", message: "this key was revoked and can never be registered again" },
     ]);
   }
-  const result = toKey(row);
-  // Also when the key was already there: a retry whose first attempt committed but never
-  // reached the ledger records it now; otherwise the `once` key makes this a no-op.
-  await record(tenant.env, await tenant.caller(), {
-    type: "agent_key.registered",
-    subject: { type: "agent", id: agentId },
-    payload: result,
-    once: `agent_key.registered:${result.id}`,
-  });
-  return { result, created };
+  return { result: toKey(stored), created };
 }
 
 /** A page of the agent's keys, newest first (404: no such agent). */
@@ -173,40 +219,40 @@ export async function listAgentKeys(
   };
 }
 
-/** Revokes one of the agent's keys (a revoked one answers unchanged) and records it. */
+/**
+ * Revokes one of the agent's keys, committed with `agent_key.revoked` (once per key) in one
+ * transaction; a revoked one answers unchanged and records nothing.
+ */
 export async function revokeAgentKey(
   tenant: Tenant,
   agentId: string,
   keyId: string,
 ): Promise<AgentKeyView> {
-  const [, , , rows] = await tenant.batch(
+  const ofAgent = and(eq(agentKeys.agentId, agentId), eq(agentKeys.thumbprint, keyId));
+  const [found] = await tenant.batch((db) => [db.select().from(agentKeys).where(ofAgent)]);
+  const current = orNotFound(found[0]);
+  if (current.status !== "active") return toKey(current);
+  const revokedAt = new Date();
+  // Still conditional: a revoke that lost a race to another reads the key as that one left it.
+  // A trust change writes events: the batch sends their webhook deliveries.
+  const { results } = await commit(
+    tenant,
+    {
+      type: "agent_key.revoked",
+      subject: { type: "agent", id: agentId },
+      payload: { id: keyId, agent_id: agentId, revoked_at: revokedAt.toISOString() },
+      once: [`agent_key.revoked:${keyId}`],
+    },
     (db) => [
       lockAgent(db, agentId),
       db
         .update(agentKeys)
-        .set({ status: "revoked", revokedAt: sql`now()` })
-        .where(
-          and(
-            eq(agentKeys.agentId, agentId),
-            eq(agentKeys.thumbprint, keyId),
-            eq(agentKeys.status, "active"),
-          ),
-        ),
+        .set({ status: "revoked", revokedAt })
+        .where(and(ofAgent, eq(agentKeys.status, "active"))),
       settleKeyEvidence(db, agentId, "key_revoked"),
-      db
-        .select()
-        .from(agentKeys)
-        .where(and(eq(agentKeys.agentId, agentId), eq(agentKeys.thumbprint, keyId))),
+      db.select().from(agentKeys).where(ofAgent),
     ],
     { webhooks: true },
   );
-  const row = orNotFound(rows[0]);
-  const result = toKey(row);
-  await record(tenant.env, await tenant.caller(), {
-    type: "agent_key.revoked",
-    subject: { type: "agent", id: agentId },
-    payload: { id: result.id, agent_id: agentId, revoked_at: result.revoked_at },
-    once: `agent_key.revoked:${result.id}`,
-  });
-  return result;
+  return toKey(orNotFound(results[3][0]));
 }

@@ -1,9 +1,11 @@
 import type { z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { Tenant } from "../auth/tenant";
+import type { Database } from "../db/client";
 import { decodeSequenceCursor, listById, mapPage, page } from "../db/pagination";
 import { agents, agentTrustHistory, principals } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
+import { commit } from "../ledger/commit";
 import { type Change, record, recordRevocation } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import type { CreateAgent, ListAgentsQuery, UpdateAgent } from "../schemas/agents";
@@ -115,42 +117,118 @@ async function refused(
   ]);
 }
 
-/** Registers an agent for an active principal of the org and records `agent.created`. */
+/**
+ * Registers an agent for an active principal of the org, committing `agent.created` in the
+ * transaction that inserts it.
+ */
 export async function createAgent(tenant: Tenant, body: z.infer<typeof CreateAgent>) {
-  const id = newId();
-  // Inserted only if the principal is an active one of this org (RLS hides the others); the
-  // reads after tell a missing principal from an erased one. `for share` holds the principal
-  // against a concurrent erasure until this commits (an erasure that came first makes the
-  // re-checked row erased, and nothing is inserted).
-  const [, created, principal] = await tenant.batch((db) => [
-    db.execute(sql`
-      insert into agents (id, principal_id, name, description, metadata, trust_reason)
-      select ${id}, p.id, ${body.name}, ${body.description ?? null},
-             ${JSON.stringify(body.metadata ?? {})}::jsonb, 'registered'
+  // The principal is checked first (nothing is recorded for a missing or erased one); the
+  // trust a new agent starts with is the database's one trust function's, read in the same
+  // round trip, so the entry's payload is the row the insert makes.
+  const [principal, trust] = await tenant.batch((db) => [
+    principalStatus(db, body.principal_id),
+    db.execute(sql`select score, agent_risk_tier(score) as tier from
+      (select agent_trust_score('active', 'unverified', 0, 0, 0, 0, 0, 0) as score) fresh`),
+  ]);
+  assertPrincipalActive(principal[0]?.status);
+  const fresh = trust.rows[0] as { score: number | string; tier: AgentRow["riskTier"] };
+  const orgId = (await tenant.caller()).orgId;
+  const now = new Date();
+  const row = newAgentRow({
+    id: newId(now.getTime()),
+    orgId,
+    principalId: body.principal_id,
+    name: body.name,
+    description: body.description ?? null,
+    metadata: body.metadata ?? {},
+    trustScore: Number(fresh.score),
+    riskTier: fresh.tier,
+    createdAt: now,
+  });
+  const agent = toAgent(row);
+  // Inserted only if the principal is still an active one of this org (RLS hides the others):
+  // `for share` holds it against a concurrent erasure until this commits (an erasure that came
+  // first makes the re-checked row erased, and nothing is inserted).
+  const { results } = await commit(
+    tenant,
+    { type: "agent.created", subject: { type: "agent", id: row.id }, payload: agent },
+    (db) => [
+      db.execute(sql`
+      insert into agents (id, principal_id, name, description, metadata, trust_reason,
+        created_at, updated_at)
+      select ${row.id}, p.id, ${row.name}, ${row.description},
+             ${JSON.stringify(row.metadata)}::jsonb, ${row.trustReason},
+             ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz
       from principals p where p.id = ${body.principal_id} and p.status = 'active'
       for share of p`),
-    db.select().from(agents).where(eq(agents.id, id)),
-    db
-      .select({ status: principals.status })
-      .from(principals)
-      .where(eq(principals.id, body.principal_id)),
-  ]);
-  const row = created[0];
-  if (!row) {
-    if (principal[0]?.status === "erased") {
-      throw new ApiError("principal_erased", [
-        { path: "principal_id", message: "the principal is erased" },
-      ]);
-    }
-    throw new ApiError("invalid_request", [{ path: "principal_id", message: "no such principal" }]);
+      db.select().from(agents).where(eq(agents.id, row.id)),
+      principalStatus(db, body.principal_id),
+    ],
+  );
+  const [, created, after] = results;
+  if (!created[0]) {
+    // The principal was erased between the read and the insert: answered as the read would.
+    assertPrincipalActive(after[0]?.status);
+    throw new ApiError("internal_error");
   }
-  const agent = toAgent(row);
-  await record(tenant.env, await tenant.caller(), {
-    type: "agent.created",
-    subject: { type: "agent", id },
-    payload: agent,
-  });
-  return agent;
+  return toAgent(created[0]);
+}
+
+/** A new agent's row as the insert makes it: the table's defaults, and what is given. */
+function newAgentRow(
+  given: Pick<
+    AgentRow,
+    | "id"
+    | "orgId"
+    | "principalId"
+    | "name"
+    | "description"
+    | "metadata"
+    | "trustScore"
+    | "riskTier"
+    | "createdAt"
+  >,
+): AgentRow {
+  return {
+    ...given,
+    status: "active",
+    trustReason: "registered",
+    activeKeys: 0,
+    approvals: 0,
+    reviews: 0,
+    denials: 0,
+    suspensions: 0,
+    confirmedFrauds: 0,
+    confirmedLegitimate: 0,
+    cardStatus: "unverified",
+    cardReasons: [],
+    cardSignatures: [],
+    cardDigest: null,
+    cardVersion: null,
+    cardName: null,
+    cardUrl: null,
+    cardSourceUrl: null,
+    cardCheckedAt: null,
+    cardVerifiedAt: null,
+    updatedAt: given.createdAt,
+    suspendedAt: null,
+    revokedAt: null,
+  };
+}
+
+function principalStatus(db: Database, id: string) {
+  return db.select({ status: principals.status }).from(principals).where(eq(principals.id, id));
+}
+
+/** An agent may be registered only for an active principal of the org (400 or 409). */
+function assertPrincipalActive(status: string | undefined): void {
+  if (status === "active") return;
+  if (status === "erased") {
+    throw new ApiError("principal_erased", [
+      { path: "principal_id", message: "the principal is erased" },
+    ]);
+  }
+  throw new ApiError("invalid_request", [{ path: "principal_id", message: "no such principal" }]);
 }
 
 /** A page of the org's agents, newest first, by status, tier and principal if asked. */

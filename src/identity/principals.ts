@@ -2,12 +2,12 @@ import type { z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
 import { payloadDigest } from "#audit/digest";
 import type { Tenant } from "../auth/tenant";
+import type { Database } from "../db/client";
 import { getById, listById } from "../db/pagination";
 import { principals } from "../db/schema";
 import type { Env } from "../env";
 import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
-import { record } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import type { CreatePrincipal, ListPrincipalsQuery, PersonalData } from "../schemas/principals";
 import { type MasterKey, masterKey, openPersonalData, sealPersonalData } from "./personal-data";
@@ -106,26 +106,46 @@ export async function getPrincipal(tenant: Tenant, id: string) {
   return toPrincipal(await keyFor(tenant.env, [row]), row);
 }
 
-/** Erases a principal's personal data and its copies; recorded once per principal. */
+/**
+ * Erases a principal's personal data and its copies, committed with `principal.erased` (once
+ * per principal) in one transaction; a repeat records nothing and still erases copies.
+ */
 export async function erasePrincipal(tenant: Tenant, id: string) {
   // The data key is overwritten in place; the ciphertext stays, unreadable by anyone. A
-  // repeated erase matches no active row and reads the erased one back unchanged. In the same
-  // transaction, the copies of the principal's data in its agents' mandates and assessments
-  // are erased (a repeat reaches only those stored since): docs/identity.md.
-  const [, , current] = await tenant.batch((db) => [
-    db
-      .update(principals)
-      .set({ status: "erased", wrappedKey: null, metadata: {}, erasedAt: sql`now()` })
-      .where(and(eq(principals.id, id), eq(principals.status, "active"))),
-    db.execute(sql`select erase_principal_copies(${id}::uuid)`),
-    db.select().from(principals).where(eq(principals.id, id)),
-  ]);
-  const row = orNotFound(current[0]);
-  await record(tenant.env, await tenant.caller(), {
-    type: "principal.erased",
-    subject: { type: "principal", id },
-    payload: ledgerPayload(row),
-    once: `principal.erased:${id}`,
-  });
-  return toPrincipal(null, row);
+  // repeated erase finds the row erased and reads it back unchanged. In the same transaction,
+  // the copies of the principal's data in its agents' mandates and assessments are erased (a
+  // repeat reaches only those stored since): docs/identity.md.
+  const current = await getById(tenant, principals, id);
+  const eraseCopies = (db: Database) => db.execute(sql`select erase_principal_copies(${id}::uuid)`);
+  const reread = (db: Database) => db.select().from(principals).where(eq(principals.id, id));
+  if (current.status !== "active") {
+    const [, again] = await tenant.batch((db) => [eraseCopies(db), reread(db)]);
+    return toPrincipal(null, orNotFound(again[0]));
+  }
+  const erased = {
+    status: "erased" as const,
+    wrappedKey: null,
+    metadata: {},
+    erasedAt: new Date(),
+  };
+  // Still conditional on the row being active: an erase that lost a race reads the row as the
+  // other left it.
+  const { results } = await commit(
+    tenant,
+    {
+      type: "principal.erased",
+      subject: { type: "principal", id },
+      payload: ledgerPayload({ ...current, ...erased }),
+      once: [`principal.erased:${id}`],
+    },
+    (db) => [
+      db
+        .update(principals)
+        .set(erased)
+        .where(and(eq(principals.id, id), eq(principals.status, "active"))),
+      eraseCopies(db),
+      reread(db),
+    ],
+  );
+  return toPrincipal(null, orNotFound(results[2][0]));
 }

@@ -4,6 +4,7 @@ import type { OrgLedger } from "../../src/org-ledger/org-ledger";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
+import { newAgent } from "./support/identity";
 import { ledger } from "./support/ledger";
 
 const input = {
@@ -107,7 +108,22 @@ describe("when Postgres is unreachable during an append", () => {
     expect(report.json).toMatchObject({ ok: true, checked: 11 });
   });
 
-  it("answers a mutating route 503, never 500, and leaves no usable unaudited key", async () => {
+  it("answers a route that waits for the object's own write 503, never 500", async () => {
+    const org = await newOrg();
+    const agent = await newAgent(org);
+    const restore = await cutDatabase(org.id);
+    // A revocation voids grants in the object's step that records it, and waits for its write.
+    const res = await call(`/v1/agents/${agent.id}`, {
+      method: "PATCH",
+      token: org.token,
+      body: { status: "revoked" },
+    });
+    await restore();
+    expect(res.status).toBe(503);
+    expect(res.json).toEqual(errorBody("database_unavailable"));
+  });
+
+  it("creates a key with its entry: the request writes both, not the object", async () => {
     const org = await newOrg();
     const restore = await cutDatabase(org.id);
     const res = await call("/v1/api-keys", {
@@ -115,25 +131,26 @@ describe("when Postgres is unreachable during an append", () => {
       token: org.token,
       body: { name: "k", scopes: ["assess:read"] },
     });
+    expect(res.status).toBe(201);
+    const entries = await ownerSql`select subject_id from audit_entries
+      where org_id = ${org.id} and type = 'api_key.created'`;
+    expect(entries.map((e) => e.subject_id)).toEqual([res.json.id]);
     await restore();
-    expect(res.status).toBe(503);
-    expect(res.json).toEqual(errorBody("database_unavailable"));
-    const keys = await call("/v1/api-keys", { token: org.token });
-    expect(keys.json.data.map((k: any) => k.status)).toEqual(["revoked"]);
+    // The object's own write of the entry, later, adds nothing.
+    expect(await runDurableObjectAlarm(ledger(org.id))).toBe(true);
+    const report = await call("/v1/audit/verify", { token: org.token });
+    expect(report.json).toMatchObject({ ok: true });
   });
 
-  it("records a revocation on the retry when the first attempt could not", async () => {
+  it("revokes a key with its entry, once, while the object cannot write", async () => {
     const org = await newOrg();
     const { id } = await org.key(["assess:read"]);
     const restore = await cutDatabase(org.id);
-    const failed = await call(`/v1/api-keys/${id}/revoke`, { method: "POST", token: org.token });
-    await restore();
-    expect(failed.status).toBe(503);
-    // The failed append's entry reaches Postgres through the alarm; the retry adds no second one.
-    const retried = await call(`/v1/api-keys/${id}/revoke`, { method: "POST", token: org.token });
-    expect(retried.status).toBe(200);
+    const revoked = await call(`/v1/api-keys/${id}/revoke`, { method: "POST", token: org.token });
     const again = await call(`/v1/api-keys/${id}/revoke`, { method: "POST", token: org.token });
-    expect(again.json).toEqual(retried.json);
+    await restore();
+    expect(revoked.status).toBe(200);
+    expect(again.json).toEqual(revoked.json);
     const revocations = await call("/v1/audit?type=api_key.revoked", { token: org.token });
     expect(revocations.json.data).toHaveLength(1);
   });
