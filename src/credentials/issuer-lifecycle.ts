@@ -60,10 +60,11 @@ export async function revokeIssuer(tenant: Tenant, id: string): Promise<Credenti
       payload: { id, revoked_at: revokedAt.toISOString() },
       once: [`credential_issuer.revoked:${id}`],
     },
-    (db) => [
+    // A replay (a retry after a failed write, a racing twin) writes the first attempt's time.
+    (db, { terms }) => [
       db
         .update(credentialIssuers)
-        .set({ status: "revoked", revokedAt })
+        .set({ status: "revoked", revokedAt: new Date(terms.revoked_at) })
         .where(and(eq(credentialIssuers.id, id), eq(credentialIssuers.status, "active"))),
       db.select().from(credentialIssuers).where(eq(credentialIssuers.id, id)),
     ],

@@ -138,12 +138,13 @@ export async function registerAgentKey(
       payload: toKey(row),
       once: [`agent_key.registered:${key.thumbprint}`],
     },
-    (db) => [
+    // A replay (a retry after a failed write, a racing twin) writes the first attempt's time.
+    (db, { terms }) => [
       lockAgent(db, agentId),
       db.execute(sql`
       insert into agent_keys (thumbprint, agent_id, jwk, kty, crv, alg, created_at)
       select ${key.thumbprint}, a.id, ${JSON.stringify(key.jwk)}::jsonb, ${key.kty},
-             ${key.crv}, ${key.alg}, ${now.toISOString()}::timestamptz
+             ${key.crv}, ${key.alg}, ${terms.created}::timestamptz
       from agents a where a.id = ${agentId} and a.status <> 'revoked'
       on conflict (org_id, thumbprint) do nothing`),
       settleKeyEvidence(db, agentId, "key_registered"),
@@ -243,11 +244,12 @@ export async function revokeAgentKey(
       payload: { id: keyId, agent_id: agentId, revoked_at: revokedAt.toISOString() },
       once: [`agent_key.revoked:${keyId}`],
     },
-    (db) => [
+    // A replay (a retry after a failed write, a racing twin) writes the first attempt's time.
+    (db, { terms }) => [
       lockAgent(db, agentId),
       db
         .update(agentKeys)
-        .set({ status: "revoked", revokedAt })
+        .set({ status: "revoked", revokedAt: new Date(terms.revoked_at) })
         .where(and(ofAgent, eq(agentKeys.status, "active"))),
       settleKeyEvidence(db, agentId, "key_revoked"),
       db.select().from(agentKeys).where(ofAgent),

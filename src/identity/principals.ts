@@ -138,10 +138,11 @@ export async function erasePrincipal(tenant: Tenant, id: string) {
       payload: ledgerPayload({ ...current, ...erased }),
       once: [`principal.erased:${id}`],
     },
-    (db) => [
+    // A replay (a retry after a failed write, a racing twin) writes the first attempt's time.
+    (db, { terms }) => [
       db
         .update(principals)
-        .set(erased)
+        .set({ ...erased, erasedAt: terms.erased_at ? new Date(terms.erased_at) : erased.erasedAt })
         .where(and(eq(principals.id, id), eq(principals.status, "active"))),
       eraseCopies(db),
       reread(db),

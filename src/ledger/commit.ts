@@ -84,6 +84,15 @@ export const ORPHANED = Symbol("orphaned");
 /** After this many orphaned entries in a row for one change, give up (503). */
 const MAX_ORPHANS = 5;
 
+/** How a commit's transaction is made. */
+export interface CommitOptions extends BatchOptions {
+  /**
+   * Statements that must run before the entry is written: what the entry itself refers to (the
+   * organization a founding creates). Their results are not returned.
+   */
+  before?: (db: Database) => Batch;
+}
+
 /** The answers a commit gives instead of writing; each is needed only where it can happen. */
 export interface Outcomes<R> {
   /**
@@ -119,7 +128,7 @@ export async function commit<T extends Writes, Payload, Terms = Payload, R = nev
   committer: Committer,
   change: Commit<Payload, Terms>,
   writes: (db: Database, sequenced: Sequenced<Terms>) => T | Promise<T>,
-  options: BatchOptions & Outcomes<R> = {},
+  options: CommitOptions & Outcomes<R> = {},
 ): Promise<Committed<T, Terms> | R> {
   const { orgId, actor } = await committer.caller();
   const terms = (change.terms === undefined ? change.payload : change.terms) as Terms;
@@ -161,17 +170,21 @@ export async function commit<T extends Writes, Payload, Terms = Payload, R = nev
     }
     const sequenced = { entry, terms: first, replayed };
     const statements = await writes(database(committer.env), sequenced);
+    const before = options.before;
     const all = await committer.batch(
-      (db) => [
-        db
-          .insert(auditEntries)
-          .values(entries.map((e) => auditEntryRow(e)))
-          .onConflictDoNothing(),
-        ...statements,
-      ],
+      (db) =>
+        [
+          ...(before ? before(db) : []),
+          db
+            .insert(auditEntries)
+            .values(entries.map((e) => auditEntryRow(e)))
+            .onConflictDoNothing(),
+          ...statements,
+        ] as unknown as Batch,
       { ...(options.webhooks ? { webhooks: true } : {}) },
     );
-    return { ...sequenced, results: all.slice(1) as unknown as BatchResponse<T> };
+    const ours = all.length - statements.length;
+    return { ...sequenced, results: all.slice(ours) as unknown as BatchResponse<T> };
   }
 }
 

@@ -1,12 +1,12 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { API_KEY_MODES } from "../auth/api-key";
-import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-key-lifecycle";
 import { SCOPES, type Scope, SESSION_ONLY_SCOPES, scopeSchema } from "../auth/scopes";
 import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody } from "../http/schemas";
 import { isUuid } from "../lib/ids";
+import { createApiKey, listApiKeys, revokeApiKey } from "../orgs/api-keys";
 import { listOf, PageQuery, plainText } from "../schemas/common";
 
 const CreateApiKey = z

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { foundOrg } from "../auth/org-founding";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json } from "../http/schemas";
+import { foundOrg } from "../orgs/founding";
 import { plainText } from "../schemas/common";
 
 const CreateOrg = z

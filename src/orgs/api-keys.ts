@@ -1,12 +1,12 @@
 import { and, eq, isNull } from "drizzle-orm";
+import { type ApiKeyMode, generateApiKey } from "../auth/api-key";
+import type { Scope } from "../auth/scopes";
+import type { Tenant } from "../auth/tenant";
 import { getById, listById, mapPage } from "../db/pagination";
 import { apiKeys } from "../db/schema";
 import { orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
 import { newId } from "../lib/ids";
-import { type ApiKeyMode, generateApiKey } from "./api-key";
-import type { Scope } from "./scopes";
-import type { Tenant } from "./tenant";
 
 type ApiKeyRow = typeof apiKeys.$inferSelect;
 
@@ -82,10 +82,11 @@ export async function revokeApiKey(tenant: Tenant, id: string) {
       payload: { id, revoked_at: revokedAt.toISOString() },
       once: [`api_key.revoked:${id}`],
     },
-    (db) => [
+    // A replay (a retry after a failed write, a racing twin) writes the first attempt's time.
+    (db, { terms }) => [
       db
         .update(apiKeys)
-        .set({ revokedAt })
+        .set({ revokedAt: new Date(terms.revoked_at) })
         .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))),
       db.select().from(apiKeys).where(eq(apiKeys.id, id)),
     ],
