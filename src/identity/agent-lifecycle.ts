@@ -6,13 +6,12 @@ import { decodeSequenceCursor, listById, mapPage, page } from "../db/pagination"
 import { agents, agentTrustHistory, principals } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
-import { type Change, record, recordRevocation } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import type { CreateAgent, ListAgentsQuery, UpdateAgent } from "../schemas/agents";
 import { type AgentRow, assertNotRevoked, findAgent, toAgent } from "./agents";
 
 /** The status move a PATCH asks for, as the columns it sets and the trust reason it records. */
-function statusChange(row: AgentRow, next: AgentRow["status"] | undefined) {
+function statusChange(row: AgentRow, next: AgentRow["status"] | undefined, at: Date) {
   if (next === undefined || next === row.status) return null;
   switch (next) {
     case "suspended":
@@ -23,7 +22,7 @@ function statusChange(row: AgentRow, next: AgentRow["status"] | undefined) {
     case "active":
       return { reason: "reactivated", set: { status: next, suspendedAt: null } };
     case "revoked":
-      return { reason: "revoked", set: { status: next, revokedAt: sql`now()` } };
+      return { reason: "revoked", set: { status: next, revokedAt: at } };
   }
 }
 
@@ -77,28 +76,41 @@ function fieldEdits(current: AgentRow, body: UpdateBody) {
 }
 
 /**
- * The ledger entries for a PATCH, from the row it left. A status the agent is in (just moved
- * to, or already there on a retry) is recorded under a `once` key that names that very move, so
- * a retry after a lost record records it, and records nothing when it was recorded. Field edits
- * record `agent.updated`; a PATCH that changed nothing records no field edit.
+ * The ledger change of a PATCH, known before its write: the agent, the fields it changes with
+ * the values asked for (a metadata patch as sent: the merge is the statement's, onto the row
+ * as it is then) and the status it moves from and to. A status move is recorded under a `once`
+ * key that names that very move (so a racing twin records one), and a revocation voids the
+ * agent's grants in the ledger object's sequencing step: no grant of the agent redeems once
+ * this answers (docs/action-authority.md). Field edits alone record `agent.updated`.
  */
-function ledgerChanges(row: AgentRow, body: UpdateBody, changed: string[], moved: boolean) {
-  const agent = toAgent(row);
-  const subject = { type: "agent", id: row.id };
-  const payload = { agent, changed };
-  const changes: Change[] = [];
-  if (body.status === row.status) {
-    const once = {
-      suspended: `agent.suspended:${row.id}:${row.suspensions}`,
-      revoked: `agent.revoked:${row.id}`,
-      // An active agent suspended n times has been reactivated n times.
-      active: row.suspensions > 0 ? `agent.reactivated:${row.id}:${row.suspensions}` : null,
-    }[row.status];
-    const type = row.status === "active" ? "agent.reactivated" : `agent.${row.status}`;
-    if (once) changes.push({ type, subject, payload, once });
-  }
-  if (changed.length > 0 && !moved) changes.push({ type: "agent.updated", subject, payload });
-  return changes;
+function ledgerChange(current: AgentRow, body: UpdateBody, changed: string[], at: Date) {
+  const to = body.status ?? current.status;
+  const moved = to !== current.status;
+  const patch = Object.fromEntries(
+    changed.filter((field) => field !== "status").map((field) => [field, body[field as "name"]]),
+  );
+  const payload = {
+    agent_id: current.id,
+    changed,
+    patch,
+    status: { from: current.status, to },
+    ...(to === "revoked" && moved ? { revoked_at: at.toISOString() } : {}),
+  };
+  const subject = { type: "agent", id: current.id };
+  if (!moved) return { type: "agent.updated", subject, payload };
+  const once = {
+    suspended: `agent.suspended:${current.id}:${current.suspensions + 1}`,
+    revoked: `agent.revoked:${current.id}`,
+    // An active agent suspended n times has been reactivated n times.
+    active: `agent.reactivated:${current.id}:${current.suspensions}`,
+  }[to];
+  return {
+    type: to === "active" ? "agent.reactivated" : `agent.${to}`,
+    subject,
+    payload,
+    once: [once],
+    ...(to === "revoked" ? { voids: { key: `agent:${current.id}`, at: at.toISOString() } } : {}),
+  };
 }
 
 /** Why a conditional PATCH wrote nothing, read from the agent as it is now. */
@@ -247,7 +259,7 @@ export async function listAgents(tenant: Tenant, query: z.infer<typeof ListAgent
 
 /**
  * Applies a PATCH (fields, metadata merge, status move) conditional on the status read, and
- * records what changed; a revocation voids the agent's grants in the ledger object.
+ * commits what changed with its entry; a PATCH that changes nothing records nothing.
  */
 export async function updateAgent(tenant: Tenant, id: string, body: UpdateBody) {
   const current = await findAgent(tenant, id);
@@ -255,40 +267,29 @@ export async function updateAgent(tenant: Tenant, id: string, body: UpdateBody) 
   const edits = fieldEdits(current, body);
   // A revoked agent changes no more; asking for the revocation again is a harmless retry.
   if (edits.changed.length > 0) assertNotRevoked(current);
-  const change = statusChange(current, body.status);
-  let row = current;
-  if (change || edits.changed.length > 0) {
-    // Conditional on the status read above: a concurrent status change wins, and this
-    // answers 409. The metadata limit holds for the merged value as it is written.
-    // A status or trust change writes events: the batch sends their webhook deliveries.
-    const [rows] = await tenant.batch(
-      (db) => [
-        db
-          .update(agents)
-          .set({ ...edits.set, ...change?.set, trustReason: change?.reason ?? "updated" })
-          .where(
-            and(eq(agents.id, current.id), eq(agents.status, current.status), edits.metadata?.fits),
-          )
-          .returning(),
-      ],
-      { webhooks: true },
-    );
-    row = rows[0] ?? (await refused(tenant, current, edits.metadata));
-  }
+  const at = new Date();
+  const change = statusChange(current, body.status, at);
+  if (!change && edits.changed.length === 0) return toAgent(current);
   const changed = [...edits.changed, ...(change ? ["status"] : [])].sort();
-  const changes = ledgerChanges(row, body, changed, change !== null);
-  const revocation = changes.find((change) => change.type === "agent.revoked");
-  const others = changes.filter((change) => change !== revocation);
-  if (others.length > 0) await record(tenant.env, await tenant.caller(), ...others);
-  if (revocation?.once !== undefined) {
-    // Revocation voids the agent's grants in the ledger object, in the step that records it:
-    // no grant of the agent redeems once this answers (docs/action-authority.md).
-    const at = row.revokedAt?.toISOString() ?? new Date().toISOString();
-    const caller = await tenant.caller();
-    const change = { ...revocation, once: revocation.once };
-    await recordRevocation(tenant.env, caller, change, { key: `agent:${row.id}`, at });
-  }
-  return toAgent(row);
+  // Conditional on the status read above: a concurrent status change wins, and this answers
+  // 409 (its entry stays as the trace of the attempt). The metadata limit holds for the merged
+  // value as it is written. A status or trust change writes events: the batch sends their
+  // webhook deliveries.
+  const { results } = await commit(
+    tenant,
+    ledgerChange(current, body, changed, at),
+    (db) => [
+      db
+        .update(agents)
+        .set({ ...edits.set, ...change?.set, trustReason: change?.reason ?? "updated" })
+        .where(
+          and(eq(agents.id, current.id), eq(agents.status, current.status), edits.metadata?.fits),
+        )
+        .returning(),
+    ],
+    { webhooks: true },
+  );
+  return toAgent(results[0][0] ?? (await refused(tenant, current, edits.metadata)));
 }
 
 /** A page of the agent's trust history, newest first (404: no such agent). */

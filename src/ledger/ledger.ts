@@ -1,11 +1,9 @@
 import type { Party } from "#audit/chain";
-import { payloadDigest } from "#audit/digest";
 import type { AssessmentCommit, CommitAnswer } from "../assess/commit";
-import type { Actor, Caller } from "../auth/caller";
+import type { Caller } from "../auth/caller";
 import type { Env } from "../env";
 import { ApiError, type ErrorCode, errorStatus } from "../errors";
 import type {
-  Appended,
   DeferredAppend,
   DeferredInput,
   DeferredRule,
@@ -30,59 +28,6 @@ export function ledgerOf(env: Env, orgId: string): DurableObjectStub<OrgLedger> 
   const locationHint = ledgerLocationHint(env.LEDGER_LOCATION_HINT);
   const id = env.ORG_LEDGER.idFromName(orgId);
   return locationHint ? env.ORG_LEDGER.get(id, { locationHint }) : env.ORG_LEDGER.get(id);
-}
-
-function actorParty(actor: Actor): Party {
-  return { type: actor.type, id: actor.id };
-}
-
-/**
- * The one call every state change makes: appends to the caller's org ledger and returns once
- * the entries are in Postgres, sequenced and hash-chained.
- */
-export async function record(env: Env, caller: Caller, ...changes: Change[]): Promise<Appended[]> {
-  return recordAs(env, caller.orgId, actorParty(caller.actor), ...changes);
-}
-
-/**
- * `record` for a change no tenant credential made (a payment provider's signed webhook): the
- * actor is named explicitly.
- */
-export async function recordAs(
-  env: Env,
-  orgId: string,
-  actor: Party,
-  ...changes: Change[]
-): Promise<Appended[]> {
-  const inputs = changes.map((change) => ({
-    type: change.type,
-    actor,
-    subject: change.subject,
-    digest: payloadDigest(change.payload),
-    ...(change.once === undefined ? {} : { once: change.once }),
-  }));
-  return reachLedger(() => ledgerOf(env, orgId).append(orgId, inputs));
-}
-
-/**
- * `record` for a revocation that voids grants: the org's ledger object appends it and voids
- * `voids.key` in one step, so every redemption it sequences later is refused and every one it
- * sequenced before has a lower sequence (OrgLedger.revoke). Recorded once per `once` key.
- */
-export async function recordRevocation(
-  env: Env,
-  caller: Caller,
-  change: Change & { once: string },
-  voids: { key: string; at: string },
-): Promise<Appended> {
-  const input = {
-    type: change.type,
-    actor: actorParty(caller.actor),
-    subject: change.subject,
-    digest: payloadDigest(change.payload),
-    once: change.once,
-  };
-  return reachLedger(() => ledgerOf(env, caller.orgId).revoke(caller.orgId, input, voids));
 }
 
 /**

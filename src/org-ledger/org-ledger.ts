@@ -111,29 +111,14 @@ export class OrgLedger extends DurableObject<Env> {
     if (this.commits.hasBacklog(this.sections.head?.sequence ?? 0)) this.alarmClock.now();
   }
 
-  /** Appends entries in order and returns once Postgres has them. */
+  /**
+   * Appends entries in order and returns once Postgres has them: the group commit on its own,
+   * which the ledger benchmark and tests drive. The service's changes never call it: they
+   * commit their entries with their writes (`appendDeferred`, ledger/commit.ts) or with the
+   * assessment (`commitAssessment`).
+   */
   async append(orgId: string, inputs: AppendInput[]): Promise<Appended[]> {
     return this.appendThen(orgId, inputs, () => {});
-  }
-
-  /**
-   * Appends a revocation and, in the same synchronous transaction, voids what it revokes
-   * (`voids.key`, e.g. `action_mandate:<id>`): a redemption the ledger object sequences after
-   * it is refused (`appendUnlessVoided`), one sequenced before it has a lower sequence. So a
-   * revocation and a redemption are ordered by the ledger, whatever their requests read
-   * before. Returns once Postgres has the entry; a retry (same `once`) keeps the first
-   * revocation's sequence and time.
-   */
-  async revoke(
-    orgId: string,
-    input: AppendInput & { once: string },
-    voids: { key: string; at: string },
-  ): Promise<Appended> {
-    const [appended] = await this.appendThen(orgId, [input], ([revocation]) => {
-      if (revocation) this.store.setVoiding({ ...voids, sequence: revocation.sequence });
-    });
-    if (!appended) throw new Error(`ledger ${orgId}: revocation not appended`);
-    return appended;
   }
 
   /** `append`, with `also` run inside the sequencing transaction on what was appended. */
