@@ -108,19 +108,26 @@ describe("when Postgres is unreachable during an append", () => {
     expect(report.json).toMatchObject({ ok: true, checked: 11 });
   });
 
-  it("answers a route that waits for the object's own write 503, never 500", async () => {
+  it("revokes an agent with its entry while the object cannot write: the request writes both", async () => {
     const org = await newOrg();
     const agent = await newAgent(org);
     const restore = await cutDatabase(org.id);
-    // A revocation voids grants in the object's step that records it, and waits for its write.
+    // The revocation voids the agent's grants in the object's sequencing step, which does not
+    // wait for the object's own write: the request writes the entry with the change.
     const res = await call(`/v1/agents/${agent.id}`, {
       method: "PATCH",
       token: org.token,
       body: { status: "revoked" },
     });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ id: agent.id, status: "revoked" });
+    const entries = await ownerSql`select type from audit_entries
+      where org_id = ${org.id} and subject_id = ${agent.id} order by sequence`;
+    expect(entries.map((e) => e.type)).toEqual(["agent.created", "agent.revoked"]);
     await restore();
-    expect(res.status).toBe(503);
-    expect(res.json).toEqual(errorBody("database_unavailable"));
+    expect(await runDurableObjectAlarm(ledger(org.id))).toBe(true);
+    const report = await call("/v1/audit/verify", { token: org.token });
+    expect(report.json).toMatchObject({ ok: true });
   });
 
   it("creates a key with its entry: the request writes both, not the object", async () => {
