@@ -3,6 +3,7 @@
 // transformation"), reproduced to compare the service's own features and trainer with the
 // Handbook's published rows on the same split.
 
+import { numpyArgsort } from "./numpy-sort.ts";
 import type { Transactions } from "./simulator.ts";
 
 const DAY = 86400;
@@ -66,14 +67,21 @@ export const HANDBOOK_FEATURES = [
   "TERMINAL_ID_RISK_30DAY_WINDOW",
 ] as const;
 
-function groupByKey(key: Int32Array): Map<number, number[]> {
+/**
+ * Row indices per key, each group in the order pandas gives it: the group's rows (in id
+ * order) sorted by time with numpy's unstable quicksort, which decides which of two
+ * same-second transactions a rolling window counts first.
+ */
+function groupByKey(tx: Transactions, key: Int32Array): number[][] {
   const groups = new Map<number, number[]>();
   key.forEach((k, i) => {
     const g = groups.get(k);
     if (g) g.push(i);
     else groups.set(k, [i]);
   });
-  return groups;
+  return [...groups.values()].map((rows) =>
+    Array.from(numpyArgsort(rows.map((i) => tx.seconds[i] as number)), (k) => rows[k] as number),
+  );
 }
 
 /**
@@ -96,7 +104,7 @@ export function handbookFeatures(tx: Transactions, rows: Int32Array): Float64Arr
     out[r * width + 1] = date.getUTCDay() === 0 || date.getUTCDay() === 6 ? 1 : 0;
     out[r * width + 2] = date.getUTCHours() <= 6 ? 1 : 0;
   }
-  for (const list of groupByKey(tx.customer).values()) {
+  for (const list of groupByKey(tx, tx.customer)) {
     list.forEach((i, p) => {
       const r = wanted.get(i);
       if (r === undefined) return;
@@ -113,7 +121,7 @@ export function handbookFeatures(tx: Transactions, rows: Int32Array): Float64Arr
       });
     });
   }
-  for (const list of groupByKey(tx.terminal).values()) {
+  for (const list of groupByKey(tx, tx.terminal)) {
     list.forEach((i, p) => {
       const r = wanted.get(i);
       if (r === undefined) return;

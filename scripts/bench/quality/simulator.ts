@@ -3,6 +3,7 @@
 // regenerates the Handbook's dataset (1,754,155 transactions, 14,681 frauds). This is the
 // benchmark's data, never the product's knowledge: nothing under src/ may import it.
 
+import { numpyArgsort } from "./numpy-sort.ts";
 import { NumpyRandomState, PythonRandom } from "./random.ts";
 
 export interface SimulatorOptions {
@@ -157,14 +158,11 @@ export function simulate(o: SimulatorOptions): Transactions {
   return tx;
 }
 
-// Ties (two customers in the same second) keep the generation order, customer by customer:
-// pandas' unstable quicksort orders them by its own pivots, so TRANSACTION_IDs of tied rows
-// may differ from the Handbook's; the rows and every count do not.
+// pandas' `sort_values("TX_DATETIME")` on the customer-by-customer frame: numpy's unstable
+// quicksort, reproduced, so that tied seconds get the Handbook's TRANSACTION_IDs too.
 function sortByTime(secs: number[], cust: number[], term: number[], amt: number[]): Transactions {
   const count = secs.length;
-  const keys = new Float64Array(count);
-  for (let i = 0; i < count; i++) keys[i] = (secs[i] as number) * count + i;
-  keys.sort();
+  const order = numpyArgsort(secs);
   const tx: Transactions = {
     count,
     seconds: new Int32Array(count),
@@ -176,7 +174,7 @@ function sortByTime(secs: number[], cust: number[], term: number[], amt: number[
     scenario: new Uint8Array(count),
   };
   for (let k = 0; k < count; k++) {
-    const i = (keys[k] as number) % count;
+    const i = order[k] as number;
     const s = secs[i] as number;
     tx.seconds[k] = s;
     tx.day[k] = Math.floor(s / DAY);
