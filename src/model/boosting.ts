@@ -25,10 +25,10 @@ export const DEFAULT_BOOSTING: BoostingOptions = {
   learningRate: 0.05,
   maxLeaves: 8,
   maxDepth: 4,
-  minChildWeight: 5,
-  minLeafRows: 20,
+  minChildWeight: 2,
+  minLeafRows: 50,
   l2: 1,
-  bins: 128,
+  bins: 256,
 };
 
 /** One tree in flat arrays: node k splits on `feature[k]` (x ≤ threshold[k] goes left), or is a leaf (feature −1). */
@@ -52,9 +52,10 @@ export interface BoostedTrees {
 }
 
 /**
- * Bin upper edges for feature `f`: half the bins at quantiles of all rows, half at quantiles of
- * the fraud rows, so that a rare class's range (a few large amounts) is cut as finely as the
- * bulk; a value goes to the first bin whose edge is ≥ it.
+ * Bin upper edges for feature `f`: half the bins at quantiles of all rows; the other half at
+ * quantiles of the fraud rows, each with the largest value below it, so that the range a rare
+ * class lives in (a few large amounts) can be cut exactly where it starts. A value goes to the
+ * first bin whose edge is ≥ it.
  */
 function binEdges(
   x: Float64Array,
@@ -64,33 +65,41 @@ function binEdges(
   bins: number,
 ): number[] {
   const rows = y.length;
-  const all: number[] = [];
+  const all = new Float64Array(rows);
   const positive: number[] = [];
   for (let i = 0; i < rows; i++) {
     const v = x[i * width + f] as number;
-    all.push(v);
+    all[i] = v;
     if (y[i]) positive.push(v);
   }
+  all.sort();
+  positive.sort((a, b) => a - b);
+  const quantile = (values: ArrayLike<number>, b: number, count: number) =>
+    values[Math.min(values.length - 1, Math.ceil((b * values.length) / count) - 1)] as number;
   const candidates: number[] = [];
-  const quantiles = (values: number[], count: number) => {
-    values.sort((a, b) => a - b);
-    for (let b = 1; b <= count && values.length > 0; b++) {
-      candidates.push(
-        values[Math.min(values.length - 1, Math.ceil((b * values.length) / count) - 1)] as number,
-      );
+  const fraudCuts = Math.floor(bins / 4);
+  for (let b = 1; b <= fraudCuts && positive.length > 0; b++) {
+    const v = quantile(positive, b, fraudCuts);
+    candidates.push(v);
+    // The largest value below v: the cut that puts v and everything above it on one side.
+    let lo = 0;
+    let hi = rows;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((all[mid] as number) < v) lo = mid + 1;
+      else hi = mid;
     }
-  };
-  quantiles(positive, Math.floor(bins / 2));
-  quantiles(all, bins - Math.floor(bins / 2));
+    if (lo > 0) candidates.push(all[lo - 1] as number);
+  }
+  const bulk = bins - 2 * fraudCuts;
+  for (let b = 1; b <= bulk; b++) candidates.push(quantile(all, b, bulk));
   candidates.sort((a, b) => a - b);
   const edges: number[] = [];
-  for (const v of candidates)
+  for (const v of candidates) {
     if (edges.length === 0 || v > (edges[edges.length - 1] as number)) edges.push(v);
+  }
   // Every training value must fall in a bin: the last edge is the maximum.
-  edges[edges.length - 1] = Math.max(
-    edges[edges.length - 1] as number,
-    all[all.length - 1] as number,
-  );
+  edges[edges.length - 1] = Math.max(edges[edges.length - 1] as number, all[rows - 1] as number);
   return edges;
 }
 
@@ -137,10 +146,12 @@ export function trainBoostedTrees(
   if (x.length !== rows * width) throw new RangeError("x must hold rows × width values");
   if (o.bins > 256) throw new RangeError("at most 256 bins");
   const edges = Array.from({ length: width }, (_, f) => binEdges(x, y, width, f, o.bins));
-  const binned = new Uint8Array(rows * width);
+  // Each cell holds its histogram slot, feature · bins + bin: the inner loop does no arithmetic.
+  const slot = new Uint16Array(rows * width);
   for (let i = 0; i < rows; i++) {
-    for (let f = 0; f < width; f++)
-      binned[i * width + f] = binOf(edges[f] as number[], x[i * width + f] as number);
+    for (let f = 0; f < width; f++) {
+      slot[i * width + f] = f * o.bins + binOf(edges[f] as number[], x[i * width + f] as number);
+    }
   }
   let positives = 0;
   for (let i = 0; i < rows; i++) positives += y[i] ? 1 : 0;
@@ -152,20 +163,20 @@ export function trainBoostedTrees(
   const importance = new Array<number>(width).fill(0);
   const trees: Tree[] = [];
   const all = Int32Array.from({ length: rows }, (_, i) => i);
+  // A histogram holds, per slot, the gradient sum then the hessian sum.
   const histSize = 2 * width * o.bins;
 
   const histogram = (ids: Int32Array): Float64Array => {
     const hist = new Float64Array(histSize);
-    const hOffset = width * o.bins;
     for (let k = 0; k < ids.length; k++) {
       const i = ids[k] as number;
       const g = grad[i] as number;
       const h = hess[i] as number;
-      const rowBase = i * width;
-      for (let f = 0; f < width; f++) {
-        const at = f * o.bins + (binned[rowBase + f] as number);
+      const end = (i + 1) * width;
+      for (let c = i * width; c < end; c++) {
+        const at = 2 * (slot[c] as number);
         hist[at] = (hist[at] as number) + g;
-        hist[hOffset + at] = (hist[hOffset + at] as number) + h;
+        hist[at + 1] = (hist[at + 1] as number) + h;
       }
     }
     return hist;
@@ -173,7 +184,6 @@ export function trainBoostedTrees(
 
   const bestSplit = (leaf: Leaf): Split | null => {
     if (leaf.depth >= o.maxDepth || leaf.rows.length < 2 * o.minLeafRows) return null;
-    const hOffset = width * o.bins;
     const parent = (leaf.g * leaf.g) / (leaf.h + o.l2);
     let best: Split | null = null;
     // Row counts per bin are not kept: the hessian sum stands in for them, checked after.
@@ -182,8 +192,9 @@ export function trainBoostedTrees(
       let gl = 0;
       let hl = 0;
       for (let b = 0; b < nb - 1; b++) {
-        gl += leaf.hist[f * o.bins + b] as number;
-        hl += leaf.hist[hOffset + f * o.bins + b] as number;
+        const at = 2 * (f * o.bins + b);
+        gl += leaf.hist[at] as number;
+        hl += leaf.hist[at + 1] as number;
         const gr = leaf.g - gl;
         const hr = leaf.h - hl;
         if (hl < o.minChildWeight || hr < o.minChildWeight) continue;
@@ -225,20 +236,23 @@ export function trainBoostedTrees(
       if (pick < 0) break;
       const leaf = open.splice(pick, 1)[0] as Leaf;
       const split = leaf.split as Split;
-      const leftIds: number[] = [];
-      const rightIds: number[] = [];
+      const cut = split.feature * o.bins + split.bin;
+      let leftCount = 0;
+      for (const i of leaf.rows) if ((slot[i * width + split.feature] as number) <= cut) leftCount++;
+      const l = new Int32Array(leftCount);
+      const r = new Int32Array(leaf.rows.length - leftCount);
+      let li = 0;
+      let ri = 0;
       for (const i of leaf.rows) {
-        if ((binned[i * width + split.feature] as number) <= split.bin) leftIds.push(i);
-        else rightIds.push(i);
+        if ((slot[i * width + split.feature] as number) <= cut) l[li++] = i;
+        else r[ri++] = i;
       }
-      if (leftIds.length < o.minLeafRows || rightIds.length < o.minLeafRows) {
+      if (l.length < o.minLeafRows || r.length < o.minLeafRows) {
         leaf.split = null;
         open.push(leaf);
         continue;
       }
       importance[split.feature] = (importance[split.feature] as number) + split.gain;
-      const l = Int32Array.from(leftIds);
-      const r = Int32Array.from(rightIds);
       // Build the smaller child's histogram; the larger one is the parent's minus it.
       const small = l.length <= r.length ? l : r;
       const smallHist = histogram(small);
@@ -250,8 +264,8 @@ export function trainBoostedTrees(
         let g = 0;
         let h = 0;
         for (let b = 0; b < o.bins; b++) {
-          g += hist[b] as number;
-          h += hist[width * o.bins + b] as number;
+          g += hist[2 * b] as number;
+          h += hist[2 * b + 1] as number;
         }
         return [g, h];
       };

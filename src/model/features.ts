@@ -66,6 +66,7 @@ export const FEATURE_NAMES = [
   "payee_days_since_first_known_fraud",
   "payee_recent_fraud_share",
   "agent_amount_ratio_median_30d",
+  "agent_max_ratio_median_7d",
 ] as const;
 export type FeatureName = (typeof FEATURE_NAMES)[number];
 
@@ -100,6 +101,7 @@ export function paymentFeatures(
   let squares30 = 0;
   let payeeSeen = false;
   const amounts30: number[] = [];
+  let max7 = 0;
   for (let i = agentPast.length - 1; i >= 0; i--) {
     const p = agentPast[i] as Payment;
     const age = now - p.time;
@@ -112,6 +114,7 @@ export function paymentFeatures(
     }
     squares30 += p.amount * p.amount;
     amounts30.push(p.amount);
+    if (age < 7 * DAY_MS) max7 = Math.max(max7, p.amount);
     if (p.payee === payment.payee) payeeSeen = true;
   }
   for (let w = 0; w < WINDOWS.length; w++) {
@@ -174,7 +177,10 @@ export function paymentFeatures(
   out[20] = knownFrauds > 0 ? (now - lastKnownFraud) / DAY_MS : horizonDays;
   out[21] = knownFrauds > 0 ? (now - firstKnownFraud) / DAY_MS : horizonDays;
   out[22] = recentMature ? recentFrauds / recentMature : 0;
-  out[23] = payment.amount / median(amounts30, payment.amount);
+  const usual = median(amounts30, payment.amount);
+  out[23] = payment.amount / usual;
+  // The agent's largest recent payment against its usual: one unusual payment is seldom alone.
+  out[24] = max7 / usual;
   return out;
 }
 
