@@ -25,8 +25,8 @@ export const DEFAULT_BOOSTING: BoostingOptions = {
   learningRate: 0.05,
   maxLeaves: 8,
   maxDepth: 4,
-  minChildWeight: 2,
-  minLeafRows: 50,
+  minChildWeight: 1,
+  minLeafRows: 20,
   l2: 1,
   bins: 256,
 };
@@ -238,7 +238,8 @@ export function trainBoostedTrees(
       const split = leaf.split as Split;
       const cut = split.feature * o.bins + split.bin;
       let leftCount = 0;
-      for (const i of leaf.rows) if ((slot[i * width + split.feature] as number) <= cut) leftCount++;
+      for (const i of leaf.rows)
+        if ((slot[i * width + split.feature] as number) <= cut) leftCount++;
       const l = new Int32Array(leftCount);
       const r = new Int32Array(leaf.rows.length - leftCount);
       let li = 0;
