@@ -67,6 +67,7 @@ export const FEATURE_NAMES = [
   "payee_recent_fraud_share",
   "agent_amount_ratio_median_30d",
   "agent_max_ratio_median_7d",
+  "payee_clean_since_known_fraud",
 ] as const;
 export type FeatureName = (typeof FEATURE_NAMES)[number];
 
@@ -145,6 +146,8 @@ export function paymentFeatures(
   // The share of frauds among the payee's latest payments old enough to be labelled.
   let recentMature = 0;
   let recentFrauds = 0;
+  // Labelled payments without a fraud since the latest known one: how a compromise is seen to end.
+  let cleanSinceFraud = 0;
   for (let i = payeePast.length - 1; i >= 0; i--) {
     const p = payeePast[i] as PayeePayment;
     const age = now - p.time;
@@ -155,6 +158,7 @@ export function paymentFeatures(
       lastKnownFraud = Math.max(lastKnownFraud, p.time);
       firstKnownFraud = Math.min(firstKnownFraud, p.time);
     }
+    if (knownFrauds === 0 && age >= delay) cleanSinceFraud++;
     if (age >= delay && recentMature < RECENT_PAYMENTS) {
       recentMature++;
       if (known) recentFrauds++;
@@ -181,6 +185,7 @@ export function paymentFeatures(
   out[23] = payment.amount / usual;
   // The agent's largest recent payment against its usual: one unusual payment is seldom alone.
   out[24] = max7 / usual;
+  out[25] = knownFrauds > 0 ? cleanSinceFraud : -1;
   return out;
 }
 

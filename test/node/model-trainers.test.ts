@@ -84,6 +84,24 @@ describe("payment features", () => {
     expect(after[at("payee_risk_7d")]).toBe(1);
   });
 
+  it("counts the labelled payments without fraud since the payee's latest known fraud", () => {
+    const t0 = Date.UTC(2026, 0, 5, 12);
+    const payeePast = [
+      { time: t0, fraudKnownAt: t0 + 7 * DAY },
+      { time: t0 + DAY, fraudKnownAt: null },
+      { time: t0 + 2 * DAY, fraudKnownAt: null },
+    ];
+    const at9 = paymentFeatures(
+      { time: t0 + 9 * DAY, amount: 1, payee: "p" },
+      [],
+      payeePast,
+      options,
+    );
+    const none = paymentFeatures({ time: t0 + 9 * DAY, amount: 1, payee: "p" }, [], [], options);
+    expect(at9[at("payee_clean_since_known_fraud")]).toBe(2);
+    expect(none[at("payee_clean_since_known_fraud")]).toBe(-1);
+  });
+
   it("compares the amount with the agent's own usual and counts the payment in its windows", () => {
     const t0 = Date.UTC(2026, 0, 5, 12);
     const agentPast = [10, 20, 30].map((amount, i) => ({ time: t0 + i * DAY, amount, payee: "a" }));
