@@ -68,6 +68,8 @@ export const FEATURE_NAMES = [
   "agent_amount_ratio_median_30d",
   "agent_max_ratio_median_7d",
   "payee_clean_since_known_fraud",
+  "payee_fraud_run_days",
+  "payee_clean_before_run_days",
 ] as const;
 export type FeatureName = (typeof FEATURE_NAMES)[number];
 
@@ -148,6 +150,11 @@ export function paymentFeatures(
   let recentFrauds = 0;
   // Labelled payments without a fraud since the latest known one: how a compromise is seen to end.
   let cleanSinceFraud = 0;
+  // The latest run of labelled payments that were all frauds: when it began, at the latest
+  // (its oldest fraud) and at the earliest (the clean payment just before it).
+  let runState = 0; // 0 before the run, 1 in it, 2 past it
+  let runStart = Number.NaN;
+  let cleanBeforeRun = Number.NaN;
   for (let i = payeePast.length - 1; i >= 0; i--) {
     const p = payeePast[i] as PayeePayment;
     const age = now - p.time;
@@ -159,6 +166,15 @@ export function paymentFeatures(
       firstKnownFraud = Math.min(firstKnownFraud, p.time);
     }
     if (knownFrauds === 0 && age >= delay) cleanSinceFraud++;
+    if (age >= delay && runState < 2) {
+      if (known) {
+        runState = 1;
+        runStart = age;
+      } else if (runState === 1) {
+        runState = 2;
+        cleanBeforeRun = age;
+      }
+    }
     if (age >= delay && recentMature < RECENT_PAYMENTS) {
       recentMature++;
       if (known) recentFrauds++;
@@ -186,6 +202,8 @@ export function paymentFeatures(
   // The agent's largest recent payment against its usual: one unusual payment is seldom alone.
   out[24] = max7 / usual;
   out[25] = knownFrauds > 0 ? cleanSinceFraud : -1;
+  out[26] = Number.isNaN(runStart) ? horizonDays : runStart / DAY_MS;
+  out[27] = Number.isNaN(cleanBeforeRun) ? horizonDays : cleanBeforeRun / DAY_MS;
   return out;
 }
 

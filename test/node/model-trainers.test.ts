@@ -100,6 +100,9 @@ describe("payment features", () => {
     const none = paymentFeatures({ time: t0 + 9 * DAY, amount: 1, payee: "p" }, [], [], options);
     expect(at9[at("payee_clean_since_known_fraud")]).toBe(2);
     expect(none[at("payee_clean_since_known_fraud")]).toBe(-1);
+    // The latest run of frauds is the one payment 9 days ago, with no clean payment before it.
+    expect(at9[at("payee_fraud_run_days")]).toBe(9);
+    expect(at9[at("payee_clean_before_run_days")]).toBe(37);
   });
 
   it("compares the amount with the agent's own usual and counts the payment in its windows", () => {
