@@ -166,8 +166,17 @@ export function trainBoostedTrees(
   // A histogram holds, per slot, the gradient sum then the hessian sum.
   const histSize = 2 * width * o.bins;
 
+  // Histograms are reused: a leaf's goes back to the pool once it is split or the tree is done.
+  const pool: Float64Array[] = [];
+  const fresh = (): Float64Array => {
+    const reused = pool.pop();
+    if (!reused) return new Float64Array(histSize);
+    reused.fill(0);
+    return reused;
+  };
+
   const histogram = (ids: Int32Array): Float64Array => {
-    const hist = new Float64Array(histSize);
+    const hist = fresh();
     for (let k = 0; k < ids.length; k++) {
       const i = ids[k] as number;
       const g = grad[i] as number;
@@ -257,10 +266,11 @@ export function trainBoostedTrees(
       // Build the smaller child's histogram; the larger one is the parent's minus it.
       const small = l.length <= r.length ? l : r;
       const smallHist = histogram(small);
-      const bigHist = new Float64Array(histSize);
+      const bigHist = fresh();
       for (let k = 0; k < histSize; k++)
         bigHist[k] = (leaf.hist[k] as number) - (smallHist[k] as number);
       const [lh, rh] = small === l ? [smallHist, bigHist] : [bigHist, smallHist];
+      pool.push(leaf.hist);
       const sums = (hist: Float64Array): [number, number] => {
         let g = 0;
         let h = 0;
@@ -300,6 +310,7 @@ export function trainBoostedTrees(
       }
     }
     for (const leaf of open) {
+      pool.push(leaf.hist);
       const v = (-leaf.g / (leaf.h + o.l2)) * o.learningRate;
       tree.value[leaf.node] = v;
       for (const i of leaf.rows) score[i] = (score[i] as number) + v;
