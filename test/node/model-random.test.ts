@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { numpyArgsort } from "../../scripts/bench/quality/numpy-sort.ts";
 import { NumpyRandomState, PythonRandom } from "../../scripts/bench/quality/random.ts";
 
 // Expected values printed by numpy 2.4.6 (legacy RandomState) and CPython 3 `random`:
@@ -67,5 +68,18 @@ describe("CPython's random", () => {
 
   it("seeds a large integer by its 32-bit words", () => {
     expect(new PythonRandom(2 ** 40 + 5).random()).toBe(0.5043802970418443);
+  });
+});
+
+describe("numpy's quicksort argsort", () => {
+  it("orders tied keys as numpy 1.24 does (pandas' sort_values, same-second transactions)", () => {
+    const v = [
+      5, 3, 5, 1, 3, 3, 5, 1, 0, 5, 3, 3, 1, 5, 5, 3, 1, 0, 3, 5, 5, 1, 3, 5, 0, 3, 3, 5, 1, 5, 3,
+      3, 1, 5,
+    ];
+    expect(Array.from(numpyArgsort(v))).toEqual([
+      24, 17, 8, 21, 32, 28, 12, 16, 3, 7, 30, 10, 22, 5, 4, 15, 31, 18, 26, 25, 1, 11, 29, 27, 0,
+      20, 19, 14, 13, 9, 6, 2, 23, 33,
+    ]);
   });
 });
