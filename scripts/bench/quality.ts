@@ -1,4 +1,5 @@
 // npm run bench:quality -- [--seed 0[,1,2]] [--customers 5000] [--terminals 10000] [--offline]
+//                           [--measure] [--dump transactions.csv]
 //
 // Decision quality on the Fraud Detection Handbook's benchmark (issue 39, part a): generates
 // the Handbook's simulated transactions (seed 0 is its own dataset), applies its protocol
@@ -9,6 +10,7 @@
 // port. A smaller --customers/--terminals scales the radius and the daily compromises so that
 // each customer reaches as many terminals and the fraud rate stays the Handbook's.
 
+import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import {
   boostedProbability,
@@ -38,6 +40,8 @@ const { values } = parseArgs({
     offline: { type: "boolean", default: true },
     // Also time the trainer on 100,000 rows (the issue's Durable Object budget).
     measure: { type: "boolean", default: false },
+    // Write the generated transactions as the Handbook reference script's raw.csv (the last seed).
+    dump: { type: "string" },
   },
 });
 
@@ -108,6 +112,24 @@ function timeTraining(x: Float64Array, y: Uint8Array, width: number) {
   return { model, summary };
 }
 
+/**
+ * The transactions as scripts/bench/quality/handbook-reference.py writes them (pandas'
+ * `to_csv`: a float keeps its `.0`), so `cmp` compares the port with the Handbook's own code.
+ */
+function dumpTransactions(tx: Transactions, path: string): void {
+  const lines = [
+    "TRANSACTION_ID,TX_TIME_SECONDS,CUSTOMER_ID,TERMINAL_ID,TX_AMOUNT,TX_FRAUD,TX_FRAUD_SCENARIO",
+  ];
+  for (let i = 0; i < tx.count; i++) {
+    const amount = tx.amount[i] as number;
+    const text = Number.isInteger(amount) ? `${amount}.0` : `${amount}`;
+    lines.push(
+      `${i},${tx.seconds[i]},${tx.customer[i]},${tx.terminal[i]},${text},${tx.fraud[i]},${tx.scenario[i]}`,
+    );
+  }
+  writeFileSync(path, `${lines.join("\n")}\n`);
+}
+
 function seconds(since: number): number {
   return (performance.now() - since) / 1000;
 }
@@ -118,6 +140,7 @@ function runSeed(seed: number, customers: number, terminals: number) {
   const generated = seconds(started);
   let frauds = 0;
   for (const f of tx.fraud) frauds += f;
+  if (values.dump) dumpTransactions(tx, values.dump);
   const split = handbookSplit(tx);
   const count = (rows: Int32Array) => rows.reduce((n, i) => n + (tx.fraud[i] as number), 0);
   console.log(
