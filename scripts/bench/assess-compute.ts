@@ -12,8 +12,8 @@ import { mandateCanonicalHash, parseAssessRequest } from "../../src/assess/reque
 import { decide, scoreIdentity } from "../../src/assess/risk.ts";
 import type { CredentialEvidence } from "../../src/assess/risk-input.ts";
 import { shadowVerdict } from "../../src/assess/shadow.ts";
-import { forgetVerifiedSignatures } from "../../src/credentials/keys.ts";
-import { type TrustAnchors, verifyChain } from "../../src/credentials/verify.ts";
+import { forgetVerifiedSignatures } from "../../src/ap2-credentials/keys.ts";
+import { type TrustAnchors, verifyChain } from "../../src/ap2-credentials/verify.ts";
 import { ed25519Jwk } from "../local-keys.ts";
 import { consentFor, p256KeyPair, presentation } from "./assess-credentials.ts";
 import { SHADOW_RULES } from "./assess-tenant.ts";

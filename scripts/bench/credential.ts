@@ -10,9 +10,9 @@
  * p50 ≤ 2 ms with verification included.
  */
 import { parseArgs } from "node:util";
-import { parseChain } from "../../src/credentials/chain.ts";
-import { forgetVerifiedSignatures } from "../../src/credentials/keys.ts";
-import { type ChainVerdict, verifyChain } from "../../src/credentials/verify.ts";
+import { parseChain } from "../../src/ap2-credentials/chain.ts";
+import { forgetVerifiedSignatures } from "../../src/ap2-credentials/keys.ts";
+import { type ChainVerdict, verifyChain } from "../../src/ap2-credentials/verify.ts";
 import {
   AUD,
   buildChain,
@@ -94,7 +94,7 @@ const options = optionsOrExit(() => parseOptions(process.argv.slice(2)), USAGE);
 await runBench("bench:credential", options.timeoutS, async (run) => {
   const { credential, anchors } = await threeHopChain();
   // Every run pays for its three verifications: the Worker keeps a delegating hop's verified
-  // signature, which would turn runs of one chain into cache hits (src/credentials/keys.ts).
+  // signature, which would turn runs of one chain into cache hits (src/ap2-credentials/keys.ts).
   const once = async (): Promise<ChainVerdict> => {
     forgetVerifiedSignatures();
     return await verifyChain(parseChain(credential), {

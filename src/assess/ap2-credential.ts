@@ -1,16 +1,16 @@
 import { z } from "@hono/zod-openapi";
 import { canonicalize } from "#audit/canonical";
-import { ChainMalformed, type ParsedChain, parseChain } from "../credentials/chain";
-import { own } from "../credentials/claims";
-import type { CredentialFailure } from "../credentials/failures";
-import { type HopReading, readHop } from "../credentials/hops";
-import { isPinned, pinKey, thumbprint } from "../credentials/keys";
+import { ChainMalformed, type ParsedChain, parseChain } from "../ap2-credentials/chain";
+import { own } from "../ap2-credentials/claims";
+import type { CredentialFailure } from "../ap2-credentials/failures";
+import { type HopReading, readHop } from "../ap2-credentials/hops";
+import { isPinned, pinKey, thumbprint } from "../ap2-credentials/keys";
 import {
   type ChainVerdict,
   type PresentationInputs,
   type TrustAnchors,
   verifyChain,
-} from "../credentials/verify";
+} from "../ap2-credentials/verify";
 import { ApiError } from "../errors";
 import { withUnicodePattern } from "../schemas/common";
 import { VCT_BY_MANDATE_TYPE } from "./ap2";

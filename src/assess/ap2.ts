@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { RECURRENCE_FREQUENCIES } from "../credentials/payment-constraints";
+import { RECURRENCE_FREQUENCIES } from "../ap2-credentials/payment-constraints";
 
 /**
  * The four AP2 v0.2 mandate types, transcribed from the protocol's JSON Schemas

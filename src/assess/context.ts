@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Tenant } from "../auth/tenant";
 import { spendStateOf } from "../billing/guard";
-import { type AnchorRow, activeIssuers, anchorsOf, type RootHeader } from "../credentials/issuers";
+import { type AnchorRow, activeIssuers, anchorsOf, type RootHeader } from "../ap2-credentials/issuers";
 import { type Placeholders, preparedOnce } from "../db/prepared";
 import { assessments, reviews } from "../db/schema";
 import type { AgentRowView, AssessContext } from "./input";

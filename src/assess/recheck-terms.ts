@@ -1,4 +1,4 @@
-import type { ChainVerdict } from "../credentials/verify";
+import type { ChainVerdict } from "../ap2-credentials/verify";
 import type { ReviewRecheck } from "../schemas/reviews";
 import type { RuleInput } from "./risk-input";
 

@@ -1,4 +1,4 @@
-import type { ChainVerdict } from "../credentials/verify";
+import type { ChainVerdict } from "../ap2-credentials/verify";
 import { newId } from "../lib/ids";
 import type { ReviewOpening, ReviewRecheck, ReviewSpend } from "../schemas/reviews";
 

@@ -5,7 +5,7 @@ import { consistencyProof } from "#audit/merkle";
 import type { AssessmentCommit, CommitAnswer, Verdict } from "../assess/commit";
 import type { AnsweredPlan, PersistPlan } from "../assess/persist";
 import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
-import type { SpendRefusal } from "../credentials/spend";
+import type { SpendRefusal } from "../ap2-credentials/spend";
 import { type Env, modeOf } from "../env";
 import { AnchorAlarm, signCheckpoint } from "../ledger/anchoring";
 import { type InclusionAnswer, inclusionOf } from "../ledger/inclusion";

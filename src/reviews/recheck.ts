@@ -7,9 +7,9 @@
 import { and, eq, sql } from "drizzle-orm";
 import { decodeJwt } from "jose";
 import type { Tenant } from "../auth/tenant";
-import { type AnchorRow, anchorsOf, type IssuerRow } from "../credentials/issuers";
-import { isPinned, pinKey, thumbprint } from "../credentials/keys";
-import { DEFAULT_SKEW_SECONDS } from "../credentials/validity";
+import { type AnchorRow, anchorsOf, type IssuerRow } from "../ap2-credentials/issuers";
+import { isPinned, pinKey, thumbprint } from "../ap2-credentials/keys";
+import { DEFAULT_SKEW_SECONDS } from "../ap2-credentials/validity";
 import { agentKeys, agents, credentialIssuers, reviews } from "../db/schema";
 import { ApiError } from "../errors";
 import { ReviewRecheck } from "../schemas/reviews";
@@ -136,7 +136,7 @@ async function firstRefusal(
       return refusal(`agent_${agent}`, `the agent has been ${agent}`);
     }
   }
-  // `checkValidity`'s rule and skew (src/credentials/validity.ts), over the chain's window.
+  // `checkValidity`'s rule and skew (src/ap2-credentials/validity.ts), over the chain's window.
   const now = Math.floor(at / 1000);
   if (terms.notAfter !== null && now > terms.notAfter + DEFAULT_SKEW_SECONDS) {
     return refusal(

@@ -4,13 +4,13 @@ import {
   listIssuers,
   registerIssuer,
   revokeIssuer,
-} from "../credentials/issuer-lifecycle";
+} from "../ap2-credentials/issuer-lifecycle";
 import {
   CreateCredentialIssuer,
   CredentialIssuer,
   ListCredentialIssuersQuery,
   credentialIssuerTags as tags,
-} from "../credentials/issuer-schemas";
+} from "../ap2-credentials/issuer-schemas";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";

@@ -7,9 +7,9 @@ import {
   ChainMalformed,
   type ParsedChain,
   parseChain,
-} from "../../src/credentials/chain";
-import { CREDENTIAL_FAILURES } from "../../src/credentials/failures";
-import { type ChainVerdict, verifyChain } from "../../src/credentials/verify";
+} from "../../src/ap2-credentials/chain";
+import { CREDENTIAL_FAILURES } from "../../src/ap2-credentials/failures";
+import { type ChainVerdict, verifyChain } from "../../src/ap2-credentials/verify";
 import {
   b64url,
   buildChain,

@@ -1,14 +1,14 @@
 import { createHmac } from "node:crypto";
 import { CompactSign, calculateJwkThumbprint } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-import { parseChain } from "../../src/credentials/chain";
+import { parseChain } from "../../src/ap2-credentials/chain";
 import {
   forgetVerifiedSignatures,
   isPinned,
   pinKey,
   verifiesUnder,
-} from "../../src/credentials/keys";
-import { verifyChain } from "../../src/credentials/verify";
+} from "../../src/ap2-credentials/keys";
+import { verifyChain } from "../../src/ap2-credentials/verify";
 import {
   AUD,
   type BuiltHop,

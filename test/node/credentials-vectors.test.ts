@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { calculateJwkThumbprint, type JWK } from "jose";
 import { describe, expect, it } from "vitest";
-import { parseChain } from "../../src/credentials/chain";
-import { judgeSpend } from "../../src/credentials/spend";
-import { verifyChain } from "../../src/credentials/verify";
+import { parseChain } from "../../src/ap2-credentials/chain";
+import { judgeSpend } from "../../src/ap2-credentials/spend";
+import { verifyChain } from "../../src/ap2-credentials/verify";
 import { ecdsaTwin, hashOf } from "../support/ap2-chains";
 import { FAILURE_OF_LABEL } from "../support/ap2-vector-labels";
 

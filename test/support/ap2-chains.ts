@@ -11,12 +11,12 @@
  */
 import { createHash } from "node:crypto";
 import { CompactSign, type CryptoKey, exportJWK, generateKeyPair, type JWK } from "jose";
-import { parseChain } from "../../src/credentials/chain";
+import { parseChain } from "../../src/ap2-credentials/chain";
 import {
   type ChainVerdict,
   type PresentationInputs,
   verifyChain,
-} from "../../src/credentials/verify";
+} from "../../src/ap2-credentials/verify";
 
 export type Claims = Record<string, unknown>;
 

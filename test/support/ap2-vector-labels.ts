@@ -1,4 +1,4 @@
-import type { CredentialFailure } from "../../src/credentials/failures";
+import type { CredentialFailure } from "../../src/ap2-credentials/failures";
 
 /** The vectors' reject labels and the failure each must get. */
 export const FAILURE_OF_LABEL: Record<string, CredentialFailure> = {

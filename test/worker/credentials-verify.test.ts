@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseChain } from "../../src/credentials/chain";
-import { verifyChain } from "../../src/credentials/verify";
+import { parseChain } from "../../src/ap2-credentials/chain";
+import { verifyChain } from "../../src/ap2-credentials/verify";
 import vector from "../fixtures/ap2-v0.2-vectors/payment_valid_basic.json";
 import {
   buildChain,

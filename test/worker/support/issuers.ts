@@ -2,9 +2,9 @@
 import { env } from "cloudflare:test";
 import { readCredential } from "../../../src/auth/credential";
 import { Tenant } from "../../../src/auth/tenant";
-import { parseChain } from "../../../src/credentials/chain";
-import { trustAnchorsFor } from "../../../src/credentials/issuers";
-import { verifyChain } from "../../../src/credentials/verify";
+import { parseChain } from "../../../src/ap2-credentials/chain";
+import { trustAnchorsFor } from "../../../src/ap2-credentials/issuers";
+import { verifyChain } from "../../../src/ap2-credentials/verify";
 import {
   AUD,
   buildChain,
