@@ -5,6 +5,8 @@
  * the clock moves only at I/O and in whole milliseconds, so `Server-Timing` cannot show it.
  */
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT } from "jose";
+import { forgetVerifiedSignatures } from "../../src/ap2-credentials/keys.ts";
+import { type TrustAnchors, verifyChain } from "../../src/ap2-credentials/verify.ts";
 import { scoreBehavior } from "../../src/assess/behavior.ts";
 import { type AssessContext, riskInput } from "../../src/assess/input.ts";
 import { evaluatePolicy } from "../../src/assess/policy-rules.ts";
@@ -12,8 +14,6 @@ import { mandateCanonicalHash, parseAssessRequest } from "../../src/assess/reque
 import { decide, scoreIdentity } from "../../src/assess/risk.ts";
 import type { CredentialEvidence } from "../../src/assess/risk-input.ts";
 import { shadowVerdict } from "../../src/assess/shadow.ts";
-import { forgetVerifiedSignatures } from "../../src/ap2-credentials/keys.ts";
-import { type TrustAnchors, verifyChain } from "../../src/ap2-credentials/verify.ts";
 import { ed25519Jwk } from "../local-keys.ts";
 import { consentFor, p256KeyPair, presentation } from "./assess-credentials.ts";
 import { SHADOW_RULES } from "./assess-tenant.ts";

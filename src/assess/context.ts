@@ -1,7 +1,12 @@
 import { and, eq, sql } from "drizzle-orm";
+import {
+  type AnchorRow,
+  activeIssuers,
+  anchorsOf,
+  type RootHeader,
+} from "../ap2-credentials/issuers";
 import type { Tenant } from "../auth/tenant";
 import { spendStateOf } from "../billing/guard";
-import { type AnchorRow, activeIssuers, anchorsOf, type RootHeader } from "../ap2-credentials/issuers";
 import { type Placeholders, preparedOnce } from "../db/prepared";
 import { assessments, reviews } from "../db/schema";
 import type { AgentRowView, AssessContext } from "./input";

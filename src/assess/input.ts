@@ -1,5 +1,5 @@
-import type { SpendState } from "../billing/plans";
 import type { TrustAnchors } from "../ap2-credentials/verify";
+import type { SpendState } from "../billing/plans";
 import type { AssessmentRecord } from "./outcome";
 import type { NormalizedRules } from "./policy";
 import { parsedPolicy } from "./policy-cache";

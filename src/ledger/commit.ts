@@ -1,8 +1,8 @@
 import type { BatchResponse } from "drizzle-orm/batch";
 import type { Party } from "#audit/chain";
 import { payloadDigest } from "#audit/digest";
-import type { Batch, BatchOptions } from "../auth/tenant";
 import type { SpendRefusal } from "../ap2-credentials/spend";
+import type { Batch, BatchOptions } from "../auth/tenant";
 import { type Database, database } from "../db/client";
 import { auditEntries } from "../db/schema";
 import type { Env } from "../env";

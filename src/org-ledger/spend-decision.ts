@@ -1,5 +1,5 @@
-import type { AssessmentCommit, Verdict } from "../assess/commit";
 import type { SpendRefusal } from "../ap2-credentials/spend";
+import type { AssessmentCommit, Verdict } from "../assess/commit";
 import type { LedgerStore } from "../ledger/ledger-store";
 import type { ReviewSpend } from "../schemas/reviews";
 

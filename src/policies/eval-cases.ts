@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { CREDENTIAL_FAILURES } from "../ap2-credentials/failures";
 import type { AssessedFailure } from "../assess/ap2-credential";
 import { geoOf } from "../assess/input";
 import type { NormalizedRules } from "../assess/policy";
@@ -8,7 +9,6 @@ import type { RiskInput } from "../assess/risk-model";
 import { aggregateValues } from "../assess/rules/aggregates";
 import { aggregateOf } from "../assess/rules/attributes";
 import { replaySpecs } from "../assess/rules/inputs";
-import { CREDENTIAL_FAILURES } from "../ap2-credentials/failures";
 import { ApiError } from "../errors";
 import { DateTime, plainText } from "../schemas/common";
 import { AGENT_STATUSES, CARD_STATUSES, DECISIONS, RISK_TIERS } from "../schemas/vocabulary";

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
-import type { Batch } from "../auth/tenant";
 import type { SpendRefusal } from "../ap2-credentials/spend";
+import type { Batch } from "../auth/tenant";
 import type { Database } from "../db/client";
 import { events, reviews } from "../db/schema";
 import { type Committer, commit, ORPHANED } from "../ledger/commit";

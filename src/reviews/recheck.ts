@@ -6,10 +6,10 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import { decodeJwt } from "jose";
-import type { Tenant } from "../auth/tenant";
 import { type AnchorRow, anchorsOf, type IssuerRow } from "../ap2-credentials/issuers";
 import { isPinned, pinKey, thumbprint } from "../ap2-credentials/keys";
 import { DEFAULT_SKEW_SECONDS } from "../ap2-credentials/validity";
+import type { Tenant } from "../auth/tenant";
 import { agentKeys, agents, credentialIssuers, reviews } from "../db/schema";
 import { ApiError } from "../errors";
 import { ReviewRecheck } from "../schemas/reviews";

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { CREDENTIAL_FAILURES as VERIFIER_FAILURES } from "../../src/ap2-credentials/failures";
 import { scoreBehavior } from "../../src/assess/behavior";
 import { normalizeRules } from "../../src/assess/policy";
 import { evaluatePolicy } from "../../src/assess/policy-rules";
@@ -6,7 +7,6 @@ import { type MandateFacts, parseAssessRequest } from "../../src/assess/request"
 import { COMPONENTS, scoreAction } from "../../src/assess/risk";
 import type { RiskInput } from "../../src/assess/risk-model";
 import { REJECTION_CATALOG, SIGNAL_CATALOG, type Signal } from "../../src/assess/signals";
-import { CREDENTIAL_FAILURES as VERIFIER_FAILURES } from "../../src/ap2-credentials/failures";
 import openPaymentExample from "../fixtures/ap2/open_payment_mandate.json";
 import { AGENT_ID, both, type Change, given, limits, NOW_S, withRules } from "./support/risk";
 

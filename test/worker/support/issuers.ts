@@ -1,10 +1,10 @@
 /** Credential issuers registered through the API, and chains verified against them. */
 import { env } from "cloudflare:test";
-import { readCredential } from "../../../src/auth/credential";
-import { Tenant } from "../../../src/auth/tenant";
 import { parseChain } from "../../../src/ap2-credentials/chain";
 import { trustAnchorsFor } from "../../../src/ap2-credentials/issuers";
 import { verifyChain } from "../../../src/ap2-credentials/verify";
+import { readCredential } from "../../../src/auth/credential";
+import { Tenant } from "../../../src/auth/tenant";
 import {
   AUD,
   buildChain,
