@@ -112,6 +112,8 @@ export async function registerAgentKey(
     );
     return repeat;
   }
+  // The agent before the entry: nothing is recorded for a missing or revoked one.
+  assertNotRevoked(orNotFound(agent[0]));
   const orgId = (await tenant.caller()).orgId;
   const now = new Date();
   const row: KeyRow = {
@@ -139,18 +141,26 @@ export async function registerAgentKey(
       once: [`agent_key.registered:${key.thumbprint}`],
     },
     // A replay (a retry after a failed write, a racing twin) writes the first attempt's time.
-    (db, { terms }) => [
-      lockAgent(db, agentId),
-      db.execute(sql`
+    (db, { terms }) => {
+      // A twin registered this key first, to another agent: the key is that agent's.
+      if (terms.agent_id !== agentId) {
+        throw new ApiError("key_in_use", [
+          { path: "jwk", message: "this key is registered to another agent" },
+        ]);
+      }
+      return [
+        lockAgent(db, agentId),
+        db.execute(sql`
       insert into agent_keys (thumbprint, agent_id, jwk, kty, crv, alg, created_at)
       select ${key.thumbprint}, a.id, ${JSON.stringify(key.jwk)}::jsonb, ${key.kty},
              ${key.crv}, ${key.alg}, ${terms.created}::timestamptz
       from agents a where a.id = ${agentId} and a.status <> 'revoked'
       on conflict (org_id, thumbprint) do nothing`),
-      settleKeyEvidence(db, agentId, "key_registered"),
-      db.select().from(agents).where(eq(agents.id, agentId)),
-      db.select().from(agentKeys).where(eq(agentKeys.thumbprint, key.thumbprint)),
-    ],
+        settleKeyEvidence(db, agentId, "key_registered"),
+        db.select().from(agents).where(eq(agents.id, agentId)),
+        db.select().from(agentKeys).where(eq(agentKeys.thumbprint, key.thumbprint)),
+      ];
+    },
     { webhooks: true },
   );
   const [, inserted, , agentNow, storedNow] = results;

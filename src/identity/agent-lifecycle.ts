@@ -1,5 +1,6 @@
 import type { z } from "@hono/zod-openapi";
-import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { and, desc, eq, lt, ne, sql } from "drizzle-orm";
+import { canonicalize } from "#audit/canonical";
 import type { Tenant } from "../auth/tenant";
 import type { Database } from "../db/client";
 import { decodeSequenceCursor, listById, mapPage, page } from "../db/pagination";
@@ -272,24 +273,63 @@ export async function updateAgent(tenant: Tenant, id: string, body: UpdateBody) 
   if (!change && edits.changed.length === 0) return toAgent(current);
   const changed = [...edits.changed, ...(change ? ["status"] : [])].sort();
   // Conditional on the status read above: a concurrent status change wins, and this answers
-  // 409 (its entry stays as the trace of the attempt). The metadata limit holds for the merged
-  // value as it is written. A status or trust change writes events: the batch sends their
-  // webhook deliveries.
+  // 409 (its entry stays as the trace of the attempt). A revocation is not: its sequencing
+  // voided the agent's grants, so it lands over any status but revoked. The metadata limit
+  // holds for the merged value as it is written. A status or trust change writes events: the
+  // batch sends their webhook deliveries.
+  const revoking = body.status === "revoked" && current.status !== "revoked";
+  const proposed = ledgerChange(current, body, changed, at);
   const { results } = await commit(
     tenant,
-    ledgerChange(current, body, changed, at),
-    (db) => [
-      db
-        .update(agents)
-        .set({ ...edits.set, ...change?.set, trustReason: change?.reason ?? "updated" })
-        .where(
-          and(eq(agents.id, current.id), eq(agents.status, current.status), edits.metadata?.fits),
-        )
-        .returning(),
-    ],
+    proposed,
+    (db, { terms, replayed }) => {
+      // A racing twin of this status move was recorded first: only that very change is
+      // finished here (at its time); another answers 409, to be read and retried.
+      if (replayed && !sameMove(terms, proposed.payload)) {
+        throw new ApiError("agent_status_changed", [
+          { path: "status", message: "the agent's status changed meanwhile; read it and retry" },
+        ]);
+      }
+      const set = {
+        ...edits.set,
+        ...change?.set,
+        ...(revoking && terms.revoked_at ? { revokedAt: new Date(terms.revoked_at) } : {}),
+      };
+      return [
+        db
+          .update(agents)
+          .set({ ...set, trustReason: change?.reason ?? "updated" })
+          .where(
+            revoking
+              ? and(eq(agents.id, current.id), ne(agents.status, "revoked"))
+              : and(
+                  eq(agents.id, current.id),
+                  eq(agents.status, current.status),
+                  edits.metadata?.fits,
+                ),
+          )
+          .returning(),
+      ];
+    },
     { webhooks: true },
   );
-  return toAgent(results[0][0] ?? (await refused(tenant, current, edits.metadata)));
+  const row = results[0][0];
+  if (row) return toAgent(row);
+  // A revocation that a twin landed first: the agent as it left it.
+  if (revoking) return toAgent(await findAgent(tenant, id));
+  return toAgent(await refused(tenant, current, edits.metadata));
+}
+
+/** Whether a replayed status move is this one: the same move and the same patch. */
+function sameMove(
+  first: ReturnType<typeof ledgerChange>["payload"],
+  mine: ReturnType<typeof ledgerChange>["payload"],
+): boolean {
+  return (
+    first.status.to === mine.status.to &&
+    canonicalize(first.patch) === canonicalize(mine.patch) &&
+    canonicalize(first.changed) === canonicalize(mine.changed)
+  );
 }
 
 /** A page of the agent's trust history, newest first (404: no such agent). */

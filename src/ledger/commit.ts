@@ -76,6 +76,8 @@ export type Writes = readonly [] | Batch;
 /** What a commit wrote: the sequenced entry and terms, and the writes' results. */
 export interface Committed<T extends Writes, Terms = unknown> extends Sequenced<Terms> {
   results: BatchResponse<T>;
+  /** The results of `options.before`, if any. */
+  preceding: unknown[];
 }
 
 /** `expired` answers this when the first committer died before writing: go past its entry. */
@@ -85,12 +87,13 @@ export const ORPHANED = Symbol("orphaned");
 const MAX_ORPHANS = 5;
 
 /** How a commit's transaction is made. */
-export interface CommitOptions extends BatchOptions {
+export interface CommitOptions<Terms> extends BatchOptions {
   /**
    * Statements that must run before the entry is written: what the entry itself refers to (the
-   * organization a founding creates). Their results are not returned.
+   * organization a founding creates), from the terms the entry records. Their results are
+   * answered apart (`preceding`).
    */
-  before?: (db: Database) => Batch;
+  before?: (db: Database, sequenced: Sequenced<Terms>) => Batch;
 }
 
 /** The answers a commit gives instead of writing; each is needed only where it can happen. */
@@ -128,7 +131,7 @@ export async function commit<T extends Writes, Payload, Terms = Payload, R = nev
   committer: Committer,
   change: Commit<Payload, Terms>,
   writes: (db: Database, sequenced: Sequenced<Terms>) => T | Promise<T>,
-  options: CommitOptions & Outcomes<R> = {},
+  options: CommitOptions<Terms> & Outcomes<R> = {},
 ): Promise<Committed<T, Terms> | R> {
   const { orgId, actor } = await committer.caller();
   const terms = (change.terms === undefined ? change.payload : change.terms) as Terms;
@@ -165,8 +168,15 @@ export async function commit<T extends Writes, Payload, Terms = Payload, R = nev
       continue;
     }
     const entries = [entry];
-    for (const also of change.also ?? []) {
-      entries.push(await sequencePlain(committer.env, orgId, actor, also));
+    for (const [i, also] of (change.also ?? []).entries()) {
+      // Under the main change's keys when it has none of its own: a replay sequences nothing new.
+      const key = also.once ?? (change.once?.length ? `${once[0]}:also:${i}` : undefined);
+      entries.push(
+        await sequencePlain(committer.env, orgId, actor, {
+          ...also,
+          ...(key === undefined ? {} : { once: key }),
+        }),
+      );
     }
     const sequenced = { entry, terms: first, replayed };
     const statements = await writes(database(committer.env), sequenced);
@@ -174,7 +184,7 @@ export async function commit<T extends Writes, Payload, Terms = Payload, R = nev
     const all = await committer.batch(
       (db) =>
         [
-          ...(before ? before(db) : []),
+          ...(before ? before(db, sequenced) : []),
           db
             .insert(auditEntries)
             .values(entries.map((e) => auditEntryRow(e)))
@@ -184,7 +194,11 @@ export async function commit<T extends Writes, Payload, Terms = Payload, R = nev
       { ...(options.webhooks ? { webhooks: true } : {}) },
     );
     const ours = all.length - statements.length;
-    return { ...sequenced, results: all.slice(ours) as unknown as BatchResponse<T> };
+    return {
+      ...sequenced,
+      results: all.slice(ours) as unknown as BatchResponse<T>,
+      preceding: all.slice(0, ours - 1),
+    };
   }
 }
 

@@ -44,17 +44,22 @@ export async function foundOrg(tenant: Tenant, requested: string | undefined) {
   const db = database(tenant.env);
   const settings = db.execute(sql`select set_config('app.user_subject', ${subject}, true),
                                          set_config('app.org_id', ${orgId}, true)`);
-  // Before the write: the user's id (the entry names its actor) and the org they founded, if
-  // any (under another id when founded before ids were derived).
+  // Before the write: the user, upserted (racing first calls agree on its id, which the entry
+  // names as its actor), and the org they founded, if any (under another id when founded
+  // before ids were derived).
   const founded = sql`select o.id, o.name, o.created_at
                    from organizations o join users u on u.id = o.founder_user_id
                    where u.idp_subject = ${subject}`;
   const [, users, existing] = await db.batch([
     settings,
-    db.execute<{ id: string }>(sql`select id from users where idp_subject = ${subject}`),
+    db.execute<{ id: string }>(sql`insert into users (id, idp_subject, email)
+                   values (${newId()}, ${subject}, ${email})
+                   on conflict (idp_subject) do update set email = coalesce(excluded.email, users.email)
+                   returning id`),
     db.execute<OrgRow>(founded),
   ]);
-  const userId = users.rows[0]?.id ?? newId();
+  const userId = users.rows[0]?.id;
+  if (!userId) throw new ApiError("internal_error");
   const founder: Caller = {
     orgId,
     actor: { type: "user", id: userId, subject, email, role: "owner" },
@@ -73,9 +78,9 @@ export async function foundOrg(tenant: Tenant, requested: string | undefined) {
     batch: <T extends Batch>(build: (db: Database) => T) =>
       db.batch([settings, ...build(db)]).then(([, ...results]) => results as BatchResponse<T>),
   };
-  // Once per org: a racing first call replays the first founding's entry, and its inserts
-  // find the rows there (the founder is unique).
-  const { results, replayed } = await commit(
+  // Once per org: a racing first call, or a retry after a failed write, replays the first
+  // founding's entry and writes the org its terms name (the founder is unique).
+  const { results, preceding } = await commit(
     founding,
     {
       type: "org.created",
@@ -86,13 +91,11 @@ export async function foundOrg(tenant: Tenant, requested: string | undefined) {
     (db) => [db.execute<OrgRow>(founded)],
     {
       // The organization before its first entry, which refers to it.
-      before: (db) => [
-        db.execute(sql`insert into users (id, idp_subject, email) values (${userId}, ${subject}, ${email})
-                   on conflict (idp_subject) do update set email = coalesce(excluded.email, users.email)`),
+      before: (db, { terms }) => [
         db.execute(sql`insert into organizations (id, name, founder_user_id, created_at)
-                   select ${orgId}, ${name}, id, ${now.toISOString()}::timestamptz
-                   from users where idp_subject = ${subject}
-                   on conflict (founder_user_id) do nothing`),
+                   values (${orgId}, ${terms.name}, ${userId}, ${terms.created}::timestamptz)
+                   on conflict (founder_user_id) do nothing
+                   returning id`),
         db.execute(sql`insert into memberships (org_id, user_id, role)
                    select id, founder_user_id, 'owner' from organizations where id = ${orgId}
                    on conflict do nothing`),
@@ -102,7 +105,9 @@ export async function foundOrg(tenant: Tenant, requested: string | undefined) {
   const org = results[0].rows[0];
   if (!org) throw new ApiError("internal_error");
   tenant.adopt(founder);
-  return { body: body(org), created: !replayed };
+  // Created by this call when its insert made the org, whichever call's entry records it.
+  const inserted = preceding[0] as { rows: unknown[] };
+  return { body: body(org), created: inserted.rows.length > 0 };
 }
 
 function body(org: Pick<OrgRow, "id" | "name" | "created_at">) {

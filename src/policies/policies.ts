@@ -73,7 +73,11 @@ async function activate(tenant: Tenant, id: string): Promise<PolicyRow | undefin
       .returning(),
   ]).catch(activationConflict);
   // A draft deleted or activated between the read and the write: the loser retries.
-  return results[1][0] ?? activationConflict({ code: UNIQUE_VIOLATION });
+  // A twin activating this very draft landed first: the policy as it left it. Anything else
+  // took the draft between the read and the write: the loser retries.
+  const landed = results[1][0] ?? (await readPolicy(tenant, id));
+  if (landed?.status === "active" && landed.version === activated.version) return landed;
+  return activationConflict({ code: UNIQUE_VIOLATION });
 }
 
 /** The ledger change of an activation: once per version. */
@@ -141,11 +145,7 @@ async function createActive(tenant: Tenant, values: typeof policies.$inferInsert
  */
 async function shadow(tenant: Tenant, id: string): Promise<PolicyRow> {
   const row = orNotFound(await readPolicy(tenant, id));
-  if (row.status === "active") {
-    throw new ApiError("policy_active", [
-      { path: "id", message: "the active policy decides; only a draft can shadow it" },
-    ]);
-  }
+  if (row.status === "active") throw shadowOfActive();
   if (row.shadow) return row;
   const shadowing = { ...row, shadow: true };
   const { results } = await commit(
@@ -170,7 +170,7 @@ async function shadow(tenant: Tenant, id: string): Promise<PolicyRow> {
       db
         .update(policies)
         .set({ shadow: true })
-        .where(and(eq(policies.id, id), eq(policies.status, "draft")))
+        .where(and(eq(policies.id, id), eq(policies.status, "draft"), eq(policies.shadow, false)))
         .returning(),
     ],
   ).catch((error: unknown) => {
@@ -181,8 +181,18 @@ async function shadow(tenant: Tenant, id: string): Promise<PolicyRow> {
     }
     throw error;
   });
-  // Activated between the read and the write: the active policy decides.
-  return results[1][0] ?? orNotFound(await readPolicy(tenant, id));
+  const written = results[1][0];
+  if (written) return written;
+  // A twin made it the shadow first: as it left it; activated meanwhile: the active policy decides.
+  const now = orNotFound(await readPolicy(tenant, id));
+  if (now.status === "active") throw shadowOfActive();
+  return now;
+}
+
+function shadowOfActive(): ApiError {
+  return new ApiError("policy_active", [
+    { path: "id", message: "the active policy decides; only a draft can shadow it" },
+  ]);
 }
 
 async function readPolicy(tenant: Tenant, id: string): Promise<PolicyRow | undefined> {

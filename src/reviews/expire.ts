@@ -43,14 +43,18 @@ async function expireOrg(env: Env, orgId: string): Promise<number> {
   const sending: Promise<unknown>[] = [];
   const sweep = orgActor(env, orgId, SLA_SWEEP, (work) => sending.push(work));
   let expired = 0;
-  for (const { review, jws } of due) {
-    const closed = await closeReview(
-      sweep,
-      { review, assessmentJws: jws },
-      { decision: "deny", reason: "review.expired", note: null },
-    );
-    if (closed.kind === "closed" && closed.won) expired++;
+  try {
+    for (const { review, jws } of due) {
+      const closed = await closeReview(
+        sweep,
+        { review, assessmentJws: jws },
+        { decision: "deny", reason: "review.expired", note: null },
+      );
+      if (closed.kind === "closed" && closed.won) expired++;
+    }
+  } finally {
+    // Sent even when a later close failed: what the earlier closes made is not held back.
+    await Promise.allSettled(sending);
   }
-  await Promise.all(sending);
   return expired;
 }
