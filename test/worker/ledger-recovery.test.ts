@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import type { OrgLedger } from "../../src/org-ledger/org-ledger";
 import { call, newOrg } from "./support/api";
 import { ownerSql } from "./support/db";
-import { errorBody } from "./support/errors";
 import { newAgent } from "./support/identity";
 import { ledger } from "./support/ledger";
 
