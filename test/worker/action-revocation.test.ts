@@ -44,7 +44,7 @@ async function grantsUnderOneMandate(org: TestOrg, count: number) {
   for (let i = 0; i < count; i++) {
     const res = await decide(key, mandate.id, { ...CAPTURE, audience: executor.id });
     expect(res.json.decision).toBe("ALLOW");
-    grants.push(res.json.grant.jws);
+    grants.push(res.json.grant!.jws);
     decision = res.json;
   }
   return { executor, mandate, grants, decision };
@@ -123,7 +123,7 @@ describe("revoking an action mandate while its grants are being redeemed", () =>
     await ownerSql`update action_mandates set status = 'active', revoked_at = null
       where id = ${mandate.id}`;
     const res = await redeem(executor.key, { grant: grants[0], ...CAPTURE });
-    expect(res.json.details[0].message).toBe(
+    expect(res.error.details[0].message).toBe(
       `the mandate ${mandate.id} was revoked at ${first.json.revoked_at}`,
     );
   });
@@ -146,16 +146,16 @@ describe("revoking an action mandate while its grants are being redeemed", () =>
     const cut = await revocationSequence(org.id, mandate.id);
     const won = racing.filter((r) => r.status === 200);
     expect(won.length).toBeGreaterThan(0);
-    for (const answer of won) expect(answer.json.audit.sequence).toBeLessThan(cut);
+    for (const answer of won) expect(answer.json!.audit.sequence).toBeLessThan(cut);
     for (const answer of [...racing, ...after].filter((r) => r.status !== 200)) {
       expect(answer.status).toBe(409);
-      expect(answer.json.error).toBe("mandate_revoked");
+      expect(answer.error.error).toBe("mandate_revoked");
     }
     for (const answer of after) expect(answer.status).toBe(409);
     // What is stored agrees: exactly the 200s, all sequenced before the revocation.
     const { rows, entries } = await storedRedemptions(org.id);
     expect(rows.map((r) => Number(r.audit_sequence)).sort()).toEqual(
-      won.map((r) => r.json.audit.sequence).sort(),
+      won.map((r) => r.json!.audit.sequence).sort(),
     );
     expect(entries.every((e) => Number(e.sequence) < cut)).toBe(true);
     expect(entries).toHaveLength(won.length);

@@ -134,12 +134,12 @@ describe("the request", () => {
     const { key } = await orgWithKey();
     const onKind = await assess(key, { kind: "custom", credential: "x", mandate: {} });
     expect(onKind.status).toBe(400);
-    expect(onKind.json.details).toEqual([
+    expect(onKind.error.details).toEqual([
       { path: "credential", message: "applies only to kind ap2_payment" },
     ]);
     const alone = await assess(key, { presentation: PRESENTATION, mandate: {} });
     expect(alone.status).toBe(400);
-    expect(alone.json.details).toEqual([
+    expect(alone.error.details).toEqual([
       { path: "presentation", message: "applies only with a credential" },
     ]);
   });

@@ -406,7 +406,7 @@ describe("an agent_id that is not an agent id", () => {
       const { key } = await orgWithKey();
       const res = await assess(key, { mandate: payment(), agent_id: agentId });
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("invalid_request");
+      expect(res.error.error).toBe("invalid_request");
     },
   );
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { csrfToken } from "../../src/console/csrf";
 import type { Env } from "../../src/env";
 import worker from "../../workers/main";
-import { BASE, call, newOrg, sessionToken } from "./support/api";
+import { BASE, call, callRaw, newOrg, sessionToken } from "./support/api";
 import { payment } from "./support/assess";
 import { errorBody, refusedBody } from "./support/errors";
 
@@ -109,7 +109,7 @@ function fromConsole(
   who: ConsoleSession,
   options: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
 ) {
-  return call(path, {
+  return callRaw(path, {
     ...options,
     headers: {
       cookie: `__Host-ar_session=${who.session}; __Host-ar_csrf=${who.csrf}`,
@@ -386,7 +386,7 @@ describe("the session cookie as an API credential", () => {
     for (const wrong of [other.csrf, oneOff, ""]) {
       const res = await call("/v1/me", { headers: { cookie, "x-csrf-token": wrong } });
       expect(res.status).toBe(403);
-      expect(res.json.error).toBe("csrf_failed");
+      expect(res.error.error).toBe("csrf_failed");
     }
     const me = await fromConsole("/v1/me", who);
     expect(me.status).toBe(200);
@@ -403,7 +403,7 @@ describe("the session cookie as an API credential", () => {
     const cookie = `__Host-ar_session=${who.session}`;
     const refused = await call("/v1/api-keys", { method: "POST", body, headers: { cookie } });
     expect(refused.status).toBe(403);
-    expect(refused.json.error).toBe("csrf_failed");
+    expect(refused.error.error).toBe("csrf_failed");
     const created = await fromConsole("/v1/api-keys", who, { method: "POST", body });
     expect(created.status, created.text).toBe(201);
     expect(created.json.key).toMatch(/^aar_live_/);
@@ -558,8 +558,8 @@ describe("x-mode", () => {
     ] as const) {
       const res = await call("/v1/me", { key, headers: { "x-mode": mode } });
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("invalid_request");
-      expect(res.json.details[0].path).toBe("x-mode");
+      expect(res.error.error).toBe("invalid_request");
+      expect(res.error.details[0].path).toBe("x-mode");
     }
   });
 

@@ -53,7 +53,7 @@ describe("POST /v1/orgs", () => {
     const token = await sessionToken();
     const res = await call("/v1/orgs", { method: "POST", token, body: { name: "a\u0000b" } });
     expect(res.status).toBe(400);
-    expect(res.json.details[0].path).toBe("name");
+    expect(res.error.details[0].path).toBe("name");
   });
 
   it("rejects an unknown body field with 400 and the path", async () => {
@@ -64,8 +64,8 @@ describe("POST /v1/orgs", () => {
       body: { name: "x", plan: "free" },
     });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details[0].code).toBe("unrecognized_keys");
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details[0].code).toBe("unrecognized_keys");
   });
 });
 

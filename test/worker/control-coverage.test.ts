@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { sequenceDeferred } from "../../src/ledger/ledger";
 import { CAPTURE, decide } from "./support/action";
-import { call, newOrg } from "./support/api";
+import { call, callRaw, newOrg } from "./support/api";
 import { jcs, jwks, orgWithKey } from "./support/assess";
 import {
   actionSetup,
@@ -173,8 +173,8 @@ describe("POST /v1/control-coverage/effects", () => {
     const { org, key } = await orgWithKey();
     const res = await reportEffect(key, effect(changes));
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details.map((d: any) => d.path)).toContain(path);
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details.map((d: any) => d.path)).toContain(path);
     expect(await ownerSql`select id from control_effects where org_id = ${org.id}`).toEqual([]);
   });
 
@@ -182,7 +182,7 @@ describe("POST /v1/control-coverage/effects", () => {
     const { key } = await orgWithKey();
     const res = await reportEffect(key, effect({ amount: 2 ** 53, currency: "USD" }));
     expect(res.status).toBe(400);
-    expect(res.json.details.map((d: any) => d.path)).toEqual(["amount"]);
+    expect(res.error.details.map((d: any) => d.path)).toEqual(["amount"]);
   });
 
   it("answers 400 to an effect more than a minute in the future", async () => {
@@ -497,7 +497,7 @@ describe("GET /v1/control-coverage", () => {
     });
     expect(res.json.gaps).toHaveLength(1000);
     // The oldest are the ones evaluated.
-    expect(res.json.gaps[0].reference).toBe("ref-1");
+    expect(res.json.gaps[0]!.reference).toBe("ref-1");
   });
 
   it("answers an empty period with a null ratio", async () => {
@@ -523,7 +523,7 @@ describe("GET /v1/control-coverage", () => {
   ])("answers 400 to %s", async (_, query, path) => {
     const { key } = await orgWithKey();
     for (const route of ["/v1/control-coverage", "/v1/control-coverage/report"]) {
-      const res = await call(`${route}?${query}`, { key });
+      const res = await callRaw(`${route}?${query}`, { key });
       expect(res.status).toBe(400);
       expect(res.json.error).toBe("invalid_request");
       if (path) expect(res.json.details.map((d: any) => d.path)).toContain(path);
@@ -608,7 +608,7 @@ describe("GET /v1/control-coverage/report", () => {
     const forged = { ...res.json.report, coverage_ratio: 1 };
     const payload = Buffer.from(jcs(forged)).toString("base64url");
     expect(verifyCompact(`${h}.${payload}.${s}`, keys).valid).toBe(false);
-    const flipped = `${s.slice(0, 10)}${s[10] === "A" ? "B" : "A"}${s.slice(11)}`;
+    const flipped = `${s!.slice(0, 10)}${s![10] === "A" ? "B" : "A"}${s!.slice(11)}`;
     expect(verifyCompact(`${h}.${p}.${flipped}`, keys).valid).toBe(false);
     expect(verifyCompact(`${h}.${p}.${s}`, keys).valid).toBe(true);
   });

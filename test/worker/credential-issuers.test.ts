@@ -10,7 +10,7 @@ import { payloadDigest } from "../../src/lib/digest";
 import untrusted from "../fixtures/ap2-v0.2-vectors/payment_invalid_untrusted_root.json";
 import valid from "../fixtures/ap2-v0.2-vectors/payment_valid_basic.json";
 import { newSigner } from "../support/ap2-chains";
-import { ALL_KEY_SCOPES, call, newOrg, type TestOrg } from "./support/api";
+import { ALL_KEY_SCOPES, call, callRaw, newOrg, type TestOrg } from "./support/api";
 import { addMember, ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
 import { newPrincipal } from "./support/identity";
@@ -80,7 +80,7 @@ describe("POST /v1/credential-issuers", () => {
     expect(erase.status).toBe(200);
     const erased = await register(key, { name: "x", jwks, principal_id: erasedId });
     expect(erased.status).toBe(409);
-    expect(erased.json.error).toBe("principal_erased");
+    expect(erased.error.error).toBe("principal_erased");
     const [{ n }] = (await ownerSql`select count(*)::int as n from credential_issuers
       where org_id = ${org.id}`) as [{ n: number }];
     expect(n).toBe(1);
@@ -169,7 +169,7 @@ describe("who may register a trust anchor", () => {
     await addMember(org.id, member.subject, "member");
     const jwks = { keys: [publicJwk(await newSigner("EdDSA"))] };
     const as = (who: TestOrg, path: string, body?: unknown) =>
-      call(path, {
+      callRaw(path, {
         method: "POST",
         token: who.token,
         headers: { "x-org-id": org.id },
@@ -241,12 +241,12 @@ describe("POST /v1/credential-issuers validation", () => {
       const { publicKey } = await generateKeyPair(alg, { extractable: true });
       const res = await refused({ name: "x", jwks: { keys: [await exportJWK(publicKey)] } });
       expect(res.status, alg).toBe(400);
-      expect(res.json.details[0].path).toBe("jwks.keys.0");
+      expect(res.error.details[0].path).toBe("jwks.keys.0");
     }
     const mislabelled = { ...(await goodKey()), alg: "EdDSA" };
     const res = await refused({ name: "x", jwks: { keys: [mislabelled] } });
     expect(res.status).toBe(400);
-    expect(res.json.details[0].message).toBe(
+    expect(res.error.details[0].message).toBe(
       "the key says alg EdDSA (ES256 or EdDSA public keys only)",
     );
   });
@@ -255,7 +255,7 @@ describe("POST /v1/credential-issuers validation", () => {
     const offCurve = { ...(await goodKey()), y: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" };
     const res = await refused({ name: "x", jwks: { keys: [offCurve] } });
     expect(res.status).toBe(400);
-    expect(res.json.details).toEqual([
+    expect(res.error.details).toEqual([
       {
         path: "jwks.keys.0",
         message: "the key is not a valid public key (WebCrypto refuses it)",
@@ -268,7 +268,7 @@ describe("POST /v1/credential-issuers validation", () => {
     const k = await goodKey();
     const twice = await refused({ name: "x", jwks: { keys: [k, { ...k, x: k.y }] } });
     expect(twice.status).toBe(400);
-    expect(twice.json.details[0]).toMatchObject({ path: "jwks.keys", message: "kid k1 is twice" });
+    expect(twice.error.details[0]).toMatchObject({ path: "jwks.keys", message: "kid k1 is twice" });
     const empty = await refused({ name: "x", jwks: { keys: [] } });
     expect(empty.status).toBe(400);
     for (const body of [
@@ -277,7 +277,7 @@ describe("POST /v1/credential-issuers validation", () => {
     ]) {
       const res = await refused(body);
       expect(res.status).toBe(400);
-      expect(res.json.details).toEqual([
+      expect(res.error.details).toEqual([
         { path: "jwks", message: "give exactly one of jwks, jwks_url", code: "custom" },
       ]);
     }
@@ -394,7 +394,7 @@ describe("GET /v1/credential-issuers", () => {
     expect(onlyRevoked.json.data).toEqual([revoked.json]);
     const bad = await call("/v1/credential-issuers?status=paused", { key });
     expect(bad.status).toBe(400);
-    expect(bad.json.error).toBe("invalid_request");
+    expect(bad.error.error).toBe("invalid_request");
   });
 
   it("reads one issuer by id, and nobody else's", async () => {

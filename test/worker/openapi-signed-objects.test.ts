@@ -2,7 +2,7 @@ import { decodeJwt } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EVENT_TYPES } from "../../src/schemas/vocabulary";
 import { closedDocument, schemaErrors } from "../support/openapi-contract";
-import { call } from "./support/api";
+import { call, callRaw } from "./support/api";
 import {
   agentOf,
   assess,
@@ -28,7 +28,7 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 let document: Json;
 
 beforeAll(async () => {
-  document = closedDocument((await call("/openapi.json")).json);
+  document = closedDocument((await callRaw("/openapi.json")).json);
 });
 
 function claimErrors(jws: string): string[] {
@@ -73,7 +73,7 @@ describe("RiskPayloadClaims is what a Risk Payload carries", () => {
       body: { decision: "approve" },
     });
     expect(res.status).toBe(200);
-    const jws = res.json.risk_payload.jws as string;
+    const jws = res.json.risk_payload!.jws as string;
     expect(decodeJwt(jws)).toMatchObject({
       decision: "approve",
       resolution: { review_id: reviewId, resolved_by: "person", original_decision: "review" },
@@ -161,7 +161,12 @@ describe("WebhookEvent is what a delivery carries", () => {
     );
     const agent = await agentOf(org);
     for (const status of ["suspended", "revoked"]) {
-      const res = await call(`/v1/agents/${agent.id}`, { method: "PATCH", key, body: { status } });
+      const res = await call(`/v1/agents/${agent.id}`, {
+        method: "PATCH",
+        key,
+        raw: true,
+        body: { status },
+      });
       expect(res.status).toBe(200);
     }
     // An insider's edit, found by verification: the alert is delivered like any event.

@@ -31,7 +31,7 @@ async function ownerKey() {
 describe("POST /v1/principals", () => {
   it("creates a principal and answers every field", async () => {
     const { key } = await ownerKey();
-    const res = await call("/v1/principals", { method: "POST", key, body: ADA });
+    const res = await call("/v1/principals", { method: "POST", key, raw: true, body: ADA });
     expect(res.status).toBe(201);
     expect(res.json).toEqual({
       object: "principal",
@@ -48,7 +48,7 @@ describe("POST /v1/principals", () => {
 
   it("stores no personal data in the clear", async () => {
     const { org, key } = await ownerKey();
-    const res = await call("/v1/principals", { method: "POST", key, body: ADA });
+    const res = await call("/v1/principals", { method: "POST", key, raw: true, body: ADA });
     const [row] = await ownerSql`select * from principals where id = ${res.json.id}`;
     // The sealed columns are random base64url, where a short name can turn up by chance
     // ("…xAdaq…"): they are checked to be sealed, every other column for the data in clear.
@@ -113,10 +113,10 @@ describe("POST /v1/principals", () => {
     [{ name: "x", metadata: { k: "a\u0000" } }, "metadata.k"],
   ])("refuses %j with 400 naming %s", async (body, path) => {
     const { key } = await ownerKey();
-    const res = await call("/v1/principals", { method: "POST", key, body });
+    const res = await call("/v1/principals", { method: "POST", key, raw: true, body });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details.map((d: { path: string }) => d.path)).toContain(path);
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details.map((d: { path: string }) => d.path)).toContain(path);
   });
 
   it("answers 503 and stores nothing when the master key is missing", async () => {
@@ -192,7 +192,7 @@ describe("GET /v1/principals", () => {
 
     const erased = await call("/v1/principals?status=erased", { key });
     expect(erased.json.data.map((p: { id: string }) => p.id)).toEqual([ids[1]]);
-    expect(erased.json.data[0].name).toBeNull();
+    expect(erased.json.data[0]!.name).toBeNull();
   });
 
   it.each(["limit=0", "limit=101", "status=gone", "cursor=!!"])("refuses %s", async (q) => {
@@ -249,7 +249,7 @@ async function opens(key: CryptoKey, ciphertext: string, aad: string): Promise<b
 describe("POST /v1/principals/{id}/erase", () => {
   it("crypto-erases: reads are redacted, the ciphertext opens with no key, verify passes", async () => {
     const { org, key } = await ownerKey();
-    const created = await call("/v1/principals", { method: "POST", key, body: ADA });
+    const created = await call("/v1/principals", { method: "POST", key, raw: true, body: ADA });
     const id = created.json.id;
     const [before] = await ownerSql`select * from principals where id = ${id}`;
     const aad = JSON.stringify(["agent-risk/principal", "v1", "data", org.id, id]);
@@ -322,6 +322,6 @@ describe("POST /v1/principals/{id}/erase", () => {
       body: { principal_id: id, name: "late agent" },
     });
     expect(res.status).toBe(409);
-    expect(res.json.error).toBe("principal_erased");
+    expect(res.error.error).toBe("principal_erased");
   });
 });

@@ -214,7 +214,7 @@ describe("approving a credential-backed review re-checks it", () => {
     expect(original.payload.mandate_verified).toBe(true);
     // Offline, against the key set alone.
     const { payload } = await jwtVerify(
-      res.json.risk_payload.jws,
+      res.json.risk_payload!.jws,
       createLocalJWKSet(await keySet()),
       {
         issuer: original.payload.iss as string,
@@ -227,7 +227,7 @@ describe("approving a credential-backed review re-checks it", () => {
     expect(new Date(resolution.rechecked_at).toISOString()).toBe(resolution.rechecked_at);
     expect(Date.parse(resolution.rechecked_at)).toBeGreaterThanOrEqual(before);
     expect(Date.parse(resolution.rechecked_at)).toBeLessThanOrEqual(
-      Date.parse(res.json.resolved_at),
+      Date.parse(res.json.resolved_at!),
     );
   });
 
@@ -236,7 +236,7 @@ describe("approving a credential-backed review re-checks it", () => {
     const res = await resolve(org, item.id, "deny");
     expect(res.status).toBe(200);
     const { payload } = await jwtVerify(
-      res.json.risk_payload.jws,
+      res.json.risk_payload!.jws,
       createLocalJWKSet(await keySet()),
     );
     expect(payload).toMatchObject({
@@ -310,6 +310,7 @@ describe("approving a credential-backed review re-checks it", () => {
       const changed = await call(`/v1/agents/${agentId}`, {
         method: "PATCH",
         token: org.token,
+        raw: true,
         body: { status },
       });
       expect(changed.status).toBe(200);
@@ -331,7 +332,7 @@ describe("approving a credential-backed review re-checks it", () => {
     const res = await resolve(setup.org, item.id, "approve");
     expect(res.status).toBe(200);
     const { payload } = await jwtVerify(
-      res.json.risk_payload.jws,
+      res.json.risk_payload!.jws,
       createLocalJWKSet(await keySet()),
     );
     expect(payload).toMatchObject({

@@ -417,8 +417,8 @@ describe("POST /v1/sessions", () => {
       events: [change(event as WireEvent)],
     });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details.map((d: { path: string }) => d.path)).toContain(path);
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details.map((d: { path: string }) => d.path)).toContain(path);
   });
 
   it("answers 400 to a batch of 501 events", async () => {
@@ -430,7 +430,7 @@ describe("POST /v1/sessions", () => {
       events: Array.from({ length: 501 }, () => event),
     });
     expect(res.status).toBe(400);
-    expect(res.json.details).toEqual([expect.objectContaining({ path: "events" })]);
+    expect(res.error.details).toEqual([expect.objectContaining({ path: "events" })]);
   });
 });
 

@@ -96,7 +96,7 @@ describe("POST /v1/policies/{id}/shadow", () => {
     for (const answer of answers) {
       if (answer.status !== 200) {
         expect(answer.status).toBe(409);
-        expect(answer.json.error).toBe("policy_shadow_conflict");
+        expect(answer.error.error).toBe("policy_shadow_conflict");
       }
     }
     expect(answers.some((a) => a.status === 200)).toBe(true);
@@ -175,7 +175,7 @@ describe("assessing with a shadow policy", () => {
     const read = await call(`/v1/assessments/${assessed.assessmentId}`, { token: org.token });
     expect(JSON.stringify(read.json)).not.toContain("shadow");
     expect(JSON.stringify(assessed)).not.toContain("shadow");
-    const claims = decodeJwsPart(read.json.risk_payload.jws.split(".")[1]);
+    const claims = decodeJwsPart(read.json.risk_payload!.jws.split(".")[1]!);
     expect(claims.decision).toBe(assessed.decision);
     expect(JSON.stringify(claims)).not.toContain("shadow");
     const events = (await ownerSql`select type from events

@@ -41,11 +41,16 @@ export const CAPTURE = {
 };
 
 export function decide(key: string, mandateId: string, body: Json) {
-  return call(`/v1/action-mandates/${mandateId}/decisions`, { method: "POST", key, body });
+  return call(`/v1/action-mandates/${mandateId}/decisions`, {
+    method: "POST",
+    key,
+    body,
+    raw: true,
+  });
 }
 
 export function redeem(key: string, body: Json) {
-  return call("/v1/action-grants/redeem", { method: "POST", key, body });
+  return call("/v1/action-grants/redeem", { method: "POST", key, body, raw: true });
 }
 
 /**
@@ -59,7 +64,7 @@ export async function allowed(org: TestOrg, request: Json = CAPTURE, mandate: Js
   const res = await decide(key, created.id, { ...request, audience: executor.id });
   expect(res.status).toBe(201);
   expect(res.json.decision).toBe("ALLOW");
-  return { key, executor, mandate: created, decision: res.json, grant: res.json.grant.jws };
+  return { key, executor, mandate: created, decision: res.json, grant: res.json.grant!.jws };
 }
 
 /**

@@ -16,7 +16,7 @@ export function registerArtifact(
   credential: { key?: string; token?: string },
   body: Record<string, unknown>,
 ) {
-  return call("/v1/artifacts", { method: "POST", body, ...credential });
+  return call("/v1/artifacts", { method: "POST", body, raw: true, ...credential });
 }
 
 // --- Independent checks: node:crypto and the RFCs, not jose and not src/ ---

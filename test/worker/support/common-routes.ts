@@ -1,7 +1,7 @@
 /** The common route tests, shared by test/worker/common-routes-*.test.ts. */
 import { describe, expect, it } from "vitest";
 import { acceptedScopes, scopeDetails } from "../../../src/auth/scopes";
-import { ALL_KEY_SCOPES, call, newOrg, sessionToken } from "./api";
+import { ALL_KEY_SCOPES, call, callRaw, newOrg, sessionToken } from "./api";
 import { addMember } from "./db";
 import { errorBody, refusedBody } from "./errors";
 import { ROUTES, type RouteCase } from "./routes";
@@ -18,7 +18,7 @@ function request(
   route: RouteCase,
   credential: { key?: string; token?: string; headers?: Record<string, string> },
 ) {
-  return call(pathFor(route), { method: route.method, body: route.body, ...credential });
+  return callRaw(pathFor(route), { method: route.method, body: route.body, ...credential });
 }
 
 /**
@@ -111,7 +111,7 @@ export function commonRouteTests(shard: number, shards: number) {
         const org = await newOrg();
         const ids = route.resource ? await route.resource(org) : SOME_ID;
         const { key } = await org.key(ALL_KEY_SCOPES, "test");
-        const res = await call(pathFor(route, ids), {
+        const res = await callRaw(pathFor(route, ids), {
           method: route.method,
           body: route.body,
           key,
@@ -132,7 +132,7 @@ export function commonRouteTests(shard: number, shards: number) {
         const { key } = await org.key(ALL_KEY_SCOPES, "live");
         for (const credential of [{ key }, { token: org.token }]) {
           const ids = route.resource ? await route.resource(org) : SOME_ID;
-          const res = await call(pathFor(route, ids), {
+          const res = await callRaw(pathFor(route, ids), {
             method: route.method,
             body: route.body,
             ...credential,
@@ -148,7 +148,7 @@ export function commonRouteTests(shard: number, shards: number) {
         const org = await newOrg();
         const ids = route.resource ? await route.resource(org) : SOME_ID;
         const { key } = await org.key(ALL_KEY_SCOPES, "test");
-        const res = await call(pathFor(route, ids), {
+        const res = await callRaw(pathFor(route, ids), {
           method: route.method,
           body: route.body,
           key,
@@ -170,15 +170,15 @@ export function commonRouteTests(shard: number, shards: number) {
         );
         for (const [name, value] of filters) {
           const path = `${pathFor(route, ids)}?${new URLSearchParams({ [name]: value })}`;
-          const anonymous = await call(path, { method: route.method });
+          const anonymous = await callRaw(path, { method: route.method });
           expect(anonymous.status, `${name} without a credential`).toBe(401);
           expect(anonymous.json).toEqual(refusedBody("missing"));
           if (accepted.length > 0) {
-            const refused = await call(path, { method: route.method, key: unscoped });
+            const refused = await callRaw(path, { method: route.method, key: unscoped });
             expect(refused.status, `${name} without the scope`).toBe(403);
             expect(refused.json.error).toBe("insufficient_scope");
           }
-          const res = await call(path, { method: route.method, key });
+          const res = await callRaw(path, { method: route.method, key });
           expect(res.status, `${name}=${value}`).toBe(400);
           expect(res.json.error).toBe("invalid_request");
           expect(res.json.details.map((d: { path: string }) => d.path)).toContain(name);
@@ -195,7 +195,7 @@ export function commonRouteTests(shard: number, shards: number) {
         const credential = route.sessionOnly
           ? { token: intruder.token }
           : { key: (await intruder.key()).key };
-        const res = await call(pathFor(route, id), {
+        const res = await callRaw(pathFor(route, id), {
           method: route.method,
           body: route.body,
           ...credential,
@@ -209,7 +209,7 @@ export function commonRouteTests(shard: number, shards: number) {
         const credential = route.sessionOnly
           ? { token: org.token }
           : { key: (await org.key()).key };
-        const res = await call(pathFor(route, "not-a-uuid"), {
+        const res = await callRaw(pathFor(route, "not-a-uuid"), {
           method: route.method,
           body: route.body,
           ...credential,

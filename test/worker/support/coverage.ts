@@ -11,7 +11,7 @@ export type Json = Record<string, any>;
 
 /** POST /v1/control-coverage/effects with a key. */
 export function reportEffect(key: string, body: Json) {
-  return call("/v1/control-coverage/effects", { method: "POST", key, body });
+  return call("/v1/control-coverage/effects", { method: "POST", key, body, raw: true });
 }
 
 /** A minimal valid effect with a fresh reference. */

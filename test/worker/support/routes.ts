@@ -88,7 +88,7 @@ export const ROUTES: RouteCase[] = [
     method: "GET",
     path: "/v1/audit/{id}/proof",
     scope: "audit:read",
-    resource: async (org) => (await call("/v1/audit", { token: org.token })).json.data[0].id,
+    resource: async (org) => (await call("/v1/audit", { token: org.token })).json.data[0]!.id,
   },
 
   {
@@ -621,7 +621,12 @@ async function newEndpoint(org: TestOrg) {
 }
 
 async function newEvalSet(org: TestOrg) {
-  const res = await call("/v1/eval-sets", { method: "POST", token: org.token, body: EVAL_SET });
+  const res = await call("/v1/eval-sets", {
+    method: "POST",
+    token: org.token,
+    raw: true,
+    body: EVAL_SET,
+  });
   if (res.status !== 201) throw new Error(`eval set creation failed: ${res.status} ${res.text}`);
   return res.json.id as string;
 }

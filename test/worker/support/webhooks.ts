@@ -83,13 +83,13 @@ export async function eventually<T>(
 }
 
 export async function createEndpoint(key: string, body: Json) {
-  const res = await call("/v1/webhook-endpoints", { method: "POST", key, body });
+  const res = await call("/v1/webhook-endpoints", { method: "POST", key, body, raw: true });
   if (res.status !== 201) throw new Error(`endpoint creation failed: ${res.status} ${res.text}`);
   return res.json as Json;
 }
 
 export async function deliveries(key: string, endpointId: string, query = "") {
-  const res = await call(`/v1/webhook-endpoints/${endpointId}/deliveries${query}`, { key });
+  const res = await call(`/v1/webhook-endpoints/${endpointId}/deliveries?${query}`, { key });
   expect(res.status).toBe(200);
   return res.json.data as Json[];
 }
