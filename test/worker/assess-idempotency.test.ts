@@ -195,7 +195,7 @@ describe("sending back the returned mandate", () => {
   it("answers the same assessment (our injected namespace is not content)", async () => {
     const { org, key } = await orgWithKey();
     const first = await assessOk(key, { mandate: payment() });
-    expect(first.mandate.risk_data["agent-risk"]).toBeDefined();
+    expect((first.mandate.risk_data as Json)["agent-risk"]).toBeDefined();
     const again = await assess(key, { mandate: first.mandate });
     expect(again.status).toBe(200);
     expect(again.json).toEqual(first);
@@ -207,7 +207,7 @@ describe("sending back the returned mandate", () => {
     const first = await assessOk(key, { mandate: payment({ risk_data: { device: "d-1" } }) });
     const again = await assessOk(key, { mandate: first.mandate });
     expect(again.assessmentId).toBe(first.assessmentId);
-    expect(again.mandate.risk_data.device).toBe("d-1");
+    expect((again.mandate.risk_data as Json).device).toBe("d-1");
     expect(await countRows(org.id)).toMatchObject({ assessments: 1 });
   });
 

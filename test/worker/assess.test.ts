@@ -54,7 +54,7 @@ describe("POST /v1/assess: the AP2 reference examples", () => {
       const { key } = await orgWithKey();
       const mandate = examples[type]();
       const body = await assessOk(key, { mandate });
-      const { risk_data, ...rest } = body.mandate;
+      const { risk_data, ...rest } = body.mandate as Json;
       expect(rest).toEqual(mandate);
       expect(Object.keys(risk_data)).toEqual(["agent-risk"]);
       expect(risk_data["agent-risk"]).toEqual({
@@ -72,7 +72,7 @@ describe("POST /v1/assess: the AP2 reference examples", () => {
     const riskData = { device: { ip: "203.0.113.7" }, session_age_s: 120, country: "US" };
     const mandate = payment({ risk_data: structuredClone(riskData) });
     const body = await assessOk(key, { mandate });
-    const { "agent-risk": ours, ...theirs } = body.mandate.risk_data;
+    const { "agent-risk": ours, ...theirs } = body.mandate.risk_data as Json;
     expect(theirs).toEqual(riskData);
     expect(ours.jws).toBe(body.riskPayloadJws);
     expect(withoutOurNamespace(body.mandate)).toEqual(mandate);

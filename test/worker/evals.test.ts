@@ -61,7 +61,7 @@ async function newSet(org: TestOrg, cases: Json[] = CASES, name = "golden") {
     body: { name, cases },
   });
   if (res.status !== 201) throw new Error(`set creation failed: ${res.status} ${res.text}`);
-  return res.json as Json;
+  return res.json;
 }
 
 function runEval(org: TestOrg, body: Json, key?: string) {
@@ -477,8 +477,8 @@ describe("POST /v1/evals/run", () => {
       },
       { id: "stated", request: usd(1), context: { ...TRUSTED, geo: null, at: NOON }, fraud: false },
     ]);
-    expect(set.cases[0].context).toMatchObject({ at: set.created, geo: "FR" });
-    expect(set.cases[1].context).toMatchObject({ at: NOON, geo: null });
+    expect(set.cases[0]!.context).toMatchObject({ at: set.created, geo: "FR" });
+    expect(set.cases[1]!.context).toMatchObject({ at: NOON, geo: null });
     expect((await call(`/v1/eval-sets/${set.id}`, { token: org.token })).json).toEqual(set);
     const hour = new Date(set.created).getUTCHours();
     const policy = await createPolicy(

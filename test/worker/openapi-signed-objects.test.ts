@@ -84,7 +84,7 @@ describe("RiskPayloadClaims is what a Risk Payload carries", () => {
   it("the payload forwarded in the mandate, bound to it by mandate_hash", async () => {
     const { key } = await orgWithKey();
     const body = await assessOk(key, { mandate: payment({ risk_data: { device: "d-1" } }) });
-    const forwarded = body.mandate.risk_data["agent-risk"].jws as string;
+    const forwarded = (body.mandate.risk_data as Json)["agent-risk"].jws as string;
     expect(forwarded).toBe(body.riskPayloadJws);
     expect(decodeJwt(forwarded).mandate_hash).toBe(await mandateHash(body.mandate));
     expect(claimErrors(forwarded)).toEqual([]);

@@ -25,7 +25,7 @@ function activate(org: TestOrg, id: string, key?: string) {
 async function draft(org: TestOrg, rules: Json = { max_amount: 1000 }) {
   const res = await create(org, { name: "draft", rules });
   expect(res.status).toBe(201);
-  return res.json as Json;
+  return res.json;
 }
 
 const isoDate = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;

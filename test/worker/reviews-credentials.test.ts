@@ -194,7 +194,7 @@ describe("approving a credential-backed review re-checks it", () => {
     expect(recheck).toEqual({
       issuer: issuerId,
       rootKey: await calculateJwkThumbprint(issuer.jwk),
-      holder: answer.outcome.credential.holder_thumbprint,
+      holder: answer.outcome.credential!.holder_thumbprint,
       holderKey: "active",
       agentStatus: "active",
       // The closed mandate's iat is the latest; its exp the earliest (the open one's is a day).
@@ -241,7 +241,7 @@ describe("approving a credential-backed review re-checks it", () => {
     );
     expect(payload).toMatchObject({
       decision: "deny",
-      credential_reference: answer.outcome.credential.reference,
+      credential_reference: answer.outcome.credential!.reference,
       mandate_verified: false,
     });
     expect(payload.resolution).not.toHaveProperty("rechecked_at");
@@ -290,7 +290,7 @@ describe("approving a credential-backed review re-checks it", () => {
 
   it("refuses when the key that signed the last hop was revoked", async () => {
     const { org, agentId, answer, item } = await credentialReview();
-    const thumbprint = answer.outcome.credential.holder_thumbprint;
+    const thumbprint = answer.outcome.credential!.holder_thumbprint;
     const revoked = await call(`/v1/agents/${agentId}/keys/${thumbprint}/revoke`, {
       method: "POST",
       token: org.token,

@@ -26,7 +26,7 @@ function shadow(org: TestOrg, id: string, method: "POST" | "DELETE" = "POST") {
 async function shadowOk(org: TestOrg, id: string) {
   const res = await shadow(org, id);
   expect(res.status).toBe(200);
-  return res.json as Json;
+  return res.json;
 }
 
 function activate(org: TestOrg, id: string) {

@@ -28,7 +28,7 @@ async function deniedOrg() {
     body: { url: hook.url, eventTypes: ["assessment.denied"] },
   });
   expect(res.status).toBe(201);
-  const endpoint = res.json as Json;
+  const endpoint = res.json;
   await reconfigure(hook.name, { secret: endpoint.secret });
   return { org, key, agent, hook, endpoint };
 }

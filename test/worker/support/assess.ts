@@ -74,7 +74,7 @@ export function assess(key: string, body: unknown, options: Pick<Call, "token" |
 export async function assessOk(key: string, body: unknown, headers?: Record<string, string>) {
   const res = await assess(key, body, { headers });
   if (res.status !== 200) throw new Error(`assess failed: ${res.status} ${res.text}`);
-  return res.json as Json;
+  return res.json;
 }
 
 /** An org with a live key holding every data scope. */
@@ -126,7 +126,8 @@ export async function mandateHash(mandate: Json): Promise<string> {
   return `sha256:${await sha256Hex(jcs(withoutOurNamespace(mandate)))}`;
 }
 
-export function decodeJwsPart(part: string): Json {
+export function decodeJwsPart(part: string | undefined): Json {
+  if (part === undefined) throw new Error("not a compact JWS: a part is missing");
   const b64 = part.replace(/-/g, "+").replace(/_/g, "/");
   const bytes = Uint8Array.from(atob(b64 + "=".repeat((4 - (b64.length % 4)) % 4)), (c) =>
     c.charCodeAt(0),
@@ -302,7 +303,7 @@ export async function createPolicy(
     body: { name: options.name ?? "limits", rules, activate: options.activate ?? true },
   });
   if (res.status !== 201) throw new Error(`policy creation failed: ${res.status} ${res.text}`);
-  return res.json as Json;
+  return res.json;
 }
 
 // --- The Worker with an overridden environment (fault injection) ---

@@ -70,12 +70,17 @@ type Json<R> = R extends { content: { "application/json": infer Body } } ? Body 
 type SuccessStatus = 200 | 201 | 202 | 203 | 204 | 206;
 type Responses<T extends Template, M extends Method> = Operation<T, M>["responses"];
 
-/** The JSON body of the route's 2xx answers (undefined where they carry none). */
+/**
+ * The JSON body of the route's 2xx answers (undefined where they carry none); for a helper
+ * whose method is a union (`"POST" | "DELETE"`), any of theirs.
+ */
 export type SuccessBody<T extends Template, M extends Method> = [T] extends [never]
   ? any
-  : {
-      [S in keyof Responses<T, M>]: S extends SuccessStatus ? Json<Responses<T, M>[S]> : never;
-    }[keyof Responses<T, M>];
+  : M extends Method
+    ? {
+        [S in keyof Responses<T, M>]: S extends SuccessStatus ? Json<Responses<T, M>[S]> : never;
+      }[keyof Responses<T, M>]
+    : never;
 
 /** The JSON request body the route declares (never where it declares none). */
 export type RequestBody<T extends Template, M extends Method> = [T] extends [never]

@@ -85,7 +85,7 @@ export async function eventually<T>(
 export async function createEndpoint(key: string, body: Json) {
   const res = await call("/v1/webhook-endpoints", { method: "POST", key, body, raw: true });
   if (res.status !== 201) throw new Error(`endpoint creation failed: ${res.status} ${res.text}`);
-  return res.json as Json;
+  return res.json;
 }
 
 export async function deliveries(key: string, endpointId: string, query = "") {
