@@ -50,7 +50,7 @@ describe("POST /v1/action-grants/redeem", () => {
     expect(entries[0]?.subject_id).toBe(decision.grant!.id);
 
     const { json: keySet } = await call("/.well-known/jwks.json");
-    const receipt = await verifyJws(res.json!.receipt_jws, keySet.keys);
+    const receipt = await verifyJws(res.json.receipt_jws, keySet.keys);
     expect(receipt.valid).toBe(true);
     expect(receipt.header.typ).toBe("action-redemption+jwt");
     expect(JSON.parse(receipt.payload)).toMatchObject({
@@ -60,7 +60,7 @@ describe("POST /v1/action-grants/redeem", () => {
       mandate_id: decision.mandate_id,
       ...CAPTURE,
       executor: { type: "api_key", id: executor.id },
-      redeemed_at: res.json!.redeemed_at,
+      redeemed_at: res.json.redeemed_at,
     });
     const read = await call(`/v1/action-decisions/${decision.id}`, { token: org.token });
     expect(read.json.grant_status).toBe("redeemed");
@@ -106,8 +106,8 @@ describe("POST /v1/action-grants/redeem", () => {
     const later = await redeem(executor.key, { grant: expired, ...CAPTURE });
     expect(later.status).toBe(409);
     expect(later.error.details).toMatchObject({
-      redeemed_at: first.json!.redeemed_at,
-      audit: first.json!.audit,
+      redeemed_at: first.json.redeemed_at,
+      audit: first.json.audit,
     });
   });
 

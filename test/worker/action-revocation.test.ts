@@ -146,7 +146,7 @@ describe("revoking an action mandate while its grants are being redeemed", () =>
     const cut = await revocationSequence(org.id, mandate.id);
     const won = racing.filter((r) => r.status === 200);
     expect(won.length).toBeGreaterThan(0);
-    for (const answer of won) expect(answer.json!.audit.sequence).toBeLessThan(cut);
+    for (const answer of won) expect(answer.json.audit.sequence).toBeLessThan(cut);
     for (const answer of [...racing, ...after].filter((r) => r.status !== 200)) {
       expect(answer.status).toBe(409);
       expect(answer.error.error).toBe("mandate_revoked");
@@ -155,7 +155,7 @@ describe("revoking an action mandate while its grants are being redeemed", () =>
     // What is stored agrees: exactly the 200s, all sequenced before the revocation.
     const { rows, entries } = await storedRedemptions(org.id);
     expect(rows.map((r) => Number(r.audit_sequence)).sort()).toEqual(
-      won.map((r) => r.json!.audit.sequence).sort(),
+      won.map((r) => r.json.audit.sequence).sort(),
     );
     expect(entries.every((e) => Number(e.sequence) < cut)).toBe(true);
     expect(entries).toHaveLength(won.length);
