@@ -21,7 +21,7 @@ async function patch(key: string, id: string, body: unknown) {
 
 async function history(org: TestOrg, id: string) {
   const res = await call(`/v1/agents/${id}/trust-history?limit=100`, { token: org.token });
-  return res.json.data as Record<string, unknown>[];
+  return res.json.data;
 }
 
 describe("POST /v1/agents", () => {

@@ -32,7 +32,7 @@ async function agentTrust(org: TestOrg, agentId: string) {
   return {
     score: agent.json.trust_score as number,
     evidence: agent.json.evidence as Json,
-    reasons: (history.json.data as Json[]).map((e) => e.reason as string),
+    reasons: history.json.data.map((e) => e.reason as string),
   };
 }
 

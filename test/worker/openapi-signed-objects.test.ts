@@ -40,7 +40,7 @@ async function reviewed(key: string) {
   const body = await assessOk(key, { mandate: payment() });
   expect(body.decision).toBe("review");
   const list = await call("/v1/reviews?limit=100", { key });
-  const item = (list.json.data as Json[]).find((r) => r.assessment_id === body.assessmentId);
+  const item = list.json.data.find((r) => r.assessment_id === body.assessmentId);
   return { body, reviewId: item?.id as string };
 }
 
@@ -160,11 +160,10 @@ describe("WebhookEvent is what a delivery carries", () => {
       "deny",
     );
     const agent = await agentOf(org);
-    for (const status of ["suspended", "revoked"]) {
+    for (const status of ["suspended", "revoked"] as const) {
       const res = await call(`/v1/agents/${agent.id}`, {
         method: "PATCH",
         key,
-        raw: true,
         body: { status },
       });
       expect(res.status).toBe(200);

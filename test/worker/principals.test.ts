@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { payloadDigest } from "../../src/lib/digest";
 import { fromBase64url } from "../../src/lib/encoding";
 import worker from "../../workers/main";
-import { call, newOrg } from "./support/api";
+import { call, newOrg, type RequestBody } from "./support/api";
 import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
 import { newPrincipal } from "./support/identity";
@@ -21,7 +21,7 @@ const ADA = {
   },
   external_ref: "cus_4711",
   metadata: { segment: "vip" },
-};
+} satisfies RequestBody<"/v1/principals", "POST">;
 
 async function ownerKey() {
   const org = await newOrg();
@@ -31,7 +31,7 @@ async function ownerKey() {
 describe("POST /v1/principals", () => {
   it("creates a principal and answers every field", async () => {
     const { key } = await ownerKey();
-    const res = await call("/v1/principals", { method: "POST", key, raw: true, body: ADA });
+    const res = await call("/v1/principals", { method: "POST", key, body: ADA });
     expect(res.status).toBe(201);
     expect(res.json).toEqual({
       object: "principal",
@@ -48,7 +48,7 @@ describe("POST /v1/principals", () => {
 
   it("stores no personal data in the clear", async () => {
     const { org, key } = await ownerKey();
-    const res = await call("/v1/principals", { method: "POST", key, raw: true, body: ADA });
+    const res = await call("/v1/principals", { method: "POST", key, body: ADA });
     const [row] = await ownerSql`select * from principals where id = ${res.json.id}`;
     // The sealed columns are random base64url, where a short name can turn up by chance
     // ("…xAdaq…"): they are checked to be sealed, every other column for the data in clear.
@@ -249,7 +249,7 @@ async function opens(key: CryptoKey, ciphertext: string, aad: string): Promise<b
 describe("POST /v1/principals/{id}/erase", () => {
   it("crypto-erases: reads are redacted, the ciphertext opens with no key, verify passes", async () => {
     const { org, key } = await ownerKey();
-    const created = await call("/v1/principals", { method: "POST", key, raw: true, body: ADA });
+    const created = await call("/v1/principals", { method: "POST", key, body: ADA });
     const id = created.json.id;
     const [before] = await ownerSql`select * from principals where id = ${id}`;
     const aad = JSON.stringify(["agent-risk/principal", "v1", "data", org.id, id]);

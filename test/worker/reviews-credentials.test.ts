@@ -54,7 +54,7 @@ async function openedBy(key: string, body: Json) {
   expect(answer.decision).toBe("review");
   expect(answer.outcome.credential).toMatchObject({ verified: true });
   const list = await call("/v1/reviews", { key });
-  const item = (list.json.data as Json[]).find((r) => r.assessment_id === answer.assessmentId);
+  const item = list.json.data.find((r) => r.assessment_id === answer.assessmentId);
   expect(item?.credential_backed).toBe(true);
   const [row] = await ownerSql`select spend, recheck from reviews where id = ${item?.id}`;
   return { answer, item: item as Json, spend: row?.spend as Json, recheck: row?.recheck as Json };
@@ -304,13 +304,12 @@ describe("approving a credential-backed review re-checks it", () => {
     );
   });
 
-  for (const status of ["revoked", "suspended"]) {
+  for (const status of ["revoked", "suspended"] as const) {
     it(`refuses when the agent was ${status}`, async () => {
       const { org, agentId, item } = await credentialReview();
       const changed = await call(`/v1/agents/${agentId}`, {
         method: "PATCH",
         token: org.token,
-        raw: true,
         body: { status },
       });
       expect(changed.status).toBe(200);

@@ -28,7 +28,7 @@ async function reviewed(key: string, mandate: Json = payment()) {
 async function itemOf(token: { key?: string; token?: string }, assessmentId: string) {
   const res = await call("/v1/reviews?order=desc&limit=100", token);
   expect(res.status).toBe(200);
-  return (res.json.data as Json[]).find((r) => r.assessment_id === assessmentId) as Json;
+  return res.json.data.find((r) => r.assessment_id === assessmentId) as Json;
 }
 
 function resolve(id: string, auth: { key?: string; token?: string }, body: Json) {

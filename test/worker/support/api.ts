@@ -10,6 +10,8 @@ import type {
   SuccessBody,
 } from "./routes-typed";
 
+export type { RequestBody } from "./routes-typed";
+
 export const BASE = "https://risk.test";
 
 /** What every call may carry besides its route: the credential and extra headers. */
