@@ -1,8 +1,9 @@
 /**
  * The worker tests' calls typed by the OpenAPI document (packages/client's generated `paths`):
- * a concrete path such as `/v1/agents/${id}/keys?limit=2` is matched, segment by segment, against
- * the document's templates (`/v1/agents/{id}/keys`), so a changed response or request shape in
- * the document fails the typecheck where a test reads or sends it.
+ * a concrete path such as `/v1/agents/${id}/keys?limit=2` is matched against the document's
+ * templates (`/v1/agents/{id}/keys`, as the pattern `/v1/agents/${string}/keys` with as many
+ * segments), so a changed response or request shape in the document fails the typecheck where
+ * a test reads or sends it. routes-typed.check.ts holds the matching to its examples.
  */
 import type { components, paths } from "../../../packages/client/src/generated/openapi";
 
@@ -13,23 +14,12 @@ type WithoutQuery<S extends string> = S extends `${infer Path}?${string}` ? Path
 type Segments<S extends string> = S extends `${infer Head}/${infer Tail}`
   ? [Head, ...Segments<Tail>]
   : [S];
-type TemplateSegments = { [T in Template]: Segments<T> };
-
-/** Whether a concrete path's segments fit a template's: `{param}` takes any one segment. */
-type Fits<Path extends string[], Tpl extends string[]> = Path extends [
-  infer Head,
-  ...infer Tail extends string[],
-]
-  ? Tpl extends [infer TplHead, ...infer TplTail extends string[]]
-    ? TplHead extends `{${string}}`
-      ? Fits<Tail, TplTail>
-      : Head extends TplHead
-        ? Fits<Tail, TplTail>
-        : false
-    : false
-  : Tpl extends []
-    ? true
-    : false;
+/** A template as a template literal type: `/v1/agents/{id}/keys` → `/v1/agents/${string}/keys`. */
+type Pattern<S extends string> = S extends `${infer Before}{${string}}${infer After}`
+  ? `${Before}${string}${Pattern<After>}`
+  : S;
+/** Each template's pattern and its number of segments (a pattern's `${string}` also takes `/`). */
+type Templates = { [T in Template]: { pattern: Pattern<T>; depth: Segments<T>["length"] } };
 
 type Operation<T extends Template, M extends Method> = NonNullable<paths[T][Lowercase<M>]>;
 type HasMethod<T extends Template, M extends Method> = [Operation<T, M>] extends [never]
@@ -38,8 +28,8 @@ type HasMethod<T extends Template, M extends Method> = [Operation<T, M>] extends
 
 /**
  * The document's template for a concrete path and method: the path itself when it is a
- * template (a literal route wins over `{param}`), else every template it fits; `never` when
- * none does, or when the path is only known as `string`.
+ * template (a literal route wins over `{param}`), else every template whose pattern it matches
+ * with as many segments; `never` when none does, or when the path is only known as `string`.
  */
 export type RouteOf<P extends string, M extends Method> = string extends P
   ? never
@@ -49,9 +39,11 @@ export type RouteOf<P extends string, M extends Method> = string extends P
         ? Path
         : never
       : {
-          [T in Template]: Fits<Segments<Path>, TemplateSegments[T]> extends true
-            ? HasMethod<T, M> extends true
-              ? T
+          [T in Template]: Path extends Templates[T]["pattern"]
+            ? Segments<Path>["length"] extends Templates[T]["depth"]
+              ? HasMethod<T, M> extends true
+                ? T
+                : never
               : never
             : never;
         }[Template]
