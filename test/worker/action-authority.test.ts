@@ -342,7 +342,12 @@ describe("POST /v1/action-grants/redeem", () => {
       { grant, ...CAPTURE, currency: undefined },
       { grant: "", ...CAPTURE },
     ]) {
-      const res = await redeem(executor.key, body);
+      const res = await call("/v1/action-grants/redeem", {
+        method: "POST",
+        key: executor.key,
+        raw: true,
+        body,
+      });
       expect(res.status).toBe(400);
       expect(res.error.error).toBe("invalid_request");
     }

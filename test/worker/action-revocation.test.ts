@@ -60,7 +60,7 @@ describe("revoking an action mandate while its grants are being redeemed", () =>
     // put the database back as that read saw it. Only the ledger object can now refuse it.
     await ownerSql`update action_mandates set status = 'active', revoked_at = null
       where id = ${mandate.id}`;
-    const res = await redeem(executor.key, { grant: grants[0], ...CAPTURE });
+    const res = await redeem(executor.key, { grant: grants[0]!, ...CAPTURE });
     expect(res.status).toBe(409);
     expect(res.json).toEqual(
       errorBody("mandate_revoked", [
@@ -122,7 +122,7 @@ describe("revoking an action mandate while its grants are being redeemed", () =>
     await revocationSequence(org.id, mandate.id);
     await ownerSql`update action_mandates set status = 'active', revoked_at = null
       where id = ${mandate.id}`;
-    const res = await redeem(executor.key, { grant: grants[0], ...CAPTURE });
+    const res = await redeem(executor.key, { grant: grants[0]!, ...CAPTURE });
     expect(res.error.details[0].message).toBe(
       `the mandate ${mandate.id} was revoked at ${first.json.revoked_at}`,
     );

@@ -338,7 +338,7 @@ describe("POST /v1/artifacts", () => {
     ["no digest", { name: "x" }, "digest"],
   ])("refuses %s with 400 invalid_request and writes nothing", async (_, body, path) => {
     const { org, key } = await orgWithKey();
-    const res = await registerArtifact({ key }, body);
+    const res = await call("/v1/artifacts", { method: "POST", key, raw: true, body });
     expect(res.status).toBe(400);
     expect(res.error.error).toBe("invalid_request");
     expect(res.error.details.map((d: { path: string }) => d.path)).toContain(path);
@@ -363,7 +363,7 @@ describe("GET /v1/artifacts", () => {
     for (const digest of digests) {
       ids.push((await registerArtifact({ key }, { digest, name: "f" })).json.id);
     }
-    await registerArtifact({ key: other.key }, { digest: digests[0], name: "theirs" });
+    await registerArtifact({ key: other.key }, { digest: digests[0]!, name: "theirs" });
     const first = await call("/v1/artifacts?limit=2", { key });
     expect(first.status).toBe(200);
     expect(first.json.data.map((a: { id: string }) => a.id)).toEqual([ids[2], ids[1]]);

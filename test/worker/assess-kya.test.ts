@@ -273,7 +273,7 @@ describe("without any evidence", () => {
     }
   });
 
-  it.each(["message_send", "voice_call", "custom"])("nor for kind %s", async (kind) => {
+  it.each(["message_send", "voice_call", "custom"] as const)("nor for kind %s", async (kind) => {
     const { key } = await orgWithKey();
     const body = await assessOk(key, { kind, mandate: { to: "+15551234567" } });
     expect(body.decision).not.toBe("approve");

@@ -6,7 +6,7 @@ import checkoutExample from "../../fixtures/ap2/checkout_mandate.json";
 import openCheckoutExample from "../../fixtures/ap2/open_checkout_mandate.json";
 import openPaymentExample from "../../fixtures/ap2/open_payment_mandate.json";
 import paymentExample from "../../fixtures/ap2/payment_mandate.json";
-import { BASE, type Call, call, newOrg, type TestOrg } from "./api";
+import { BASE, type Call, call, newOrg, type RequestBody, type TestOrg } from "./api";
 import { ownerSql } from "./db";
 import { type AgentKeyPair, keyPair, newAgent } from "./identity";
 
@@ -71,7 +71,11 @@ export function assess(key: string, body: unknown, options: Pick<Call, "token" |
 }
 
 /** POST /v1/assess that must answer 200; returns the body. */
-export async function assessOk(key: string, body: unknown, headers?: Record<string, string>) {
+export async function assessOk(
+  key: string,
+  body: RequestBody<"/v1/assess", "POST">,
+  headers?: Record<string, string>,
+) {
   const res = await assess(key, body, { headers });
   if (res.status !== 200) throw new Error(`assess failed: ${res.status} ${res.text}`);
   return res.json;
