@@ -231,7 +231,7 @@ describe("POST /v1/action-grants/redeem", () => {
     const { key } = await intruder.key(["assess:write"]);
     const res = await redeem(key, { grant, ...CAPTURE });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
     expect(await redemptions(intruder.id)).toEqual({ rows: [], entries: [] });
     expect((await redeem(executor.key, { grant, ...CAPTURE })).status).toBe(200);
   });

@@ -205,7 +205,7 @@ describe("GET /v1/action-mandates", () => {
       token: org.token,
     });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
   });
 });
 

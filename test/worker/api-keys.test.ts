@@ -93,7 +93,7 @@ describe("POST /v1/api-keys", () => {
       body: "{not json",
     });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual(errorBody("invalid_json"));
+    expect(res.error).toEqual(errorBody("invalid_json"));
   });
 
   it("refuses a body that is not JSON with 400", async () => {
@@ -197,7 +197,7 @@ describe("POST /v1/api-keys/{id}/revoke", () => {
       token: org.token,
     });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
   });
 
   it("cannot revoke another org's key, which keeps working", async () => {

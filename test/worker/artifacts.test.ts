@@ -513,7 +513,7 @@ describe("GET /v1/artifacts/{id}", () => {
     for (const id of [theirs.json.id, "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e", "not-a-uuid"]) {
       const res = await call(`/v1/artifacts/${id}`, { key });
       expect(res.status).toBe(404);
-      expect(res.json).toEqual(errorBody("not_found"));
+      expect(res.error).toEqual(errorBody("not_found"));
     }
   });
 });

@@ -221,7 +221,7 @@ describe("credentials", () => {
   it("answers 401 without a key, before looking at the body", async () => {
     const res = await call("/v1/assess", { method: "POST", raw: true, body: "{not json" });
     expect(res.status).toBe(401);
-    expect(res.json).toEqual(refusedBody("missing"));
+    expect(res.error).toEqual(refusedBody("missing"));
   });
 
   it("answers 403 to a key without assess:write, before looking at the body", async () => {
@@ -486,7 +486,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
     const { org, key } = await orgWithKey();
     const res = await assess(key, { mandate: payment({ filler: "x".repeat(256 * 1024) }) });
     expect(res.status).toBe(413);
-    expect(res.json).toEqual(errorBody("request_too_large", { max_bytes: 262144 }));
+    expect(res.error).toEqual(errorBody("request_too_large", { max_bytes: 262144 }));
     const [row] = (await ownerSql`select count(*)::int as n from assessments
                                   where org_id = ${org.id}`) as [Json];
     expect(row.n).toBe(0);

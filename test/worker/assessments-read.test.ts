@@ -132,7 +132,7 @@ describe("GET /v1/assessments/{id}", () => {
     const { key } = await orgWithKey();
     const res = await call(`/v1/assessments/${crypto.randomUUID()}`, { key });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
   });
 
   it("needs assess:read", async () => {
@@ -453,10 +453,10 @@ describe("cross-tenant", () => {
 
     const one = await call(`/v1/assessments/${body.assessmentId}`, { key: b.key });
     expect(one.status).toBe(404);
-    expect(one.json).toEqual(errorBody("not_found"));
+    expect(one.error).toEqual(errorBody("not_found"));
     const mandate = await call(`/v1/mandates/${body.mandateId}`, { key: b.key });
     expect(mandate.status).toBe(404);
-    expect(mandate.json).toEqual(errorBody("not_found"));
+    expect(mandate.error).toEqual(errorBody("not_found"));
 
     const theirs = await list(b.key);
     expect(theirs.json.data).toHaveLength(1);

@@ -482,7 +482,7 @@ describe("GET /v1/assessments/summary", () => {
     const { key } = await org.key(["assess:read"]);
     const res = await summary({ key }, query);
     expect(res.status, res.text).toBe(400);
-    expect(res.json).toEqual(errorBody("invalid_request", [{ path, message, code: "custom" }]));
+    expect(res.error).toEqual(errorBody("invalid_request", [{ path, message, code: "custom" }]));
   });
 
   it.each([

@@ -309,7 +309,7 @@ describe("POST /v1/policies/{id}/backtest", () => {
     const { org: intruder } = await orgWithKey();
     const res = await backtest(intruder, draft.id);
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
   });
 });
 

@@ -212,7 +212,7 @@ describe("IDP_ISSUER and the provider's metadata", () => {
       const other = await sessionToken({}, { issuer });
       const res = await call("/v1/orgs", { method: "POST", token: other });
       expect(res.status).toBe(401);
-      expect(res.json).toEqual(refusedBody("unknown_session"));
+      expect(res.error).toEqual(refusedBody("unknown_session"));
     }
   });
 
@@ -413,20 +413,20 @@ describe("the session cookie as an API credential", () => {
     const who = await signIn();
     const me = await fromConsole("/v1/me", who);
     expect(me.status).toBe(403);
-    expect(me.json).toEqual(errorBody("no_organization"));
+    expect(me.error).toEqual(errorBody("no_organization"));
   });
 
   it("is 401 without a cookie, and 401 for a session that no longer verifies", async () => {
     const none = await call("/v1/me", { headers: { "x-csrf-token": "x" } });
     expect(none.status).toBe(401);
-    expect(none.json).toEqual(refusedBody("missing"));
+    expect(none.error).toEqual(refusedBody("missing"));
     const expired = await sessionToken({}, { expiresIn: "-1m" });
     const stale = await fromConsole("/v1/me", {
       session: expired,
       csrf: await csrfToken(env, expired),
     });
     expect(stale.status).toBe(401);
-    expect(stale.json).toEqual(refusedBody("expired_session"));
+    expect(stale.error).toEqual(refusedBody("expired_session"));
   });
 
   it("binds the CSRF token to its session: another session's value fails the check", async () => {
@@ -467,11 +467,11 @@ describe("the session cookie as an API credential", () => {
     expect((await fromConsole(`/v1/assessments/${id}`, theirs)).status).toBe(200);
     const res = await fromConsole(`/v1/assessments/${id}`, mine);
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
     // Naming the other org is no way in either.
     const named = await fromConsole("/v1/me", mine, { headers: { "x-org-id": theirs.orgId } });
     expect(named.status).toBe(403);
-    expect(named.json).toEqual(errorBody("no_organization"));
+    expect(named.error).toEqual(errorBody("no_organization"));
   });
 
   it("is never offered to another origin: no CORS headers, preflight or not", async () => {
@@ -581,7 +581,7 @@ describe("x-mode", () => {
       for (const mode of ["test", "staging"]) {
         const res = await call("/v1/me", { key, headers: { "x-mode": mode } });
         expect(res.status, `${mode}: ${res.text}`).toBe(401);
-        expect(res.json).toEqual(refusedBody("unknown_key"));
+        expect(res.error).toEqual(refusedBody("unknown_key"));
       }
     }
   });
@@ -590,7 +590,7 @@ describe("x-mode", () => {
     const who = await signIn();
     const res = await fromConsole("/v1/me", who, { headers: { "x-mode": "staging" } });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual(errorBody("no_organization"));
+    expect(res.error).toEqual(errorBody("no_organization"));
   });
 });
 

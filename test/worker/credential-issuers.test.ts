@@ -97,7 +97,7 @@ describe("who may register a trust anchor", () => {
     const own = await newSigner("ES256", "self-signed");
     const res = await register(key, { name: "Mine", jwks: { keys: [publicJwk(own)] } });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual(errorBody("insufficient_scope", { required: "issuers:write" }));
+    expect(res.error).toEqual(errorBody("insufficient_scope", { required: "issuers:write" }));
     const [{ n }] = (await ownerSql`select count(*)::int as n from credential_issuers
       where org_id = ${org.id}`) as [{ n: number }];
     expect(n).toBe(0);
@@ -121,7 +121,7 @@ describe("who may register a trust anchor", () => {
       key,
     });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual(errorBody("insufficient_scope", { required: "issuers:write" }));
+    expect(res.error).toEqual(errorBody("insufficient_scope", { required: "issuers:write" }));
     const [row] = await ownerSql`select status from credential_issuers
       where id = ${created.json.id}`;
     expect(row).toEqual({ status: "active" });
@@ -150,7 +150,7 @@ describe("who may register a trust anchor", () => {
     const agentsReader = (await org.key(["agents:read", "agents:write"])).key;
     const hidden = await call("/v1/credential-issuers", { key: agentsReader });
     expect(hidden.status).toBe(403);
-    expect(hidden.json).toEqual(errorBody("insufficient_scope", { required: "issuers:read" }));
+    expect(hidden.error).toEqual(errorBody("insufficient_scope", { required: "issuers:read" }));
     const notWriter = await register(reader, { name: "x", jwks: { keys: [publicJwk(issuer)] } });
     expect(notWriter.status).toBe(403);
     const revoked = await call(`/v1/credential-issuers/${created.json.id}/revoke`, {
@@ -178,7 +178,7 @@ describe("who may register a trust anchor", () => {
 
     const byMember = await as(member, "/v1/credential-issuers", { name: "M", jwks });
     expect(byMember.status).toBe(403);
-    expect(byMember.json).toEqual(errorBody("insufficient_scope", { required: "issuers:write" }));
+    expect(byMember.error).toEqual(errorBody("insufficient_scope", { required: "issuers:write" }));
     const byOwner = await as(org, "/v1/credential-issuers", { name: "O", jwks });
     expect(byOwner.status).toBe(201);
     const byAdmin = await as(admin, "/v1/credential-issuers", { name: "A", jwks });
@@ -409,7 +409,7 @@ describe("GET /v1/credential-issuers", () => {
     const intruder = await ownerKey();
     const foreign = await call(`/v1/credential-issuers/${created.json.id}`, { key: intruder.key });
     expect(foreign.status).toBe(404);
-    expect(foreign.json).toEqual(errorBody("not_found"));
+    expect(foreign.error).toEqual(errorBody("not_found"));
     const listed = await call("/v1/credential-issuers", { key: intruder.key });
     expect(listed.json.data).toEqual([]);
   });
@@ -463,7 +463,7 @@ describe("POST /v1/credential-issuers/{id}/revoke", () => {
       key: intruder.key,
     });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
     const read = await call(`/v1/credential-issuers/${created.json.id}`, { key: owner.key });
     expect(read.json.status).toBe("active");
   });

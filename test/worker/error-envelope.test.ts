@@ -62,7 +62,7 @@ describe("a 401 says what was wrong with the credential", () => {
     const res = await call("/v1/me");
     expect(res.status).toBe(401);
     expect(res.error.details).toEqual({ reason: "missing" });
-    expect(res.json).toEqual(refusedBody("missing"));
+    expect(res.error).toEqual(refusedBody("missing"));
   });
 
   it.each([
@@ -99,7 +99,7 @@ describe("a 401 says what was wrong with the credential", () => {
   it("expired: a session token past its exp", async () => {
     const res = await call("/v1/me", { token: await sessionToken({}, { expiresIn: "-1m" }) });
     expect(res.status).toBe(401);
-    expect(res.json).toEqual(refusedBody("expired_session"));
+    expect(res.error).toEqual(refusedBody("expired_session"));
     expect(res.error.message).toBe("The session has expired: sign in again.");
   });
 });

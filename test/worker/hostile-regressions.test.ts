@@ -14,7 +14,7 @@ describe("5xx found by the hostile-input suite", () => {
       expect(res.error.error).toBe("invalid_request");
       const refused = await call(`/v1/evals?${query}`, { key: `aar_live_${"A".repeat(43)}` });
       expect(refused.status).toBe(401);
-      expect(refused.json).toEqual(refusedBody("unknown_key"));
+      expect(refused.error).toEqual(refusedBody("unknown_key"));
     }
   });
 });

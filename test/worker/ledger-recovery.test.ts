@@ -117,7 +117,7 @@ describe("when Postgres is unreachable during an append", () => {
     });
     await restore();
     expect(res.status).toBe(503);
-    expect(res.json).toEqual(errorBody("database_unavailable"));
+    expect(res.error).toEqual(errorBody("database_unavailable"));
     const keys = await call("/v1/api-keys", { token: org.token });
     expect(keys.json.data.map((k: any) => k.status)).toEqual(["revoked"]);
   });

@@ -100,7 +100,7 @@ describe("a path the service serves, with a method it does not take", () => {
       const res = await callRaw("/v1/nothing-here", { method });
       expect(res.status).toBe(404);
       expect(res.headers.get("allow")).toBeNull();
-      expect(res.json).toEqual(errorBody("route_not_found"));
+      expect(res.error).toEqual(errorBody("route_not_found"));
     }
   });
 });

@@ -256,7 +256,7 @@ describe("POST /v1/principals/{id}/erase reaches every copy", () => {
       key: strangerKey,
     });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
     const mandates = await ownerSql`select erased_at from mandates where org_id = ${org.id}`;
     expect(mandates.map((m) => m.erased_at)).toEqual([null, null, null]);
     expect(await whereFound([values.device])).toContain(`mandates: ${values.device}`);

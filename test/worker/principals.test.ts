@@ -309,7 +309,7 @@ describe("POST /v1/principals/{id}/erase", () => {
     const { key } = await org.key(["agents:write", "agents:read"]);
     const res = await call(`/v1/principals/${id}/erase`, { method: "POST", key });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual(errorBody("insufficient_scope", { required: "gdpr:erase" }));
+    expect(res.error).toEqual(errorBody("insufficient_scope", { required: "gdpr:erase" }));
   });
 
   it("refuses an agent for an erased principal", async () => {

@@ -95,7 +95,7 @@ describe("errors", () => {
   it("answers an unknown route with a JSON 404", async () => {
     const res = await callRaw("/v1/nothing-here");
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("route_not_found"));
+    expect(res.error).toEqual(errorBody("route_not_found"));
     expect(res.headers.get("x-request-id")).toMatch(/^req_/);
   });
 });

@@ -152,7 +152,7 @@ const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 async function expectRecheckRefused(org: TestOrg, item: Json, reason: string, message: string) {
   const res = await resolve(org, item.id, "approve");
   expect(res.status).toBe(409);
-  expect(res.json).toEqual(errorBody("review_recheck_failed", { reason, message }));
+  expect(res.error).toEqual(errorBody("review_recheck_failed", { reason, message }));
   const still = await call(`/v1/reviews/${item.id}`, { token: org.token });
   expect(still.json).toMatchObject({
     status: "open",

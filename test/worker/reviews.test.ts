@@ -304,7 +304,7 @@ describe("POST /v1/reviews/{id}/resolve", () => {
     const two = await itemOf({ key }, (await reviewed(key)).body.assessmentId);
     const refused = await resolve(two.id, { key: readOnly.key }, { decision: "deny" });
     expect(refused.status).toBe(403);
-    expect(refused.json).toEqual(errorBody("insufficient_scope", { required: "review:write" }));
+    expect(refused.error).toEqual(errorBody("insufficient_scope", { required: "review:write" }));
     const admin = await newOrg();
     const member = await newOrg();
     await addMember(org.id, admin.subject, "admin");

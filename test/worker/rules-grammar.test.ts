@@ -615,7 +615,7 @@ describe("POST /v1/policies refuses what it cannot evaluate cheaply (400 with th
     const nots = await postPolicy(policyBody(deepNot(50_000)));
     // 400 KB: the body limit (256 KiB) answers before the schema, with its own 413.
     expect(nots.status).toBe(413);
-    expect(nots.json).toEqual(errorBody("request_too_large", { max_bytes: 262_144 }));
+    expect(nots.error).toEqual(errorBody("request_too_large", { max_bytes: 262_144 }));
   });
 
   it("50,000 levels of `not` are refused without recursion (the schema itself)", () => {

@@ -220,7 +220,7 @@ describe("POST /v1/sessions/{id}/events", () => {
     const { key } = await org.key(["session:write"], "test");
     const res = await appendEvents(org, id, await buildChain({ ...owner, after: head }, 1), key);
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
   });
 });
 

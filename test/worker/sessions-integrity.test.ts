@@ -406,7 +406,7 @@ describe("retries and replays must match exactly", () => {
     for (const events of [[], body.events.slice(0, 2)]) {
       const res = await createSession(org, { ...body, events });
       expect(res.status).toBe(409);
-      expect(res.json).toEqual(errorBody("session_exists", { id }));
+      expect(res.error).toEqual(errorBody("session_exists", { id }));
     }
     expect((await createSession(org, body)).status).toBe(200);
   });
@@ -568,7 +568,7 @@ describe("a write that died and whose draft the ledger object no longer holds (a
     await expireDrafts(org);
     const res = await createSession(org, { agent_id: agent.id, external_id: owner.externalId });
     expect(res.status).toBe(409);
-    expect(res.json).toEqual(errorBody("session_exists", { id }));
+    expect(res.error).toEqual(errorBody("session_exists", { id }));
     expect(await storedSessions(org)).toBe(0);
   });
 });

@@ -343,7 +343,7 @@ describe("the other mode", () => {
       const { key } = await org.key(["audit:read"], "test");
       const res = await call(`/v1/sessions/${created.json.id}${suffix}`, { key });
       expect(res.status).toBe(404);
-      expect(res.json).toEqual(errorBody("not_found"));
+      expect(res.error).toEqual(errorBody("not_found"));
     },
   );
 });

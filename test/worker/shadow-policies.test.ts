@@ -121,7 +121,7 @@ describe("POST /v1/policies/{id}/shadow", () => {
     await shadowOk(org, draft.id);
     const res = await shadow(org, crypto.randomUUID());
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
     expect(await shadowFlags(org.id)).toEqual([{ id: draft.id }]);
   });
 });
@@ -149,7 +149,7 @@ describe("DELETE /v1/policies/{id}/shadow", () => {
     const { org } = await orgWithKey();
     const res = await shadow(org, crypto.randomUUID(), "DELETE");
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
   });
 });
 

@@ -211,12 +211,12 @@ describe("POST /v1/webhook-endpoints/{id}/rotate-secret", () => {
     ]) {
       const res = await rotate(key, endpoint.id, body);
       expect(res.status).toBe(400);
-      expect(res.json).toMatchObject({ error: "invalid_request" });
+      expect(res.error).toMatchObject({ error: "invalid_request" });
       expect(res.error.details).toEqual(expect.any(Array));
     }
     const notJson = await rotate(key, endpoint.id, "not json");
     expect(notJson.status).toBe(400);
-    expect(notJson.json).toMatchObject({ error: "invalid_json" });
+    expect(notJson.error).toMatchObject({ error: "invalid_json" });
     const [row] = await ownerSql`select previous_secret from webhook_endpoints
       where id = ${endpoint.id}`;
     expect(row?.previous_secret).toBeNull();
@@ -229,6 +229,6 @@ describe("POST /v1/webhook-endpoints/{id}/rotate-secret", () => {
     await call(`/v1/webhook-endpoints/${endpoint.id}`, { method: "DELETE", key });
     const gone = await rotate(key, endpoint.id, {});
     expect(gone.status).toBe(404);
-    expect(gone.json).toMatchObject({ error: "not_found" });
+    expect(gone.error).toMatchObject({ error: "not_found" });
   });
 });

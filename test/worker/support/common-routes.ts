@@ -32,7 +32,7 @@ export function commonRouteTests(shard: number, shards: number) {
     it("answers 401 without a credential", async () => {
       const res = await request(route, {});
       expect(res.status).toBe(401);
-      expect(res.json).toEqual(refusedBody("missing"));
+      expect(res.error).toEqual(refusedBody("missing"));
     });
 
     it("answers 401 to a garbage API key, in either header", async () => {
@@ -45,14 +45,14 @@ export function commonRouteTests(shard: number, shards: number) {
       ] as const) {
         const res = await request(route, credential);
         expect(res.status).toBe(401);
-        expect(res.json).toEqual(refusedBody(refusal));
+        expect(res.error).toEqual(refusedBody(refusal));
       }
     });
 
     it("answers 401 to an expired session", async () => {
       const res = await request(route, { token: await sessionToken({}, { expiresIn: "-5m" }) });
       expect(res.status).toBe(401);
-      expect(res.json).toEqual(refusedBody("expired_session"));
+      expect(res.error).toEqual(refusedBody("expired_session"));
     });
 
     it("answers 401 to a revoked key on the very next request", async () => {
@@ -62,7 +62,7 @@ export function commonRouteTests(shard: number, shards: number) {
       expect(revoked.status).toBe(200);
       const res = await request(route, { key });
       expect(res.status).toBe(401);
-      expect(res.json).toEqual(refusedBody("unknown_key"));
+      expect(res.error).toEqual(refusedBody("unknown_key"));
     });
 
     if (route.sessionOnly) {
@@ -71,7 +71,7 @@ export function commonRouteTests(shard: number, shards: number) {
         const { key } = await org.key(ALL_KEY_SCOPES);
         const res = await request(route, { key });
         expect(res.status).toBe(403);
-        expect(res.json).toEqual(errorBody("session_required"));
+        expect(res.error).toEqual(errorBody("session_required"));
       });
     }
 
@@ -84,7 +84,7 @@ export function commonRouteTests(shard: number, shards: number) {
           const { key } = await org.key(ALL_KEY_SCOPES.filter((s) => !accepted.includes(s)));
           const res = await request(route, { key });
           expect(res.status).toBe(403);
-          expect(res.json).toEqual(errorBody("insufficient_scope", details));
+          expect(res.error).toEqual(errorBody("insufficient_scope", details));
         });
         if (accepted.length > 1) {
           it.each(accepted)("lets a key with only %s past the scope check", async (scope) => {
@@ -102,7 +102,7 @@ export function commonRouteTests(shard: number, shards: number) {
         await addMember(org.id, other.subject, "member");
         const res = await request(route, { token: other.token, headers: { "x-org-id": org.id } });
         expect(res.status).toBe(403);
-        expect(res.json).toEqual(errorBody("insufficient_scope", details));
+        expect(res.error).toEqual(errorBody("insufficient_scope", details));
       });
     }
 
@@ -172,7 +172,7 @@ export function commonRouteTests(shard: number, shards: number) {
           const path = `${pathFor(route, ids)}?${new URLSearchParams({ [name]: value })}`;
           const anonymous = await callRaw(path, { method: route.method });
           expect(anonymous.status, `${name} without a credential`).toBe(401);
-          expect(anonymous.json).toEqual(refusedBody("missing"));
+          expect(anonymous.error).toEqual(refusedBody("missing"));
           if (accepted.length > 0) {
             const refused = await callRaw(path, { method: route.method, key: unscoped });
             expect(refused.status, `${name} without the scope`).toBe(403);
@@ -201,7 +201,7 @@ export function commonRouteTests(shard: number, shards: number) {
           ...credential,
         });
         expect(res.status).toBe(404);
-        expect(res.json).toEqual(errorBody("not_found"));
+        expect(res.error).toEqual(errorBody("not_found"));
       });
 
       it("answers 404 for an id that is not a uuid", async () => {
