@@ -208,7 +208,7 @@ export const IncidentPack = z
     decision: ActionDecision,
     mandate: ActionMandate,
     grant: z.object({ id: z.string(), jws: z.string(), claims: GrantClaims }).nullable(),
-    redemption: ActionRedemption.nullable(),
+    redemption: z.union([ActionRedemption, z.null()]),
     ledger: z.array(
       z.object({
         entry: z.record(z.string(), z.unknown()).openapi({

@@ -89,7 +89,7 @@ export const ControlEffect = z
     resource: z.string().nullable(),
     amount: z.number().int().nullable(),
     currency: z.string().nullable(),
-    gate: Gate.nullable(),
+    gate: z.union([Gate, z.null()]),
     metadata: z.record(z.string(), z.string()),
     reported_by: z
       .object({ type: z.enum(["api_key", "user"]), id: z.string() })

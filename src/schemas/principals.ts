@@ -50,7 +50,7 @@ export const Principal = z
     name: z.string().nullable(),
     email: z.string().nullable(),
     phone: z.string().nullable(),
-    address: Address.nullable(),
+    address: z.union([Address, z.null()]),
     external_ref: z.string().nullable(),
     metadata: z.record(z.string(), z.string()),
     created: z.string(),

@@ -36,7 +36,7 @@ describe("POST /v1/action-grants/redeem", () => {
     expect(res.json).toEqual({
       object: "action_redemption",
       redeemed: true,
-      grant_id: decision.grant.id,
+      grant_id: decision.grant!.id,
       decision_id: decision.id,
       mandate_id: decision.mandate_id,
       ...CAPTURE,
@@ -47,7 +47,7 @@ describe("POST /v1/action-grants/redeem", () => {
       audit: { entry_id: entries[0]?.id, sequence: Number(entries[0]?.sequence) },
     });
     expect(entries).toHaveLength(1);
-    expect(entries[0]?.subject_id).toBe(decision.grant.id);
+    expect(entries[0]?.subject_id).toBe(decision.grant!.id);
 
     const { json: keySet } = await call("/.well-known/jwks.json");
     const receipt = await verifyJws(res.json.receipt_jws, keySet.keys);
@@ -55,7 +55,7 @@ describe("POST /v1/action-grants/redeem", () => {
     expect(receipt.header.typ).toBe("action-redemption+jwt");
     expect(JSON.parse(receipt.payload)).toMatchObject({
       org: org.id,
-      grant_id: decision.grant.id,
+      grant_id: decision.grant!.id,
       decision_id: decision.id,
       mandate_id: decision.mandate_id,
       ...CAPTURE,
@@ -80,20 +80,20 @@ describe("POST /v1/action-grants/redeem", () => {
     for (const answer of lost) {
       expect(answer.json).toEqual(
         errorBody("grant_already_redeemed", {
-          grant_id: decision.grant.id,
-          redeemed_at: first.redeemed_at,
-          executor: first.executor,
-          audit: first.audit,
+          grant_id: decision.grant!.id,
+          redeemed_at: first!.redeemed_at,
+          executor: first!.executor,
+          audit: first!.audit,
         }),
       );
     }
     const { rows, entries } = await redemptions(org.id);
-    expect(rows).toEqual([{ grant_id: decision.grant.id }]);
+    expect(rows).toEqual([{ grant_id: decision.grant!.id }]);
     expect(entries).toHaveLength(1);
-    expect(entries[0]?.id).toBe(first.audit.entry_id);
+    expect(entries[0]?.id).toBe(first!.audit.entry_id);
     const later = await redeem(executor.key, { grant, ...CAPTURE });
     expect(later.status).toBe(409);
-    expect(later.json.details.audit).toEqual(first.audit);
+    expect(later.error.details.audit).toEqual(first!.audit);
   });
 
   it("names the first redemption to every later attempt, even after the grant expired", async () => {
@@ -105,7 +105,7 @@ describe("POST /v1/action-grants/redeem", () => {
     const expired = await signAsService({ ...decodeJwt(grant), iat: now - 301, exp: now - 1 });
     const later = await redeem(executor.key, { grant: expired, ...CAPTURE });
     expect(later.status).toBe(409);
-    expect(later.json.details).toMatchObject({
+    expect(later.error.details).toMatchObject({
       redeemed_at: first.json.redeemed_at,
       audit: first.json.audit,
     });
@@ -141,8 +141,8 @@ describe("POST /v1/action-grants/redeem", () => {
       currency: "EUR",
     });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("grant_mismatch");
-    expect(res.json.details).toEqual([
+    expect(res.error.error).toBe("grant_mismatch");
+    expect(res.error.details).toEqual([
       {
         path: "action",
         message: expect.any(String),
@@ -163,7 +163,7 @@ describe("POST /v1/action-grants/redeem", () => {
       action: CAPTURE.action,
       resource: CAPTURE.resource,
     });
-    expect(noAmount.json.details.map((d: Json) => d.path)).toEqual(["amount", "currency"]);
+    expect(noAmount.error.details.map((d: Json) => d.path)).toEqual(["amount", "currency"]);
     expect(await redemptions(org.id)).toEqual({ rows: [], entries: [] });
     // A mismatch uses nothing up: the matching request still redeems.
     expect((await redeem(executor.key, { grant, ...CAPTURE })).status).toBe(200);
@@ -175,7 +175,7 @@ describe("POST /v1/action-grants/redeem", () => {
     const other = await org.key(["assess:write"]);
     const res = await redeem(other.key, { grant, ...CAPTURE });
     expect(res.status).toBe(400);
-    expect(res.json.details).toEqual([
+    expect(res.error.details).toEqual([
       { path: "audience", message: expect.any(String), expected: executor.id, actual: other.id },
     ]);
   });
@@ -220,7 +220,7 @@ describe("POST /v1/action-grants/redeem", () => {
     for (const token of [forged, receipt, "garbage", "e30.e30.AAAA"]) {
       const res = await redeem(executor.key, { grant: token, ...CAPTURE });
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("grant_invalid");
+      expect(res.error.error).toBe("grant_invalid");
     }
   });
 
@@ -231,7 +231,7 @@ describe("POST /v1/action-grants/redeem", () => {
     const { key } = await intruder.key(["assess:write"]);
     const res = await redeem(key, { grant, ...CAPTURE });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
     expect(await redemptions(intruder.id)).toEqual({ rows: [], entries: [] });
     expect((await redeem(executor.key, { grant, ...CAPTURE })).status).toBe(200);
   });
@@ -281,7 +281,7 @@ describe("POST /v1/action-grants/redeem", () => {
     const org = await newOrg();
     const expiresAt = new Date(Date.now() + 60_000).toISOString();
     const { decision } = await allowed(org, CAPTURE, { expires_at: expiresAt });
-    expect(Date.parse(decision.grant.expires_at)).toBeLessThanOrEqual(Date.parse(expiresAt));
+    expect(Date.parse(decision.grant!.expires_at)).toBeLessThanOrEqual(Date.parse(expiresAt));
   });
 
   it.each([
@@ -342,9 +342,14 @@ describe("POST /v1/action-grants/redeem", () => {
       { grant, ...CAPTURE, currency: undefined },
       { grant: "", ...CAPTURE },
     ]) {
-      const res = await redeem(executor.key, body);
+      const res = await call("/v1/action-grants/redeem", {
+        method: "POST",
+        key: executor.key,
+        raw: true,
+        body,
+      });
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("invalid_request");
+      expect(res.error.error).toBe("invalid_request");
     }
   });
 });
@@ -356,7 +361,7 @@ describe("a redemption whose request died after the ledger object made it the on
     // What the first request handed the ledger object before it died (src/action/redeem.ts).
     const first = {
       object: "action_redemption",
-      grant_id: decision.grant.id,
+      grant_id: decision.grant!.id,
       decision_id: decision.id,
       mandate_id: decision.mandate_id,
       ...CAPTURE,
@@ -367,21 +372,21 @@ describe("a redemption whose request died after the ledger object made it the on
     const { entry } = await sequenceOnly(org.id, {
       type: "action_grant.redeemed",
       actor: first.executor,
-      subject: { type: "action_grant", id: decision.grant.id },
+      subject: { type: "action_grant", id: decision.grant!.id },
       digest: `sha256:${"ab".repeat(32)}`,
-      once: [`grant:${decision.grant.id}`],
+      once: [`grant:${decision.grant!.id}`],
       attachment: JSON.stringify(first),
     });
     const res = await redeem(executor.key, { grant, ...CAPTURE });
     expect(res.status).toBe(409);
-    expect(res.json.details).toEqual({
-      grant_id: decision.grant.id,
+    expect(res.error.details).toEqual({
+      grant_id: decision.grant!.id,
       redeemed_at: first.redeemed_at,
       executor: first.executor,
       audit: { entry_id: entry.id, sequence: entry.sequence },
     });
     const { rows, entries } = await redemptions(org.id);
-    expect(rows).toEqual([{ grant_id: decision.grant.id }]);
+    expect(rows).toEqual([{ grant_id: decision.grant!.id }]);
     expect(entries.map((e) => e.id)).toEqual([entry.id]);
   });
 });

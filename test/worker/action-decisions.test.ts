@@ -57,17 +57,17 @@ describe("an ALLOW", () => {
     const { org, key, executor, mandate } = await setup();
     const res = await decide(key, mandate.id, { ...CAPTURE, audience: executor.id });
     const { json: keySet } = await call("/.well-known/jwks.json");
-    const verified = await verifyJws(res.json.grant.jws, keySet.keys);
+    const verified = await verifyJws(res.json.grant!.jws, keySet.keys);
     expect(verified.valid).toBe(true);
     expect(verified.header).toEqual({
       alg: "EdDSA",
-      kid: keySet.keys[0].kid,
+      kid: keySet.keys[0]!.kid,
       typ: "action-grant+jwt",
     });
     const claims = JSON.parse(verified.payload);
     expect(claims).toEqual({
       iss: "agent-risk",
-      jti: res.json.grant.id,
+      jti: res.json.grant!.id,
       org: org.id,
       decision: res.json.id,
       mandate: mandate.id,
@@ -76,7 +76,7 @@ describe("an ALLOW", () => {
       iat: expect.any(Number),
       exp: claims.iat + 300,
     });
-    expect(res.json.grant.expires_at).toBe(new Date(claims.exp * 1000).toISOString());
+    expect(res.json.grant!.expires_at).toBe(new Date(claims.exp * 1000).toISOString());
   });
 
   it("needs no grant: grant false answers an ALLOW without one, and still uses the mandate", async () => {
@@ -229,7 +229,7 @@ describe("limits", () => {
     const allowed = answers.filter((a) => a.json.decision === "ALLOW");
     expect(allowed).toHaveLength(3);
     for (const denied of answers.filter((a) => a.json.decision === "DENY")) {
-      expect(["uses_exhausted", "limits_exhausted"]).toContain(denied.json.reasons[0].code);
+      expect(["uses_exhausted", "limits_exhausted"]).toContain(denied.json.reasons[0]!.code);
     }
     expect(await usage(mandate.id)).toEqual({ uses: 3, amount_used: 3000 });
     const rows = await ownerSql`select decision, count(*)::int as n from action_decisions
@@ -261,7 +261,7 @@ describe("validation", () => {
     const { org, key, executor, mandate } = await setup();
     const res = await decide(key, mandate.id, { ...CAPTURE, audience: executor.id, ...change });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
+    expect(res.error.error).toBe("invalid_request");
     expect(await ownerSql`select id from action_decisions where org_id = ${org.id}`).toEqual([]);
   });
 
@@ -274,7 +274,7 @@ describe("validation", () => {
     for (const audience of [revoked.id, reader.id, foreign.id]) {
       const res = await decide(key, mandate.id, { ...CAPTURE, audience });
       expect(res.status).toBe(400);
-      expect(res.json.details[0].path).toBe("audience");
+      expect(res.error.details[0].path).toBe("audience");
     }
     expect(await usage(mandate.id)).toEqual({ uses: 0, amount_used: 0 });
   });
@@ -294,7 +294,7 @@ describe("validation", () => {
       grant: false,
     });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
   });
 });
 

@@ -11,7 +11,7 @@ const isoDate = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 function create(org: TestOrg, body: Json) {
-  return call("/v1/action-mandates", { method: "POST", token: org.token, body });
+  return call("/v1/action-mandates", { method: "POST", token: org.token, raw: true, body });
 }
 
 describe("POST /v1/action-mandates", () => {
@@ -118,7 +118,7 @@ describe("POST /v1/action-mandates", () => {
     };
     const res = await create(org, body);
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
+    expect(res.error.error).toBe("invalid_request");
     expect(await ownerSql`select id from action_mandates where org_id = ${org.id}`).toEqual([]);
   });
 
@@ -149,7 +149,7 @@ describe("POST /v1/action-mandates", () => {
       expires_at: inAnHour(),
     });
     expect(res.status).toBe(400);
-    expect(res.json.details).toEqual([
+    expect(res.error.details).toEqual([
       { path: "principal_id", message: "the agent does not act for this principal" },
     ]);
   });
@@ -169,7 +169,7 @@ describe("POST /v1/action-mandates", () => {
       expires_at: inAnHour(),
     });
     expect(res.status).toBe(409);
-    expect(res.json.error).toBe("agent_revoked");
+    expect(res.error.error).toBe("agent_revoked");
   });
 });
 
@@ -205,7 +205,7 @@ describe("GET /v1/action-mandates", () => {
       token: org.token,
     });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
   });
 });
 
@@ -213,7 +213,7 @@ describe("POST /v1/action-mandates/{id}/revoke", () => {
   it("revokes once: the same answer again, and one ledger entry", async () => {
     const org = await newOrg();
     const mandate = await newMandate(org);
-    const path = `/v1/action-mandates/${mandate.id}/revoke`;
+    const path = `/v1/action-mandates/${mandate.id}/revoke` as const;
     const first = await call(path, { method: "POST", token: org.token });
     expect(first.status).toBe(200);
     expect(first.json).toEqual({

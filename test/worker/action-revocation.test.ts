@@ -44,7 +44,7 @@ async function grantsUnderOneMandate(org: TestOrg, count: number) {
   for (let i = 0; i < count; i++) {
     const res = await decide(key, mandate.id, { ...CAPTURE, audience: executor.id });
     expect(res.json.decision).toBe("ALLOW");
-    grants.push(res.json.grant.jws);
+    grants.push(res.json.grant!.jws);
     decision = res.json;
   }
   return { executor, mandate, grants, decision };
@@ -60,7 +60,7 @@ describe("revoking an action mandate while its grants are being redeemed", () =>
     // put the database back as that read saw it. Only the ledger object can now refuse it.
     await ownerSql`update action_mandates set status = 'active', revoked_at = null
       where id = ${mandate.id}`;
-    const res = await redeem(executor.key, { grant: grants[0], ...CAPTURE });
+    const res = await redeem(executor.key, { grant: grants[0]!, ...CAPTURE });
     expect(res.status).toBe(409);
     expect(res.json).toEqual(
       errorBody("mandate_revoked", [
@@ -122,8 +122,8 @@ describe("revoking an action mandate while its grants are being redeemed", () =>
     await revocationSequence(org.id, mandate.id);
     await ownerSql`update action_mandates set status = 'active', revoked_at = null
       where id = ${mandate.id}`;
-    const res = await redeem(executor.key, { grant: grants[0], ...CAPTURE });
-    expect(res.json.details[0].message).toBe(
+    const res = await redeem(executor.key, { grant: grants[0]!, ...CAPTURE });
+    expect(res.error.details[0].message).toBe(
       `the mandate ${mandate.id} was revoked at ${first.json.revoked_at}`,
     );
   });
@@ -149,7 +149,7 @@ describe("revoking an action mandate while its grants are being redeemed", () =>
     for (const answer of won) expect(answer.json.audit.sequence).toBeLessThan(cut);
     for (const answer of [...racing, ...after].filter((r) => r.status !== 200)) {
       expect(answer.status).toBe(409);
-      expect(answer.json.error).toBe("mandate_revoked");
+      expect(answer.error.error).toBe("mandate_revoked");
     }
     for (const answer of after) expect(answer.status).toBe(409);
     // What is stored agrees: exactly the 200s, all sequenced before the revocation.

@@ -12,7 +12,7 @@ async function setup() {
 }
 
 function register(key: string, agentId: string, jwk: unknown) {
-  return call(`/v1/agents/${agentId}/keys`, { method: "POST", key, body: { jwk } });
+  return call(`/v1/agents/${agentId}/keys`, { method: "POST", key, raw: true, body: { jwk } });
 }
 
 describe("POST /v1/agents/{id}/keys", () => {
@@ -100,7 +100,7 @@ describe("POST /v1/agents/{id}/keys", () => {
     const pair = await registerKey(org, agent.id);
     const res = await register(key, other.id, pair.publicJwk);
     expect(res.status).toBe(409);
-    expect(res.json.error).toBe("key_in_use");
+    expect(res.error.error).toBe("key_in_use");
   });
 
   it("lets another org register the same public key for its own agent", async () => {
@@ -116,8 +116,8 @@ describe("POST /v1/agents/{id}/keys", () => {
     const { privateKey } = await generateKeyPair("EdDSA", { extractable: true });
     const res = await register(key, agent.id, await exportJWK(privateKey));
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details.map((d: { path: string }) => d.path)).toContain("jwk.d");
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details.map((d: { path: string }) => d.path)).toContain("jwk.d");
   });
 
   it.each([
@@ -130,7 +130,7 @@ describe("POST /v1/agents/{id}/keys", () => {
     const { key, agent } = await setup();
     const res = await register(key, agent.id, jwk);
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
+    expect(res.error.error).toBe("invalid_request");
   });
 
   it("refuses an RSA key under 2048 bits", async () => {
@@ -148,7 +148,7 @@ describe("POST /v1/agents/{id}/keys", () => {
     )) as CryptoKeyPair;
     const res = await register(key, agent.id, await exportJWK(publicKey));
     expect(res.status).toBe(400);
-    expect(res.json.details[0].path).toBe("jwk.n");
+    expect(res.error.details[0].path).toBe("jwk.n");
   });
 
   it("answers 404 for an agent that does not exist", async () => {
@@ -190,7 +190,7 @@ describe("GET /v1/agents/{id}/keys", () => {
     const { key, agent } = await setup();
     const res = await call(`/v1/agents/${agent.id}/keys?cursor=${cursor}`, { key });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_cursor");
+    expect(res.error.error).toBe("invalid_cursor");
   });
 });
 
@@ -219,7 +219,7 @@ describe("POST /v1/agents/{id}/keys/{keyId}/revoke", () => {
     });
     const back = await register(key, agent.id, pair.publicJwk);
     expect(back.status).toBe(409);
-    expect(back.json.error).toBe("key_revoked");
+    expect(back.error.error).toBe("key_revoked");
     const ledger = await ownerSql`select type from audit_entries
       where org_id = ${org.id} and type like 'agent_key.%' order by sequence`;
     expect(ledger.map((e) => e.type)).toEqual(["agent_key.registered", "agent_key.revoked"]);

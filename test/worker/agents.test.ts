@@ -16,12 +16,12 @@ function events(orgId: string) {
 }
 
 async function patch(key: string, id: string, body: unknown) {
-  return call(`/v1/agents/${id}`, { method: "PATCH", key, body });
+  return call(`/v1/agents/${id}`, { method: "PATCH", key, raw: true, body });
 }
 
 async function history(org: TestOrg, id: string) {
   const res = await call(`/v1/agents/${id}/trust-history?limit=100`, { token: org.token });
-  return res.json.data as Record<string, unknown>[];
+  return res.json.data;
 }
 
 describe("POST /v1/agents", () => {
@@ -121,9 +121,9 @@ describe("POST /v1/agents", () => {
     [{ principal_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e", name: "x", trust_score: 100 }, ""],
   ])("refuses %j with 400 naming %s", async (body, path) => {
     const { key } = await setup();
-    const res = await call("/v1/agents", { method: "POST", key, body });
+    const res = await call("/v1/agents", { method: "POST", key, raw: true, body });
     expect(res.status).toBe(400);
-    expect(res.json.details.map((d: { path: string }) => d.path)).toContain(path);
+    expect(res.error.details.map((d: { path: string }) => d.path)).toContain(path);
   });
 });
 
@@ -255,7 +255,7 @@ describe("PATCH /v1/agents/{id}", () => {
     for (const body of [{ status: "active" }, { status: "suspended" }, { name: "back" }]) {
       const res = await patch(key, agent.id, body);
       expect(res.status).toBe(409);
-      expect(res.json.error).toBe("agent_revoked");
+      expect(res.error.error).toBe("agent_revoked");
     }
     const key2 = await call(`/v1/agents/${agent.id}/keys`, {
       method: "POST",
@@ -265,7 +265,7 @@ describe("PATCH /v1/agents/{id}", () => {
       },
     });
     expect(key2.status).toBe(409);
-    expect(key2.json.error).toBe("agent_revoked");
+    expect(key2.error.error).toBe("agent_revoked");
     // Even the database refuses to bring it back.
     await expect(
       ownerSql`update agents set status = 'active' where id = ${agent.id}`,
@@ -346,7 +346,7 @@ describe("PATCH /v1/agents/{id}", () => {
     const agent = await newAgent(org, { metadata: fifty });
     const over = await patch(key, agent.id, { metadata: { k50: "v" } });
     expect(over.status).toBe(400);
-    expect(over.json.details).toEqual([{ path: "metadata", message: "at most 50 keys" }]);
+    expect(over.error.details).toEqual([{ path: "metadata", message: "at most 50 keys" }]);
     const swap = await patch(key, agent.id, { metadata: { k0: "", k50: "v" } });
     expect(swap.status).toBe(200);
     expect(Object.keys(swap.json.metadata)).toHaveLength(50);
@@ -361,7 +361,7 @@ describe("PATCH /v1/agents/{id}", () => {
     const agent = await newAgent(org);
     const res = await patch(key, agent.id, body);
     expect(res.status).toBe(400);
-    expect(res.json.details.map((d: { path: string }) => d.path)).toContain(path);
+    expect(res.error.details.map((d: { path: string }) => d.path)).toContain(path);
   });
 
   it("refuses an empty body, unknown fields and unknown statuses", async () => {
@@ -370,7 +370,7 @@ describe("PATCH /v1/agents/{id}", () => {
     for (const body of [{}, { status: "deleted" }, { trust_score: 99 }, { name: "" }]) {
       const res = await patch(key, agent.id, body);
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("invalid_request");
+      expect(res.error.error).toBe("invalid_request");
     }
   });
 });

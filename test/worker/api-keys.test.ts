@@ -64,8 +64,8 @@ describe("POST /v1/api-keys", () => {
       body: { name: "k", scopes },
     });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_scope");
-    expect(res.json.details).toEqual([{ path, message: expect.any(String) }]);
+    expect(res.error.error).toBe("invalid_scope");
+    expect(res.error.details).toEqual([{ path, message: expect.any(String) }]);
   });
 
   it.each([
@@ -78,17 +78,22 @@ describe("POST /v1/api-keys", () => {
     [{ name: "line\nbreak", scopes: ["assess:read"] }, "name"],
   ])("refuses the body %j with 400 naming %s", async (body, path) => {
     const org = await newOrg();
-    const res = await call("/v1/api-keys", { method: "POST", token: org.token, body });
+    const res = await call("/v1/api-keys", { method: "POST", token: org.token, raw: true, body });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details.map((d: { path: string }) => d.path)).toContain(path);
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details.map((d: { path: string }) => d.path)).toContain(path);
   });
 
   it("refuses malformed JSON with 400 invalid_json", async () => {
     const org = await newOrg();
-    const res = await call("/v1/api-keys", { method: "POST", token: org.token, body: "{not json" });
+    const res = await call("/v1/api-keys", {
+      method: "POST",
+      token: org.token,
+      raw: true,
+      body: "{not json",
+    });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual(errorBody("invalid_json"));
+    expect(res.error).toEqual(errorBody("invalid_json"));
   });
 
   it("refuses a body that is not JSON with 400", async () => {
@@ -96,11 +101,12 @@ describe("POST /v1/api-keys", () => {
     const res = await call("/v1/api-keys", {
       method: "POST",
       token: org.token,
+      raw: true,
       body: "name=k",
       headers: { "content-type": "application/x-www-form-urlencoded" },
     });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
+    expect(res.error.error).toBe("invalid_request");
   });
 
   it("lets an admin manage keys, and not a member", async () => {
@@ -161,7 +167,7 @@ describe("GET /v1/api-keys", () => {
       const org = await newOrg();
       const res = await call(`/v1/api-keys?${query}`, { token: org.token });
       expect(res.status).toBe(400);
-      expect(["invalid_request", "invalid_cursor"]).toContain(res.json.error);
+      expect(["invalid_request", "invalid_cursor"]).toContain(res.error.error);
     },
   );
 });
@@ -175,7 +181,7 @@ describe("POST /v1/api-keys/{id}/revoke", () => {
     const revoked = await call(`/v1/api-keys/${id}/revoke`, { method: "POST", token: org.token });
     expect(revoked.status).toBe(200);
     expect(revoked.json).toMatchObject({ id, status: "revoked" });
-    expect(Date.parse(revoked.json.revoked_at)).not.toBeNaN();
+    expect(Date.parse(revoked.json.revoked_at!)).not.toBeNaN();
 
     expect((await call("/v1/me", { key })).status).toBe(401);
 
@@ -191,7 +197,7 @@ describe("POST /v1/api-keys/{id}/revoke", () => {
       token: org.token,
     });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
   });
 
   it("cannot revoke another org's key, which keeps working", async () => {

@@ -187,9 +187,9 @@ describe("POST /v1/artifacts", () => {
     const winner = answers.find((a) => a.status === 201)?.json;
     for (const answer of answers) expect(answer.json).toEqual(winner);
     const rows = await ownerSql`select id from artifacts where org_id = ${org.id}`;
-    expect(rows).toEqual([{ id: winner.id }]);
+    expect(rows).toEqual([{ id: winner!.id }]);
     const entries = await ledgerEntries(key);
-    expect(entries.map((e) => e.id)).toEqual([winner.audit.entry_id]);
+    expect(entries.map((e) => e.id)).toEqual([winner!.audit.entry_id]);
   });
 
   it("finishes a registration whose writer died after its append: a retry within the day gets its terms, one entry", async () => {
@@ -228,21 +228,21 @@ describe("POST /v1/artifacts", () => {
     const fresh = answers.find((a) => a.status === 201)?.json;
     for (const answer of answers) expect(answer.json).toEqual(fresh);
     expect(fresh).toMatchObject({ digest, name: expect.stringMatching(/^fresh-\d\.pdf$/) });
-    expect(fresh.id).not.toBe(orphan.id);
+    expect(fresh!.id).not.toBe(orphan.id);
     // Both entries: the orphan (written out by the anchor) and, right after it, the registration.
     await anchor(org.id);
     const entries = await ledgerEntries(key);
     const [last, first] = entries.map((e) => e.sequence);
     expect(entries).toHaveLength(2);
     expect(last).toBe((first ?? 0) + 1);
-    expect(fresh.audit).toEqual({ entry_id: entries[0]?.id, sequence: last });
-    expect(JSON.parse(verifyOffline(fresh.receipt, await publishedKeys()).payload)).toMatchObject({
-      sub: fresh.id,
+    expect(fresh!.audit).toEqual({ entry_id: entries[0]?.id, sequence: last });
+    expect(JSON.parse(verifyOffline(fresh!.receipt, await publishedKeys()).payload)).toMatchObject({
+      sub: fresh!.id,
       digest,
       entry: { id: entries[0]?.id, sequence: last },
     });
     const rows = await ownerSql`select id from artifacts where org_id = ${org.id}`;
-    expect(rows).toEqual([{ id: fresh.id }]);
+    expect(rows).toEqual([{ id: fresh!.id }]);
     const repeat = await registerArtifact({ key }, { digest, name: "later.pdf" });
     expect([repeat.status, repeat.json]).toEqual([200, fresh]);
     expect(await ledgerEntries(key)).toHaveLength(2);
@@ -338,19 +338,19 @@ describe("POST /v1/artifacts", () => {
     ["no digest", { name: "x" }, "digest"],
   ])("refuses %s with 400 invalid_request and writes nothing", async (_, body, path) => {
     const { org, key } = await orgWithKey();
-    const res = await registerArtifact({ key }, body);
+    const res = await call("/v1/artifacts", { method: "POST", key, raw: true, body });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details.map((d: { path: string }) => d.path)).toContain(path);
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details.map((d: { path: string }) => d.path)).toContain(path);
     expect(await ownerSql`select id from artifacts where org_id = ${org.id}`).toEqual([]);
     expect(await ledgerEntries(key)).toEqual([]);
   });
 
   it("refuses a body that is not JSON with 400", async () => {
     const { key } = await orgWithKey();
-    const res = await call("/v1/artifacts", { method: "POST", key, body: "{not json" });
+    const res = await call("/v1/artifacts", { method: "POST", key, raw: true, body: "{not json" });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_json");
+    expect(res.error.error).toBe("invalid_json");
   });
 });
 
@@ -363,7 +363,7 @@ describe("GET /v1/artifacts", () => {
     for (const digest of digests) {
       ids.push((await registerArtifact({ key }, { digest, name: "f" })).json.id);
     }
-    await registerArtifact({ key: other.key }, { digest: digests[0], name: "theirs" });
+    await registerArtifact({ key: other.key }, { digest: digests[0]!, name: "theirs" });
     const first = await call("/v1/artifacts?limit=2", { key });
     expect(first.status).toBe(200);
     expect(first.json.data.map((a: { id: string }) => a.id)).toEqual([ids[2], ids[1]]);
@@ -443,15 +443,15 @@ describe("GET /v1/artifacts/{id}", () => {
       await rfcVerifyInclusion(
         proof.leaf_hash,
         proof.leaf_index,
-        proof.tree_size,
-        proof.audit_path,
-        proof.checkpoint.root_hash,
+        proof.tree_size!,
+        proof.audit_path!,
+        proof.checkpoint!.root_hash,
       ),
     ).toBe(true);
-    const signed = verifyOffline(proof.checkpoint.jws, await publishedKeys());
+    const signed = verifyOffline(proof.checkpoint!.jws, await publishedKeys());
     expect(signed.valid).toBe(true);
-    expect(signed.payload).toBe(proof.checkpoint.note);
-    const root = Buffer.from(proof.checkpoint.root_hash, "hex").toString("base64");
+    expect(signed.payload).toBe(proof.checkpoint!.note);
+    const root = Buffer.from(proof.checkpoint!.root_hash, "hex").toString("base64");
     expect(signed.payload.split("\n").slice(0, 3)).toEqual([
       `agent-risk/log/${logId.slice(0, 32)}`,
       String(proof.tree_size),
@@ -486,7 +486,7 @@ describe("GET /v1/artifacts/{id}", () => {
     const { key } = await orgWithKey();
     const a = await registerArtifact({ key }, { digest: randomDigest(), name: "a" });
     const b = await registerArtifact({ key }, { digest: randomDigest(), name: "b" });
-    const claimsA = JSON.parse(Buffer.from(a.json.receipt.split(".")[1], "base64url").toString());
+    const claimsA = JSON.parse(Buffer.from(a.json.receipt.split(".")[1]!, "base64url").toString());
     const otherDigest = await (await signer(env)).signClaims(
       { ...claimsA, digest: b.json.digest },
       "artifact-receipt+jwt",
@@ -513,7 +513,7 @@ describe("GET /v1/artifacts/{id}", () => {
     for (const id of [theirs.json.id, "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e", "not-a-uuid"]) {
       const res = await call(`/v1/artifacts/${id}`, { key });
       expect(res.status).toBe(404);
-      expect(res.json).toEqual(errorBody("not_found"));
+      expect(res.error).toEqual(errorBody("not_found"));
     }
   });
 });

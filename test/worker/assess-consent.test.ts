@@ -151,9 +151,7 @@ describe("one consent pays once in each mode: test traffic never spends a live c
     const reviewed = await decided(test, await presentation(root.jws));
     expect(reviewed.decision).toBe("review");
     const items = await call("/v1/reviews", { key: test });
-    const item = (items.json.data as Json[]).find(
-      (r) => r.assessment_id === reviewed.assessmentId,
-    ) as Json;
+    const item = items.json.data.find((r) => r.assessment_id === reviewed.assessmentId) as Json;
     const approved = await call(`/v1/reviews/${item.id}/resolve`, {
       method: "POST",
       key: test,
@@ -165,7 +163,7 @@ describe("one consent pays once in each mode: test traffic never spends a live c
     const liveItem = await decided(live, await presentation(root.jws));
     expect(liveItem.decision).toBe("review");
     const liveItems = await call("/v1/reviews", { key: live });
-    const pending = (liveItems.json.data as Json[]).find(
+    const pending = liveItems.json.data.find(
       (r) => r.assessment_id === liveItem.assessmentId,
     ) as Json;
     const liveApproved = await call(`/v1/reviews/${pending.id}/resolve`, {

@@ -81,7 +81,9 @@ describe("AP2 v0.2 vectors through POST /v1/assess", () => {
         expect(body.decision).toBe("approve");
         // The assessed mandate is the verified leaf's payload, returned with the Risk Payload.
         expect(body.mandate).toMatchObject(vector.decoded.at(-1));
-        expect(body.mandate.risk_data["agent-risk"].assessment_id).toBe(body.assessmentId);
+        expect((body.mandate.risk_data as Json)["agent-risk"].assessment_id).toBe(
+          body.assessmentId,
+        );
       });
       continue;
     }
@@ -119,7 +121,7 @@ describe("AP2 v0.2 vectors through POST /v1/assess", () => {
       const { key, agentId } = await setUp(vector, null);
       const body = await assessOk(key, bodyOf(vector));
       expectRefused(body.outcome, failure);
-      expect(body.outcome.credential.reference).toBe(vector.closed_mandate_reference);
+      expect(body.outcome.credential!.reference).toBe(vector.closed_mandate_reference);
       if (failure === "constraint_violated") {
         expect(reasonOf(body.outcome, "credential_constraint_violated")?.description).toMatch(
           /\((constraint_violated), [a-z_.]+\d?\)/,
@@ -146,7 +148,7 @@ describe("AP2 v0.2 sequences through POST /v1/assess: one consent pays once", ()
         } else {
           expectRefused(body.outcome, step.reject_reason);
         }
-        expect(body.outcome.credential.reference, where).toBe(step.closed_mandate_reference);
+        expect(body.outcome.credential!.reference, where).toBe(step.closed_mandate_reference);
         // The same presentation again is the same assessment, whatever came after it.
         const again = await assessOk(key, bodyOf(sequence, step));
         expect(again.assessmentId, where).toBe(body.assessmentId);

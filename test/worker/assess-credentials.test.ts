@@ -111,7 +111,7 @@ describe("the request", () => {
       presentation: PRESENTATION,
       mandate: leaf,
     });
-    expect(same.outcome.credential.verified).toBe(true);
+    expect(same.outcome.credential!.verified).toBe(true);
   });
 
   it("in live mode presentation.aud and nonce are required; in test mode they are not", async () => {
@@ -127,19 +127,19 @@ describe("the request", () => {
     );
     const { key: test } = await org.key(undefined, "test");
     const body = await assessOk(test, { credential: made.credential });
-    expect(body.outcome.credential.verified).toBe(true);
+    expect(body.outcome.credential!.verified).toBe(true);
   });
 
   it("a credential on another kind, a presentation without credential: 400", async () => {
     const { key } = await orgWithKey();
     const onKind = await assess(key, { kind: "custom", credential: "x", mandate: {} });
     expect(onKind.status).toBe(400);
-    expect(onKind.json.details).toEqual([
+    expect(onKind.error.details).toEqual([
       { path: "credential", message: "applies only to kind ap2_payment" },
     ]);
     const alone = await assess(key, { presentation: PRESENTATION, mandate: {} });
     expect(alone.status).toBe(400);
-    expect(alone.json.details).toEqual([
+    expect(alone.error.details).toEqual([
       { path: "presentation", message: "applies only with a credential" },
     ]);
   });
@@ -251,7 +251,7 @@ describe("rules the vectors do not cover, with chains made here", () => {
     const { key, agentId } = await setUp(made);
     const body = await assessOk(key, { credential: made.credential, presentation: PRESENTATION });
     expect(body.outcome.credential).toMatchObject({ verified: true, failure: null, hops: 2 });
-    expect(body.outcome.agent.id).toBe(agentId);
+    expect(body.outcome.agent!.id).toBe(agentId);
     expect(body.outcome.confidences.agent_identity).toBe(1);
   });
 
@@ -263,7 +263,7 @@ describe("rules the vectors do not cover, with chains made here", () => {
     const reason = body.outcome.rejection_reasons.find(
       (r: Json) => r.key === "credential_constraint_violated",
     );
-    expect(reason.description).toContain("payment.teleport");
+    expect(reason!.description).toContain("payment.teleport");
   });
 
   it("alg none: denied, signature_invalid", async () => {

@@ -195,7 +195,7 @@ describe("sending back the returned mandate", () => {
   it("answers the same assessment (our injected namespace is not content)", async () => {
     const { org, key } = await orgWithKey();
     const first = await assessOk(key, { mandate: payment() });
-    expect(first.mandate.risk_data["agent-risk"]).toBeDefined();
+    expect((first.mandate.risk_data as Json)["agent-risk"]).toBeDefined();
     const again = await assess(key, { mandate: first.mandate });
     expect(again.status).toBe(200);
     expect(again.json).toEqual(first);
@@ -207,7 +207,7 @@ describe("sending back the returned mandate", () => {
     const first = await assessOk(key, { mandate: payment({ risk_data: { device: "d-1" } }) });
     const again = await assessOk(key, { mandate: first.mandate });
     expect(again.assessmentId).toBe(first.assessmentId);
-    expect(again.mandate.risk_data.device).toBe("d-1");
+    expect((again.mandate.risk_data as Json).device).toBe("d-1");
     expect(await countRows(org.id)).toMatchObject({ assessments: 1 });
   });
 
@@ -270,7 +270,7 @@ describe("concurrent identical requests", () => {
     const statuses = answers.map((a) => a.status).sort();
     expect(statuses).toEqual([200, 400, 400, 400, 400]);
     for (const a of answers.filter((x) => x.status === 400)) {
-      expect(a.json.error).toBe("idempotency_key_reused");
+      expect(a.error.error).toBe("idempotency_key_reused");
     }
     expect(await countRows(org.id)).toEqual({ assessments: 1, mandates: 1, ledger: 1, events: 2 });
   });
@@ -299,7 +299,7 @@ describe("idempotency_key", () => {
     const first = await assessOk(key, { mandate: payment(), idempotency_key: idempotencyKey });
     const reused = await assess(key, { mandate: payment(), idempotency_key: idempotencyKey });
     expect(reused.status).toBe(400);
-    expect(reused.json.error).toBe("idempotency_key_reused");
+    expect(reused.error.error).toBe("idempotency_key_reused");
     expect(JSON.stringify(reused.json)).not.toContain('"decision"');
     expect(await countRows(org.id)).toMatchObject({ assessments: 1, mandates: 1, ledger: 1 });
     // The original is untouched.

@@ -27,7 +27,7 @@ import { merchantCard, newAgent, registerKey, signCard } from "./support/identit
 async function getAgent(org: TestOrg, id: string) {
   const res = await call(`/v1/agents/${id}`, { token: org.token });
   expect(res.status).toBe(200);
-  return res.json as Json;
+  return res.json;
 }
 
 async function setStatus(org: TestOrg, id: string, status: "suspended" | "revoked" | "active") {
@@ -114,7 +114,7 @@ describe("by the open mandate's holder key", () => {
     expect(body.outcome.agent?.id).toBe(agent.id);
     expect(reasonKeys(body.outcome)).toContain("agent_revoked");
     expect(
-      body.outcome.rejection_reasons.find((r: Json) => r.key === "agent_revoked").category,
+      body.outcome.rejection_reasons.find((r: Json) => r.key === "agent_revoked")!.category,
     ).toBe("identity");
     expect(body.outcome.outcome.reason).toMatch(/^Denied: /);
     expectConsistentBand(body.outcome);
@@ -273,7 +273,7 @@ describe("without any evidence", () => {
     }
   });
 
-  it.each(["message_send", "voice_call", "custom"])("nor for kind %s", async (kind) => {
+  it.each(["message_send", "voice_call", "custom"] as const)("nor for kind %s", async (kind) => {
     const { key } = await orgWithKey();
     const body = await assessOk(key, { kind, mandate: { to: "+15551234567" } });
     expect(body.decision).not.toBe("approve");
@@ -290,7 +290,7 @@ describe("the agent's evidence counters: only proof of possession moves them", (
     expect(after.evidence.approvals).toBe(before.evidence.approvals + 1);
     expect(after.evidence.denials).toBe(before.evidence.denials);
     expect(after.trust_score).toBe(before.trust_score + 1);
-    expect(body.outcome.agent.trust_score).toBe(before.trust_score);
+    expect(body.outcome.agent!.trust_score).toBe(before.trust_score);
   });
 
   it("a denial adds to denials", async () => {
@@ -380,7 +380,7 @@ describe("the agent's evidence counters: only proof of possession moves them", (
       expect(claimed.outcome.confidences.agent_identity).toBe(0.6);
       // Same signals, same 20 trust points: the trusted agent's 70 is not borrowed.
       expect(signalTypes(claimed.outcome)).toEqual(signalTypes(baseline.outcome));
-      expect(claimed.outcome.risk_score).toBe(baseline.outcome.risk_score);
+      expect(claimed.outcome.outcome.risk_score).toBe(baseline.outcome.outcome.risk_score);
       expect(claimed.decision).toBe(baseline.decision);
       const [row] =
         await ownerSql`select agent_id from assessments where id = ${claimed.assessmentId}`;
@@ -406,7 +406,7 @@ describe("an agent_id that is not an agent id", () => {
       const { key } = await orgWithKey();
       const res = await assess(key, { mandate: payment(), agent_id: agentId });
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("invalid_request");
+      expect(res.error.error).toBe("invalid_request");
     },
   );
 });

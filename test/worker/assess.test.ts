@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call } from "./support/api";
+import { call, callRaw } from "./support/api";
 import {
   assess,
   assessmentEvents,
@@ -54,7 +54,7 @@ describe("POST /v1/assess: the AP2 reference examples", () => {
       const { key } = await orgWithKey();
       const mandate = examples[type]();
       const body = await assessOk(key, { mandate });
-      const { risk_data, ...rest } = body.mandate;
+      const { risk_data, ...rest } = body.mandate as Json;
       expect(rest).toEqual(mandate);
       expect(Object.keys(risk_data)).toEqual(["agent-risk"]);
       expect(risk_data["agent-risk"]).toEqual({
@@ -72,7 +72,7 @@ describe("POST /v1/assess: the AP2 reference examples", () => {
     const riskData = { device: { ip: "203.0.113.7" }, session_age_s: 120, country: "US" };
     const mandate = payment({ risk_data: structuredClone(riskData) });
     const body = await assessOk(key, { mandate });
-    const { "agent-risk": ours, ...theirs } = body.mandate.risk_data;
+    const { "agent-risk": ours, ...theirs } = body.mandate.risk_data as Json;
     expect(theirs).toEqual(riskData);
     expect(ours.jws).toBe(body.riskPayloadJws);
     expect(withoutOurNamespace(body.mandate)).toEqual(mandate);
@@ -130,7 +130,7 @@ describe("the Risk Payload", () => {
       .replace(/\//g, "_")
       .replace(/=+$/, "");
     expect(kid).toBe(thumbprint);
-    const served = await call(new URL(verify_url).pathname);
+    const served = await callRaw(new URL(verify_url).pathname);
     expect(served.status).toBe(200);
     expect(served.json.keys.map((k: Json) => k.kid)).toContain(kid);
   });
@@ -219,9 +219,9 @@ describe("the Risk Payload", () => {
 
 describe("credentials", () => {
   it("answers 401 without a key, before looking at the body", async () => {
-    const res = await call("/v1/assess", { method: "POST", body: "{not json" });
+    const res = await call("/v1/assess", { method: "POST", raw: true, body: "{not json" });
     expect(res.status).toBe(401);
-    expect(res.json).toEqual(refusedBody("missing"));
+    expect(res.error).toEqual(refusedBody("missing"));
   });
 
   it("answers 403 to a key without assess:write, before looking at the body", async () => {
@@ -230,7 +230,7 @@ describe("credentials", () => {
     for (const body of [{ mandate: payment() }, "{not json", { nope: 1 }]) {
       const res = await assess(key, body);
       expect(res.status).toBe(403);
-      expect(res.json.error).toBe("insufficient_scope");
+      expect(res.error.error).toBe("insufficient_scope");
     }
   });
 
@@ -286,9 +286,9 @@ describe("rule 1: a mandate that fails schema validation is a 422", () => {
     const { org, key } = await orgWithKey();
     const res = await assess(key, { mandate: without(payment(), path), mandateType: "payment" });
     expect(res.status).toBe(422);
-    expect(res.json.error).toBe("mandate_invalid");
+    expect(res.error.error).toBe("mandate_invalid");
     expect(detailPaths(res.json)).toContain(`mandate.${path}`);
-    for (const d of res.json.details) expect(typeof d.message).toBe("string");
+    for (const d of res.error.details) expect(typeof d.message).toBe("string");
     // Nothing was assessed.
     const [row] = (await ownerSql`select count(*)::int as n from assessments
                                   where org_id = ${org.id}`) as [Json];
@@ -330,7 +330,7 @@ describe("rule 1: a mandate that fails schema validation is a 422", () => {
     const { key } = await orgWithKey();
     const res = await assess(key, { mandate: withValue(payment(), path, value) });
     expect(res.status).toBe(422);
-    expect(res.json.error).toBe("mandate_invalid");
+    expect(res.error.error).toBe("mandate_invalid");
     expect(detailPaths(res.json)).toContain(`mandate.${path}`);
   });
 
@@ -368,7 +368,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
     for (const text of ["{", '{"mandate": }', "", "nul", "{'mandate': {}}"]) {
       const res = await assess(key, text);
       expect(res.status, text).toBe(400);
-      expect(res.json.error, text).toBe("invalid_json");
+      expect(res.error.error, text).toBe("invalid_json");
     }
   });
 
@@ -386,7 +386,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
     const { key } = await orgWithKey();
     const res = await assess(key, JSON.stringify({ mandate: payment() }).slice(0, -3));
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_json");
+    expect(res.error.error).toBe("invalid_json");
   });
 
   it.each([[[]], [[{ mandate: {} }]], ["mandate"], [42], [null], [true]])(
@@ -395,7 +395,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
       const { key } = await orgWithKey();
       const res = await assess(key, JSON.stringify(body));
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("invalid_request");
+      expect(res.error.error).toBe("invalid_request");
     },
   );
 
@@ -410,7 +410,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
     ]) {
       const res = await assess(key, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.json.error).toBe("invalid_request");
+      expect(res.error.error).toBe("invalid_request");
       expect(detailPaths(res.json)).toContain("mandate");
     }
   });
@@ -419,7 +419,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
     const { key } = await orgWithKey();
     const res = await assess(key, { mandate: payment(), mandate_type: "payment" });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
+    expect(res.error.error).toBe("invalid_request");
     expect(detailPaths(res.json)).toEqual(["mandate_type"]);
   });
 
@@ -444,14 +444,14 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
     const { key } = await orgWithKey();
     const res = await assess(key, { mandate: payment(), [field]: value });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
+    expect(res.error.error).toBe("invalid_request");
   });
 
   it("an unknown vct is unknown_mandate_type", async () => {
     const { key } = await orgWithKey();
     const res = await assess(key, { mandate: payment({ vct: "mandate.unknown.1" }) });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("unknown_mandate_type");
+    expect(res.error.error).toBe("unknown_mandate_type");
     expect(detailPaths(res.json)).toEqual(["mandate.vct"]);
   });
 
@@ -459,7 +459,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
     const { key } = await orgWithKey();
     const res = await assess(key, { mandate: payment(), mandateType: "refund" });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("unknown_mandate_type");
+    expect(res.error.error).toBe("unknown_mandate_type");
     expect(detailPaths(res.json)).toEqual(["mandateType"]);
   });
 
@@ -472,7 +472,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
     ] as const) {
       const res = await assess(key, { mandate, mandateType: type });
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("mandate_type_mismatch");
+      expect(res.error.error).toBe("mandate_type_mismatch");
     }
   });
 
@@ -486,7 +486,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
     const { org, key } = await orgWithKey();
     const res = await assess(key, { mandate: payment({ filler: "x".repeat(256 * 1024) }) });
     expect(res.status).toBe(413);
-    expect(res.json).toEqual(errorBody("request_too_large", { max_bytes: 262144 }));
+    expect(res.error).toEqual(errorBody("request_too_large", { max_bytes: 262144 }));
     const [row] = (await ownerSql`select count(*)::int as n from assessments
                                   where org_id = ${org.id}`) as [Json];
     expect(row.n).toBe(0);
@@ -512,7 +512,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
     const { org, key } = await orgWithKey();
     const res = await assess(key, text);
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
+    expect(res.error.error).toBe("invalid_request");
     const [row] = (await ownerSql`select count(*)::int as n from assessments
                                   where org_id = ${org.id}`) as [Json];
     expect(row.n).toBe(0);
@@ -543,14 +543,14 @@ describe("rule 3: A2A", () => {
     const { key } = await orgWithKey();
     const res = await assess(key, { mandate: payment() }, { headers: { "A2A-Version": "2.0" } });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("unsupported_a2a_version");
+    expect(res.error.error).toBe("unsupported_a2a_version");
   });
 
   it("a block version that is not supported: 400", async () => {
     const { key } = await orgWithKey();
     const res = await assess(key, { mandate: payment(), a2a: { a2a_version: "0.2" } });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("unsupported_a2a_version");
+    expect(res.error.error).toBe("unsupported_a2a_version");
   });
 
   it("header 1.0 with block a2a_version 0.3: 400 a2a_version_mismatch", async () => {
@@ -561,7 +561,7 @@ describe("rule 3: A2A", () => {
       { headers: { "A2A-Version": "1.0" } },
     );
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("a2a_version_mismatch");
+    expect(res.error.error).toBe("a2a_version_mismatch");
   });
 
   it("an A2A problem is a 400 even when the mandate is also invalid", async () => {
@@ -641,7 +641,7 @@ describe("other action kinds", () => {
     const { key } = await orgWithKey();
     const res = await assess(key, { kind, mandate: {}, mandateType: "payment" });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
+    expect(res.error.error).toBe("invalid_request");
   });
 
   it("kind ap2_payment stated explicitly is the default", async () => {

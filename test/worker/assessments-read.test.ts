@@ -21,7 +21,7 @@ import { anchor } from "./support/ledger";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function list(key: string, query = "") {
-  return call(`/v1/assessments${query ? `?${query}` : ""}`, { key });
+  return call(`/v1/assessments?${query}`, { key });
 }
 
 function summaryOf(body: Json) {
@@ -124,7 +124,7 @@ describe("GET /v1/assessments/{id}", () => {
     for (const id of ["not-a-uuid", "1", "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6", "%27%20or%201=1"]) {
       const res = await call(`/v1/assessments/${id}`, { key });
       expect(res.status, id).toBe(404);
-      expect(res.json.error).toBe("not_found");
+      expect(res.error.error).toBe("not_found");
     }
   });
 
@@ -132,7 +132,7 @@ describe("GET /v1/assessments/{id}", () => {
     const { key } = await orgWithKey();
     const res = await call(`/v1/assessments/${crypto.randomUUID()}`, { key });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
   });
 
   it("needs assess:read", async () => {
@@ -262,7 +262,7 @@ describe("GET /v1/assessments", () => {
   ])("refuses %s with 400", async (query) => {
     const res = await list(key, query);
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
+    expect(res.error.error).toBe("invalid_request");
   });
 
   it.each(["garbage", "eyJpZCI6Im5vcGUifQ", crypto.randomUUID()])(
@@ -270,7 +270,7 @@ describe("GET /v1/assessments", () => {
     async (cursor) => {
       const res = await list(key, `cursor=${cursor}`);
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("invalid_cursor");
+      expect(res.error.error).toBe("invalid_cursor");
     },
   );
 
@@ -300,7 +300,7 @@ describe("pagination", () => {
     const res = await list(key);
     expect(res.json.data).toHaveLength(25);
     expect(res.json.has_more).toBe(true);
-    const rest = await list(key, `cursor=${encodeURIComponent(res.json.next_cursor)}`);
+    const rest = await list(key, `cursor=${encodeURIComponent(res.json.next_cursor!)}`);
     expect(rest.json.data).toHaveLength(1);
     expect(rest.json.has_more).toBe(false);
   });
@@ -438,7 +438,7 @@ describe("a test key's records", () => {
     const { key } = await orgWithKey("test");
     const body = await assessOk(key, { mandate: payment() });
     expect(body.outcome.livemode).toBe(false);
-    expect((await list(key)).json.data[0].livemode).toBe(false);
+    expect((await list(key)).json.data[0]!.livemode).toBe(false);
     expect((await call(`/v1/mandates/${body.mandateId}`, { key })).json.livemode).toBe(false);
   });
 });
@@ -453,14 +453,14 @@ describe("cross-tenant", () => {
 
     const one = await call(`/v1/assessments/${body.assessmentId}`, { key: b.key });
     expect(one.status).toBe(404);
-    expect(one.json).toEqual(errorBody("not_found"));
+    expect(one.error).toEqual(errorBody("not_found"));
     const mandate = await call(`/v1/mandates/${body.mandateId}`, { key: b.key });
     expect(mandate.status).toBe(404);
-    expect(mandate.json).toEqual(errorBody("not_found"));
+    expect(mandate.error).toEqual(errorBody("not_found"));
 
     const theirs = await list(b.key);
     expect(theirs.json.data).toHaveLength(1);
-    expect(theirs.json.data[0].id).not.toBe(body.assessmentId);
+    expect(theirs.json.data[0]!.id).not.toBe(body.assessmentId);
     expect((await list(b.key, `agent=${agent.id}`)).json.data).toEqual([]);
     const mandates = await call("/v1/mandates", { key: b.key });
     expect(mandates.json.data.map((m: Json) => m.id)).not.toContain(body.mandateId);
@@ -479,7 +479,7 @@ describe("cross-tenant", () => {
     for (let i = 0; i < 3; i++) await assessOk(a.key, { mandate: payment() });
     await assessOk(b.key, { mandate: payment() });
     const page = await list(a.key, "limit=1");
-    const res = await list(b.key, `limit=5&cursor=${encodeURIComponent(page.json.next_cursor)}`);
+    const res = await list(b.key, `limit=5&cursor=${encodeURIComponent(page.json.next_cursor!)}`);
     if (res.status === 200) {
       const aIds = (await list(a.key)).json.data.map((s: Json) => s.id);
       for (const s of res.json.data) expect(aIds).not.toContain(s.id);

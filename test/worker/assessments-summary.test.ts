@@ -47,7 +47,7 @@ async function orgWithTemplate() {
 }
 
 function summary(credential: { key?: string; token?: string }, query = "") {
-  return call(`/v1/assessments/summary${query ? `?${query}` : ""}`, credential);
+  return call(`/v1/assessments/summary?${query}`, credential);
 }
 
 const empty = (date: string) => ({
@@ -225,8 +225,8 @@ describe("GET /v1/assessments/summary", () => {
     const { assessmentId } = await assessOnce(org, key);
     const reviews = await call("/v1/reviews?order=desc&limit=1", { key });
     const review = reviews.json.data[0];
-    expect(review.assessment_id).toBe(assessmentId);
-    const resolved = await call(`/v1/reviews/${review.id}/resolve`, {
+    expect(review!.assessment_id).toBe(assessmentId);
+    const resolved = await call(`/v1/reviews/${review!.id}/resolve`, {
       method: "POST",
       key,
       body: { decision: "approve", note: "checked by hand" },
@@ -296,8 +296,8 @@ describe("GET /v1/assessments/summary", () => {
     const year = await summary({ key }, "from=2024-01-01&to=2025-01-01"); // a leap year
     expect(year.status).toBe(200);
     expect(year.json.days).toHaveLength(366);
-    expect(year.json.days[0].date).toBe("2024-01-01");
-    expect(year.json.days.at(-1).date).toBe("2024-12-31");
+    expect(year.json.days[0]!.date).toBe("2024-01-01");
+    expect(year.json.days.at(-1)!.date).toBe("2024-12-31");
     const longer = await summary({ key }, "from=2024-01-01&to=2025-01-01T00:00:00.001Z");
     expect(longer.status).toBe(400);
     expect(longer.json).toEqual(
@@ -413,7 +413,7 @@ describe("GET /v1/assessments/summary", () => {
     expect(toWall % day).toBe(0);
     expect(toWall - (Date.now() + 14 * 3_600_000)).toBeLessThanOrEqual(day);
     expect(Date.parse(res.json.to) - Date.parse(res.json.from)).toBe(30 * day);
-    expect(res.json.days.at(-1).date).toBe(new Date(toWall - day).toISOString().slice(0, 10));
+    expect(res.json.days.at(-1)!.date).toBe(new Date(toWall - day).toISOString().slice(0, 10));
     expect(res.json.days).toHaveLength(30);
   });
 
@@ -438,7 +438,7 @@ describe("GET /v1/assessments/summary", () => {
     expect(res.status).toBe(200);
     expect(res.json.from).toBe("2019-12-02T00:00:00.000Z");
     expect(res.json.days).toHaveLength(30);
-    expect(res.json.days[0].date).toBe("2019-12-02");
+    expect(res.json.days[0]!.date).toBe("2019-12-02");
   });
 
   it("reads a window of the first days of year 1", async () => {
@@ -482,7 +482,7 @@ describe("GET /v1/assessments/summary", () => {
     const { key } = await org.key(["assess:read"]);
     const res = await summary({ key }, query);
     expect(res.status, res.text).toBe(400);
-    expect(res.json).toEqual(errorBody("invalid_request", [{ path, message, code: "custom" }]));
+    expect(res.error).toEqual(errorBody("invalid_request", [{ path, message, code: "custom" }]));
   });
 
   it.each([
@@ -501,7 +501,7 @@ describe("GET /v1/assessments/summary", () => {
     const { key } = await org.key(["assess:read"]);
     const res = await summary({ key }, new URLSearchParams({ [name]: value }).toString());
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details.map((d: { path: string }) => d.path)).toEqual([name]);
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details.map((d: { path: string }) => d.path)).toEqual([name]);
   });
 });

@@ -300,8 +300,8 @@ describe("POST /v1/policies/{id}/backtest", () => {
     const draft = await createPolicy(org, {}, { activate: false });
     const res = await backtest(org, draft.id, body);
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details[0].path).toBe(path);
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details[0].path).toBe(path);
   });
 
   it("another org's policy is a 404", async () => {
@@ -309,7 +309,7 @@ describe("POST /v1/policies/{id}/backtest", () => {
     const { org: intruder } = await orgWithKey();
     const res = await backtest(intruder, draft.id);
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
   });
 });
 

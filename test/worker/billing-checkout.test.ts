@@ -21,7 +21,13 @@ const URLS = {
 };
 
 function startCheckout(key: string, plan = "starter", headers: Record<string, string> = {}) {
-  return call("/v1/billing/checkout", { method: "POST", key, body: { plan, ...URLS }, headers });
+  return call("/v1/billing/checkout", {
+    method: "POST",
+    key,
+    raw: true,
+    body: { plan, ...URLS },
+    headers,
+  });
 }
 
 async function hmacHex(secret: string, payload: string): Promise<string> {
@@ -103,7 +109,7 @@ describe("the Stripe webhook", () => {
       { type: "billing.checkout_created", actor_type: "api_key", actor_id: expect.any(String) },
       { type: "billing.plan_activated", actor_type: "provider", actor_id: "stripe" },
     ]);
-    expect((await startCheckout(key, "growth")).json.error).toBe("plan_already_active");
+    expect((await startCheckout(key, "growth")).error.error).toBe("plan_already_active");
   });
 
   it("a subscribed org cannot start a second subscription (no parallel plans, no downgrade)", async () => {
@@ -114,7 +120,7 @@ describe("the Stripe webhook", () => {
     for (const plan of ["growth", "starter"]) {
       const again = await startCheckout(key, plan);
       expect(again.status).toBe(409);
-      expect(again.json.error).toBe("plan_already_active");
+      expect(again.error.error).toBe("plan_already_active");
     }
     expect((await getBilling({ key })).json.plan.id).toBe("starter");
   });
@@ -146,7 +152,7 @@ describe("the Stripe webhook", () => {
     ]) {
       const res = await stripeWebhook(payload, signature);
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("provider_signature_invalid");
+      expect(res.error.error).toBe("provider_signature_invalid");
     }
     // A genuine signature over other content (a tampered body) is refused too.
     const genuine = await completeCheckout(session);

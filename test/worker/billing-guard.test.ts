@@ -10,7 +10,12 @@ import { errorBody } from "./support/errors";
 // reaches 80% of the cap (spend.review_required) and the sixth would exceed it (refused).
 
 function setCap(credential: { key?: string; token?: string }, amount: unknown) {
-  return call("/v1/billing/spending_cap", { method: "POST", body: { amount }, ...credential });
+  return call("/v1/billing/spending_cap", {
+    method: "POST",
+    raw: true,
+    body: { amount },
+    ...credential,
+  });
 }
 
 function confirmSpend(token: string, spending_cap: number | null) {
@@ -64,7 +69,7 @@ describe("setting the spending cap", () => {
     await setCap({ key }, 100);
     const res = await setCap({ key }, 101);
     expect(res.status).toBe(409);
-    expect(res.json.error).toBe("spend_confirmation_required");
+    expect(res.error.error).toBe("spend_confirmation_required");
     expect((await getBilling({ key })).json.spending_cap.amount).toBe(100);
   });
 
@@ -73,7 +78,7 @@ describe("setting the spending cap", () => {
     for (const amount of [-1, 1.5, "10", null]) {
       const res = await setCap({ key }, amount);
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("invalid_request");
+      expect(res.error.error).toBe("invalid_request");
     }
   });
 });
@@ -215,7 +220,7 @@ describe("the spend guard", () => {
     const { org } = await cappedOrg();
     const res = await confirmSpend(org.token, 10);
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
+    expect(res.error.error).toBe("invalid_request");
   });
 
   it("takes an owner: an admin's session cannot confirm", async () => {
@@ -258,7 +263,7 @@ describe("the cap under concurrency", () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);
     expect(statuses.filter((s) => s === 402)).toHaveLength(15);
     for (const refused of results.filter((r) => r.status === 402)) {
-      expect(refused.json.error).toBe("spending_cap_reached");
+      expect(refused.error.error).toBe("spending_cap_reached");
       expect(refused.json).not.toHaveProperty("outcome");
     }
     expect(await metered(org.id)).toBe(10_005);
@@ -275,7 +280,7 @@ describe("test keys and live billing", () => {
     expect((await getBilling({ key: testKey })).status).toBe(200);
     const cap = await setCap({ key: testKey }, 100);
     expect(cap.status).toBe(403);
-    expect(cap.json.error).toBe("live_key_required");
+    expect(cap.error.error).toBe("live_key_required");
     const checkout = await call("/v1/billing/checkout", {
       method: "POST",
       key: testKey,
@@ -286,6 +291,6 @@ describe("test keys and live billing", () => {
       },
     });
     expect(checkout.status).toBe(403);
-    expect(checkout.json.error).toBe("live_key_required");
+    expect(checkout.error.error).toBe("live_key_required");
   });
 });

@@ -34,7 +34,7 @@ describe("commit under races and failed writes", () => {
     const org = await newOrg();
     for (let i = 0; i < 3; i++) {
       const agent = await newAgent(org);
-      const patch = (status: string) =>
+      const patch = (status: "suspended" | "revoked") =>
         call(`/v1/agents/${agent.id}`, { method: "PATCH", token: org.token, body: { status } });
       const [suspended, revoked] = await Promise.all([patch("suspended"), patch("revoked")]);
       expect([200, 409]).toContain(suspended.status);

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { call } from "./support/api";
+import { callRaw } from "./support/api";
 import { ROUTES } from "./support/routes";
 
 // The per-route auth, scope and cross-tenant tests are in common-routes-<n>.test.ts.
 describe("every authenticated route is in the table", () => {
   it("matches the OpenAPI document", async () => {
-    const { json } = await call("/openapi.json");
+    const { json } = await callRaw("/openapi.json");
     const documented = Object.entries(json.paths as Record<string, Record<string, any>>).flatMap(
       ([path, ops]) =>
         Object.entries(ops)
@@ -17,7 +17,7 @@ describe("every authenticated route is in the table", () => {
   });
 
   it("marks the same routes live-only as the table, in the OpenAPI document", async () => {
-    const { json } = await call("/openapi.json");
+    const { json } = await callRaw("/openapi.json");
     const paths = json.paths as Record<string, Record<string, any>>;
     const documented = Object.entries(paths)
       .flatMap(([path, ops]) =>

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import { csrfToken } from "../../src/sign-in/csrf";
 import worker from "../../workers/main";
-import { BASE, call, newOrg, sessionToken } from "./support/api";
+import { BASE, call, callRaw, newOrg, sessionToken } from "./support/api";
 import { payment } from "./support/assess";
 import { errorBody, refusedBody } from "./support/errors";
 
@@ -109,7 +109,7 @@ function fromConsole(
   who: ConsoleSession,
   options: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
 ) {
-  return call(path, {
+  return callRaw(path, {
     ...options,
     headers: {
       cookie: `__Host-ar_session=${who.session}; __Host-ar_csrf=${who.csrf}`,
@@ -212,7 +212,7 @@ describe("IDP_ISSUER and the provider's metadata", () => {
       const other = await sessionToken({}, { issuer });
       const res = await call("/v1/orgs", { method: "POST", token: other });
       expect(res.status).toBe(401);
-      expect(res.json).toEqual(refusedBody("unknown_session"));
+      expect(res.error).toEqual(refusedBody("unknown_session"));
     }
   });
 
@@ -386,7 +386,7 @@ describe("the session cookie as an API credential", () => {
     for (const wrong of [other.csrf, oneOff, ""]) {
       const res = await call("/v1/me", { headers: { cookie, "x-csrf-token": wrong } });
       expect(res.status).toBe(403);
-      expect(res.json.error).toBe("csrf_failed");
+      expect(res.error.error).toBe("csrf_failed");
     }
     const me = await fromConsole("/v1/me", who);
     expect(me.status).toBe(200);
@@ -403,7 +403,7 @@ describe("the session cookie as an API credential", () => {
     const cookie = `__Host-ar_session=${who.session}`;
     const refused = await call("/v1/api-keys", { method: "POST", body, headers: { cookie } });
     expect(refused.status).toBe(403);
-    expect(refused.json.error).toBe("csrf_failed");
+    expect(refused.error.error).toBe("csrf_failed");
     const created = await fromConsole("/v1/api-keys", who, { method: "POST", body });
     expect(created.status, created.text).toBe(201);
     expect(created.json.key).toMatch(/^aar_live_/);
@@ -413,20 +413,20 @@ describe("the session cookie as an API credential", () => {
     const who = await signIn();
     const me = await fromConsole("/v1/me", who);
     expect(me.status).toBe(403);
-    expect(me.json).toEqual(errorBody("no_organization"));
+    expect(me.error).toEqual(errorBody("no_organization"));
   });
 
   it("is 401 without a cookie, and 401 for a session that no longer verifies", async () => {
     const none = await call("/v1/me", { headers: { "x-csrf-token": "x" } });
     expect(none.status).toBe(401);
-    expect(none.json).toEqual(refusedBody("missing"));
+    expect(none.error).toEqual(refusedBody("missing"));
     const expired = await sessionToken({}, { expiresIn: "-1m" });
     const stale = await fromConsole("/v1/me", {
       session: expired,
       csrf: await csrfToken(env, expired),
     });
     expect(stale.status).toBe(401);
-    expect(stale.json).toEqual(refusedBody("expired_session"));
+    expect(stale.error).toEqual(refusedBody("expired_session"));
   });
 
   it("binds the CSRF token to its session: another session's value fails the check", async () => {
@@ -467,11 +467,11 @@ describe("the session cookie as an API credential", () => {
     expect((await fromConsole(`/v1/assessments/${id}`, theirs)).status).toBe(200);
     const res = await fromConsole(`/v1/assessments/${id}`, mine);
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
     // Naming the other org is no way in either.
     const named = await fromConsole("/v1/me", mine, { headers: { "x-org-id": theirs.orgId } });
     expect(named.status).toBe(403);
-    expect(named.json).toEqual(errorBody("no_organization"));
+    expect(named.error).toEqual(errorBody("no_organization"));
   });
 
   it("is never offered to another origin: no CORS headers, preflight or not", async () => {
@@ -558,8 +558,8 @@ describe("x-mode", () => {
     ] as const) {
       const res = await call("/v1/me", { key, headers: { "x-mode": mode } });
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("invalid_request");
-      expect(res.json.details[0].path).toBe("x-mode");
+      expect(res.error.error).toBe("invalid_request");
+      expect(res.error.details[0].path).toBe("x-mode");
     }
   });
 
@@ -581,7 +581,7 @@ describe("x-mode", () => {
       for (const mode of ["test", "staging"]) {
         const res = await call("/v1/me", { key, headers: { "x-mode": mode } });
         expect(res.status, `${mode}: ${res.text}`).toBe(401);
-        expect(res.json).toEqual(refusedBody("unknown_key"));
+        expect(res.error).toEqual(refusedBody("unknown_key"));
       }
     }
   });
@@ -590,7 +590,7 @@ describe("x-mode", () => {
     const who = await signIn();
     const res = await fromConsole("/v1/me", who, { headers: { "x-mode": "staging" } });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual(errorBody("no_organization"));
+    expect(res.error).toEqual(errorBody("no_organization"));
   });
 });
 

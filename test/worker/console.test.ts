@@ -46,14 +46,14 @@ describe("POST /v1/orgs", () => {
     const { key } = await org.key(["assess:read"]);
     const res = await call("/v1/orgs", { method: "POST", key });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual(errorBody("session_required"));
+    expect(res.error).toEqual(errorBody("session_required"));
   });
 
   it("rejects a name with a NUL character with 400, not a database error", async () => {
     const token = await sessionToken();
     const res = await call("/v1/orgs", { method: "POST", token, body: { name: "a\u0000b" } });
     expect(res.status).toBe(400);
-    expect(res.json.details[0].path).toBe("name");
+    expect(res.error.details[0].path).toBe("name");
   });
 
   it("rejects an unknown body field with 400 and the path", async () => {
@@ -64,8 +64,8 @@ describe("POST /v1/orgs", () => {
       body: { name: "x", plan: "free" },
     });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details[0].code).toBe("unrecognized_keys");
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details[0].code).toBe("unrecognized_keys");
   });
 });
 
@@ -100,7 +100,7 @@ describe("session tokens", () => {
     it(`refuses ${name} with 401 (${refusal})`, async () => {
       const res = await call("/v1/me", { token: await make() });
       expect(res.status).toBe(401);
-      expect(res.json).toEqual(refusedBody(refusal));
+      expect(res.error).toEqual(refusedBody(refusal));
     });
   }
 });
@@ -158,7 +158,7 @@ describe("GET /v1/me", () => {
   it("tells a signed-in user without an org to create one", async () => {
     const res = await call("/v1/me", { token: await sessionToken() });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual(errorBody("no_organization"));
+    expect(res.error).toEqual(errorBody("no_organization"));
   });
 
   it("refuses a session asking for an org it does not belong to", async () => {
@@ -166,6 +166,6 @@ describe("GET /v1/me", () => {
     const theirs = await newOrg();
     const res = await call("/v1/me", { token: mine.token, headers: { "x-org-id": theirs.id } });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual(errorBody("no_organization"));
+    expect(res.error).toEqual(errorBody("no_organization"));
   });
 });

@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { CAPTURE, decide } from "./support/action";
-import { call, newOrg } from "./support/api";
+import { call, callRaw, newOrg } from "./support/api";
 import { jcs, jwks, orgWithKey } from "./support/assess";
 import {
   actionSetup,
@@ -172,8 +172,8 @@ describe("POST /v1/control-coverage/effects", () => {
     const { org, key } = await orgWithKey();
     const res = await reportEffect(key, effect(changes));
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details.map((d: any) => d.path)).toContain(path);
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details.map((d: any) => d.path)).toContain(path);
     expect(await ownerSql`select id from control_effects where org_id = ${org.id}`).toEqual([]);
   });
 
@@ -181,7 +181,7 @@ describe("POST /v1/control-coverage/effects", () => {
     const { key } = await orgWithKey();
     const res = await reportEffect(key, effect({ amount: 2 ** 53, currency: "USD" }));
     expect(res.status).toBe(400);
-    expect(res.json.details.map((d: any) => d.path)).toEqual(["amount"]);
+    expect(res.error.details.map((d: any) => d.path)).toEqual(["amount"]);
   });
 
   it("answers 400 to an effect more than a minute in the future", async () => {
@@ -267,7 +267,7 @@ describe("GET /v1/control-coverage", () => {
     // second before its redemption (the service refuses that; the evidence check must not
     // trust it did).
     const d2Expiry = new Date(Date.now() - 60_000).toISOString();
-    const d5Expiry = new Date(Date.parse(r5.redeemed_at) - 1000).toISOString();
+    const d5Expiry = new Date(Date.parse(r5!.redeemed_at) - 1000).toISOString();
     await ownerSql`update action_decisions set grant_expires_at = ${d2Expiry} where id = ${d2.id}`;
     await ownerSql`update action_decisions set grant_expires_at = ${d5Expiry} where id = ${d5.id}`;
 
@@ -301,9 +301,17 @@ describe("GET /v1/control-coverage", () => {
       gate: { assessment_id: a2.assessmentId },
       ...usd,
     });
-    const e3 = await report({ occurred_at: at(3), gate: { grant_id: d1.grant.id }, ...capture(1) });
+    const e3 = await report({
+      occurred_at: at(3),
+      gate: { grant_id: d1.grant!.id },
+      ...capture(1),
+    });
     const e4 = await report({ occurred_at: at(4), gate: { decision_id: d1.id }, ...capture(1) });
-    const e5 = await report({ occurred_at: at(5), gate: { grant_id: d2.grant.id }, ...capture(2) });
+    const e5 = await report({
+      occurred_at: at(5),
+      gate: { grant_id: d2.grant!.id },
+      ...capture(2),
+    });
     const e6 = await report({
       occurred_at: at(6),
       gate: { decision_id: d3.id },
@@ -315,13 +323,13 @@ describe("GET /v1/control-coverage", () => {
     const e8 = await report({ occurred_at: at(8), gate: { assessment_id: missing } });
     const e9 = await report({
       occurred_at: at(9),
-      gate: { grant_id: d4.grant.id },
+      gate: { grant_id: d4.grant!.id },
       ...capture(4),
       amount: 2000,
     });
     const e11 = await report({
       occurred_at: at(11),
-      gate: { grant_id: d5.grant.id },
+      gate: { grant_id: d5.grant!.id },
       ...capture(5),
     });
 
@@ -371,7 +379,7 @@ describe("GET /v1/control-coverage", () => {
           assessment_id: missing,
         }),
         gap("gate_mismatch", "amount 2000 ≠ 1000", { ...ofEffect(e9), ...grant(d4) }),
-        gap("redeemed_after_expiry", `redeemed at ${r5.redeemed_at}, expired at ${d5Expiry}`, {
+        gap("redeemed_after_expiry", `redeemed at ${r5!.redeemed_at}, expired at ${d5Expiry}`, {
           ...ofEffect(e11),
           ...grant(d5),
         }),
@@ -427,8 +435,8 @@ describe("GET /v1/control-coverage", () => {
       const one = await call(`/v1/control-coverage/effects/${gated.id}`, { key });
       expect(one.json.match).toEqual({ status: "gated", gaps: [] });
     }
-    expect(r1.grant_id).toBe(d1.grant.id);
-    expect(r4.grant_id).toBe(d4.grant.id);
+    expect(r1!.grant_id).toBe(d1.grant!.id);
+    expect(r4!.grant_id).toBe(d4.grant!.id);
   });
 
   it("covers the last 24 hours by default and only the caller's mode", async () => {
@@ -496,7 +504,7 @@ describe("GET /v1/control-coverage", () => {
     });
     expect(res.json.gaps).toHaveLength(1000);
     // The oldest are the ones evaluated.
-    expect(res.json.gaps[0].reference).toBe("ref-1");
+    expect(res.json.gaps[0]!.reference).toBe("ref-1");
   });
 
   it("answers an empty period with a null ratio", async () => {
@@ -522,7 +530,7 @@ describe("GET /v1/control-coverage", () => {
   ])("answers 400 to %s", async (_, query, path) => {
     const { key } = await orgWithKey();
     for (const route of ["/v1/control-coverage", "/v1/control-coverage/report"]) {
-      const res = await call(`${route}?${query}`, { key });
+      const res = await callRaw(`${route}?${query}`, { key });
       expect(res.status).toBe(400);
       expect(res.json.error).toBe("invalid_request");
       if (path) expect(res.json.details.map((d: any) => d.path)).toContain(path);
@@ -607,7 +615,7 @@ describe("GET /v1/control-coverage/report", () => {
     const forged = { ...res.json.report, coverage_ratio: 1 };
     const payload = Buffer.from(jcs(forged)).toString("base64url");
     expect(verifyCompact(`${h}.${payload}.${s}`, keys).valid).toBe(false);
-    const flipped = `${s.slice(0, 10)}${s[10] === "A" ? "B" : "A"}${s.slice(11)}`;
+    const flipped = `${s!.slice(0, 10)}${s![10] === "A" ? "B" : "A"}${s!.slice(11)}`;
     expect(verifyCompact(`${h}.${p}.${flipped}`, keys).valid).toBe(false);
     expect(verifyCompact(`${h}.${p}.${s}`, keys).valid).toBe(true);
   });
@@ -665,7 +673,7 @@ describe("matching an effect to its gate, one rule at a time over HTTP", () => {
   const reported = async (key: string, changes: Json) => {
     const res = await reportEffect(key, effect(changes));
     expect(res.status).toBe(201);
-    return res.json as Json;
+    return res.json;
   };
   const ungated = (...gaps: Json[]) => ({ status: "ungated", gaps });
 
@@ -683,7 +691,7 @@ describe("matching an effect to its gate, one rule at a time over HTTP", () => {
     });
     const byGrant = await reported(other, {
       occurred_at: soon(),
-      gate: { grant_id: d.grant.id },
+      gate: { grant_id: d.grant!.id },
       ...CAPTURE,
     });
     const byDecision = await reported(other, {
@@ -703,7 +711,7 @@ describe("matching an effect to its gate, one rule at a time over HTTP", () => {
       ungated(
         gap("gate_not_found", "no such grant in this organization", {
           ...ofEffect(byGrant),
-          grant_id: d.grant.id,
+          grant_id: d.grant!.id,
         }),
       ),
     );
@@ -718,7 +726,7 @@ describe("matching an effect to its gate, one rule at a time over HTTP", () => {
     // The org that holds them would have been gated by the grant.
     const own = await reported(key, {
       occurred_at: soon(),
-      gate: { grant_id: d.grant.id },
+      gate: { grant_id: d.grant!.id },
       ...CAPTURE,
     });
     expect(await matchOf(key, own)).toEqual({ status: "gated", gaps: [] });
@@ -730,16 +738,16 @@ describe("matching an effect to its gate, one rule at a time over HTTP", () => {
     const d = await decision(setup, CAPTURE.resource);
     const r = await redeemed(setup, d);
     const early = await reported(key, {
-      occurred_at: new Date(Date.parse(r.redeemed_at) - 3_600_000).toISOString(),
+      occurred_at: new Date(Date.parse(r!.redeemed_at) - 3_600_000).toISOString(),
       gate: { decision_id: d.id },
       ...CAPTURE,
     });
     expect(await matchOf(key, early)).toEqual(
       ungated(
-        gap("effect_before_gate", `redeemed at ${r.redeemed_at}`, {
+        gap("effect_before_gate", `redeemed at ${r!.redeemed_at}`, {
           ...ofEffect(early),
           decision_id: d.id,
-          grant_id: d.grant.id,
+          grant_id: d.grant!.id,
         }),
       ),
     );
@@ -750,10 +758,10 @@ describe("matching an effect to its gate, one rule at a time over HTTP", () => {
     const setup = await actionSetup(org);
     const d = await decision(setup, CAPTURE.resource);
     await redeemed(setup, d);
-    const ids = { decision_id: d.id, grant_id: d.grant.id };
+    const ids = { decision_id: d.id, grant_id: d.grant!.id };
     const other = await reported(key, {
       occurred_at: soon(),
-      gate: { grant_id: d.grant.id },
+      gate: { grant_id: d.grant!.id },
       ...CAPTURE,
       action: "payment.refund",
       resource: "merchant:acme/order-9",
@@ -767,7 +775,10 @@ describe("matching an effect to its gate, one rule at a time over HTTP", () => {
         ),
       ),
     );
-    const silent = await reported(key, { occurred_at: soon(2000), gate: { grant_id: d.grant.id } });
+    const silent = await reported(key, {
+      occurred_at: soon(2000),
+      gate: { grant_id: d.grant!.id },
+    });
     expect(await matchOf(key, silent)).toEqual(
       ungated(
         gap(
@@ -827,10 +838,10 @@ describe("matching an effect to its gate, one rule at a time over HTTP", () => {
     // that it did.
     await ownerSql`update action_redemptions
                    set executor_id = ${stranger.id}, amount = 999
-                   where org_id = ${org.id} and grant_id = ${d.grant.id}`;
+                   where org_id = ${org.id} and grant_id = ${d.grant!.id}`;
     const named = await reported(key, {
       occurred_at: soon(),
-      gate: { grant_id: d.grant.id },
+      gate: { grant_id: d.grant!.id },
       ...CAPTURE,
     });
     expect(await matchOf(key, named)).toEqual(
@@ -838,7 +849,7 @@ describe("matching an effect to its gate, one rule at a time over HTTP", () => {
         gap(
           "gate_mismatch",
           `redeemed by api_key ${stranger.id}, the grant's audience is "${setup.executor.id}"; redemption amount 999 ≠ 1000`,
-          { ...ofEffect(named), decision_id: d.id, grant_id: d.grant.id },
+          { ...ofEffect(named), decision_id: d.id, grant_id: d.grant!.id },
         ),
       ),
     );
@@ -871,10 +882,10 @@ describe("matching an effect to its gate, one rule at a time over HTTP", () => {
     const setup = await actionSetup(org);
     const d = await decision(setup, CAPTURE.resource);
     await redeemed(setup, d);
-    const ids = { decision_id: d.id, grant_id: d.grant.id };
+    const ids = { decision_id: d.id, grant_id: d.grant!.id };
     const live = await reported(key, {
       occurred_at: soon(1000),
-      gate: { grant_id: d.grant.id },
+      gate: { grant_id: d.grant!.id },
       ...CAPTURE,
     });
     const inTest = await reported(test.key, {
@@ -904,10 +915,10 @@ describe("matching an effect to its gate, one rule at a time over HTTP", () => {
     const byTest = { ...setup, executor: testExecutor };
     const d = await decision(byTest, CAPTURE.resource);
     const r = await redeemed(byTest, d);
-    expect(r.executor).toEqual({ type: "api_key", id: testExecutor.id });
+    expect(r!.executor).toEqual({ type: "api_key", id: testExecutor.id });
     const live = await reported(key, {
       occurred_at: soon(),
-      gate: { grant_id: d.grant.id },
+      gate: { grant_id: d.grant!.id },
       ...CAPTURE,
     });
     expect(await matchOf(key, live)).toEqual(
@@ -915,7 +926,7 @@ describe("matching an effect to its gate, one rule at a time over HTTP", () => {
         gap("gate_mode_mismatch", "redeemed by a test credential; the effect is live", {
           ...ofEffect(live),
           decision_id: d.id,
-          grant_id: d.grant.id,
+          grant_id: d.grant!.id,
         }),
       ),
     );

@@ -99,7 +99,7 @@ describe("a JWKS URL issuer", () => {
     for (const [url, message] of cases) {
       const res = await register(key, { name: "x", jwks_url: url });
       expect(res.status, url).toBe(400);
-      expect(res.json).toEqual(errorBody("jwks_unreachable", [{ path: "jwks_url", message }]));
+      expect(res.error).toEqual(errorBody("jwks_unreachable", [{ path: "jwks_url", message }]));
     }
     const [{ n }] = (await ownerSql`select count(*)::int as n from credential_issuers
       where org_id = ${org.id}`) as [{ n: number }];

@@ -10,7 +10,7 @@ import { Tenant } from "../../src/auth/tenant";
 import untrusted from "../fixtures/ap2-v0.2-vectors/payment_invalid_untrusted_root.json";
 import valid from "../fixtures/ap2-v0.2-vectors/payment_valid_basic.json";
 import { newSigner } from "../support/ap2-chains";
-import { ALL_KEY_SCOPES, call, newOrg, type TestOrg } from "./support/api";
+import { ALL_KEY_SCOPES, call, callRaw, newOrg, type TestOrg } from "./support/api";
 import { addMember, ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
 import { newPrincipal } from "./support/identity";
@@ -80,7 +80,7 @@ describe("POST /v1/credential-issuers", () => {
     expect(erase.status).toBe(200);
     const erased = await register(key, { name: "x", jwks, principal_id: erasedId });
     expect(erased.status).toBe(409);
-    expect(erased.json.error).toBe("principal_erased");
+    expect(erased.error.error).toBe("principal_erased");
     const [{ n }] = (await ownerSql`select count(*)::int as n from credential_issuers
       where org_id = ${org.id}`) as [{ n: number }];
     expect(n).toBe(1);
@@ -97,7 +97,7 @@ describe("who may register a trust anchor", () => {
     const own = await newSigner("ES256", "self-signed");
     const res = await register(key, { name: "Mine", jwks: { keys: [publicJwk(own)] } });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual(errorBody("insufficient_scope", { required: "issuers:write" }));
+    expect(res.error).toEqual(errorBody("insufficient_scope", { required: "issuers:write" }));
     const [{ n }] = (await ownerSql`select count(*)::int as n from credential_issuers
       where org_id = ${org.id}`) as [{ n: number }];
     expect(n).toBe(0);
@@ -121,7 +121,7 @@ describe("who may register a trust anchor", () => {
       key,
     });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual(errorBody("insufficient_scope", { required: "issuers:write" }));
+    expect(res.error).toEqual(errorBody("insufficient_scope", { required: "issuers:write" }));
     const [row] = await ownerSql`select status from credential_issuers
       where id = ${created.json.id}`;
     expect(row).toEqual({ status: "active" });
@@ -150,7 +150,7 @@ describe("who may register a trust anchor", () => {
     const agentsReader = (await org.key(["agents:read", "agents:write"])).key;
     const hidden = await call("/v1/credential-issuers", { key: agentsReader });
     expect(hidden.status).toBe(403);
-    expect(hidden.json).toEqual(errorBody("insufficient_scope", { required: "issuers:read" }));
+    expect(hidden.error).toEqual(errorBody("insufficient_scope", { required: "issuers:read" }));
     const notWriter = await register(reader, { name: "x", jwks: { keys: [publicJwk(issuer)] } });
     expect(notWriter.status).toBe(403);
     const revoked = await call(`/v1/credential-issuers/${created.json.id}/revoke`, {
@@ -169,7 +169,7 @@ describe("who may register a trust anchor", () => {
     await addMember(org.id, member.subject, "member");
     const jwks = { keys: [publicJwk(await newSigner("EdDSA"))] };
     const as = (who: TestOrg, path: string, body?: unknown) =>
-      call(path, {
+      callRaw(path, {
         method: "POST",
         token: who.token,
         headers: { "x-org-id": org.id },
@@ -178,7 +178,7 @@ describe("who may register a trust anchor", () => {
 
     const byMember = await as(member, "/v1/credential-issuers", { name: "M", jwks });
     expect(byMember.status).toBe(403);
-    expect(byMember.json).toEqual(errorBody("insufficient_scope", { required: "issuers:write" }));
+    expect(byMember.error).toEqual(errorBody("insufficient_scope", { required: "issuers:write" }));
     const byOwner = await as(org, "/v1/credential-issuers", { name: "O", jwks });
     expect(byOwner.status).toBe(201);
     const byAdmin = await as(admin, "/v1/credential-issuers", { name: "A", jwks });
@@ -241,12 +241,12 @@ describe("POST /v1/credential-issuers validation", () => {
       const { publicKey } = await generateKeyPair(alg, { extractable: true });
       const res = await refused({ name: "x", jwks: { keys: [await exportJWK(publicKey)] } });
       expect(res.status, alg).toBe(400);
-      expect(res.json.details[0].path).toBe("jwks.keys.0");
+      expect(res.error.details[0].path).toBe("jwks.keys.0");
     }
     const mislabelled = { ...(await goodKey()), alg: "EdDSA" };
     const res = await refused({ name: "x", jwks: { keys: [mislabelled] } });
     expect(res.status).toBe(400);
-    expect(res.json.details[0].message).toBe(
+    expect(res.error.details[0].message).toBe(
       "the key says alg EdDSA (ES256 or EdDSA public keys only)",
     );
   });
@@ -255,7 +255,7 @@ describe("POST /v1/credential-issuers validation", () => {
     const offCurve = { ...(await goodKey()), y: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" };
     const res = await refused({ name: "x", jwks: { keys: [offCurve] } });
     expect(res.status).toBe(400);
-    expect(res.json.details).toEqual([
+    expect(res.error.details).toEqual([
       {
         path: "jwks.keys.0",
         message: "the key is not a valid public key (WebCrypto refuses it)",
@@ -268,7 +268,7 @@ describe("POST /v1/credential-issuers validation", () => {
     const k = await goodKey();
     const twice = await refused({ name: "x", jwks: { keys: [k, { ...k, x: k.y }] } });
     expect(twice.status).toBe(400);
-    expect(twice.json.details[0]).toMatchObject({ path: "jwks.keys", message: "kid k1 is twice" });
+    expect(twice.error.details[0]).toMatchObject({ path: "jwks.keys", message: "kid k1 is twice" });
     const empty = await refused({ name: "x", jwks: { keys: [] } });
     expect(empty.status).toBe(400);
     for (const body of [
@@ -277,7 +277,7 @@ describe("POST /v1/credential-issuers validation", () => {
     ]) {
       const res = await refused(body);
       expect(res.status).toBe(400);
-      expect(res.json.details).toEqual([
+      expect(res.error.details).toEqual([
         { path: "jwks", message: "give exactly one of jwks, jwks_url", code: "custom" },
       ]);
     }
@@ -394,7 +394,7 @@ describe("GET /v1/credential-issuers", () => {
     expect(onlyRevoked.json.data).toEqual([revoked.json]);
     const bad = await call("/v1/credential-issuers?status=paused", { key });
     expect(bad.status).toBe(400);
-    expect(bad.json.error).toBe("invalid_request");
+    expect(bad.error.error).toBe("invalid_request");
   });
 
   it("reads one issuer by id, and nobody else's", async () => {
@@ -409,7 +409,7 @@ describe("GET /v1/credential-issuers", () => {
     const intruder = await ownerKey();
     const foreign = await call(`/v1/credential-issuers/${created.json.id}`, { key: intruder.key });
     expect(foreign.status).toBe(404);
-    expect(foreign.json).toEqual(errorBody("not_found"));
+    expect(foreign.error).toEqual(errorBody("not_found"));
     const listed = await call("/v1/credential-issuers", { key: intruder.key });
     expect(listed.json.data).toEqual([]);
   });
@@ -463,7 +463,7 @@ describe("POST /v1/credential-issuers/{id}/revoke", () => {
       key: intruder.key,
     });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
     const read = await call(`/v1/credential-issuers/${created.json.id}`, { key: owner.key });
     expect(read.json.status).toBe("active");
   });

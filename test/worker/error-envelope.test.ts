@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { errorStatus } from "../../src/errors";
-import { call, newOrg, sessionToken } from "./support/api";
+import { call, callRaw, newOrg, sessionToken } from "./support/api";
 import { errorBody, refusedBody } from "./support/errors";
 
 // docs/api.md, "Errors": every error is {error, message, details?, doc_url}, and doc_url is the
@@ -11,7 +11,7 @@ const DOCS = `${env.PUBLIC_BASE_URL}/docs`;
 
 describe("the error envelope", () => {
   it("says what went wrong in a sentence and where the code is documented", async () => {
-    const res = await call("/v1/nothing-here");
+    const res = await callRaw("/v1/nothing-here");
     expect(res.status).toBe(404);
     expect(res.json).toEqual({
       error: "route_not_found",
@@ -25,6 +25,7 @@ describe("the error envelope", () => {
     const res = await call("/v1/api-keys", {
       method: "POST",
       token: org.token,
+      raw: true,
       body: { name: "k", scopes: "assess:read" },
     });
     expect(res.status).toBe(400);
@@ -37,13 +38,13 @@ describe("the error envelope", () => {
         },
       ]),
     );
-    expect(res.json.message).toBe(
+    expect(res.error.message).toBe(
       "The request failed validation: correct each field named in details and send it again.",
     );
   });
 
   it("documents every code in the served reference, under the heading doc_url points to", async () => {
-    const res = await call("/openapi.json");
+    const res = await callRaw("/openapi.json");
     const description: string = res.json.info.description;
     const headings = [...description.matchAll(/^### (.+)$/gm)].map((m) => m[1]);
     expect(headings).toEqual(Object.keys(errorStatus));
@@ -60,8 +61,8 @@ describe("a 401 says what was wrong with the credential", () => {
   it("missing: no credential at all", async () => {
     const res = await call("/v1/me");
     expect(res.status).toBe(401);
-    expect(res.json.details).toEqual({ reason: "missing" });
-    expect(res.json).toEqual(refusedBody("missing"));
+    expect(res.error.details).toEqual({ reason: "missing" });
+    expect(res.error).toEqual(refusedBody("missing"));
   });
 
   it.each([
@@ -71,9 +72,9 @@ describe("a 401 says what was wrong with the credential", () => {
   ])("malformed: %s", async (_, headers, reason) => {
     const res = await call("/v1/me", { headers });
     expect(res.status).toBe(401);
-    expect(res.json.error).toBe("unauthenticated");
-    expect(res.json.details).toEqual({ reason });
-    expect(res.json.doc_url).toBe(`${DOCS}#description/unauthenticated`);
+    expect(res.error.error).toBe("unauthenticated");
+    expect(res.error.details).toEqual({ reason });
+    expect(res.error.doc_url).toBe(`${DOCS}#description/unauthenticated`);
   });
 
   it("unknown: a revoked key and a key never issued answer exactly alike", async () => {
@@ -98,7 +99,7 @@ describe("a 401 says what was wrong with the credential", () => {
   it("expired: a session token past its exp", async () => {
     const res = await call("/v1/me", { token: await sessionToken({}, { expiresIn: "-1m" }) });
     expect(res.status).toBe(401);
-    expect(res.json).toEqual(refusedBody("expired_session"));
-    expect(res.json.message).toBe("The session has expired: sign in again.");
+    expect(res.error).toEqual(refusedBody("expired_session"));
+    expect(res.error.message).toBe("The session has expired: sign in again.");
   });
 });

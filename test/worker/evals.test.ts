@@ -57,16 +57,18 @@ async function newSet(org: TestOrg, cases: Json[] = CASES, name = "golden") {
   const res = await call("/v1/eval-sets", {
     method: "POST",
     token: org.token,
+    raw: true,
     body: { name, cases },
   });
   if (res.status !== 201) throw new Error(`set creation failed: ${res.status} ${res.text}`);
-  return res.json as Json;
+  return res.json;
 }
 
 function runEval(org: TestOrg, body: Json, key?: string) {
   return call("/v1/evals/run", {
     method: "POST",
     ...(key ? { key } : { token: org.token }),
+    raw: true,
     body,
   });
 }
@@ -203,11 +205,12 @@ describe("/v1/eval-sets", () => {
     const res = await call("/v1/eval-sets", {
       method: "POST",
       token: org.token,
+      raw: true,
       body: { name: "bad", cases: [item] },
     });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details[0].path.startsWith(path)).toBe(true);
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details[0].path.startsWith(path)).toBe(true);
   });
 
   it("refuses an empty set", async () => {
@@ -218,7 +221,7 @@ describe("/v1/eval-sets", () => {
       body: { name: "empty", cases: [] },
     });
     expect(res.status).toBe(400);
-    expect(res.json.details[0].path).toBe("cases");
+    expect(res.error.details[0].path).toBe("cases");
   });
 });
 
@@ -474,8 +477,8 @@ describe("POST /v1/evals/run", () => {
       },
       { id: "stated", request: usd(1), context: { ...TRUSTED, geo: null, at: NOON }, fraud: false },
     ]);
-    expect(set.cases[0].context).toMatchObject({ at: set.created, geo: "FR" });
-    expect(set.cases[1].context).toMatchObject({ at: NOON, geo: null });
+    expect(set.cases[0]!.context).toMatchObject({ at: set.created, geo: "FR" });
+    expect(set.cases[1]!.context).toMatchObject({ at: NOON, geo: null });
     expect((await call(`/v1/eval-sets/${set.id}`, { token: org.token })).json).toEqual(set);
     const hour = new Date(set.created).getUTCHours();
     const policy = await createPolicy(

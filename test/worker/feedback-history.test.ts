@@ -42,6 +42,7 @@ async function labeledHistory() {
     const res = await call(`/v1/assessments/${made[i]?.assessmentId}/feedback`, {
       method: "POST",
       key,
+      raw: true,
       body: { label, ...(occurredAt ? { occurred_at: occurredAt } : {}) },
     });
     expect(res.status).toBe(201);
@@ -266,6 +267,7 @@ describe("POST /v1/eval-sets from labeled history", () => {
     const restated = await call("/v1/eval-sets", {
       method: "POST",
       token: org.token,
+      raw: true,
       body: { name: "restated", cases },
     });
     expect(restated.status).toBe(201);
@@ -296,8 +298,8 @@ describe("POST /v1/eval-sets from labeled history", () => {
     [{ name: "bad limit", from_history: { limit: 0 } }, "from_history.limit"],
   ])("refuses %j with 400 naming %s", async (body, path) => {
     const { org } = await provenAgentOrg();
-    const res = await call("/v1/eval-sets", { method: "POST", token: org.token, body });
+    const res = await call("/v1/eval-sets", { method: "POST", token: org.token, raw: true, body });
     expect(res.status).toBe(400);
-    expect(res.json.details.map((d: Json) => d.path)).toContain(path);
+    expect(res.error.details.map((d: Json) => d.path)).toContain(path);
   });
 });

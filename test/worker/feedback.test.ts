@@ -14,6 +14,7 @@ function label(key: string, assessmentId: string, body: Json, headers?: Record<s
   return call(`/v1/assessments/${assessmentId}/feedback`, {
     method: "POST",
     key,
+    raw: true,
     body,
     ...(headers ? { headers } : {}),
   });
@@ -31,7 +32,7 @@ async function agentTrust(org: TestOrg, agentId: string) {
   return {
     score: agent.json.trust_score as number,
     evidence: agent.json.evidence as Json,
-    reasons: (history.json.data as Json[]).map((e) => e.reason as string),
+    reasons: history.json.data.map((e) => e.reason as string),
   };
 }
 
@@ -151,8 +152,8 @@ describe("POST /v1/assessments/{id}/feedback", () => {
     const { assessmentId } = await assessOnce(org);
     const res = await label(key, assessmentId, body);
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details.map((d: Json) => d.path)).toContain(path);
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details.map((d: Json) => d.path)).toContain(path);
     expect((await labels(key, assessmentId)).json.data).toEqual([]);
   });
 

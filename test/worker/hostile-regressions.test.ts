@@ -11,10 +11,10 @@ describe("5xx found by the hostile-input suite", () => {
     for (const query of ["eval_set_id=", "eval_set_id=not-a-uuid", "policy_id=sha256%3Axyz"]) {
       const res = await call(`/v1/evals?${query}`, { key });
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("invalid_request");
+      expect(res.error.error).toBe("invalid_request");
       const refused = await call(`/v1/evals?${query}`, { key: `aar_live_${"A".repeat(43)}` });
       expect(refused.status).toBe(401);
-      expect(refused.json).toEqual(refusedBody("unknown_key"));
+      expect(refused.error).toEqual(refusedBody("unknown_key"));
     }
   });
 });

@@ -191,15 +191,15 @@ describe("the incident pack", () => {
       version: 1,
       org_id: org.id,
       decision: { id: decision.id, grant_status: "redeemed" },
-      grant: { id: decision.grant.id, jws: grant },
-      redemption: { grant_id: decision.grant.id, redeemed: true },
+      grant: { id: decision.grant!.id, jws: grant },
+      redemption: { grant_id: decision.grant!.id, redeemed: true },
     });
     expect(pack.ledger.map((l: Json) => l.entry.type)).toEqual([
       "action_mandate.created",
       "action_decision.created",
       "action_grant.redeemed",
     ]);
-    expect(Object.keys(pack.ledger[0].entry).sort()).toEqual(
+    expect(Object.keys(pack.ledger[0]!.entry).sort()).toEqual(
       ["actor", "digest", "id", "org_id", "sequence", "subject", "time", "type", "v"].sort(),
     );
     // The keys in the pack are the service's published keys.

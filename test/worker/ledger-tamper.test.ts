@@ -109,7 +109,7 @@ describe("tampering found by verify and by the offline verifier", () => {
     await ownerSql`update audit_entries set digest = 'sha256:00' where org_id = ${org.id} and sequence = 2`;
     const first = await verify(org);
     const second = await verify(org);
-    expect(second.alert.event_id).toBe(first.alert.event_id);
+    expect(second.alert!.event_id).toBe(first.alert!.event_id);
     const alerts = await ownerSql`select type, data from events
                                   where org_id = ${org.id} and type = 'audit.integrity_alert'`;
     expect(alerts).toHaveLength(1);

@@ -73,7 +73,7 @@ describe("every state change appends", () => {
       actor: { type: "user" },
       status: "pending",
     });
-    expect(revoked.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(revoked!.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 });
 
@@ -153,8 +153,8 @@ describe("anchoring", () => {
       const ok = await rfcVerifyInclusion(
         entry.leaf_hash,
         res.json.leaf_index,
-        res.json.tree_size,
-        res.json.audit_path,
+        res.json.tree_size!,
+        res.json.audit_path!,
         checkpoint?.root_hash as string,
       );
       expect(ok, `entry ${entry.sequence}`).toBe(true);
@@ -162,7 +162,7 @@ describe("anchoring", () => {
         entry.leaf_hash,
         (res.json.leaf_index + 1) % 10,
         10,
-        res.json.audit_path,
+        res.json.audit_path!,
         checkpoint?.root_hash as string,
       );
       expect(wrong).toBe(false);
@@ -192,7 +192,7 @@ describe("anchoring", () => {
   it("reports a pending entry's proof as pending", async () => {
     const org = await newOrg();
     const list = await call("/v1/audit", { token: org.token });
-    const res = await call(`/v1/audit/${list.json.data[0].id}/proof`, { token: org.token });
+    const res = await call(`/v1/audit/${list.json.data[0]!.id}/proof`, { token: org.token });
     expect(res.json).toMatchObject({ status: "pending", audit_path: null, checkpoint: null });
   });
 });

@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { BASE, call } from "./support/api";
+import { BASE, callRaw } from "./support/api";
 import { errorBody } from "./support/errors";
 
 // docs/api.md, "Errors": a path the service serves, asked with another method, is 405
@@ -17,7 +17,7 @@ interface Template {
 
 /** The document's paths, each with the methods it lists and a pattern its concrete paths match. */
 async function documentPaths(): Promise<Template[]> {
-  const res = await call("/openapi.json");
+  const res = await callRaw("/openapi.json");
   expect(res.status).toBe(200);
   return Object.entries<Record<string, unknown>>(res.json.paths).map(([path, item]) => ({
     path,
@@ -77,7 +77,7 @@ describe("a path the service serves, with a method it does not take", () => {
   }, 120_000);
 
   it("is 405 without a credential check: the method is wrong whoever asks", async () => {
-    const res = await call("/v1/me", { method: "DELETE", key: `aar_live_${"A".repeat(43)}` });
+    const res = await callRaw("/v1/me", { method: "DELETE", key: `aar_live_${"A".repeat(43)}` });
     expect(res.status).toBe(405);
     expect(res.json).toEqual(
       errorBody("method_not_allowed", { allowed: ["GET", "HEAD"] }, message(["GET", "HEAD"])),
@@ -85,10 +85,10 @@ describe("a path the service serves, with a method it does not take", () => {
   });
 
   it("holds for the routes outside the document too", async () => {
-    const openapi = await call("/openapi.json", { method: "POST" });
+    const openapi = await callRaw("/openapi.json", { method: "POST" });
     expect(openapi.status).toBe(405);
     expect(openapi.headers.get("allow")).toBe("GET, HEAD");
-    const logout = await call("/console/auth/logout", { method: "GET" });
+    const logout = await callRaw("/console/auth/logout", { method: "GET" });
     expect(logout.status).toBe(405);
     expect(logout.headers.get("allow")).toBe("POST");
     // The console's paths keep the console's headers on every answer.
@@ -97,10 +97,10 @@ describe("a path the service serves, with a method it does not take", () => {
 
   it("is still 404 route_not_found for a path the service does not serve", async () => {
     for (const method of ["GET", "POST", "DELETE"]) {
-      const res = await call("/v1/nothing-here", { method });
+      const res = await callRaw("/v1/nothing-here", { method });
       expect(res.status).toBe(404);
       expect(res.headers.get("allow")).toBeNull();
-      expect(res.json).toEqual(errorBody("route_not_found"));
+      expect(res.error).toEqual(errorBody("route_not_found"));
     }
   });
 });

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { closedDocument, schemaErrors } from "../support/openapi-contract";
-import { call, newOrg, type TestOrg } from "./support/api";
+import { callRaw, newOrg, type TestOrg } from "./support/api";
 import { ROUTES, type RouteCase } from "./support/routes";
 
 // The document's response schemas against what the Worker really answers: one representative
@@ -60,7 +60,7 @@ describe("every route answers what the document says", () => {
 
   beforeAll(async () => {
     // Closed: a member the document does not name is a disagreement too.
-    document = closedDocument((await call("/openapi.json")).json);
+    document = closedDocument((await callRaw("/openapi.json")).json);
     org = await newOrg();
     ({ key } = await org.key());
   });
@@ -69,7 +69,7 @@ describe("every route answers what the document says", () => {
     const made = route.resource ? await route.resource(org) : undefined;
     const credential =
       route.sessionOnly || route.orgless ? { token: org.token } : route.scope ? { key } : {};
-    const res = await call(pathFor(route, made), {
+    const res = await callRaw(pathFor(route, made), {
       method: route.method,
       body: bodyFor(route, document),
       ...credential,

@@ -2,7 +2,7 @@ import { decodeJwt } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EVENT_TYPES } from "../../src/schemas/vocabulary";
 import { closedDocument, schemaErrors } from "../support/openapi-contract";
-import { call } from "./support/api";
+import { call, callRaw } from "./support/api";
 import {
   agentOf,
   assess,
@@ -28,7 +28,7 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 let document: Json;
 
 beforeAll(async () => {
-  document = closedDocument((await call("/openapi.json")).json);
+  document = closedDocument((await callRaw("/openapi.json")).json);
 });
 
 function claimErrors(jws: string): string[] {
@@ -40,7 +40,7 @@ async function reviewed(key: string) {
   const body = await assessOk(key, { mandate: payment() });
   expect(body.decision).toBe("review");
   const list = await call("/v1/reviews?limit=100", { key });
-  const item = (list.json.data as Json[]).find((r) => r.assessment_id === body.assessmentId);
+  const item = list.json.data.find((r) => r.assessment_id === body.assessmentId);
   return { body, reviewId: item?.id as string };
 }
 
@@ -73,7 +73,7 @@ describe("RiskPayloadClaims is what a Risk Payload carries", () => {
       body: { decision: "approve" },
     });
     expect(res.status).toBe(200);
-    const jws = res.json.risk_payload.jws as string;
+    const jws = res.json.risk_payload!.jws as string;
     expect(decodeJwt(jws)).toMatchObject({
       decision: "approve",
       resolution: { review_id: reviewId, resolved_by: "person", original_decision: "review" },
@@ -84,7 +84,7 @@ describe("RiskPayloadClaims is what a Risk Payload carries", () => {
   it("the payload forwarded in the mandate, bound to it by mandate_hash", async () => {
     const { key } = await orgWithKey();
     const body = await assessOk(key, { mandate: payment({ risk_data: { device: "d-1" } }) });
-    const forwarded = body.mandate.risk_data["agent-risk"].jws as string;
+    const forwarded = (body.mandate.risk_data as Json)["agent-risk"].jws as string;
     expect(forwarded).toBe(body.riskPayloadJws);
     expect(decodeJwt(forwarded).mandate_hash).toBe(await mandateHash(body.mandate));
     expect(claimErrors(forwarded)).toEqual([]);
@@ -160,8 +160,12 @@ describe("WebhookEvent is what a delivery carries", () => {
       "deny",
     );
     const agent = await agentOf(org);
-    for (const status of ["suspended", "revoked"]) {
-      const res = await call(`/v1/agents/${agent.id}`, { method: "PATCH", key, body: { status } });
+    for (const status of ["suspended", "revoked"] as const) {
+      const res = await call(`/v1/agents/${agent.id}`, {
+        method: "PATCH",
+        key,
+        body: { status },
+      });
       expect(res.status).toBe(200);
     }
     // An insider's edit, found by verification: the alert is delivered like any event.

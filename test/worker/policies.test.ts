@@ -7,7 +7,12 @@ import { ownerSql } from "./support/db";
 // docs/assess.md (Policies) and risk-model.md (Policy rules) for what the spec leaves open.
 
 function create(org: TestOrg, body: unknown, key?: string) {
-  return call("/v1/policies", { method: "POST", ...(key ? { key } : { token: org.token }), body });
+  return call("/v1/policies", {
+    method: "POST",
+    ...(key ? { key } : { token: org.token }),
+    raw: true,
+    body,
+  });
 }
 
 function activate(org: TestOrg, id: string, key?: string) {
@@ -20,7 +25,7 @@ function activate(org: TestOrg, id: string, key?: string) {
 async function draft(org: TestOrg, rules: Json = { max_amount: 1000 }) {
   const res = await create(org, { name: "draft", rules });
   expect(res.status).toBe(201);
-  return res.json as Json;
+  return res.json;
 }
 
 const isoDate = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -129,8 +134,8 @@ describe("POST /v1/policies", () => {
     const org = await newOrg();
     const res = await create(org, body);
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(Array.isArray(res.json.details)).toBe(true);
+    expect(res.error.error).toBe("invalid_request");
+    expect(Array.isArray(res.error.details)).toBe(true);
     const [row] = (await ownerSql`select count(*)::int as n from policies
                                   where org_id = ${org.id}`) as [Json];
     expect(row.n).toBe(0);
@@ -206,7 +211,7 @@ describe("activation and versions", () => {
     const answers = await Promise.all(drafts.map((d) => activate(org, d.id)));
     for (const a of answers) {
       expect([200, 409]).toContain(a.status);
-      if (a.status === 409) expect(a.json.error).toBe("policy_activation_conflict");
+      if (a.status === 409) expect(a.error.error).toBe("policy_activation_conflict");
     }
     const winners = answers.filter((a) => a.status === 200).map((a) => a.json.version);
     expect(new Set(winners).size).toBe(winners.length);
@@ -225,7 +230,7 @@ describe("activation and versions", () => {
     for (const a of answers) {
       expect([201, 409]).toContain(a.status);
       if (a.status === 201) expect(a.json.status).toBe("active");
-      else expect(a.json.error).toBe("policy_activation_conflict");
+      else expect(a.error.error).toBe("policy_activation_conflict");
     }
     const created = answers.filter((a) => a.status === 201).map((a) => a.json.id as string);
     const rows =
@@ -252,7 +257,7 @@ describe("activation and versions", () => {
     try {
       const res = await create(org, { name: "loser", rules: {}, activate: true });
       expect(res.status).toBe(409);
-      expect(res.json.error).toBe("policy_activation_conflict");
+      expect(res.error.error).toBe("policy_activation_conflict");
     } finally {
       await ownerSql.query(`drop trigger ${trigger} on policies`);
       await ownerSql.query(`drop function ${trigger}()`);
@@ -299,7 +304,7 @@ describe("404s and tenancy", () => {
     expect((await call(`/v1/policies/${p.id}`, { token: other.token })).status).toBe(404);
     const stolen = await activate(other, p.id);
     expect(stolen.status).toBe(404);
-    expect(stolen.json.error).toBe("not_found");
+    expect(stolen.error.error).toBe("not_found");
     expect((await call("/v1/policies", { token: other.token })).json.data).toEqual([]);
     expect((await call(`/v1/policies/${p.id}`, { token: owner.token })).json.status).toBe("draft");
   });
@@ -329,7 +334,7 @@ describe("scopes", () => {
 
     const denied = await create(org, { name: "p", rules: {} }, reader);
     expect(denied.status).toBe(403);
-    expect(denied.json.error).toBe("insufficient_scope");
+    expect(denied.error.error).toBe("insufficient_scope");
     expect((await activate(org, created.json.id, reader)).status).toBe(403);
 
     expect((await call("/v1/policies", { key: assessor })).status).toBe(403);

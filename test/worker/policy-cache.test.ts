@@ -90,6 +90,7 @@ describe("the parsed-policy cache", () => {
     const set = await call("/v1/eval-sets", {
       method: "POST",
       token: org.token,
+      raw: true,
       body: { name: "one", cases },
     });
     expect(set.status).toBe(201);

@@ -175,7 +175,7 @@ describe("POST /v1/principals/{id}/erase reaches every copy", () => {
     const values = personalData();
     const { principalId, mandates } = await assessedWithPersonalData(org, key, values);
     const [payed, messaged, called] = await Promise.all(
-      mandates.map(async (id) => (await call(`/v1/mandates/${id}`, { key })).json as Json),
+      mandates.map(async (id) => (await call(`/v1/mandates/${id}`, { key })).json),
     );
     // Another principal's agent, in the same org: its mandate is not touched.
     const other = await assessedWithPersonalData(org, key, personalData());
@@ -256,7 +256,7 @@ describe("POST /v1/principals/{id}/erase reaches every copy", () => {
       key: strangerKey,
     });
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
     const mandates = await ownerSql`select erased_at from mandates where org_id = ${org.id}`;
     expect(mandates.map((m) => m.erased_at)).toEqual([null, null, null]);
     expect(await whereFound([values.device])).toContain(`mandates: ${values.device}`);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { payloadDigest } from "#audit/digest";
 import { fromBase64url } from "#audit/encoding";
 import worker from "../../workers/main";
-import { call, newOrg } from "./support/api";
+import { call, newOrg, type RequestBody } from "./support/api";
 import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
 import { newPrincipal } from "./support/identity";
@@ -21,7 +21,7 @@ const ADA = {
   },
   external_ref: "cus_4711",
   metadata: { segment: "vip" },
-};
+} satisfies RequestBody<"/v1/principals", "POST">;
 
 async function ownerKey() {
   const org = await newOrg();
@@ -113,10 +113,10 @@ describe("POST /v1/principals", () => {
     [{ name: "x", metadata: { k: "a\u0000" } }, "metadata.k"],
   ])("refuses %j with 400 naming %s", async (body, path) => {
     const { key } = await ownerKey();
-    const res = await call("/v1/principals", { method: "POST", key, body });
+    const res = await call("/v1/principals", { method: "POST", key, raw: true, body });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details.map((d: { path: string }) => d.path)).toContain(path);
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details.map((d: { path: string }) => d.path)).toContain(path);
   });
 
   it("answers 503 and stores nothing when the master key is missing", async () => {
@@ -192,7 +192,7 @@ describe("GET /v1/principals", () => {
 
     const erased = await call("/v1/principals?status=erased", { key });
     expect(erased.json.data.map((p: { id: string }) => p.id)).toEqual([ids[1]]);
-    expect(erased.json.data[0].name).toBeNull();
+    expect(erased.json.data[0]!.name).toBeNull();
   });
 
   it.each(["limit=0", "limit=101", "status=gone", "cursor=!!"])("refuses %s", async (q) => {
@@ -309,7 +309,7 @@ describe("POST /v1/principals/{id}/erase", () => {
     const { key } = await org.key(["agents:write", "agents:read"]);
     const res = await call(`/v1/principals/${id}/erase`, { method: "POST", key });
     expect(res.status).toBe(403);
-    expect(res.json).toEqual(errorBody("insufficient_scope", { required: "gdpr:erase" }));
+    expect(res.error).toEqual(errorBody("insufficient_scope", { required: "gdpr:erase" }));
   });
 
   it("refuses an agent for an erased principal", async () => {
@@ -322,6 +322,6 @@ describe("POST /v1/principals/{id}/erase", () => {
       body: { principal_id: id, name: "late agent" },
     });
     expect(res.status).toBe(409);
-    expect(res.json.error).toBe("principal_erased");
+    expect(res.error.error).toBe("principal_erased");
   });
 });

@@ -54,7 +54,7 @@ async function openedBy(key: string, body: Json) {
   expect(answer.decision).toBe("review");
   expect(answer.outcome.credential).toMatchObject({ verified: true });
   const list = await call("/v1/reviews", { key });
-  const item = (list.json.data as Json[]).find((r) => r.assessment_id === answer.assessmentId);
+  const item = list.json.data.find((r) => r.assessment_id === answer.assessmentId);
   expect(item?.credential_backed).toBe(true);
   const [row] = await ownerSql`select spend, recheck from reviews where id = ${item?.id}`;
   return { answer, item: item as Json, spend: row?.spend as Json, recheck: row?.recheck as Json };
@@ -152,7 +152,7 @@ const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 async function expectRecheckRefused(org: TestOrg, item: Json, reason: string, message: string) {
   const res = await resolve(org, item.id, "approve");
   expect(res.status).toBe(409);
-  expect(res.json).toEqual(errorBody("review_recheck_failed", { reason, message }));
+  expect(res.error).toEqual(errorBody("review_recheck_failed", { reason, message }));
   const still = await call(`/v1/reviews/${item.id}`, { token: org.token });
   expect(still.json).toMatchObject({
     status: "open",
@@ -194,7 +194,7 @@ describe("approving a credential-backed review re-checks it", () => {
     expect(recheck).toEqual({
       issuer: issuerId,
       rootKey: await calculateJwkThumbprint(issuer.jwk),
-      holder: answer.outcome.credential.holder_thumbprint,
+      holder: answer.outcome.credential!.holder_thumbprint,
       holderKey: "active",
       agentStatus: "active",
       // The closed mandate's iat is the latest; its exp the earliest (the open one's is a day).
@@ -214,7 +214,7 @@ describe("approving a credential-backed review re-checks it", () => {
     expect(original.payload.mandate_verified).toBe(true);
     // Offline, against the key set alone.
     const { payload } = await jwtVerify(
-      res.json.risk_payload.jws,
+      res.json.risk_payload!.jws,
       createLocalJWKSet(await keySet()),
       {
         issuer: original.payload.iss as string,
@@ -227,7 +227,7 @@ describe("approving a credential-backed review re-checks it", () => {
     expect(new Date(resolution.rechecked_at).toISOString()).toBe(resolution.rechecked_at);
     expect(Date.parse(resolution.rechecked_at)).toBeGreaterThanOrEqual(before);
     expect(Date.parse(resolution.rechecked_at)).toBeLessThanOrEqual(
-      Date.parse(res.json.resolved_at),
+      Date.parse(res.json.resolved_at!),
     );
   });
 
@@ -236,12 +236,12 @@ describe("approving a credential-backed review re-checks it", () => {
     const res = await resolve(org, item.id, "deny");
     expect(res.status).toBe(200);
     const { payload } = await jwtVerify(
-      res.json.risk_payload.jws,
+      res.json.risk_payload!.jws,
       createLocalJWKSet(await keySet()),
     );
     expect(payload).toMatchObject({
       decision: "deny",
-      credential_reference: answer.outcome.credential.reference,
+      credential_reference: answer.outcome.credential!.reference,
       mandate_verified: false,
     });
     expect(payload.resolution).not.toHaveProperty("rechecked_at");
@@ -290,7 +290,7 @@ describe("approving a credential-backed review re-checks it", () => {
 
   it("refuses when the key that signed the last hop was revoked", async () => {
     const { org, agentId, answer, item } = await credentialReview();
-    const thumbprint = answer.outcome.credential.holder_thumbprint;
+    const thumbprint = answer.outcome.credential!.holder_thumbprint;
     const revoked = await call(`/v1/agents/${agentId}/keys/${thumbprint}/revoke`, {
       method: "POST",
       token: org.token,
@@ -304,7 +304,7 @@ describe("approving a credential-backed review re-checks it", () => {
     );
   });
 
-  for (const status of ["revoked", "suspended"]) {
+  for (const status of ["revoked", "suspended"] as const) {
     it(`refuses when the agent was ${status}`, async () => {
       const { org, agentId, item } = await credentialReview();
       const changed = await call(`/v1/agents/${agentId}`, {
@@ -331,7 +331,7 @@ describe("approving a credential-backed review re-checks it", () => {
     const res = await resolve(setup.org, item.id, "approve");
     expect(res.status).toBe(200);
     const { payload } = await jwtVerify(
-      res.json.risk_payload.jws,
+      res.json.risk_payload!.jws,
       createLocalJWKSet(await keySet()),
     );
     expect(payload).toMatchObject({

@@ -28,11 +28,11 @@ async function reviewed(key: string, mandate: Json = payment()) {
 async function itemOf(token: { key?: string; token?: string }, assessmentId: string) {
   const res = await call("/v1/reviews?order=desc&limit=100", token);
   expect(res.status).toBe(200);
-  return (res.json.data as Json[]).find((r) => r.assessment_id === assessmentId) as Json;
+  return res.json.data.find((r) => r.assessment_id === assessmentId) as Json;
 }
 
 function resolve(id: string, auth: { key?: string; token?: string }, body: Json) {
-  return call(`/v1/reviews/${id}/resolve`, { method: "POST", ...auth, body });
+  return call(`/v1/reviews/${id}/resolve`, { method: "POST", ...auth, raw: true, body });
 }
 
 async function keySet(): Promise<JSONWebKeySet> {
@@ -94,7 +94,7 @@ describe("opening review items", () => {
     const { audit: _a, ...replayed } = again.outcome;
     const { audit: _b, ...read } = got.json;
     expect(replayed).toEqual(read);
-    expect(read.refinement.status).toBe("open");
+    expect(read.refinement!.status).toBe("open");
     const rows = await ownerSql`select count(*)::int as n from reviews where org_id = ${org.id}`;
     expect(rows[0]?.n).toBe(1);
   });
@@ -169,7 +169,7 @@ describe("GET /v1/reviews", () => {
     const own = await resolve(testItem.id, { key: test }, { decision: "approve" });
     expect(own.status).toBe(200);
     expect(own.json.livemode).toBe(false);
-    expect(decodeJwt(own.json.risk_payload.jws).livemode).toBe(false);
+    expect(decodeJwt(own.json.risk_payload!.jws).livemode).toBe(false);
     // Its event is a test event, delivered to test endpoints only.
     const events = await ownerSql`select livemode from events
       where type = 'assessment.resolved' and data->>'review_id' = ${testItem.id}`;
@@ -193,7 +193,7 @@ describe("POST /v1/reviews/{id}/resolve", () => {
       note: "ok",
       resolved_by: { type: "user", id: me.actor.id },
     });
-    const { jws, kid, alg, verify_url } = res.json.risk_payload;
+    const { jws, kid, alg, verify_url } = res.json.risk_payload!;
     expect(alg).toBe("EdDSA");
     expect(verify_url).toBe(body.outcome.risk_payload.verify_url);
     const original = decodeJwt(body.outcome.risk_payload.jws);
@@ -279,7 +279,7 @@ describe("POST /v1/reviews/{id}/resolve", () => {
     expect(won).toHaveLength(1);
     expect(answers.filter((a) => a.status === 409)).toHaveLength(decisions.length - 1);
     for (const lost of answers.filter((a) => a.status === 409)) {
-      expect(lost.json.error).toBe("review_already_resolved");
+      expect(lost.error.error).toBe("review_already_resolved");
     }
     const stored = await call(`/v1/reviews/${item.id}`, { key });
     expect(stored.json.decision).toBe(won[0]?.json.decision);
@@ -297,14 +297,14 @@ describe("POST /v1/reviews/{id}/resolve", () => {
     const byKey = await resolve(one.id, { key: reviewKey.key }, { decision: "deny" });
     expect(byKey.status).toBe(200);
     expect(byKey.json.resolved_by).toEqual({ type: "api_key", id: reviewKey.id });
-    expect(decodeJwt(byKey.json.risk_payload.jws).resolution).toMatchObject({
+    expect(decodeJwt(byKey.json.risk_payload!.jws).resolution).toMatchObject({
       resolved_by: "api_key",
     });
     const readOnly = await org.key(["review:read"]);
     const two = await itemOf({ key }, (await reviewed(key)).body.assessmentId);
     const refused = await resolve(two.id, { key: readOnly.key }, { decision: "deny" });
     expect(refused.status).toBe(403);
-    expect(refused.json).toEqual(errorBody("insufficient_scope", { required: "review:write" }));
+    expect(refused.error).toEqual(errorBody("insufficient_scope", { required: "review:write" }));
     const admin = await newOrg();
     const member = await newOrg();
     await addMember(org.id, admin.subject, "admin");
@@ -324,7 +324,7 @@ describe("POST /v1/reviews/{id}/resolve", () => {
       body: { decision: "approve" },
     });
     expect(asAdmin.status).toBe(200);
-    expect(asAdmin.json.resolved_by.type).toBe("user");
+    expect(asAdmin.json.resolved_by!.type).toBe("user");
   });
 
   it("refuses a bad body with 400 and an unknown item with 404", async () => {
@@ -333,7 +333,7 @@ describe("POST /v1/reviews/{id}/resolve", () => {
     for (const body of [{}, { decision: "maybe" }, { decision: "approve", extra: 1 }]) {
       const res = await resolve(item.id, { token: org.token }, body);
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("invalid_request");
+      expect(res.error.error).toBe("invalid_request");
     }
     const long = await resolve(
       item.id,
@@ -383,10 +383,11 @@ describe("the review SLA", () => {
       const bad = await call("/v1/review-settings", {
         method: "POST",
         token: org.token,
+        raw: true,
         body: { sla_seconds },
       });
       expect(bad.status).toBe(400);
-      expect(bad.json.error).toBe("invalid_request");
+      expect(bad.error.error).toBe("invalid_request");
     }
   });
 
@@ -395,7 +396,7 @@ describe("the review SLA", () => {
     const { item } = await overdue(key);
     const res = await resolve(item.id, { token: org.token }, { decision: "approve" });
     expect(res.status).toBe(409);
-    expect(res.json.error).toBe("review_expired");
+    expect(res.error.error).toBe("review_expired");
     expect((await call(`/v1/reviews/${item.id}`, { key })).json.status).toBe("open");
   });
 
@@ -451,7 +452,7 @@ describe("the review SLA", () => {
       resolved_by: { type: "system", id: "review-sla" },
     });
     const verified = await jwtVerify(
-      expired.json.risk_payload.jws,
+      expired.json.risk_payload!.jws,
       createLocalJWKSet(await keySet()),
     );
     expect(verified.payload).toMatchObject({
@@ -469,7 +470,7 @@ describe("the review SLA", () => {
     // An expired review is never approved.
     const late = await resolve(item.id, { token: org.token }, { decision: "approve" });
     expect(late.status).toBe(409);
-    expect(late.json.error).toBe("review_expired");
+    expect(late.error.error).toBe("review_expired");
     const got = await call(`/v1/assessments/${body.assessmentId}`, { key });
     expect(got.json.refinement).toMatchObject({ status: "expired", decision: "deny" });
     // The one not yet due stays open; a second sweep changes nothing.
@@ -509,7 +510,7 @@ describe("the assessment.resolved webhook", () => {
       resolved_by: res.json.resolved_by,
       resolved_at: res.json.resolved_at,
       agent_id: null,
-      risk_payload: { jws: res.json.risk_payload.jws, kid: res.json.risk_payload.kid },
+      risk_payload: { jws: res.json.risk_payload!.jws, kid: res.json.risk_payload!.kid },
     });
   });
 });

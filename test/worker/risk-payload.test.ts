@@ -274,7 +274,7 @@ describe("audience", () => {
     await assessOk(key, { mandate, audience: PSP, idempotency_key });
     const other = await assess(key, { mandate, audience: "urn:psp:other", idempotency_key });
     expect(other.status).toBe(400);
-    expect(other.json.error).toBe("idempotency_key_reused");
+    expect(other.error.error).toBe("idempotency_key_reused");
     expect(await countRows(org.id)).toMatchObject({ assessments: 1 });
   });
 
@@ -302,8 +302,8 @@ describe("audience", () => {
     const { org, key } = await orgWithKey();
     const res = await assess(key, { mandate: payment(), audience });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect([...new Set(res.json.details.map((d: Json) => d.path))]).toEqual(["audience"]);
+    expect(res.error.error).toBe("invalid_request");
+    expect([...new Set(res.error.details.map((d: Json) => d.path))]).toEqual(["audience"]);
     expect(await countRows(org.id)).toMatchObject({ assessments: 0 });
   });
 });

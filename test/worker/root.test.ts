@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { errorMessages } from "../../src/errors";
 import { cspWeaknesses } from "../support/csp";
-import { BASE, call } from "./support/api";
+import { BASE, call, callRaw } from "./support/api";
 import { fetchWith } from "./support/assess";
 
 // GET /: where a person or a client starts (docs/api.md). Every address comes from
@@ -59,7 +59,7 @@ describe("GET /", () => {
   });
 
   it("takes GET and HEAD only", async () => {
-    const res = await call("/", { method: "POST" });
+    const res = await callRaw("/", { method: "POST" });
     expect(res.status).toBe(405);
     expect(res.headers.get("allow")).toBe("GET, HEAD");
     expect(res.json.error).toBe("method_not_allowed");

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { call } from "./support/api";
+import type { components } from "../../packages/client/src/generated/openapi";
+import { call, callRaw } from "./support/api";
 import {
   agentOf,
   assessOk,
@@ -16,7 +17,8 @@ import { newPrincipal } from "./support/identity";
 
 // docs/rules.md: a policy with a rule list, through POST /v1/policies and POST /v1/assess.
 
-const c = (attr: string, op: string, value: unknown) => ({ attr, op, value });
+type Condition = components["schemas"]["RuleCondition"];
+const c = (attr: string, op: Condition["op"], value: Condition["value"]) => ({ attr, op, value });
 
 /** A claim: decoded JSON naming the agent by `agent_id` (earns no trust, docs/assess.md). */
 function pay(agentId: string, changes: Json = {}) {
@@ -91,7 +93,7 @@ describe("POST /v1/policies with a rule list", () => {
   });
 
   it("is in the OpenAPI document, recursive conditions included", async () => {
-    const { json } = await call("/openapi.json");
+    const { json } = await callRaw("/openapi.json");
     const schemas = json.components.schemas;
     expect(Object.keys(schemas.PolicyRules.properties)).toEqual(
       expect.arrayContaining(["max_amount", "currencies", "geo", "velocity", "grammar", "rules"]),

@@ -583,14 +583,14 @@ function policyBody(rulesJson: string): string {
 
 async function postPolicy(body: unknown) {
   const { org } = await orgWithKey();
-  return call("/v1/policies", { method: "POST", token: org.token, body });
+  return call("/v1/policies", { method: "POST", token: org.token, raw: true, body });
 }
 
 async function refused(rules: unknown): Promise<{ path: string; message: string }[]> {
   const res = await postPolicy({ name: "bad", rules, activate: false });
   expect(res.status, res.text).toBe(400);
-  expect(res.json.error).toBe("invalid_request");
-  return res.json.details.map((d: Json) => ({ path: d.path, message: d.message }));
+  expect(res.error.error).toBe("invalid_request");
+  return res.error.details.map((d: Json) => ({ path: d.path, message: d.message }));
 }
 
 const NINTH = `rules.rules.0.when${".not".repeat(8)}`;
@@ -611,11 +611,11 @@ describe("POST /v1/policies refuses what it cannot evaluate cheaply (400 with th
     const arrays = `{"all":${"[".repeat(50_000)}${"]".repeat(50_000)}}`;
     const res = await postPolicy(policyBody(arrays));
     expect(res.status, res.text.slice(0, 200)).toBe(400);
-    expect(res.json.details[0].path).toBe("rules.rules.0.when.all.0");
+    expect(res.error.details[0].path).toBe("rules.rules.0.when.all.0");
     const nots = await postPolicy(policyBody(deepNot(50_000)));
     // 400 KB: the body limit (256 KiB) answers before the schema, with its own 413.
     expect(nots.status).toBe(413);
-    expect(nots.json).toEqual(errorBody("request_too_large", { max_bytes: 262_144 }));
+    expect(nots.error).toEqual(errorBody("request_too_large", { max_bytes: 262_144 }));
   });
 
   it("50,000 levels of `not` are refused without recursion (the schema itself)", () => {
@@ -735,7 +735,7 @@ describe("POST /v1/policies refuses what it cannot evaluate cheaply (400 with th
       rules: { grammar: 1, rules: [rule] },
     });
     expect(res.status, res.text).toBe(400);
-    expect(res.json.details).toEqual([{ path, message, code: "custom" }]);
+    expect(res.error.details).toEqual([{ path, message, code: "custom" }]);
   });
 
   it("accepts integers, a sum with a fraction, a lowercase agent id; trims a description", async () => {
@@ -752,7 +752,7 @@ describe("POST /v1/policies refuses what it cannot evaluate cheaply (400 with th
       },
     });
     expect(res.status, res.text).toBe(201);
-    expect(res.json.rules.rules[0].description).toBe("x");
+    expect(res.json.rules.rules![0]!.description).toBe("x");
   });
 });
 
@@ -772,6 +772,6 @@ describe("recorded inputs", () => {
     mandate.constraints[0].note = deeper;
     const refusedDeeper = await assess(key, { mandate });
     expect(refusedDeeper.status).toBe(400);
-    expect(refusedDeeper.json.details[0].path).toMatch(/^mandate\.constraints\.0\.note/);
+    expect(refusedDeeper.error.details[0].path).toMatch(/^mandate\.constraints\.0\.note/);
   });
 });

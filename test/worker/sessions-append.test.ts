@@ -97,7 +97,7 @@ describe("POST /v1/sessions/{id}/events", () => {
     const batch = await buildChain({ ...owner, after: { sequence: 3, hash: head.hash } }, 1);
     const res = await appendEvents(org, id, batch);
     expect(res.status).toBe(422);
-    expect(res.json.details).toEqual({
+    expect(res.error.details).toEqual({
       sequence: 4,
       index: 0,
       reason: "sequence_gap",
@@ -193,7 +193,7 @@ describe("POST /v1/sessions/{id}/events", () => {
     for (let i = 0; i < 200 && !(await sequenced()); i++) await scheduler.wait(10);
     const loser = await appendEvents(org, id, b);
     expect(loser.status).toBe(409);
-    expect(loser.json.details.head).toEqual({ sequence: 5, hash: a[2]?.hash });
+    expect(loser.error.details.head).toEqual({ sequence: 5, hash: a[2]?.hash });
     expect(
       await ownerSql`select bool_and(written_by_rival) as rival from session_events
                      where org_id = ${org.id} and sequence > 2`,
@@ -220,7 +220,7 @@ describe("POST /v1/sessions/{id}/events", () => {
     const { key } = await org.key(["session:write"], "test");
     const res = await appendEvents(org, id, await buildChain({ ...owner, after: head }, 1), key);
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
   });
 });
 
@@ -269,7 +269,7 @@ describe("a batch whose request died after the ledger object recorded it", () =>
       await buildChain({ ...owner, after: head, start: 0 }, 1),
     );
     expect(res.status).toBe(409);
-    expect(res.json.details.head).toEqual({ sequence: 5, hash: dead[2]?.hash });
+    expect(res.error.details.head).toEqual({ sequence: 5, hash: dead[2]?.hash });
     expect(await storedCount(org)).toBe(5);
   });
 });

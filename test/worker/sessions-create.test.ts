@@ -343,7 +343,7 @@ describe("POST /v1/sessions", () => {
       events: await buildChain({ ...owner, start: Date.parse("2026-04-01T00:00:00.000Z") }, 2),
     });
     expect(other.status).toBe(409);
-    expect(other.json).toEqual(errorBody("session_exists", { id: first.json.id }));
+    expect(other.error).toEqual(errorBody("session_exists", { id: first.json.id }));
   });
 
   it("creates exactly one session when the same creation races itself", async () => {
@@ -417,8 +417,8 @@ describe("POST /v1/sessions", () => {
       events: [change(event as WireEvent)],
     });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details.map((d: { path: string }) => d.path)).toContain(path);
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details.map((d: { path: string }) => d.path)).toContain(path);
   });
 
   it("answers 400 to a batch of 501 events", async () => {
@@ -430,7 +430,7 @@ describe("POST /v1/sessions", () => {
       events: Array.from({ length: 501 }, () => event),
     });
     expect(res.status).toBe(400);
-    expect(res.json.details).toEqual([expect.objectContaining({ path: "events" })]);
+    expect(res.error.details).toEqual([expect.objectContaining({ path: "events" })]);
   });
 });
 
@@ -487,7 +487,7 @@ describe("a creation whose request died after the ledger object recorded it", ()
     const other = await buildChain({ ...owner, start: 0 }, 1);
     const res = await createSession(org, { ...body, events: other });
     expect(res.status).toBe(409);
-    expect(res.json).toEqual(errorBody("session_exists", { id }));
+    expect(res.error).toEqual(errorBody("session_exists", { id }));
     expect(await storedCount(org)).toBe(2);
   });
 });

@@ -406,7 +406,7 @@ describe("retries and replays must match exactly", () => {
     for (const events of [[], body.events.slice(0, 2)]) {
       const res = await createSession(org, { ...body, events });
       expect(res.status).toBe(409);
-      expect(res.json).toEqual(errorBody("session_exists", { id }));
+      expect(res.error).toEqual(errorBody("session_exists", { id }));
     }
     expect((await createSession(org, body)).status).toBe(200);
   });
@@ -479,7 +479,7 @@ describe("the events cursor", () => {
       external_id: owner.externalId,
       events: await buildChain(owner, 1),
     });
-    const path = `/v1/sessions/${created.json.id}/events`;
+    const path = `/v1/sessions/${created.json.id}/events` as const;
     for (const cursor of ["2147483648", "10001", "9999999999999999"]) {
       const res = await call(`${path}?cursor=${b64(cursor)}`, { token: org.token });
       expect(res.status).toBe(400);
@@ -541,7 +541,7 @@ describe("a write that died and whose draft the ledger object no longer holds (a
     const other = await buildChain({ ...owner, after: head, start: 0 }, 1);
     const res = await appendEvents(org, id, other);
     expect(res.status).toBe(409);
-    expect(res.json.details.head).toEqual(head);
+    expect(res.error.details.head).toEqual(head);
     expect(await storedCount(org)).toBe(2);
     // Once the ledger object has flushed the entry, /verify names the entry without rows.
     await runDurableObjectAlarm(ledger(org.id));
@@ -568,7 +568,7 @@ describe("a write that died and whose draft the ledger object no longer holds (a
     await expireDrafts(org);
     const res = await createSession(org, { agent_id: agent.id, external_id: owner.externalId });
     expect(res.status).toBe(409);
-    expect(res.json).toEqual(errorBody("session_exists", { id }));
+    expect(res.error).toEqual(errorBody("session_exists", { id }));
     expect(await storedSessions(org)).toBe(0);
   });
 });

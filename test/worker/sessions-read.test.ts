@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, type TestOrg } from "./support/api";
+import { call, callRaw, type TestOrg } from "./support/api";
 import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
 import { newAgent, registerKey } from "./support/identity";
@@ -72,7 +72,7 @@ describe("reading sessions", () => {
       key,
     );
     expect(res.status).toBe(400);
-    expect(res.json.details).toEqual([
+    expect(res.error.details).toEqual([
       {
         path: "events.0.assessment_id",
         message: "no such assessment in this organization and mode",
@@ -89,7 +89,7 @@ describe("reading sessions", () => {
       external_id: owner.externalId,
       events,
     });
-    const path = `/v1/sessions/${created.json.id}/events`;
+    const path = `/v1/sessions/${created.json.id}/events` as const;
     const first = await call(`${path}?limit=2`, { token: org.token });
     expect(first.status).toBe(200);
     expect(first.json.data[0]).toEqual({
@@ -103,7 +103,7 @@ describe("reading sessions", () => {
       audit: created.json.audit,
     });
     // The database's clock (as revocations are), near the Worker's that dated the session.
-    const skew = Date.parse(first.json.data[0].received_at) - Date.parse(created.json.created);
+    const skew = Date.parse(first.json.data[0]!.received_at) - Date.parse(created.json.created);
     expect(Math.abs(skew)).toBeLessThan(5000);
     const seen = [...first.json.data];
     let cursor = first.json.next_cursor;
@@ -133,7 +133,7 @@ describe("reading sessions", () => {
     expect(byName.json).toMatchObject({ has_more: true, data: [{ id: b.json.id }] });
     const test = await call("/v1/sessions", { key });
     expect(test.json.data.map((s: { id: string }) => s.id)).toEqual([c.json.id]);
-    expect(test.json.data[0].livemode).toBe(false);
+    expect(test.json.data[0]!.livemode).toBe(false);
   });
 
   it("lists only the caller's org: another org's session is not in it", async () => {
@@ -174,7 +174,7 @@ describe("reading sessions", () => {
     const { org, agent, owner } = await setup();
     const created = await createSession(org, { agent_id: agent.id, external_id: owner.externalId });
     const path = route.replace("{id}", created.json.id);
-    const res = await call(`${path}?${query}`, { token: org.token });
+    const res = await callRaw(`${path}?${query}`, { token: org.token });
     expect(res.status).toBe(400);
     const name = query.split("=")[0];
     expect(res.json).toEqual(
@@ -286,7 +286,7 @@ describe("GET /v1/sessions/{id}/verify", () => {
         digest: expect.stringMatching(/^sha256:/),
       },
     });
-    expect(res.json.first_break.actual.digest).not.toBe(entry?.digest);
+    expect((res.json.first_break!.actual as { digest: string }).digest).not.toBe(entry?.digest);
   });
 
   it("finds a dropped tail by the head the session row holds", async () => {
@@ -343,7 +343,7 @@ describe("the other mode", () => {
       const { key } = await org.key(["audit:read"], "test");
       const res = await call(`/v1/sessions/${created.json.id}${suffix}`, { key });
       expect(res.status).toBe(404);
-      expect(res.json).toEqual(errorBody("not_found"));
+      expect(res.error).toEqual(errorBody("not_found"));
     },
   );
 });
@@ -387,10 +387,14 @@ describe("an auditor offline", () => {
     const session = (await call(`/v1/sessions/${created.json.id}`, { token: org.token })).json;
     const exported = (await call(`/v1/sessions/${session.id}/events`, { token: org.token })).json;
     const keys = (await call(`/v1/agents/${agent.id}/keys`, { token: org.token })).json;
-    const jwk = keys.data.find((k: { id: string }) => k.id === pair.kid).jwk;
-    const publicKey = await crypto.subtle.importKey("jwk", jwk, { name: "Ed25519" }, false, [
-      "verify",
-    ]);
+    const { kty, crv, x } = keys.data.find((k: { id: string }) => k.id === pair.kid)!.jwk;
+    const publicKey = await crypto.subtle.importKey(
+      "jwk",
+      { kty: kty!, crv, x },
+      { name: "Ed25519" },
+      false,
+      ["verify"],
+    );
     let prev = ZERO;
     for (const event of exported.data) {
       const chainedEvent: Record<string, unknown> = {
@@ -409,13 +413,13 @@ describe("an auditor offline", () => {
       const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", canonical));
       const hash = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
       expect([event.prev_hash, event.hash]).toEqual([prev, hash]);
-      const [header, empty, signature] = event.signature.split(".");
+      const [header, empty, signature] = event.signature!.split(".");
       expect(empty).toBe("");
-      expect(JSON.parse(new TextDecoder().decode(unb64url(header)))).toMatchObject({
+      expect(JSON.parse(new TextDecoder().decode(unb64url(header!)))).toMatchObject({
         kid: event.kid,
       });
       const input = new TextEncoder().encode(`${header}.${b64url(canonical)}`);
-      const valid = await crypto.subtle.verify("Ed25519", publicKey, unb64url(signature), input);
+      const valid = await crypto.subtle.verify("Ed25519", publicKey, unb64url(signature!), input);
       expect(valid).toBe(true);
       prev = hash;
     }

@@ -26,7 +26,7 @@ function shadow(org: TestOrg, id: string, method: "POST" | "DELETE" = "POST") {
 async function shadowOk(org: TestOrg, id: string) {
   const res = await shadow(org, id);
   expect(res.status).toBe(200);
-  return res.json as Json;
+  return res.json;
 }
 
 function activate(org: TestOrg, id: string) {
@@ -96,7 +96,7 @@ describe("POST /v1/policies/{id}/shadow", () => {
     for (const answer of answers) {
       if (answer.status !== 200) {
         expect(answer.status).toBe(409);
-        expect(answer.json.error).toBe("policy_shadow_conflict");
+        expect(answer.error.error).toBe("policy_shadow_conflict");
       }
     }
     expect(answers.some((a) => a.status === 200)).toBe(true);
@@ -121,7 +121,7 @@ describe("POST /v1/policies/{id}/shadow", () => {
     await shadowOk(org, draft.id);
     const res = await shadow(org, crypto.randomUUID());
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
     expect(await shadowFlags(org.id)).toEqual([{ id: draft.id }]);
   });
 });
@@ -149,7 +149,7 @@ describe("DELETE /v1/policies/{id}/shadow", () => {
     const { org } = await orgWithKey();
     const res = await shadow(org, crypto.randomUUID(), "DELETE");
     expect(res.status).toBe(404);
-    expect(res.json).toEqual(errorBody("not_found"));
+    expect(res.error).toEqual(errorBody("not_found"));
   });
 });
 
@@ -175,7 +175,7 @@ describe("assessing with a shadow policy", () => {
     const read = await call(`/v1/assessments/${assessed.assessmentId}`, { token: org.token });
     expect(JSON.stringify(read.json)).not.toContain("shadow");
     expect(JSON.stringify(assessed)).not.toContain("shadow");
-    const claims = decodeJwsPart(read.json.risk_payload.jws.split(".")[1]);
+    const claims = decodeJwsPart(read.json.risk_payload!.jws.split(".")[1]!);
     expect(claims.decision).toBe(assessed.decision);
     expect(JSON.stringify(claims)).not.toContain("shadow");
     const events = (await ownerSql`select type from events

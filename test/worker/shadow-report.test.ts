@@ -27,7 +27,7 @@ interface Case {
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 
-function report(org: TestOrg, id: string, query = "", key?: string) {
+function report(org: TestOrg, id: string, query: "" | `?${string}` = "", key?: string) {
   return call(`/v1/policies/${id}/shadow-report${query}`, key ? { key } : { token: org.token });
 }
 
@@ -188,7 +188,7 @@ describe("GET /v1/policies/{id}/shadow-report", () => {
     const [row] =
       (await ownerSql`select decision from assessments where id = ${s.template}`) as Json[];
     expect(res.json.shadowed).toBe(1);
-    expect(res.json.matrix[row?.decision].deny).toBe(1);
+    expect(res.json.matrix[row?.decision as keyof typeof res.json.matrix].deny).toBe(1);
     expect(res.json.samples).toEqual([
       {
         assessment_id: s.template,
@@ -266,10 +266,10 @@ describe("GET /v1/policies/{id}/shadow-report", () => {
         errorBody("invalid_request", [{ code: "custom", path: "from", message }]),
       );
     }
-    for (const query of ["?samples=101", "?samples=x", "?to=yesterday"]) {
+    for (const query of ["?samples=101", "?samples=x", "?to=yesterday"] as const) {
       const res = await report(s.org, s.draft.id, query);
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("invalid_request");
+      expect(res.error.error).toBe("invalid_request");
     }
     // The longest window is allowed.
     const longest = await report(s.org, s.draft.id, `?from=${iso(now - 90 * DAY)}&to=${iso(now)}`);

@@ -66,7 +66,7 @@ describe("public transparency endpoints", () => {
       row?.leaf_hash,
       2,
       6,
-      res.json.audit_path,
+      res.json.audit_path!,
       checkpoint?.root_hash as string,
     );
     expect(ok).toBe(true);
@@ -96,7 +96,7 @@ describe("tenant isolation of the ledger", () => {
     const victim = await newOrg();
     const intruder = await newOrg();
     const theirs = await call("/v1/audit", { token: victim.token });
-    const id = theirs.json.data[0].id;
+    const id = theirs.json.data[0]!.id;
     expect((await call(`/v1/audit/${id}/proof`, { token: intruder.token })).status).toBe(404);
     const mine = await call("/v1/audit", { token: intruder.token });
     expect(mine.json.data.map((e: any) => e.id)).not.toContain(id);

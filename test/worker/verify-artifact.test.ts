@@ -85,14 +85,14 @@ describe("GET /v1/verify/artifact with a receipt", () => {
     expect(proof.leaf_hash).toBe(leafHashOf(claims.entry.hash));
     expect(
       await rfcVerifyInclusion(
-        proof.leaf_hash,
-        proof.leaf_index,
-        proof.tree_size,
-        proof.audit_path,
-        proof.checkpoint.root_hash,
+        proof.leaf_hash!,
+        proof.leaf_index!,
+        proof.tree_size!,
+        proof.audit_path!,
+        proof.checkpoint!.root_hash,
       ),
     ).toBe(true);
-    expect(verifyOffline(proof.checkpoint.jws, await publishedKeys()).valid).toBe(true);
+    expect(verifyOffline(proof.checkpoint!.jws, await publishedKeys()).valid).toBe(true);
   });
 
   it("answers digest_mismatch for a digest the receipt does not sign", async () => {
@@ -104,7 +104,7 @@ describe("GET /v1/verify/artifact with a receipt", () => {
     expect(res.json.reasons).toEqual([
       { code: "digest_mismatch", message: "the digest is not the one the receipt signs" },
     ]);
-    expect(res.json.receipt.signature_valid).toBe(true);
+    expect(res.json.receipt!.signature_valid).toBe(true);
     expect(res.json.digest).toEqual({ value: other, matches: false, registered: null });
   });
 
@@ -129,12 +129,12 @@ describe("GET /v1/verify/artifact with a receipt", () => {
   it("answers signature_invalid for a flipped signature byte", async () => {
     const { artifact } = await registered();
     const [h, p, s] = artifact.receipt.split(".");
-    const signature = Buffer.from(s, "base64url");
+    const signature = Buffer.from(s!, "base64url");
     signature[10] = (signature[10] ?? 0) ^ 0x01;
     const res = await verify({ receipt: `${h}.${p}.${signature.toString("base64url")}` });
     expect(res.json.valid).toBe(false);
     expect(res.json.reasons.map((r: { code: string }) => r.code)).toEqual(["signature_invalid"]);
-    expect(res.json.receipt.claims).toBeNull();
+    expect(res.json.receipt!.claims).toBeNull();
   });
 
   it("answers unknown_key for a receipt signed by a key the service does not publish", async () => {
@@ -210,8 +210,8 @@ describe("GET /v1/verify/artifact with a receipt", () => {
     // 64 bytes are 86 characters: the last carries 2 bits and 4 unused ones, which a lenient
     // decoder ignores. Flipping the lowest unused bit gives the same signature bytes.
     const last = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    const flipped = `${s.slice(0, -1)}${last[last.indexOf(s.at(-1) ?? "A") ^ 1]}`;
-    expect(Buffer.from(flipped, "base64url")).toEqual(Buffer.from(s, "base64url"));
+    const flipped = `${s!.slice(0, -1)}${last[last.indexOf(s!.at(-1) ?? "A") ^ 1]}`;
+    expect(Buffer.from(flipped, "base64url")).toEqual(Buffer.from(s!, "base64url"));
     const res = await verify({ receipt: `${h}.${p}.${flipped}` });
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
@@ -263,7 +263,7 @@ describe("GET /v1/verify/artifact with a receipt", () => {
       const res = await verify({ receipt: await key.signClaims(made, "artifact-receipt+jwt") });
       expect(res.status).toBe(200);
       expect(res.json.valid).toBe(false);
-      expect(res.json.receipt.signature_valid).toBe(true);
+      expect(res.json.receipt!.signature_valid).toBe(true);
       return res.json.reasons;
     };
     const notRegistered = {
@@ -327,7 +327,7 @@ describe("GET /v1/verify/artifact with a receipt", () => {
     const { artifact } = await registered("test");
     const res = await verify({ receipt: artifact.receipt });
     expect(res.json.valid).toBe(true);
-    expect(res.json.receipt.claims.livemode).toBe(false);
+    expect(res.json.receipt!.claims!.livemode).toBe(false);
   });
 
   it("still verifies a receipt signed by a retired key that remains published, naming it retired", async () => {
@@ -473,7 +473,7 @@ describe("GET /v1/verify/artifact with malformed input", () => {
   ])("answers 400 invalid_request for %s", async (_, query) => {
     const res = await call(`/v1/verify/artifact?${query}`);
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
+    expect(res.error.error).toBe("invalid_request");
   });
 
   it.each([
@@ -483,8 +483,8 @@ describe("GET /v1/verify/artifact with malformed input", () => {
   ])("answers 400 invalid_request naming an unknown parameter given %s", async (_, query, name) => {
     const res = await verify(query);
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    const messages = res.json.details.map((d: { message: string }) => d.message).join(" ");
+    expect(res.error.error).toBe("invalid_request");
+    const messages = res.error.details.map((d: { message: string }) => d.message).join(" ");
     expect(messages).toContain(`"${name}"`);
   });
 
@@ -576,18 +576,21 @@ describe("the holder's verifier (docs/examples/artifact-verify.ts)", () => {
     await anchor(org.id);
     const { json: verdict } = await verify({ receipt: artifact.receipt });
     const keys = await publishedKeys();
+    // Anchored: the example's verifier takes the anchored shape, its fields no longer null.
+    expect(verdict.anchor.status).toBe("anchored");
+    const anchored = verdict.anchor as Parameters<typeof verifyAnchor>[1];
 
     const claims = verifyReceipt(artifact.receipt, keys, digest);
     expect(claims.sub).toBe(artifact.id);
-    expect(() => verifyAnchor(claims, verdict.anchor, keys)).not.toThrow();
+    expect(() => verifyAnchor(claims, anchored, keys)).not.toThrow();
 
     const other = fileDigest(new TextEncoder().encode("another file"));
     expect(() => verifyReceipt(artifact.receipt, keys, other)).toThrow(/another digest/);
-    const forgedRoot = { ...verdict.anchor.checkpoint, root_hash: "00".repeat(32) };
-    expect(() => verifyAnchor(claims, { ...verdict.anchor, checkpoint: forgedRoot }, keys)).toThrow(
+    const forgedRoot = { ...anchored.checkpoint, root_hash: "00".repeat(32) };
+    expect(() => verifyAnchor(claims, { ...anchored, checkpoint: forgedRoot }, keys)).toThrow(
       /not for this log/,
     );
-    const wrongPath = { ...verdict.anchor, audit_path: ["00".repeat(32)] };
+    const wrongPath = { ...anchored, audit_path: ["00".repeat(32)] };
     expect(() => verifyAnchor(claims, wrongPath, keys)).toThrow(/does not reach/);
     // Another Ed25519 key under the service's kid: the signature is not its.
     const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, [

@@ -23,7 +23,7 @@ async function setup() {
 }
 
 function verify(key: string, body: unknown) {
-  return call("/v1/agents/verify-card", { method: "POST", key, body });
+  return call("/v1/agents/verify-card", { method: "POST", key, raw: true, body });
 }
 
 async function publish(name: string, document: unknown) {
@@ -115,7 +115,7 @@ describe("POST /v1/agents/verify-card", () => {
     const res = await verify(key, { agent_id: agent.id, card: { ...card, name: "EvilAgent" } });
     expect(res.status).toBe(200);
     expect(res.json.status).toBe("invalid");
-    expect(res.json.signatures[0].status).toBe("invalid");
+    expect(res.json.signatures[0]!.status).toBe("invalid");
     expect(res.json.verified_at).toBeNull();
     const after = (await call(`/v1/agents/${agent.id}`, { key })).json;
     expect(after).toMatchObject({ trust_score: 25, card: null });
@@ -192,7 +192,7 @@ describe("POST /v1/agents/verify-card", () => {
     await call(`/v1/agents/${agent.id}/keys/${pair.kid}/revoke`, { method: "POST", key });
     const res = await verify(key, { agent_id: agent.id, card });
     expect(res.json.status).toBe("unverified");
-    expect(res.json.signatures[0].status).toBe("revoked_key");
+    expect(res.json.signatures[0]!.status).toBe("revoked_key");
   });
 
   it("unbinds a verified card when its only signing key is revoked", async () => {
@@ -245,7 +245,7 @@ describe("POST /v1/agents/verify-card", () => {
     const card = await signCard(merchantCard(), otherPair);
     const res = await verify(key, { agent_id: agent.id, card });
     expect(res.json.status).toBe("unverified");
-    expect(res.json.signatures[0].status).toBe("unknown_key");
+    expect(res.json.signatures[0]!.status).toBe("unknown_key");
   });
 
   it("fetches a card from a URL (loopback is allowed in local development only)", async () => {
@@ -266,7 +266,7 @@ describe("POST /v1/agents/verify-card", () => {
     const { key, agent } = await setup();
     const res = await verify(key, { agent_id: agent.id, card_url: url });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe(error);
+    expect(res.error.error).toBe(error);
   });
 
   it.each(["/redirect", "/big", "/docs/missing"])(
@@ -278,7 +278,7 @@ describe("POST /v1/agents/verify-card", () => {
         card_url: `${env.TEST_FIXTURE_URL}${path}`,
       });
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("card_unreachable");
+      expect(res.error.error).toBe("card_unreachable");
       // Nothing was recorded for a card that never arrived.
       const status = await call(`/v1/agents/${agent.id}/card-status`, { key });
       expect(status.json.checked_at).toBeNull();
@@ -293,7 +293,7 @@ describe("POST /v1/agents/verify-card", () => {
       card_url: `${env.TEST_FIXTURE_URL}/slow`,
     });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("card_unreachable");
+    expect(res.error.error).toBe("card_unreachable");
     // The fixture answers after 10 s; the fetch gave up at 5.
     expect(Date.now() - started).toBeGreaterThanOrEqual(4_900);
     expect(Date.now() - started).toBeLessThan(9_000);
@@ -309,7 +309,7 @@ describe("POST /v1/agents/verify-card", () => {
     ]) {
       const res = await verify(key, body);
       expect(res.status).toBe(400);
-      expect(res.json.error).toBe("invalid_request");
+      expect(res.error.error).toBe("invalid_request");
     }
   });
 

@@ -12,7 +12,7 @@ import { createEndpoint, deliveries, outboxAlert } from "./support/webhooks";
 const HOOK = () => `${env.TEST_FIXTURE_URL}/hooks/endpoints-test`;
 
 async function post(key: string, body: unknown) {
-  return call("/v1/webhook-endpoints", { method: "POST", key, body });
+  return call("/v1/webhook-endpoints", { method: "POST", key, raw: true, body });
 }
 
 describe("POST /v1/webhook-endpoints", () => {
@@ -71,7 +71,7 @@ describe("POST /v1/webhook-endpoints", () => {
     expect(res.text).not.toContain(token);
     const list = await call("/v1/webhook-endpoints", { key });
     expect(list.text).not.toContain(token);
-    expect(list.json.data[0].token_set).toBe(true);
+    expect(list.json.data[0]!.token_set).toBe(true);
   });
 
   it.each([
@@ -96,14 +96,19 @@ describe("POST /v1/webhook-endpoints", () => {
     const { key } = await orgWithKey();
     const res = await post(key, body);
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details.map((d: Json) => d.path)).toContain(path);
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details.map((d: Json) => d.path)).toContain(path);
     expect((await call("/v1/webhook-endpoints", { key })).json.data).toEqual([]);
   });
 
   it("refuses a body that is not JSON: 400", async () => {
     const { key } = await orgWithKey();
-    const res = await call("/v1/webhook-endpoints", { method: "POST", key, body: "{nope" });
+    const res = await call("/v1/webhook-endpoints", {
+      method: "POST",
+      key,
+      raw: true,
+      body: "{nope",
+    });
     expect(res.status).toBe(400);
   });
 
@@ -128,7 +133,7 @@ describe("POST /v1/webhook-endpoints", () => {
       ids.push((await createEndpoint(key, { url: `${HOOK()}-${i}` })).id);
     const refused = await post(key, { url: HOOK() });
     expect(refused.status).toBe(400);
-    expect(refused.json.error).toBe("endpoint_limit_reached");
+    expect(refused.error.error).toBe("endpoint_limit_reached");
     // The other mode has its own allowance.
     const { key: testKey } = await org.key(undefined, "test");
     expect((await post(testKey, { url: HOOK() })).status).toBe(201);
@@ -194,7 +199,7 @@ describe("the SSRF guard", () => {
     ]) {
       const res = await post(key, { url });
       expect(res.status, url).toBe(400);
-      expect(res.json.error).toBe("url_not_allowed");
+      expect(res.error.error).toBe("url_not_allowed");
     }
   });
 
@@ -256,7 +261,7 @@ describe("DELETE /v1/webhook-endpoints/{id}", () => {
     expect(res.json).toEqual({ object: "webhook_endpoint", id: endpoint.id, deleted: true });
     const again = await call(`/v1/webhook-endpoints/${endpoint.id}`, { method: "DELETE", key });
     expect(again.status).toBe(404);
-    expect(again.json.error).toBe("not_found");
+    expect(again.error.error).toBe("not_found");
     expect((await call("/v1/webhook-endpoints", { key })).json.data).toEqual([]);
     const history = await call(`/v1/webhook-endpoints/${endpoint.id}/deliveries`, { key });
     expect(history.status).toBe(404);
@@ -319,7 +324,7 @@ describe("GET /v1/webhook-endpoints/{id}/deliveries", () => {
     const first = await call(`/v1/webhook-endpoints/${endpoint.id}/deliveries?limit=2`, { key });
     expect(first.status).toBe(200);
     expect(first.json.data).toHaveLength(2);
-    expect(first.json.data[0].id).toBe(newest?.id);
+    expect(first.json.data[0]!.id).toBe(newest?.id);
     expect(first.json.has_more).toBe(true);
     const second = await call(
       `/v1/webhook-endpoints/${endpoint.id}/deliveries?limit=2&cursor=${first.json.next_cursor}`,
@@ -328,7 +333,7 @@ describe("GET /v1/webhook-endpoints/{id}/deliveries", () => {
     expect(second.json.data).toHaveLength(1);
     const ids = [...first.json.data, ...second.json.data].map((d: Json) => d.id);
     expect(ids).toEqual([...ids].sort().reverse());
-    const pending = await deliveries(key, endpoint.id, "?status=pending");
+    const pending = await deliveries(key, endpoint.id, "status=pending");
     expect(pending.map((d) => d.status)).toEqual(["pending", "pending"]);
     expect(pending[0]).toMatchObject({
       object: "webhook_delivery",
@@ -339,7 +344,7 @@ describe("GET /v1/webhook-endpoints/{id}/deliveries", () => {
       next_attempt_at: expect.any(String),
       completed_at: null,
     });
-    const cancelled = await deliveries(key, endpoint.id, "?status=cancelled");
+    const cancelled = await deliveries(key, endpoint.id, "status=cancelled");
     expect(cancelled.map((d) => d.id)).toEqual([newest?.id]);
     expect(
       (await call(`/v1/webhook-endpoints/${endpoint.id}/deliveries?status=lost`, { key })).status,

@@ -28,7 +28,7 @@ async function deniedOrg() {
     body: { url: hook.url, eventTypes: ["assessment.denied"] },
   });
   expect(res.status).toBe(201);
-  const endpoint = res.json as Json;
+  const endpoint = res.json;
   await reconfigure(hook.name, { secret: endpoint.secret });
   return { org, key, agent, hook, endpoint };
 }
@@ -56,7 +56,12 @@ function rawText(arrival: Arrival) {
 }
 
 function rotate(key: string, id: string, body?: unknown) {
-  return call(`/v1/webhook-endpoints/${id}/rotate-secret`, { method: "POST", key, body });
+  return call(`/v1/webhook-endpoints/${id}/rotate-secret`, {
+    method: "POST",
+    key,
+    raw: true,
+    body,
+  });
 }
 
 describe("the endpoint's secret", () => {
@@ -134,7 +139,7 @@ describe("POST /v1/webhook-endpoints/{id}/rotate-secret", () => {
     const fresh = res.json.secret as string;
     expect(fresh).toMatch(SECRET);
     expect(fresh).not.toBe(old);
-    const expiresAt = Date.parse(res.json.previous_secret_expires_at);
+    const expiresAt = Date.parse(res.json.previous_secret_expires_at!);
     expect(Math.abs(expiresAt - (Date.now() + 3600_000))).toBeLessThan(10_000);
 
     await reconfigure(setup.hook.name, { secret: fresh });
@@ -180,7 +185,7 @@ describe("POST /v1/webhook-endpoints/{id}/rotate-secret", () => {
     const setup = await deniedOrg();
     const first = await rotate(setup.key, setup.endpoint.id);
     expect(first.status).toBe(200);
-    const overlap = Date.parse(first.json.previous_secret_expires_at) - Date.now();
+    const overlap = Date.parse(first.json.previous_secret_expires_at!) - Date.now();
     expect(Math.abs(overlap - 86_400_000)).toBeLessThan(10_000);
     const second = await rotate(setup.key, setup.endpoint.id, { expires_in: 0 });
     expect(second.status).toBe(200);
@@ -206,12 +211,12 @@ describe("POST /v1/webhook-endpoints/{id}/rotate-secret", () => {
     ]) {
       const res = await rotate(key, endpoint.id, body);
       expect(res.status).toBe(400);
-      expect(res.json).toMatchObject({ error: "invalid_request" });
-      expect(res.json.details).toEqual(expect.any(Array));
+      expect(res.error).toMatchObject({ error: "invalid_request" });
+      expect(res.error.details).toEqual(expect.any(Array));
     }
     const notJson = await rotate(key, endpoint.id, "not json");
     expect(notJson.status).toBe(400);
-    expect(notJson.json).toMatchObject({ error: "invalid_json" });
+    expect(notJson.error).toMatchObject({ error: "invalid_json" });
     const [row] = await ownerSql`select previous_secret from webhook_endpoints
       where id = ${endpoint.id}`;
     expect(row?.previous_secret).toBeNull();
@@ -224,6 +229,6 @@ describe("POST /v1/webhook-endpoints/{id}/rotate-secret", () => {
     await call(`/v1/webhook-endpoints/${endpoint.id}`, { method: "DELETE", key });
     const gone = await rotate(key, endpoint.id, {});
     expect(gone.status).toBe(404);
-    expect(gone.json).toMatchObject({ error: "not_found" });
+    expect(gone.error).toMatchObject({ error: "not_found" });
   });
 });

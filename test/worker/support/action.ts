@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { calculateJwkThumbprint, importJWK, type JWK, SignJWT } from "jose";
 import { expect } from "vitest";
-import { call, type TestOrg } from "./api";
+import { call, type RequestBody, type TestOrg } from "./api";
 import { newAgent } from "./identity";
 
 /** Helpers of the action-authority suites: mandates, decisions, grants (docs/action-authority.md). */
@@ -40,11 +40,15 @@ export const CAPTURE = {
   currency: "USD",
 };
 
-export function decide(key: string, mandateId: string, body: Json) {
+export function decide(
+  key: string,
+  mandateId: string,
+  body: RequestBody<"/v1/action-mandates/{id}/decisions", "POST">,
+) {
   return call(`/v1/action-mandates/${mandateId}/decisions`, { method: "POST", key, body });
 }
 
-export function redeem(key: string, body: Json) {
+export function redeem(key: string, body: RequestBody<"/v1/action-grants/redeem", "POST">) {
   return call("/v1/action-grants/redeem", { method: "POST", key, body });
 }
 
@@ -52,14 +56,18 @@ export function redeem(key: string, body: Json) {
  * An org with a mandate, a key that decides and an executor key (the grant's audience), and
  * an ALLOW with a grant for that executor.
  */
-export async function allowed(org: TestOrg, request: Json = CAPTURE, mandate: Json = {}) {
+export async function allowed(
+  org: TestOrg,
+  request: RequestBody<"/v1/action-mandates/{id}/decisions", "POST"> = CAPTURE,
+  mandate: Json = {},
+) {
   const { key } = await org.key(["assess:write", "assess:read"]);
   const executor = await org.key(["assess:write"]);
   const created = await newMandate(org, mandate);
   const res = await decide(key, created.id, { ...request, audience: executor.id });
   expect(res.status).toBe(201);
   expect(res.json.decision).toBe("ALLOW");
-  return { key, executor, mandate: created, decision: res.json, grant: res.json.grant.jws };
+  return { key, executor, mandate: created, decision: res.json, grant: res.json.grant!.jws };
 }
 
 /**

@@ -1,9 +1,20 @@
 import { env, SELF } from "cloudflare:test";
 import { importJWK, type JWK, SignJWT } from "jose";
 import type { Scope } from "../../../src/auth/scopes";
+import type {
+  CallOptions,
+  Documented,
+  ErrorBody,
+  Method,
+  RouteOf,
+  SuccessBody,
+} from "./routes-typed";
+
+export type { RequestBody } from "./routes-typed";
 
 export const BASE = "https://risk.test";
 
+/** What every call may carry besides its route: the credential and extra headers. */
 export interface Call {
   method?: string;
   body?: unknown;
@@ -12,11 +23,43 @@ export interface Call {
   headers?: Record<string, string>;
 }
 
-/** One HTTP call into the Worker, the way a client makes it. */
-export async function call(
+/** An answer as the tests read it: `json` is the route's 2xx body, `error` the error envelope. */
+export interface Reply<Body> {
+  status: number;
+  headers: Headers;
+  /** The body parsed as JSON, typed as the route's success body (read it after the status). */
+  json: Body;
+  /** The same parsed body, typed as the error envelope every 4xx and 5xx carries. */
+  error: ErrorBody;
+  text: string;
+}
+
+/**
+ * One HTTP call into the Worker, typed by the route the OpenAPI document declares for this path
+ * and method (test/worker/support/routes-typed.ts): the body must match the request schema,
+ * `json` is the 2xx body, `error` the error envelope. A path or method the document does not
+ * describe fails to compile: use `callRaw`. A test that sends a body the schema would refuse
+ * says so with `raw: true`.
+ */
+export function call<P extends string, M extends Method = "GET">(
+  path: Documented<P, M>,
+  options?: CallOptions<RouteOf<P, M>, M>,
+): Promise<Reply<SuccessBody<RouteOf<P, M>, M>>> {
+  return send(path as string, (options ?? {}) as Call);
+}
+
+/**
+ * A call the OpenAPI document does not describe (an undocumented route or method, or a path
+ * only known at run time): the body goes as given and `json` is untyped.
+ */
+export function callRaw(path: string, options: Call = {}): Promise<Reply<any>> {
+  return send(path, options);
+}
+
+async function send(
   path: string,
-  { method = "GET", body, key, token, headers = {} }: Call = {},
-) {
+  { method = "GET", body, key, token, headers = {} }: Call,
+): Promise<Reply<any>> {
   const init: RequestInit = { method, headers: { ...headers } };
   const h = init.headers as Record<string, string>;
   if (key) h["x-api-key"] = key;
@@ -33,7 +76,7 @@ export async function call(
   } catch {
     json = undefined;
   }
-  return { status: response.status, headers: response.headers, json, text };
+  return { status: response.status, headers: response.headers, json, error: json, text };
 }
 
 let userCounter = 0;

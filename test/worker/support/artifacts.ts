@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { type PublicSigningKey, signer } from "../../../src/signing/signer";
 import { ed25519Verify } from "../../support/ed25519";
-import { call } from "./api";
+import { call, type RequestBody } from "./api";
 import { ownerSql } from "./db";
 
 /** A digest no one has registered yet: `sha256:` and 64 random lowercase hex digits. */
@@ -14,7 +14,7 @@ export function randomDigest(): string {
 /** Registers an artifact with a key or a session token, as a client would. */
 export function registerArtifact(
   credential: { key?: string; token?: string },
-  body: Record<string, unknown>,
+  body: RequestBody<"/v1/artifacts", "POST">,
 ) {
   return call("/v1/artifacts", { method: "POST", body, ...credential });
 }

@@ -6,7 +6,7 @@ import checkoutExample from "../../fixtures/ap2/checkout_mandate.json";
 import openCheckoutExample from "../../fixtures/ap2/open_checkout_mandate.json";
 import openPaymentExample from "../../fixtures/ap2/open_payment_mandate.json";
 import paymentExample from "../../fixtures/ap2/payment_mandate.json";
-import { BASE, type Call, call, newOrg, type TestOrg } from "./api";
+import { BASE, type Call, call, newOrg, type RequestBody, type TestOrg } from "./api";
 import { ownerSql } from "./db";
 import { type AgentKeyPair, keyPair, newAgent } from "./identity";
 
@@ -65,15 +65,20 @@ export function holderJwk(pair: AgentKeyPair): Json {
 }
 
 /** POST /v1/assess with a key. */
-export function assess(key: string, body: unknown, options: Omit<Call, "body" | "key"> = {}) {
-  return call("/v1/assess", { method: "POST", key, body, ...options });
+export function assess(key: string, body: unknown, options: Pick<Call, "token" | "headers"> = {}) {
+  // Raw: the suite sends every kind of body through here, the hostile ones too.
+  return call("/v1/assess", { method: "POST", key, body, raw: true, ...options });
 }
 
 /** POST /v1/assess that must answer 200; returns the body. */
-export async function assessOk(key: string, body: unknown, headers?: Record<string, string>) {
+export async function assessOk(
+  key: string,
+  body: RequestBody<"/v1/assess", "POST">,
+  headers?: Record<string, string>,
+) {
   const res = await assess(key, body, { headers });
   if (res.status !== 200) throw new Error(`assess failed: ${res.status} ${res.text}`);
-  return res.json as Json;
+  return res.json;
 }
 
 /** An org with a live key holding every data scope. */
@@ -125,7 +130,8 @@ export async function mandateHash(mandate: Json): Promise<string> {
   return `sha256:${await sha256Hex(jcs(withoutOurNamespace(mandate)))}`;
 }
 
-export function decodeJwsPart(part: string): Json {
+export function decodeJwsPart(part: string | undefined): Json {
+  if (part === undefined) throw new Error("not a compact JWS: a part is missing");
   const b64 = part.replace(/-/g, "+").replace(/_/g, "/");
   const bytes = Uint8Array.from(atob(b64 + "=".repeat((4 - (b64.length % 4)) % 4)), (c) =>
     c.charCodeAt(0),
@@ -301,7 +307,7 @@ export async function createPolicy(
     body: { name: options.name ?? "limits", rules, activate: options.activate ?? true },
   });
   if (res.status !== 201) throw new Error(`policy creation failed: ${res.status} ${res.text}`);
-  return res.json as Json;
+  return res.json;
 }
 
 // --- The Worker with an overridden environment (fault injection) ---

@@ -1,7 +1,7 @@
 /** The common route tests, shared by test/worker/common-routes-*.test.ts. */
 import { describe, expect, it } from "vitest";
 import { acceptedScopes, scopeDetails } from "../../../src/auth/scopes";
-import { ALL_KEY_SCOPES, call, newOrg, sessionToken } from "./api";
+import { ALL_KEY_SCOPES, call, callRaw, newOrg, sessionToken } from "./api";
 import { addMember } from "./db";
 import { errorBody, refusedBody } from "./errors";
 import { ROUTES, type RouteCase } from "./routes";
@@ -18,7 +18,7 @@ function request(
   route: RouteCase,
   credential: { key?: string; token?: string; headers?: Record<string, string> },
 ) {
-  return call(pathFor(route), { method: route.method, body: route.body, ...credential });
+  return callRaw(pathFor(route), { method: route.method, body: route.body, ...credential });
 }
 
 /**
@@ -32,7 +32,7 @@ export function commonRouteTests(shard: number, shards: number) {
     it("answers 401 without a credential", async () => {
       const res = await request(route, {});
       expect(res.status).toBe(401);
-      expect(res.json).toEqual(refusedBody("missing"));
+      expect(res.error).toEqual(refusedBody("missing"));
     });
 
     it("answers 401 to a garbage API key, in either header", async () => {
@@ -45,14 +45,14 @@ export function commonRouteTests(shard: number, shards: number) {
       ] as const) {
         const res = await request(route, credential);
         expect(res.status).toBe(401);
-        expect(res.json).toEqual(refusedBody(refusal));
+        expect(res.error).toEqual(refusedBody(refusal));
       }
     });
 
     it("answers 401 to an expired session", async () => {
       const res = await request(route, { token: await sessionToken({}, { expiresIn: "-5m" }) });
       expect(res.status).toBe(401);
-      expect(res.json).toEqual(refusedBody("expired_session"));
+      expect(res.error).toEqual(refusedBody("expired_session"));
     });
 
     it("answers 401 to a revoked key on the very next request", async () => {
@@ -62,7 +62,7 @@ export function commonRouteTests(shard: number, shards: number) {
       expect(revoked.status).toBe(200);
       const res = await request(route, { key });
       expect(res.status).toBe(401);
-      expect(res.json).toEqual(refusedBody("unknown_key"));
+      expect(res.error).toEqual(refusedBody("unknown_key"));
     });
 
     if (route.sessionOnly) {
@@ -71,7 +71,7 @@ export function commonRouteTests(shard: number, shards: number) {
         const { key } = await org.key(ALL_KEY_SCOPES);
         const res = await request(route, { key });
         expect(res.status).toBe(403);
-        expect(res.json).toEqual(errorBody("session_required"));
+        expect(res.error).toEqual(errorBody("session_required"));
       });
     }
 
@@ -84,7 +84,7 @@ export function commonRouteTests(shard: number, shards: number) {
           const { key } = await org.key(ALL_KEY_SCOPES.filter((s) => !accepted.includes(s)));
           const res = await request(route, { key });
           expect(res.status).toBe(403);
-          expect(res.json).toEqual(errorBody("insufficient_scope", details));
+          expect(res.error).toEqual(errorBody("insufficient_scope", details));
         });
         if (accepted.length > 1) {
           it.each(accepted)("lets a key with only %s past the scope check", async (scope) => {
@@ -102,7 +102,7 @@ export function commonRouteTests(shard: number, shards: number) {
         await addMember(org.id, other.subject, "member");
         const res = await request(route, { token: other.token, headers: { "x-org-id": org.id } });
         expect(res.status).toBe(403);
-        expect(res.json).toEqual(errorBody("insufficient_scope", details));
+        expect(res.error).toEqual(errorBody("insufficient_scope", details));
       });
     }
 
@@ -111,7 +111,7 @@ export function commonRouteTests(shard: number, shards: number) {
         const org = await newOrg();
         const ids = route.resource ? await route.resource(org) : SOME_ID;
         const { key } = await org.key(ALL_KEY_SCOPES, "test");
-        const res = await call(pathFor(route, ids), {
+        const res = await callRaw(pathFor(route, ids), {
           method: route.method,
           body: route.body,
           key,
@@ -132,7 +132,7 @@ export function commonRouteTests(shard: number, shards: number) {
         const { key } = await org.key(ALL_KEY_SCOPES, "live");
         for (const credential of [{ key }, { token: org.token }]) {
           const ids = route.resource ? await route.resource(org) : SOME_ID;
-          const res = await call(pathFor(route, ids), {
+          const res = await callRaw(pathFor(route, ids), {
             method: route.method,
             body: route.body,
             ...credential,
@@ -148,7 +148,7 @@ export function commonRouteTests(shard: number, shards: number) {
         const org = await newOrg();
         const ids = route.resource ? await route.resource(org) : SOME_ID;
         const { key } = await org.key(ALL_KEY_SCOPES, "test");
-        const res = await call(pathFor(route, ids), {
+        const res = await callRaw(pathFor(route, ids), {
           method: route.method,
           body: route.body,
           key,
@@ -170,15 +170,15 @@ export function commonRouteTests(shard: number, shards: number) {
         );
         for (const [name, value] of filters) {
           const path = `${pathFor(route, ids)}?${new URLSearchParams({ [name]: value })}`;
-          const anonymous = await call(path, { method: route.method });
+          const anonymous = await callRaw(path, { method: route.method });
           expect(anonymous.status, `${name} without a credential`).toBe(401);
-          expect(anonymous.json).toEqual(refusedBody("missing"));
+          expect(anonymous.error).toEqual(refusedBody("missing"));
           if (accepted.length > 0) {
-            const refused = await call(path, { method: route.method, key: unscoped });
+            const refused = await callRaw(path, { method: route.method, key: unscoped });
             expect(refused.status, `${name} without the scope`).toBe(403);
             expect(refused.json.error).toBe("insufficient_scope");
           }
-          const res = await call(path, { method: route.method, key });
+          const res = await callRaw(path, { method: route.method, key });
           expect(res.status, `${name}=${value}`).toBe(400);
           expect(res.json.error).toBe("invalid_request");
           expect(res.json.details.map((d: { path: string }) => d.path)).toContain(name);
@@ -195,13 +195,13 @@ export function commonRouteTests(shard: number, shards: number) {
         const credential = route.sessionOnly
           ? { token: intruder.token }
           : { key: (await intruder.key()).key };
-        const res = await call(pathFor(route, id), {
+        const res = await callRaw(pathFor(route, id), {
           method: route.method,
           body: route.body,
           ...credential,
         });
         expect(res.status).toBe(404);
-        expect(res.json).toEqual(errorBody("not_found"));
+        expect(res.error).toEqual(errorBody("not_found"));
       });
 
       it("answers 404 for an id that is not a uuid", async () => {
@@ -209,7 +209,7 @@ export function commonRouteTests(shard: number, shards: number) {
         const credential = route.sessionOnly
           ? { token: org.token }
           : { key: (await org.key()).key };
-        const res = await call(pathFor(route, "not-a-uuid"), {
+        const res = await callRaw(pathFor(route, "not-a-uuid"), {
           method: route.method,
           body: route.body,
           ...credential,

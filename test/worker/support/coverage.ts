@@ -11,7 +11,7 @@ export type Json = Record<string, any>;
 
 /** POST /v1/control-coverage/effects with a key. */
 export function reportEffect(key: string, body: Json) {
-  return call("/v1/control-coverage/effects", { method: "POST", key, body });
+  return call("/v1/control-coverage/effects", { method: "POST", key, body, raw: true });
 }
 
 /** A minimal valid effect with a fresh reference. */
@@ -62,7 +62,7 @@ export async function decision(setup: Setup, resource: string, changes: Json = {
     ...changes,
   });
   if (res.status !== 201) throw new Error(`decision failed: ${res.status} ${res.text}`);
-  return res.json as Json;
+  return res.json;
 }
 
 /** Redeems a decision's grant as its executor; returns the redemption. */
@@ -75,7 +75,7 @@ export async function redeemed(setup: Setup, allowed: Json) {
     currency: allowed.currency,
   });
   if (res.status !== 200) throw new Error(`redemption failed: ${res.status} ${res.text}`);
-  return res.json as Json;
+  return res.json;
 }
 
 /** Every gap field, for an exact comparison. */

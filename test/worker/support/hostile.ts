@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorStatus } from "../../../src/errors";
-import { call, newOrg, type TestOrg } from "./api";
+import { callRaw, newOrg, type TestOrg } from "./api";
 import { fetchWith, type Json } from "./assess";
 import { ROUTES, type RouteCase } from "./routes";
 
@@ -289,7 +289,7 @@ export function hostileInputTests(shard: number, shards: number) {
   beforeAll(async () => {
     org = await newOrg();
     ({ key } = await org.key());
-    openapi = (await call("/openapi.json")).json;
+    openapi = (await callRaw("/openapi.json")).json;
   });
 
   afterAll(() => {

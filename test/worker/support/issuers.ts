@@ -23,7 +23,7 @@ export function publicJwk(signer: Signer): Record<string, unknown> {
 }
 
 export function register(key: string, body: Record<string, unknown>) {
-  return call("/v1/credential-issuers", { method: "POST", key, body });
+  return call("/v1/credential-issuers", { method: "POST", key, body, raw: true });
 }
 
 /** A payment chain whose root `issuer` signed (its `kid` in the header when it has one). */

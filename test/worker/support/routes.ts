@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import type { ScopeRequirement } from "../../../src/auth/scopes";
 import { CAPTURE, newMandate } from "./action";
-import { call, type TestOrg } from "./api";
+import { call, type RequestBody, type TestOrg } from "./api";
 import { newAgent, newPrincipal, registerKey } from "./identity";
 
 /** Every authenticated route, with what the common auth/scope/tenant tests need to call it. */
@@ -47,7 +47,7 @@ const EVAL_SET = {
       expected: "approve",
     },
   ],
-};
+} satisfies RequestBody<"/v1/eval-sets", "POST">;
 
 /** A public P-256 key, as an issuer of AP2 credentials registers it. */
 const ISSUER_JWK = {
@@ -88,7 +88,7 @@ export const ROUTES: RouteCase[] = [
     method: "GET",
     path: "/v1/audit/{id}/proof",
     scope: "audit:read",
-    resource: async (org) => (await call("/v1/audit", { token: org.token })).json.data[0].id,
+    resource: async (org) => (await call("/v1/audit", { token: org.token })).json.data[0]!.id,
   },
 
   {
@@ -621,7 +621,11 @@ async function newEndpoint(org: TestOrg) {
 }
 
 async function newEvalSet(org: TestOrg) {
-  const res = await call("/v1/eval-sets", { method: "POST", token: org.token, body: EVAL_SET });
+  const res = await call("/v1/eval-sets", {
+    method: "POST",
+    token: org.token,
+    body: EVAL_SET,
+  });
   if (res.status !== 201) throw new Error(`eval set creation failed: ${res.status} ${res.text}`);
   return res.json.id as string;
 }

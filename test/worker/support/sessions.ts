@@ -139,6 +139,7 @@ export function createSession(org: TestOrg, body: Record<string, unknown>, key?:
     method: "POST",
     ...(key ? { key } : { token: org.token }),
     body,
+    raw: true,
   });
 }
 
@@ -147,6 +148,7 @@ export function appendEvents(org: TestOrg, id: string, events: WireEvent[], key?
     method: "POST",
     ...(key ? { key } : { token: org.token }),
     body: { events },
+    raw: true,
   });
 }
 

@@ -1,6 +1,6 @@
 import { env, SELF } from "cloudflare:test";
 import { expect } from "vitest";
-import { call } from "./api";
+import { call, type RequestBody } from "./api";
 import { ownerSql } from "./db";
 
 export type Json = Record<string, any>;
@@ -82,16 +82,19 @@ export async function eventually<T>(
   }
 }
 
-export async function createEndpoint(key: string, body: Json) {
+export async function createEndpoint(
+  key: string,
+  body: RequestBody<"/v1/webhook-endpoints", "POST">,
+) {
   const res = await call("/v1/webhook-endpoints", { method: "POST", key, body });
   if (res.status !== 201) throw new Error(`endpoint creation failed: ${res.status} ${res.text}`);
-  return res.json as Json;
+  return res.json;
 }
 
 export async function deliveries(key: string, endpointId: string, query = "") {
-  const res = await call(`/v1/webhook-endpoints/${endpointId}/deliveries${query}`, { key });
+  const res = await call(`/v1/webhook-endpoints/${endpointId}/deliveries?${query}`, { key });
   expect(res.status).toBe(200);
-  return res.json.data as Json[];
+  return res.json.data;
 }
 
 /** Waits until every delivery of the endpoint has left `pending`; answers them. */

@@ -14342,7 +14342,7 @@ export interface components {
             name: string | null;
             email: string | null;
             phone: string | null;
-            address: components["schemas"]["Address"];
+            address: components["schemas"]["Address"] | null;
             external_ref: string | null;
             metadata: {
                 [key: string]: string;
@@ -14357,7 +14357,7 @@ export interface components {
             region?: string;
             postal_code?: string;
             country?: string;
-        } | null;
+        };
         CreatePrincipalRequest: {
             name: string;
             /** Format: email */
@@ -14783,7 +14783,7 @@ export interface components {
                 jws: string;
                 claims: components["schemas"]["GrantClaims"];
             } | null;
-            redemption: components["schemas"]["ActionRedemption"];
+            redemption: components["schemas"]["ActionRedemption"] | null;
             ledger: {
                 /** @description The entry exactly as hashed: v, org_id, sequence, id, type, actor, … */
                 entry: {
@@ -14854,7 +14854,7 @@ export interface components {
                 entry_id: string;
                 sequence: number;
             };
-        } | null;
+        };
         RedeemGrantRequest: {
             /** @description The grant's compact JWS */
             grant: string;
@@ -14879,7 +14879,16 @@ export interface components {
             resource: string | null;
             amount: number | null;
             currency: string | null;
-            gate: components["schemas"]["ControlEffectGate"];
+            gate: {
+                /** Format: uuid */
+                assessment_id: string;
+            } | {
+                /** Format: uuid */
+                grant_id: string;
+            } | {
+                /** Format: uuid */
+                decision_id: string;
+            } | null;
             metadata: {
                 [key: string]: string;
             };
@@ -14896,17 +14905,6 @@ export interface components {
                 sequence: number;
             };
         };
-        /** @description The gate passed before the effect: exactly one of `assessment_id`, `grant_id`, `decision_id` */
-        ControlEffectGate: {
-            /** Format: uuid */
-            assessment_id: string;
-        } | {
-            /** Format: uuid */
-            grant_id: string;
-        } | {
-            /** Format: uuid */
-            decision_id: string;
-        } | null;
         CreateControlEffectRequest: {
             /** @example payment.executed */
             effect: string;
@@ -14932,6 +14930,17 @@ export interface components {
             currency?: string;
             gate?: components["schemas"]["ControlEffectGate"];
             metadata?: components["schemas"]["Metadata"];
+        };
+        /** @description The gate passed before the effect: exactly one of `assessment_id`, `grant_id`, `decision_id` */
+        ControlEffectGate: {
+            /** Format: uuid */
+            assessment_id: string;
+        } | {
+            /** Format: uuid */
+            grant_id: string;
+        } | {
+            /** Format: uuid */
+            decision_id: string;
         };
         ControlEffectList: {
             /** @enum {string} */
