@@ -10,7 +10,7 @@ import {
   RANGE,
   signatureSpellings,
 } from "../support/ap2-chains";
-import { call } from "./support/api";
+import { call, type RequestBody } from "./support/api";
 import { assess, createPolicy, type Json } from "./support/assess";
 import { consentOrg } from "./support/consents";
 import { expectRefused } from "./support/credentials";
@@ -45,7 +45,7 @@ async function budgetedConsent(alg: "ES256" | "EdDSA") {
   return { ...consent, live: consent.key, test, presentation };
 }
 
-async function decided(key: string, body: Json) {
+async function decided(key: string, body: RequestBody<"/v1/assess", "POST">) {
   const res = await assess(key, body);
   expect(res.status).toBe(200);
   return res.json;

@@ -1,6 +1,7 @@
 import type { JWK } from "jose";
 import { describe, expect, it } from "vitest";
 import { FAILURE_OF_LABEL } from "../support/ap2-vector-labels";
+import type { RequestBody } from "./support/api";
 import { assess, assessOk, type Json } from "./support/assess";
 import {
   consentOf,
@@ -37,7 +38,7 @@ function holderOf(decoded: Json[] | null): JWK | null {
   return (delegating?.cnf?.jwk as JWK | undefined) ?? null;
 }
 
-function bodyOf(vector: Json, step: Json = vector): Json {
+function bodyOf(vector: Json, step: Json = vector): RequestBody<"/v1/assess", "POST"> {
   const checkout = step.constraint_inputs?.checkout_jwt;
   return {
     credential: step.credential,

@@ -17,6 +17,7 @@ import { call } from "./support/api";
 import {
   assess,
   assessOk,
+  assessRaw,
   createPolicy,
   type Json,
   jcs,
@@ -132,12 +133,12 @@ describe("the request", () => {
 
   it("a credential on another kind, a presentation without credential: 400", async () => {
     const { key } = await orgWithKey();
-    const onKind = await assess(key, { kind: "custom", credential: "x", mandate: {} });
+    const onKind = await assessRaw(key, { kind: "custom", credential: "x", mandate: {} });
     expect(onKind.status).toBe(400);
     expect(onKind.error.details).toEqual([
       { path: "credential", message: "applies only to kind ap2_payment" },
     ]);
-    const alone = await assess(key, { presentation: PRESENTATION, mandate: {} });
+    const alone = await assessRaw(key, { presentation: PRESENTATION, mandate: {} });
     expect(alone.status).toBe(400);
     expect(alone.error.details).toEqual([
       { path: "presentation", message: "applies only with a credential" },

@@ -4,6 +4,7 @@ import {
   agentOf,
   assess,
   assessOk,
+  assessRaw,
   createPolicy,
   decodeJwsPart,
   examples,
@@ -404,7 +405,7 @@ describe("an agent_id that is not an agent id", () => {
     "%j is a 400, never a 5xx",
     async (agentId) => {
       const { key } = await orgWithKey();
-      const res = await assess(key, { mandate: payment(), agent_id: agentId });
+      const res = await assessRaw(key, { mandate: payment(), agent_id: agentId });
       expect(res.status).toBe(400);
       expect(res.error.error).toBe("invalid_request");
     },

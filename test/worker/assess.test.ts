@@ -5,6 +5,7 @@ import {
   assess,
   assessmentEvents,
   assessOk,
+  assessRaw,
   countRows,
   decodeJwsPart,
   examples,
@@ -228,7 +229,7 @@ describe("credentials", () => {
     const { org } = await orgWithKey();
     const { key } = await org.key(["assess:read", "agents:write", "policy:write"]);
     for (const body of [{ mandate: payment() }, "{not json", { nope: 1 }]) {
-      const res = await assess(key, body);
+      const res = await assessRaw(key, body);
       expect(res.status).toBe(403);
       expect(res.error.error).toBe("insufficient_scope");
     }
@@ -366,7 +367,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
   it("malformed JSON", async () => {
     const { key } = await orgWithKey();
     for (const text of ["{", '{"mandate": }', "", "nul", "{'mandate': {}}"]) {
-      const res = await assess(key, text);
+      const res = await assessRaw(key, text);
       expect(res.status, text).toBe(400);
       expect(res.error.error, text).toBe("invalid_json");
     }
@@ -375,7 +376,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
   it("a body sent as another content type is a 400 or assessed, never a 5xx", async () => {
     const { key } = await orgWithKey();
     for (const type of ["text/plain", "application/x-www-form-urlencoded", ""]) {
-      const res = await assess(key, JSON.stringify({ mandate: payment() }), {
+      const res = await assessRaw(key, JSON.stringify({ mandate: payment() }), {
         headers: { "content-type": type },
       });
       expect([200, 400], type).toContain(res.status);
@@ -384,7 +385,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
 
   it("a truncated JSON document answers invalid_json", async () => {
     const { key } = await orgWithKey();
-    const res = await assess(key, JSON.stringify({ mandate: payment() }).slice(0, -3));
+    const res = await assessRaw(key, JSON.stringify({ mandate: payment() }).slice(0, -3));
     expect(res.status).toBe(400);
     expect(res.error.error).toBe("invalid_json");
   });
@@ -393,7 +394,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
     "a body that is not an object (%j)",
     async (body) => {
       const { key } = await orgWithKey();
-      const res = await assess(key, JSON.stringify(body));
+      const res = await assessRaw(key, JSON.stringify(body));
       expect(res.status).toBe(400);
       expect(res.error.error).toBe("invalid_request");
     },
@@ -408,7 +409,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
       { mandate: "x" },
       { mandate: null },
     ]) {
-      const res = await assess(key, body);
+      const res = await assessRaw(key, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.error.error).toBe("invalid_request");
       expect(detailPaths(res.json)).toContain("mandate");
@@ -417,7 +418,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
 
   it("an unknown top-level field, named in details", async () => {
     const { key } = await orgWithKey();
-    const res = await assess(key, { mandate: payment(), mandate_type: "payment" });
+    const res = await assessRaw(key, { mandate: payment(), mandate_type: "payment" });
     expect(res.status).toBe(400);
     expect(res.error.error).toBe("invalid_request");
     expect(detailPaths(res.json)).toEqual(["mandate_type"]);
@@ -425,7 +426,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
 
   it("an unknown field wins over an invalid mandate (400 before 422)", async () => {
     const { key } = await orgWithKey();
-    const res = await assess(key, { mandate: without(payment(), "payee"), extra: true });
+    const res = await assessRaw(key, { mandate: without(payment(), "payee"), extra: true });
     expect(res.status).toBe(400);
   });
 
@@ -442,7 +443,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
     ["a2a", { task_id: 5 }],
   ])("an ill-typed %s (%j)", async (field, value) => {
     const { key } = await orgWithKey();
-    const res = await assess(key, { mandate: payment(), [field]: value });
+    const res = await assessRaw(key, { mandate: payment(), [field]: value });
     expect(res.status).toBe(400);
     expect(res.error.error).toBe("invalid_request");
   });
@@ -510,7 +511,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
     ],
   ])("a mandate holding what cannot be stored faithfully: %s", async (_, text) => {
     const { org, key } = await orgWithKey();
-    const res = await assess(key, text);
+    const res = await assessRaw(key, text);
     expect(res.status).toBe(400);
     expect(res.error.error).toBe("invalid_request");
     const [row] = (await ownerSql`select count(*)::int as n from assessments
@@ -527,7 +528,7 @@ describe("rule 2: a malformed request or an unknown mandate type is a 400", () =
   it("moderate nesting is fine", async () => {
     const { key } = await orgWithKey();
     const text = `{"kind":"custom","mandate":${'{"a":'.repeat(10)}1${"}".repeat(10)}}`;
-    expect((await assess(key, text)).status).toBe(200);
+    expect((await assessRaw(key, text)).status).toBe(200);
   });
 });
 
@@ -613,7 +614,9 @@ describe("rule 3: A2A", () => {
 });
 
 describe("other action kinds", () => {
-  it.each(["message_send", "voice_call", "custom"])("%s accepts any object", async (kind) => {
+  const OTHER_KINDS = ["message_send", "voice_call", "custom"] as const;
+
+  it.each(OTHER_KINDS)("%s accepts any object", async (kind) => {
     const { key } = await orgWithKey();
     for (const mandate of [
       {},
@@ -637,9 +640,9 @@ describe("other action kinds", () => {
     expect(typeof res.json.riskPayloadJws).toBe("string");
   });
 
-  it.each(["message_send", "voice_call", "custom"])("%s with a mandateType: 400", async (kind) => {
+  it.each(OTHER_KINDS)("%s with a mandateType: 400", async (kind) => {
     const { key } = await orgWithKey();
-    const res = await assess(key, { kind, mandate: {}, mandateType: "payment" });
+    const res = await assessRaw(key, { kind, mandate: {}, mandateType: "payment" });
     expect(res.status).toBe(400);
     expect(res.error.error).toBe("invalid_request");
   });
@@ -759,7 +762,7 @@ describe("side effects: the ledger and the outbox", () => {
   it("a rejected request leaves no trace", async () => {
     const { org, key } = await orgWithKey();
     await assess(key, { mandate: without(payment(), "payee") });
-    await assess(key, { mandate: payment(), bogus: 1 });
+    await assessRaw(key, { mandate: payment(), bogus: 1 });
     expect(await countRows(org.id)).toEqual({ assessments: 0, mandates: 0, ledger: 0, events: 0 });
   });
 });

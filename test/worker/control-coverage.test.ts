@@ -16,6 +16,7 @@ import {
   ofEffect,
   redeemed,
   reportEffect,
+  reportEffectRaw,
   verifyCompact,
 } from "./support/coverage";
 import { ownerSql } from "./support/db";
@@ -170,7 +171,7 @@ describe("POST /v1/control-coverage/effects", () => {
     ["an empty observer", { observer: " " }, "observer"],
   ])("answers 400 to %s", async (_, changes, path) => {
     const { org, key } = await orgWithKey();
-    const res = await reportEffect(key, effect(changes));
+    const res = await reportEffectRaw(key, { ...effect(), ...changes });
     expect(res.status).toBe(400);
     expect(res.error.error).toBe("invalid_request");
     expect(res.error.details.map((d: any) => d.path)).toContain(path);
@@ -179,7 +180,7 @@ describe("POST /v1/control-coverage/effects", () => {
 
   it("answers 400 with one detail to an amount beyond 2^53 − 1", async () => {
     const { key } = await orgWithKey();
-    const res = await reportEffect(key, effect({ amount: 2 ** 53, currency: "USD" }));
+    const res = await reportEffectRaw(key, effect({ amount: 2 ** 53, currency: "USD" }));
     expect(res.status).toBe(400);
     expect(res.error.details.map((d: any) => d.path)).toEqual(["amount"]);
   });

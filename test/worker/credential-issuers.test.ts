@@ -14,7 +14,7 @@ import { ALL_KEY_SCOPES, call, callRaw, newOrg, type TestOrg } from "./support/a
 import { addMember, ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
 import { newPrincipal } from "./support/identity";
-import { chainFrom, publicJwk, register, verifyWith } from "./support/issuers";
+import { chainFrom, publicJwk, register, registerRaw, verifyWith } from "./support/issuers";
 
 async function ownerKey() {
   const org = await newOrg();
@@ -211,7 +211,7 @@ describe("POST /v1/credential-issuers validation", () => {
   async function refused(body: Record<string, unknown>) {
     org ??= await newOrg();
     key ??= (await org.key()).key;
-    const res = await register(key, body);
+    const res = await registerRaw(key, body);
     return res;
   }
 
@@ -331,7 +331,7 @@ describe("trustAnchorsFor", () => {
   it("verifies the SDK's vector under its trusted key registered through the API", async () => {
     const { key } = await ownerKey();
     const [trusted] = valid.trusted_keys;
-    const res = await register(key, { name: "User", jwks: { keys: [trusted?.jwk] } });
+    const res = await register(key, { name: "User", jwks: { keys: [trusted!.jwk] } });
     expect(res.status).toBe(201);
     const tenant = new Tenant(
       env,

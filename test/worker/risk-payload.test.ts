@@ -6,6 +6,7 @@ import { call } from "./support/api";
 import {
   assess,
   assessOk,
+  assessRaw,
   assessWith,
   countRows,
   decodeJwsPart,
@@ -300,7 +301,7 @@ describe("audience", () => {
     ["null", null],
   ])("refuses %s: 400 invalid_request at audience, nothing stored", async (_, audience) => {
     const { org, key } = await orgWithKey();
-    const res = await assess(key, { mandate: payment(), audience });
+    const res = await assessRaw(key, { mandate: payment(), audience });
     expect(res.status).toBe(400);
     expect(res.error.error).toBe("invalid_request");
     expect([...new Set(res.error.details.map((d: Json) => d.path))]).toEqual(["audience"]);

@@ -10,6 +10,7 @@ import {
   assessOnce,
   buildChain,
   createSession,
+  createSessionRaw,
   entriesOf,
   expectBreak,
   flipOneCharacter,
@@ -295,7 +296,7 @@ describe("POST /v1/sessions", () => {
     const res = await createSession(org, {
       agent_id: agent.id,
       external_id: owner.externalId,
-      events: [{ ...event, signature: `${header}..${sig}` }],
+      events: [{ ...(event as WireEvent), signature: `${header}..${sig}` }],
     });
     await expectBreak(res, org, {
       sequence: 1,
@@ -411,7 +412,7 @@ describe("POST /v1/sessions", () => {
   ])("answers 400 to %s", async (_, change, path) => {
     const { org, agent, owner } = await setup();
     const [event] = await buildChain(owner, 1);
-    const res = await createSession(org, {
+    const res = await createSessionRaw(org, {
       agent_id: agent.id,
       external_id: owner.externalId,
       events: [change(event as WireEvent)],
@@ -424,7 +425,7 @@ describe("POST /v1/sessions", () => {
   it("answers 400 to a batch of 501 events", async () => {
     const { org, agent, owner } = await setup();
     const [event] = await buildChain(owner, 1);
-    const res = await createSession(org, {
+    const res = await createSessionRaw(org, {
       agent_id: agent.id,
       external_id: owner.externalId,
       events: Array.from({ length: 501 }, () => event),
@@ -529,7 +530,7 @@ describe("malformed signatures", () => {
     const res = await createSession(org, {
       agent_id: agent.id,
       external_id: owner.externalId,
-      events: [{ ...event, signature: signature() }],
+      events: [{ ...(event as WireEvent), signature: signature() }],
     });
     await expectBreak(res, org, {
       sequence: 1,

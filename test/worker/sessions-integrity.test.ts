@@ -346,7 +346,7 @@ describe("malformed and refused signature headers", () => {
     const res = await createSession(org, {
       agent_id: agent.id,
       external_id: owner.externalId,
-      events: [first, { ...(second as WireEvent), signature }],
+      events: [first as WireEvent, { ...(second as WireEvent), signature }],
     });
     await expectBreak(res, org, {
       sequence: 2,

@@ -64,9 +64,24 @@ export function holderJwk(pair: AgentKeyPair): Json {
   return { kty, crv, x, y };
 }
 
-/** POST /v1/assess with a key. */
-export function assess(key: string, body: unknown, options: Pick<Call, "token" | "headers"> = {}) {
-  // Raw: the suite sends every kind of body through here, the hostile ones too.
+/** POST /v1/assess with a key: the body is the route's request schema. */
+export function assess(
+  key: string,
+  body: RequestBody<"/v1/assess", "POST">,
+  options: Pick<Call, "token" | "headers"> = {},
+) {
+  return call("/v1/assess", { method: "POST", key, body, ...options });
+}
+
+/**
+ * POST /v1/assess with a body the request schema would refuse (hostile, malformed, partial, or
+ * raw text), sent as given: the escape is in the name.
+ */
+export function assessRaw(
+  key: string,
+  body: unknown,
+  options: Pick<Call, "token" | "headers"> = {},
+) {
   return call("/v1/assess", { method: "POST", key, body, raw: true, ...options });
 }
 

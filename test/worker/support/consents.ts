@@ -9,7 +9,8 @@ import {
   RANGE,
   type Signer,
 } from "../../support/ap2-chains";
-import { assessOk, type Json } from "./assess";
+import type { RequestBody } from "./api";
+import { assessOk } from "./assess";
 import { credentialOrg, leafUnder } from "./credentials";
 
 export interface ConsentOptions {
@@ -44,7 +45,10 @@ export async function consentOrg(options: ConsentOptions = {}) {
       }),
     },
   ])) as [BuiltHop];
-  const present = async (closed: Claims, rootJws = root.jws): Promise<Json> => {
+  const present = async (
+    closed: Claims,
+    rootJws = root.jws,
+  ): Promise<RequestBody<"/v1/assess", "POST">> => {
     // The root's segment as a chain carries it: its JWS (as spelt) and disclosures, no last `~`.
     const segment = `${rootJws}${root.segment.slice(root.jws.length, -1)}`;
     const credential = await leafUnder(segment, agent, closed);

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { newSigner } from "../../support/ap2-chains";
 import { CAPTURE, decide, newMandate, redeem } from "./action";
-import { call, type TestOrg } from "./api";
+import { call, type RequestBody, type TestOrg } from "./api";
 import { agentOf, assessOk, createPolicy, jcs, payment } from "./assess";
 import { provenHolder, registerIssuer } from "./credentials";
 
@@ -9,13 +9,23 @@ import { provenHolder, registerIssuer } from "./credentials";
 
 export type Json = Record<string, any>;
 
-/** POST /v1/control-coverage/effects with a key. */
-export function reportEffect(key: string, body: Json) {
+/** POST /v1/control-coverage/effects with a key: the body is the route's request schema. */
+export function reportEffect(
+  key: string,
+  body: RequestBody<"/v1/control-coverage/effects", "POST">,
+) {
+  return call("/v1/control-coverage/effects", { method: "POST", key, body });
+}
+
+/** POST /v1/control-coverage/effects with a body the request schema would refuse, as given. */
+export function reportEffectRaw(key: string, body: unknown) {
   return call("/v1/control-coverage/effects", { method: "POST", key, body, raw: true });
 }
 
+type EffectBody = RequestBody<"/v1/control-coverage/effects", "POST">;
+
 /** A minimal valid effect with a fresh reference. */
-export function effect(changes: Json = {}): Json {
+export function effect(changes: Partial<EffectBody> = {}): EffectBody {
   return {
     effect: "payment.executed",
     observer: "stripe-webhook",

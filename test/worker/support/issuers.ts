@@ -16,13 +16,19 @@ import {
   RANGE,
   type Signer,
 } from "../../support/ap2-chains";
-import { call } from "./api";
+import { call, type RequestBody } from "./api";
 
 export function publicJwk(signer: Signer): Record<string, unknown> {
   return { ...signer.jwk };
 }
 
-export function register(key: string, body: Record<string, unknown>) {
+/** POST /v1/credential-issuers with a key: the body is the route's request schema. */
+export function register(key: string, body: RequestBody<"/v1/credential-issuers", "POST">) {
+  return call("/v1/credential-issuers", { method: "POST", key, body });
+}
+
+/** POST /v1/credential-issuers with a body the request schema would refuse, as given. */
+export function registerRaw(key: string, body: unknown) {
   return call("/v1/credential-issuers", { method: "POST", key, body, raw: true });
 }
 

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { CompactSign } from "jose";
 import { expect } from "vitest";
 import { canonicalize } from "#audit/canonical";
-import { call, newOrg, type TestOrg } from "./api";
+import { call, newOrg, type RequestBody, type TestOrg } from "./api";
 import { ownerSql } from "./db";
 import { errorBody } from "./errors";
 import { type AgentKeyPair, newAgent } from "./identity";
@@ -16,19 +16,11 @@ import { assessOnce as assessPayment } from "./routes";
 
 export const ZERO = "0".repeat(64);
 
-export interface WireEvent {
-  sequence: number;
-  type: string;
-  time: string;
-  payload_digest: string;
-  prev_hash: string;
-  hash: string;
-  assessment_id?: string;
-  signature?: string;
-}
+/** An event as the agent sends it: the request schema's `SessionEventInput`. */
+export type WireEvent = RequestBody<"/v1/sessions/{id}/events", "POST">["events"][number];
 
 export interface EventSpec {
-  type?: string;
+  type?: WireEvent["type"];
   payload?: unknown;
   assessment_id?: string;
 }
@@ -134,7 +126,17 @@ export async function relink(
   return out;
 }
 
-export function createSession(org: TestOrg, body: Record<string, unknown>, key?: string) {
+/** POST /v1/sessions (the org's session, or `key`): the body is the route's request schema. */
+export function createSession(
+  org: TestOrg,
+  body: RequestBody<"/v1/sessions", "POST">,
+  key?: string,
+) {
+  return call("/v1/sessions", { method: "POST", ...(key ? { key } : { token: org.token }), body });
+}
+
+/** POST /v1/sessions with a body the request schema would refuse, as given. */
+export function createSessionRaw(org: TestOrg, body: unknown, key?: string) {
   return call("/v1/sessions", {
     method: "POST",
     ...(key ? { key } : { token: org.token }),
@@ -143,7 +145,22 @@ export function createSession(org: TestOrg, body: Record<string, unknown>, key?:
   });
 }
 
-export function appendEvents(org: TestOrg, id: string, events: WireEvent[], key?: string) {
+/** POST /v1/sessions/{id}/events: the events are the route's request schema. */
+export function appendEvents(
+  org: TestOrg,
+  id: string,
+  events: RequestBody<"/v1/sessions/{id}/events", "POST">["events"],
+  key?: string,
+) {
+  return call(`/v1/sessions/${id}/events`, {
+    method: "POST",
+    ...(key ? { key } : { token: org.token }),
+    body: { events },
+  });
+}
+
+/** POST /v1/sessions/{id}/events with events the request schema would refuse, as given. */
+export function appendEventsRaw(org: TestOrg, id: string, events: unknown, key?: string) {
   return call(`/v1/sessions/${id}/events`, {
     method: "POST",
     ...(key ? { key } : { token: org.token }),
