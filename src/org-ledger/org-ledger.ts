@@ -118,15 +118,6 @@ export class OrgLedger extends DurableObject<Env> {
    * assessment (`commitAssessment`).
    */
   async append(orgId: string, inputs: AppendInput[]): Promise<Appended[]> {
-    return this.appendThen(orgId, inputs, () => {});
-  }
-
-  /** `append`, with `also` run inside the sequencing transaction on what was appended. */
-  private async appendThen(
-    orgId: string,
-    inputs: AppendInput[],
-    also: (appended: Appended[]) => void,
-  ): Promise<Appended[]> {
     this.bind(orgId);
     const appended = await this.sections.inTurn((from) => {
       let head = from;
@@ -135,7 +126,6 @@ export class OrgLedger extends DurableObject<Env> {
         head = next;
         return answer;
       });
-      also(answers);
       return [answers, head];
     });
     const last = Math.max(0, ...appended.map((a) => a.sequence));
