@@ -3,6 +3,7 @@ import { and, eq, ne, sql } from "drizzle-orm";
 import { normalizeRules, type PolicyRules } from "../assess/policy";
 import type { CreatePolicy, ListPoliciesQuery, Policy } from "../assess/policy-schemas";
 import type { Tenant } from "../auth/tenant";
+import type { Database } from "../db/client";
 import { getById, listById, mapPage, type Page } from "../db/pagination";
 import { policies } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
@@ -37,7 +38,7 @@ function toPolicy(row: Omit<PolicyRow, "orgId">): z.infer<typeof Policy> {
 async function activate(tenant: Tenant, id: string): Promise<PolicyRow | undefined> {
   const [rows, versions] = await tenant.batch((db) => [
     db.select().from(policies).where(eq(policies.id, id)),
-    db.select({ max: sql<number>`coalesce(max(${policies.version}), 0)::int` }).from(policies),
+    maxVersion(db),
   ]);
   const current = rows[0];
   if (!current || current.status === "active") return current;
@@ -72,12 +73,16 @@ async function activate(tenant: Tenant, id: string): Promise<PolicyRow | undefin
       .where(and(eq(policies.id, id), eq(policies.status, "draft")))
       .returning(),
   ]).catch(activationConflict);
-  // A draft deleted or activated between the read and the write: the loser retries.
   // A twin activating this very draft landed first: the policy as it left it. Anything else
   // took the draft between the read and the write: the loser retries.
   const landed = results[1][0] ?? (await readPolicy(tenant, id));
   if (landed?.status === "active" && landed.version === activated.version) return landed;
   return activationConflict({ code: UNIQUE_VIOLATION });
+}
+
+/** The org's highest policy version so far (0 before any activation). */
+function maxVersion(db: Database) {
+  return db.select({ max: sql<number>`coalesce(max(${policies.version}), 0)::int` }).from(policies);
 }
 
 /** The ledger change of an activation: once per version. */
@@ -107,9 +112,7 @@ function activationConflict(error: unknown, path = "id"): never {
  * transaction rolls back (409), leaving its entries as the record of the attempt.
  */
 async function createActive(tenant: Tenant, values: typeof policies.$inferInsert) {
-  const [versions] = await tenant.batch((db) => [
-    db.select({ max: sql<number>`coalesce(max(${policies.version}), 0)::int` }).from(policies),
-  ]);
+  const [versions] = await tenant.batch((db) => [maxVersion(db)]);
   const created: Omit<PolicyRow, "orgId"> = {
     ...values,
     rules: values.rules,
