@@ -1,5 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { BatchResponse } from "drizzle-orm/batch";
+import { sha256 } from "#audit/digest";
+import { toHex, utf8 } from "#audit/encoding";
 import type { Caller } from "../auth/caller";
 import { scopesOfRole } from "../auth/scopes";
 import type { Batch, Tenant } from "../auth/tenant";
@@ -20,14 +22,11 @@ interface OrgRow extends Record<string, unknown> {
  * object and record one `org.created` between them, instead of a loser's entry for an org that
  * never exists.
  */
-export async function foundedOrgId(subject: string): Promise<string> {
-  const digest = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`org:${subject}`)),
-  );
-  const bytes = digest.slice(0, 16);
+export function foundedOrgId(subject: string): string {
+  const bytes = sha256(utf8(`org:${subject}`)).slice(0, 16);
   bytes[6] = ((bytes[6] as number) & 0x0f) | 0x80;
   bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
-  const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const hex = toHex(bytes);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
@@ -40,7 +39,7 @@ export async function foundOrg(tenant: Tenant, requested: string | undefined) {
   if (tenant.credential.kind !== "session") throw new ApiError("session_required");
   const { subject, email } = tenant.credential;
   const name = requested ?? (email ? `${email}'s organization` : "My organization");
-  const orgId = await foundedOrgId(subject);
+  const orgId = foundedOrgId(subject);
   const db = database(tenant.env);
   const settings = db.execute(sql`select set_config('app.user_subject', ${subject}, true),
                                          set_config('app.org_id', ${orgId}, true)`);
