@@ -9,7 +9,7 @@ import type { Tenant } from "../auth/tenant";
 import { spendStateOf } from "../billing/guard";
 import { type Placeholders, preparedOnce } from "../db/prepared";
 import { assessments, reviews } from "../db/schema";
-import type { AgentRowView, AssessContext } from "./input";
+import type { AgentRowView, AssessContext, ModelContext, ModelRow } from "./input";
 import { recordJson } from "./outcome";
 import { refinementColumns } from "./refinement";
 
@@ -30,6 +30,10 @@ export interface ContextQuery {
    * too, in the same batch (a `kid` the anchors lack may refresh an issuer's JWKS URL).
    */
   credentialRoot?: RootHeader | null;
+  /** The request's test clock (test mode only; refused for a live key before this read). */
+  testClock?: string | null;
+  /** The risk models whose parameters this isolate holds already (none are sent again). */
+  modelsHeld?: string | null;
 }
 
 /**
@@ -54,6 +58,8 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
       agentId: q.agentId,
       currency: q.currency,
       counterparty: q.counterparty,
+      testClock: q.testClock ?? null,
+      modelsHeld: q.modelsHeld ?? null,
     }),
     ...(q.credentialRoot ? [activeIssuers(db)] : []),
   ]);
@@ -88,6 +94,9 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     // this read, past any checkpoint it could see.
     anchoredThrough: Number(replay[0]?.anchored ?? 0),
     spend: spendStateOf((row.spend as Record<string, unknown> | null) ?? undefined),
+    ...(row.as_of && q.testClock ? { asOf: new Date(row.as_of as string).toISOString() } : {}),
+    ...(row.test_clock_missing ? { testClockMissing: true } : {}),
+    ...(row.model || row.shadow_model ? { models: modelsOf(row) } : {}),
     ...(q.credentialRoot && !replay[0]
       ? {
           anchors: await anchorsOf(
@@ -104,7 +113,16 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
 type IdentityValues = Pick<
   ContextQuery,
   "contentHash" | "livemode" | "thumbprint" | "cardRef" | "agentId" | "currency" | "counterparty"
->;
+> & { testClock: string | null; modelsHeld: string | null };
+
+function modelsOf(row: Record<string, unknown>): ModelContext {
+  return {
+    active: (row.model as ModelRow | null) ?? null,
+    shadow: (row.shadow_model as ModelRow | null) ?? null,
+    agentPast: (row.model_agent as ModelContext["agentPast"] | null) ?? [],
+    payeePast: (row.model_payee as ModelContext["payeePast"] | null) ?? [],
+  };
+}
 
 /** The stored assessment of the same request, with its review item (for the refinement). */
 const replayOf = preparedOnce((db, q: Placeholders<{ contentHash: string }>) =>
@@ -142,5 +160,6 @@ const keyOwnerOf = preparedOnce(
  */
 const identityAndHistory = preparedOnce((db, q: Placeholders<IdentityValues>) =>
   db.execute(sql`select assess_context(${q.contentHash}, ${q.livemode}, ${q.thumbprint},
-    ${q.cardRef}, ${q.agentId}::uuid, ${q.currency}, ${q.counterparty}) as context`),
+    ${q.cardRef}, ${q.agentId}::uuid, ${q.currency}, ${q.counterparty}, ${q.testClock}::uuid,
+    ${q.modelsHeld}) as context`),
 );

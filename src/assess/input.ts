@@ -56,6 +56,33 @@ export interface AssessContext {
   spend?: SpendState | null;
   /** The org's active credential issuers' keys, read only for a request with a credential. */
   anchors?: TrustAnchors;
+  /**
+   * The instant the assessment is made at: the request's test clock's frozen time (ISO), or
+   * absent without one (the request's own receipt time is used).
+   */
+  asOf?: string;
+  /** The request named a test clock this org does not have. */
+  testClockMissing?: boolean;
+  /** The mode's active and shadow risk models, with the history their features read. */
+  models?: ModelContext;
+}
+
+/** A risk model as the context read names it; `params` only when the isolate lacked them. */
+export interface ModelRow {
+  id: string;
+  version: number | null;
+  label_delay_seconds: number;
+  thresholds: { review: { probability: number }; deny: { probability: number } } | null;
+  params: unknown | null;
+}
+
+export interface ModelContext {
+  active: ModelRow | null;
+  shadow: ModelRow | null;
+  /** The agent's payments of the last 30 days in the request's currency: [ms, amount, payee]. */
+  agentPast: [number, number, string | null][];
+  /** The payee's payments of the horizon: [ms, fraud label known at (ms) or null]. */
+  payeePast: [number, number | null][];
 }
 
 /**

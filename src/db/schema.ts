@@ -10,6 +10,7 @@ export * from "./tables/coverage";
 export * from "./tables/credentials";
 export * from "./tables/feedback";
 export * from "./tables/foundation";
+export * from "./tables/history";
 export * from "./tables/identity";
 export * from "./tables/ledger";
 export * from "./tables/reviews";

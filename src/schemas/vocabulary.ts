@@ -25,6 +25,31 @@ export const CARD_STATUSES = ["unverified", "verified", "invalid"] as const;
 export const FEEDBACK_LABELS = ["fraud", "dispute", "chargeback", "refund", "legitimate"] as const;
 export type FeedbackLabel = (typeof FEEDBACK_LABELS)[number];
 
+/**
+ * The labels an imported history record may carry (a subset of the feedback labels: a dispute
+ * is not yet an outcome), and the two that make a payment a fraud for the risk model.
+ */
+export const HISTORY_LABELS = ["fraud", "chargeback", "legitimate", "refund"] as const;
+export type HistoryLabel = (typeof HISTORY_LABELS)[number];
+export const FRAUD_LABELS = ["fraud", "chargeback"] as const;
+
+/** Where a payment's label came from: an import's record, or the feedback API. */
+export const LABEL_SOURCES = ["import", "feedback"] as const;
+
+/**
+ * A learned risk model's lifecycle (docs/risk-model.md): training → ready → active / shadow /
+ * retired, or failed. At most one active and one shadow per org and mode.
+ */
+export const RISK_MODEL_STATUSES = [
+  "training",
+  "ready",
+  "active",
+  "shadow",
+  "retired",
+  "failed",
+] as const;
+export type RiskModelStatus = (typeof RISK_MODEL_STATUSES)[number];
+
 /** The kinds of event in an agent session. */
 export const SESSION_EVENT_TYPES = [
   "message",

@@ -109,6 +109,16 @@ export const assessments = pgTable(
      * in the Outcome.
      */
     shadow: jsonb("shadow"),
+    /**
+     * The active risk model's answer (`{id, version, probability}`, the Outcome's `model`,
+     * docs/risk-model.md); null when the org's mode has no active model.
+     */
+    model: jsonb("model"),
+    /**
+     * The shadow risk model's would-be answer (`{id, version, probability, risk_score,
+     * decision}`); never signed, never in the Outcome.
+     */
+    shadowModel: jsonb("shadow_model"),
   },
   (t) => [
     uniqueIndex("assessments_content_idx").on(t.orgId, t.contentHash),
