@@ -43,6 +43,10 @@ export const errorStatus = {
   policy_activation_conflict: 409,
   policy_active: 409,
   policy_shadow_conflict: 409,
+  risk_model_not_trained: 409,
+  risk_model_active: 409,
+  risk_model_activation_conflict: 409,
+  risk_model_shadow_conflict: 409,
   key_in_use: 409,
   key_revoked: 409,
   mandate_revoked: 409,
@@ -68,6 +72,7 @@ export const errorStatus = {
   ledger_unavailable: 503,
   encryption_key_unavailable: 503,
   webhook_queue_unavailable: 503,
+  training_queue_unavailable: 503,
   billing_provider_unavailable: 503,
   service_misconfigured: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
@@ -148,6 +153,12 @@ export const errorMessages = {
   policy_active:
     "The active policy cannot also be the shadow policy: make a draft the shadow instead.",
   policy_shadow_conflict: "Another policy was made the shadow at the same instant: retry.",
+  risk_model_not_trained:
+    "Only a trained risk model (ready, shadow or retired) can be activated or shadowed: wait for training to end, or train another.",
+  risk_model_active:
+    "The active risk model cannot also be the shadow model: shadow a ready or retired model instead.",
+  risk_model_activation_conflict: "Another risk model was activated at the same instant: retry.",
+  risk_model_shadow_conflict: "Another risk model was made the shadow at the same instant: retry.",
   key_in_use:
     "This public key is registered to another agent of the organization: give each agent its own key.",
   key_revoked: "This public key was revoked and can never be registered again: use a new key pair.",
@@ -189,6 +200,8 @@ export const errorMessages = {
   encryption_key_unavailable:
     "The key that seals personal data is missing or unusable: the operator must fix the deployment.",
   webhook_queue_unavailable: "This deployment has no webhook queue: the operator must bind one.",
+  training_queue_unavailable:
+    "The risk model could not be queued for training (it is marked failed): try again later.",
   billing_provider_unavailable:
     "The billing provider could not be reached or refused the request: retry shortly.",
   service_misconfigured:
