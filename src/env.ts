@@ -2,6 +2,7 @@ import { ApiError } from "./errors";
 import { logError } from "./lib/log";
 import type { OrgLedger } from "./org-ledger/org-ledger";
 import type { DeliveryMessage } from "./outbox/enqueue";
+import type { TrainingMessage } from "./risk-models/training-queue";
 
 /**
  * The Worker's bindings. Every value is optional at the type level because a deployment can
@@ -59,6 +60,11 @@ export interface Env {
   LEDGER_ANCHOR_DELAY_MS?: string;
   /** Webhook deliveries waiting to be attempted (one message per delivery attempt chain). */
   WEBHOOK_QUEUE?: Queue<DeliveryMessage>;
+  /**
+   * Risk models waiting to be trained (one message per model; src/risk-models/training-job.ts):
+   * training never runs on a request's path.
+   */
+  TRAINING_QUEUE?: Queue<TrainingMessage>;
   /** Comma-separated retry delays in seconds, overriding the default schedule (tests, ops). */
   WEBHOOK_RETRY_SCHEDULE?: string;
   /** Tests only (honoured when ENVIRONMENT is `test`): the backtest's page size. */

@@ -3,6 +3,7 @@ import type { Env } from "../src/env";
 import { anchorPendingLedgers } from "../src/ledger/sweep";
 import { enqueueDueDeliveries } from "../src/outbox/enqueue";
 import { expireOverdueReviews } from "../src/reviews/expire";
+import { recordDeadTraining, trainBatch } from "../src/risk-models/training-job";
 import { deliverBatch, recordDeadLetters } from "../src/webhooks/deliver";
 import { noteSigningKey } from "../src/webhooks/key-rotation";
 
@@ -12,11 +13,16 @@ const app = buildApp();
 
 /** Dead letters arrive on the queue named with this suffix (see wrangler.toml). */
 const DEAD_LETTER_SUFFIX = "-dlq";
+/** Risk models to train (src/risk-models/training-job.ts); every other queue is webhooks'. */
+const TRAINING_QUEUE = "risk-model-training";
 
 export default {
   fetch: app.fetch,
   async queue(batch, env, _ctx) {
-    if (batch.queue.endsWith(DEAD_LETTER_SUFFIX)) await recordDeadLetters(batch, env);
+    if (batch.queue === TRAINING_QUEUE) await trainBatch(batch, env);
+    else if (batch.queue === `${TRAINING_QUEUE}${DEAD_LETTER_SUFFIX}`) {
+      await recordDeadTraining(batch, env);
+    } else if (batch.queue.endsWith(DEAD_LETTER_SUFFIX)) await recordDeadLetters(batch, env);
     else await deliverBatch(batch, env);
   },
   async scheduled(_controller, env, ctx) {

@@ -1,0 +1,177 @@
+import { and, eq, type SQL } from "drizzle-orm";
+import { payloadDigest } from "#audit/digest";
+import { orgActor, orgBatchOf } from "../auth/tenant";
+import { riskModels } from "../db/schema";
+import type { Env } from "../env";
+import { logError } from "../lib/log";
+import { type TrainingEvent, trainRiskModel } from "../model/training";
+import { type HistoryRow, historyWindow, readHistory } from "./history-read";
+import { completeTraining, type TrainingOutcome } from "./lifecycle";
+import { modelColumns, type RiskModelRow, type Targets } from "./records";
+import type { TrainingMessage } from "./training-queue";
+
+// The training queue's consumer (docs/risk-model.md, "Training"): one message names one model
+// in `training`; the consumer reads the org's history as of the model's `as_of`, trains, and
+// ends the model `ready` or `failed` with its ledger entry, as the org's system actor.
+//
+// Retries. What the trainer decides (too little data, a bad window) is final: `failed` with
+// its reason, never retried. A fault of the consumer (the database or the ledger unreachable)
+// is retried with a backoff; its last attempt (FAULT_ATTEMPTS) ends the model `failed` with the
+// fault as the reason. An invocation that dies outright (past its CPU or memory limit) is
+// retried by the queue itself, and past `max_retries` (wrangler.toml) its message reaches the
+// dead-letter queue, whose consumer marks the model `failed`. A model already out of `training`
+// (a duplicate message) is left as it is: its message is acknowledged.
+
+/** Who a training run's entries name. */
+export const TRAINING_ACTOR = { type: "system", id: "risk-model-training" } as const;
+
+/** Attempts at a consumer fault before the model is marked failed (below the queue's retries). */
+export const FAULT_ATTEMPTS = 3;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function isTrainingMessage(body: unknown): body is TrainingMessage {
+  const m = body as Partial<TrainingMessage> | null;
+  return (
+    typeof m?.model_id === "string" &&
+    typeof m.org_id === "string" &&
+    UUID.test(m.model_id) &&
+    UUID.test(m.org_id)
+  );
+}
+
+async function readTraining(env: Env, msg: TrainingMessage): Promise<RiskModelRow | undefined> {
+  const [rows] = await orgBatchOf(env, msg.org_id, (db) => [
+    db
+      .select(modelColumns)
+      .from(riskModels)
+      .where(and(eq(riskModels.id, msg.model_id), eq(riskModels.status, "training"))),
+  ]);
+  return rows[0];
+}
+
+/** The org's history a model trains on, read in the org's transactions page by page. */
+export function readModelHistory(env: Env, orgId: string, row: RiskModelRow) {
+  const window = historyWindow(
+    row.livemode,
+    row.asOf.getTime(),
+    row.labelDelaySeconds * 1000,
+    row.trainingWindowSeconds * 1000,
+  );
+  return readHistory(window, async (query: SQL) => {
+    const [result] = await orgBatchOf(env, orgId, (db) => [db.execute(query)]);
+    return (result as unknown as { rows: HistoryRow[] }).rows;
+  });
+}
+
+/**
+ * Trains `row` on `events` (pure: the bench runs it too). An exception of the trainer is a
+ * failure of this model, not of the consumer: the same data would throw again.
+ */
+export function trainingOutcome(
+  events: readonly TrainingEvent[],
+  row: RiskModelRow,
+): TrainingOutcome {
+  const targets = row.targets as Targets;
+  let result: ReturnType<typeof trainRiskModel>;
+  try {
+    result = trainRiskModel(events, {
+      asOf: row.asOf.getTime(),
+      labelDelayMs: row.labelDelaySeconds * 1000,
+      trainingWindowMs: row.trainingWindowSeconds * 1000,
+      reviewPrecision: targets.review_precision,
+      denyPrecision: targets.deny_precision,
+    });
+  } catch (error) {
+    return { status: "failed", reason: `training failed: ${String(error)}` };
+  }
+  if (result.status === "failed") {
+    return { status: "failed", reason: result.reason, counts: result.counts };
+  }
+  // The parameters as they are stored and served (JSON), digested in their RFC 8785 form.
+  const params = JSON.parse(JSON.stringify(result.model)) as unknown;
+  return {
+    status: "ready",
+    params,
+    paramsDigest: payloadDigest(params),
+    counts: result.counts,
+    features: result.features,
+    metrics: result.metrics,
+  };
+}
+
+/** Trains one message's model; a fault is thrown to the caller, which retries or gives up. */
+async function train(env: Env, msg: TrainingMessage): Promise<void> {
+  const row = await readTraining(env, msg);
+  if (!row) return; // trained already, or not this org's: nothing to do
+  const events = await readModelHistory(env, msg.org_id, row);
+  const outcome = trainingOutcome(events, row);
+  const committer = orgActor(env, msg.org_id, TRAINING_ACTOR, null);
+  await completeTraining(committer, msg.org_id, row, outcome);
+}
+
+/** Marks a model failed after a fault it could not get past, if it is still training. */
+async function giveUp(env: Env, msg: TrainingMessage, reason: string): Promise<void> {
+  const row = await readTraining(env, msg);
+  if (!row) return;
+  const committer = orgActor(env, msg.org_id, TRAINING_ACTOR, null);
+  await completeTraining(committer, msg.org_id, row, { status: "failed", reason });
+}
+
+/** The training queue's consumer: one model at a time (the queue's batches hold one). */
+export async function trainBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  for (const message of batch.messages) {
+    const body = message.body;
+    if (!isTrainingMessage(body)) {
+      logError("training message malformed", { id: message.id });
+      message.ack();
+      continue;
+    }
+    try {
+      await train(env, body);
+      message.ack();
+    } catch (error) {
+      logError("risk model training faulted", {
+        model: body.model_id,
+        attempt: message.attempts,
+        error: String(error),
+      });
+      if (message.attempts < FAULT_ATTEMPTS) {
+        message.retry({ delaySeconds: Math.min(300, 10 * 2 ** message.attempts) });
+        continue;
+      }
+      try {
+        await giveUp(env, body, `training faulted ${message.attempts} times: ${String(error)}`);
+        message.ack();
+      } catch (again) {
+        logError("risk model failure not recorded", { model: body.model_id, error: String(again) });
+        message.retry({ delaySeconds: 60 });
+      }
+    }
+  }
+}
+
+/**
+ * The dead-letter queue's consumer: a training invocation that died outright every time
+ * (its CPU or memory limit) ends its model `failed`.
+ */
+export async function recordDeadTraining(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  for (const message of batch.messages) {
+    const body = message.body;
+    if (!isTrainingMessage(body)) {
+      message.ack();
+      continue;
+    }
+    try {
+      await giveUp(
+        env,
+        body,
+        "training did not finish: every attempt ended before it could (the history may be too large for one run; train a shorter window)",
+      );
+      message.ack();
+    } catch (error) {
+      logError("risk model failure not recorded", { model: body.model_id, error: String(error) });
+      message.retry({ delaySeconds: 60 });
+    }
+  }
+}
