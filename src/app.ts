@@ -41,6 +41,8 @@ import { registerPoliciesShadowReport } from "./routes/policies-shadow-report";
 import { registerPrincipals } from "./routes/principals";
 import { registerReviewSettings } from "./routes/review-settings";
 import { registerReviews } from "./routes/reviews";
+import { registerRiskModels } from "./routes/risk-models";
+import { registerRiskModelsShadowReport } from "./routes/risk-models-shadow-report";
 import { registerRoot } from "./routes/root";
 import { registerSessions } from "./routes/sessions";
 import { registerTransparency } from "./routes/transparency";
@@ -122,6 +124,8 @@ export function buildApp() {
   registerPolicies(app);
   registerPoliciesBacktest(app);
   registerPoliciesShadowReport(app);
+  registerRiskModels(app);
+  registerRiskModelsShadowReport(app);
   registerEvalSets(app);
   registerEvals(app);
   registerPrincipals(app);

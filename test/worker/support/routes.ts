@@ -320,6 +320,39 @@ export const ROUTES: RouteCase[] = [
     body: {},
     resource: newPolicy,
   },
+  { method: "POST", path: "/v1/risk-models", scope: "policy:write", body: {} },
+  {
+    method: "GET",
+    path: "/v1/risk-models",
+    scope: "policy:read",
+    filters: { status: UNKNOWN },
+  },
+  { method: "GET", path: "/v1/risk-models/{id}", scope: "policy:read", resource: newRiskModel },
+  {
+    method: "GET",
+    path: "/v1/risk-models/{id}/params",
+    scope: "policy:read",
+    resource: newRiskModel,
+  },
+  {
+    method: "POST",
+    path: "/v1/risk-models/{id}/activate",
+    scope: "policy:write",
+    resource: newRiskModel,
+  },
+  {
+    method: "POST",
+    path: "/v1/risk-models/{id}/shadow",
+    scope: "policy:write",
+    resource: newRiskModel,
+  },
+  {
+    method: "GET",
+    path: "/v1/risk-models/{id}/shadow-report",
+    scope: "policy:read",
+    resource: newRiskModel,
+    filters: { from: BAD_DATE, to: BAD_DATE, samples: "-1" },
+  },
   {
     method: "POST",
     path: "/v1/eval-sets",
@@ -608,6 +641,13 @@ async function newPolicy(org: TestOrg) {
   });
   if (res.status !== 201) throw new Error(`policy creation failed: ${res.status} ${res.text}`);
   return res.json.id as string;
+}
+
+/** A risk model of the org's live mode (with no history it ends `failed`: any status will do). */
+async function newRiskModel(org: TestOrg) {
+  const res = await call("/v1/risk-models", { method: "POST", token: org.token, body: {} });
+  if (res.status !== 202) throw new Error(`risk model creation failed: ${res.status} ${res.text}`);
+  return res.json.id;
 }
 
 async function newEndpoint(org: TestOrg) {

@@ -5826,6 +5826,1112 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/risk-models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the mode's risk models, newest first
+         * @description Requires scope `policy:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description Opaque; from `next_cursor` */
+                    cursor?: string;
+                    status?: "training" | "ready" | "active" | "shadow" | "retired" | "failed";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of risk models */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "id": "string",
+                         *           "object": "risk_model",
+                         *           "livemode": true,
+                         *           "status": "training",
+                         *           "version": 0,
+                         *           "created": "string",
+                         *           "as_of": "string",
+                         *           "test_clock": "string",
+                         *           "label_delay": 0,
+                         *           "training_window": 0,
+                         *           "targets": {
+                         *             "review_precision": 0,
+                         *             "deny_precision": 0
+                         *           },
+                         *           "counts": {
+                         *             "events_considered": 0,
+                         *             "rows": 0,
+                         *             "positives": 0,
+                         *             "negatives": 0,
+                         *             "left_out_unlabeled": 0,
+                         *             "held_out": {
+                         *               "rows": 0,
+                         *               "positives": 0
+                         *             }
+                         *           },
+                         *           "features": [
+                         *             {
+                         *               "name": "string",
+                         *               "importance": 0
+                         *             }
+                         *           ],
+                         *           "metrics": {
+                         *             "auc_roc": 0,
+                         *             "average_precision": 0,
+                         *             "card_precision_at_100": 0,
+                         *             "brier_score": 0,
+                         *             "calibration": [
+                         *               {
+                         *                 "from": 0,
+                         *                 "to": 0,
+                         *                 "count": 0,
+                         *                 "mean_probability": 0,
+                         *                 "fraud_rate": 0
+                         *               }
+                         *             ],
+                         *             "thresholds": {
+                         *               "review": {
+                         *                 "probability": 0,
+                         *                 "precision": 0,
+                         *                 "recall": 0,
+                         *                 "fire_rate": 0
+                         *               },
+                         *               "deny": {
+                         *                 "probability": 0,
+                         *                 "precision": 0,
+                         *                 "recall": 0,
+                         *                 "fire_rate": 0
+                         *               }
+                         *             }
+                         *           },
+                         *           "failure_reason": "string",
+                         *           "trained_at": "string",
+                         *           "activated_at": "string",
+                         *           "card": "string"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["RiskModelList"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Train a risk model on the mode's payment history as of an instant
+         * @description Answers 202 with the model in `training`; a Queue consumer trains it and it becomes `ready` (with its metrics on a held-out later slice) or `failed` (with `failure_reason`). Poll GET /v1/risk-models/{id}. `test_clock` (test keys only) trains as of the clock's frozen time.
+         *
+         *     Requires scope `policy:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "as_of": "2019-08-24T14:15:22Z",
+                     *       "test_clock": "5c873bda-002c-4811-94da-f04727702655",
+                     *       "label_delay": 0,
+                     *       "training_window": 3600,
+                     *       "review_precision": 1,
+                     *       "deny_precision": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreateRiskModelRequest"];
+                };
+            };
+            responses: {
+                /** @description The model, training */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "risk_model",
+                         *       "livemode": true,
+                         *       "status": "training",
+                         *       "version": 0,
+                         *       "created": "string",
+                         *       "as_of": "string",
+                         *       "test_clock": "string",
+                         *       "label_delay": 0,
+                         *       "training_window": 0,
+                         *       "targets": {
+                         *         "review_precision": 0,
+                         *         "deny_precision": 0
+                         *       },
+                         *       "counts": {
+                         *         "events_considered": 0,
+                         *         "rows": 0,
+                         *         "positives": 0,
+                         *         "negatives": 0,
+                         *         "left_out_unlabeled": 0,
+                         *         "held_out": {
+                         *           "rows": 0,
+                         *           "positives": 0
+                         *         }
+                         *       },
+                         *       "features": [
+                         *         {
+                         *           "name": "string",
+                         *           "importance": 0
+                         *         }
+                         *       ],
+                         *       "metrics": {
+                         *         "auc_roc": 0,
+                         *         "average_precision": 0,
+                         *         "card_precision_at_100": 0,
+                         *         "brier_score": 0,
+                         *         "calibration": [
+                         *           {
+                         *             "from": 0,
+                         *             "to": 0,
+                         *             "count": 0,
+                         *             "mean_probability": 0,
+                         *             "fraud_rate": 0
+                         *           }
+                         *         ],
+                         *         "thresholds": {
+                         *           "review": {
+                         *             "probability": 0,
+                         *             "precision": 0,
+                         *             "recall": 0,
+                         *             "fire_rate": 0
+                         *           },
+                         *           "deny": {
+                         *             "probability": 0,
+                         *             "precision": 0,
+                         *             "recall": 0,
+                         *             "fire_rate": 0
+                         *           }
+                         *         }
+                         *       },
+                         *       "failure_reason": "string",
+                         *       "trained_at": "string",
+                         *       "activated_at": "string",
+                         *       "card": "string"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["RiskModel"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/risk-models/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a risk model
+         * @description Requires scope `policy:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "risk_model",
+                         *       "livemode": true,
+                         *       "status": "training",
+                         *       "version": 0,
+                         *       "created": "string",
+                         *       "as_of": "string",
+                         *       "test_clock": "string",
+                         *       "label_delay": 0,
+                         *       "training_window": 0,
+                         *       "targets": {
+                         *         "review_precision": 0,
+                         *         "deny_precision": 0
+                         *       },
+                         *       "counts": {
+                         *         "events_considered": 0,
+                         *         "rows": 0,
+                         *         "positives": 0,
+                         *         "negatives": 0,
+                         *         "left_out_unlabeled": 0,
+                         *         "held_out": {
+                         *           "rows": 0,
+                         *           "positives": 0
+                         *         }
+                         *       },
+                         *       "features": [
+                         *         {
+                         *           "name": "string",
+                         *           "importance": 0
+                         *         }
+                         *       ],
+                         *       "metrics": {
+                         *         "auc_roc": 0,
+                         *         "average_precision": 0,
+                         *         "card_precision_at_100": 0,
+                         *         "brier_score": 0,
+                         *         "calibration": [
+                         *           {
+                         *             "from": 0,
+                         *             "to": 0,
+                         *             "count": 0,
+                         *             "mean_probability": 0,
+                         *             "fraud_rate": 0
+                         *           }
+                         *         ],
+                         *         "thresholds": {
+                         *           "review": {
+                         *             "probability": 0,
+                         *             "precision": 0,
+                         *             "recall": 0,
+                         *             "fire_rate": 0
+                         *           },
+                         *           "deny": {
+                         *             "probability": 0,
+                         *             "precision": 0,
+                         *             "recall": 0,
+                         *             "fire_rate": 0
+                         *           }
+                         *         }
+                         *       },
+                         *       "failure_reason": "string",
+                         *       "trained_at": "string",
+                         *       "activated_at": "string",
+                         *       "card": "string"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["RiskModel"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/risk-models/{id}/params": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A trained model's parameters (gradient-boosted trees) and their digest
+         * @description The digest is the model card's `params_digest`. A model without parameters (training or failed) answers 409 `risk_model_not_trained`.
+         *
+         *     Requires scope `policy:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The parameters */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "risk_model_params",
+                         *       "model_id": "string",
+                         *       "params_digest": "string",
+                         *       "params": {
+                         *         "kind": "boosted_trees",
+                         *         "width": 0,
+                         *         "base": 0,
+                         *         "trees": [
+                         *           {
+                         *             "feature": [
+                         *               0
+                         *             ],
+                         *             "threshold": [
+                         *               0
+                         *             ],
+                         *             "left": [
+                         *               0
+                         *             ],
+                         *             "right": [
+                         *               0
+                         *             ],
+                         *             "value": [
+                         *               0
+                         *             ]
+                         *           }
+                         *         ],
+                         *         "importance": [
+                         *           0
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["RiskModelParams"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/risk-models/{id}/activate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a trained model the mode's one active model
+         * @description From `ready`, `shadow` or `retired`. The active model (if another) becomes `retired`; this one gets the org's next `version`. Rolling back is activating an earlier, retired model. Activating the active model changes nothing and answers 200; a model in `training` or `failed` answers 409 `risk_model_not_trained`.
+         *
+         *     Requires scope `policy:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The active model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "risk_model",
+                         *       "livemode": true,
+                         *       "status": "training",
+                         *       "version": 0,
+                         *       "created": "string",
+                         *       "as_of": "string",
+                         *       "test_clock": "string",
+                         *       "label_delay": 0,
+                         *       "training_window": 0,
+                         *       "targets": {
+                         *         "review_precision": 0,
+                         *         "deny_precision": 0
+                         *       },
+                         *       "counts": {
+                         *         "events_considered": 0,
+                         *         "rows": 0,
+                         *         "positives": 0,
+                         *         "negatives": 0,
+                         *         "left_out_unlabeled": 0,
+                         *         "held_out": {
+                         *           "rows": 0,
+                         *           "positives": 0
+                         *         }
+                         *       },
+                         *       "features": [
+                         *         {
+                         *           "name": "string",
+                         *           "importance": 0
+                         *         }
+                         *       ],
+                         *       "metrics": {
+                         *         "auc_roc": 0,
+                         *         "average_precision": 0,
+                         *         "card_precision_at_100": 0,
+                         *         "brier_score": 0,
+                         *         "calibration": [
+                         *           {
+                         *             "from": 0,
+                         *             "to": 0,
+                         *             "count": 0,
+                         *             "mean_probability": 0,
+                         *             "fraud_rate": 0
+                         *           }
+                         *         ],
+                         *         "thresholds": {
+                         *           "review": {
+                         *             "probability": 0,
+                         *             "precision": 0,
+                         *             "recall": 0,
+                         *             "fire_rate": 0
+                         *           },
+                         *           "deny": {
+                         *             "probability": 0,
+                         *             "precision": 0,
+                         *             "recall": 0,
+                         *             "fire_rate": 0
+                         *           }
+                         *         }
+                         *       },
+                         *       "failure_reason": "string",
+                         *       "trained_at": "string",
+                         *       "activated_at": "string",
+                         *       "card": "string"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["RiskModel"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/risk-models/{id}/shadow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a trained model the mode's one shadow model
+         * @description From `ready` or `retired`: scored on every assessment next to the active model, its verdict recorded and never acted on. The previous shadow model returns to `ready`. The active model cannot be shadowed (409 `risk_model_active`).
+         *
+         *     Requires scope `policy:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The shadow model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "risk_model",
+                         *       "livemode": true,
+                         *       "status": "training",
+                         *       "version": 0,
+                         *       "created": "string",
+                         *       "as_of": "string",
+                         *       "test_clock": "string",
+                         *       "label_delay": 0,
+                         *       "training_window": 0,
+                         *       "targets": {
+                         *         "review_precision": 0,
+                         *         "deny_precision": 0
+                         *       },
+                         *       "counts": {
+                         *         "events_considered": 0,
+                         *         "rows": 0,
+                         *         "positives": 0,
+                         *         "negatives": 0,
+                         *         "left_out_unlabeled": 0,
+                         *         "held_out": {
+                         *           "rows": 0,
+                         *           "positives": 0
+                         *         }
+                         *       },
+                         *       "features": [
+                         *         {
+                         *           "name": "string",
+                         *           "importance": 0
+                         *         }
+                         *       ],
+                         *       "metrics": {
+                         *         "auc_roc": 0,
+                         *         "average_precision": 0,
+                         *         "card_precision_at_100": 0,
+                         *         "brier_score": 0,
+                         *         "calibration": [
+                         *           {
+                         *             "from": 0,
+                         *             "to": 0,
+                         *             "count": 0,
+                         *             "mean_probability": 0,
+                         *             "fraud_rate": 0
+                         *           }
+                         *         ],
+                         *         "thresholds": {
+                         *           "review": {
+                         *             "probability": 0,
+                         *             "precision": 0,
+                         *             "recall": 0,
+                         *             "fire_rate": 0
+                         *           },
+                         *           "deny": {
+                         *             "probability": 0,
+                         *             "precision": 0,
+                         *             "recall": 0,
+                         *             "fire_rate": 0
+                         *           }
+                         *         }
+                         *       },
+                         *       "failure_reason": "string",
+                         *       "trained_at": "string",
+                         *       "activated_at": "string",
+                         *       "card": "string"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["RiskModel"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/risk-models/{id}/shadow-report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a shadow model would have decided, against what was decided and learned
+         * @description Over the window's assessments of the key's mode that this model shadowed: counts by (actual decision × model decision), the assessments by label known now, and what the model and the actual decisions would have caught at review and deny (docs/risk-model.md, Shadowing).
+         *
+         *     Requires scope `policy:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Assessments created at or after; default `to` minus 7 days */
+                    from?: string;
+                    /** @description Assessments created before; default now */
+                    to?: string;
+                    /** @description Disagreements to list, newest first */
+                    samples?: number | null;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The shadow report */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "risk_model_shadow_report",
+                         *       "model": {
+                         *         "id": "string",
+                         *         "status": "training",
+                         *         "version": 0
+                         *       },
+                         *       "livemode": true,
+                         *       "from": "string",
+                         *       "to": "string",
+                         *       "shadowed": 0,
+                         *       "agreed": 0,
+                         *       "disagreed": 0,
+                         *       "matrix": {
+                         *         "approve": {
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 0
+                         *         },
+                         *         "review": {
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 0
+                         *         },
+                         *         "deny": {
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 0
+                         *         }
+                         *       },
+                         *       "labels": {
+                         *         "fraud": 0,
+                         *         "legitimate": 0,
+                         *         "unlabeled": 0
+                         *       },
+                         *       "model_catch": {
+                         *         "review": {
+                         *           "alerts": 0,
+                         *           "labeled_alerts": 0,
+                         *           "frauds": 0,
+                         *           "precision": 0,
+                         *           "recall": 0
+                         *         },
+                         *         "deny": {
+                         *           "alerts": 0,
+                         *           "labeled_alerts": 0,
+                         *           "frauds": 0,
+                         *           "precision": 0,
+                         *           "recall": 0
+                         *         }
+                         *       },
+                         *       "actual_catch": {
+                         *         "review": {
+                         *           "alerts": 0,
+                         *           "labeled_alerts": 0,
+                         *           "frauds": 0,
+                         *           "precision": 0,
+                         *           "recall": 0
+                         *         },
+                         *         "deny": {
+                         *           "alerts": 0,
+                         *           "labeled_alerts": 0,
+                         *           "frauds": 0,
+                         *           "precision": 0,
+                         *           "recall": 0
+                         *         }
+                         *       },
+                         *       "samples": [
+                         *         {
+                         *           "assessment_id": "string",
+                         *           "created": "string",
+                         *           "decision": "approve",
+                         *           "model_decision": "approve",
+                         *           "probability": 0,
+                         *           "label": "fraud"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["RiskModelShadowReport"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/eval-sets": {
         parameters: {
             query?: never;
@@ -12657,7 +13763,7 @@ export interface components {
              * @description Machine-readable error code: match on this
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "sign_in_failed" | "unauthenticated" | "insufficient_scope" | "csrf_failed" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "method_not_allowed" | "request_too_large" | "url_not_allowed" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "review_recheck_failed" | "feedback_limit_reached" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
+            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "sign_in_failed" | "unauthenticated" | "insufficient_scope" | "csrf_failed" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "method_not_allowed" | "request_too_large" | "url_not_allowed" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "risk_model_not_trained" | "risk_model_active" | "risk_model_activation_conflict" | "risk_model_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "review_recheck_failed" | "feedback_limit_reached" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "training_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
             /**
              * @description One sentence for a person: what went wrong and what to do about it
              * @example Nothing with this id exists in your organization: check the id, and the key's organization and mode.
@@ -14012,6 +15118,234 @@ export interface components {
                 shadow_decision: "approve" | "review" | "deny";
                 /** @enum {string} */
                 label: "fraud" | "chargeback" | "refund" | "legitimate" | "pending" | "unlabeled";
+            }[];
+        };
+        RiskModel: {
+            id: string;
+            /** @enum {string} */
+            object: "risk_model";
+            livemode: boolean;
+            /** @enum {string} */
+            status: "training" | "ready" | "active" | "shadow" | "retired" | "failed";
+            /** @description Assigned at each activation from the org's counter (an earlier model activated again gets a new one); null for a model never activated */
+            version: number | null;
+            created: string;
+            as_of: string;
+            test_clock: string | null;
+            /** @description Seconds */
+            label_delay: number;
+            /** @description Seconds */
+            training_window: number;
+            targets: {
+                review_precision: number;
+                deny_precision: number;
+            };
+            counts: components["schemas"]["RiskModelCounts"];
+            /** @description Share of the model's total split gain, largest first */
+            features: {
+                name: string;
+                importance: number;
+            }[] | null;
+            metrics: components["schemas"]["RiskModelMetrics"];
+            failure_reason: string | null;
+            trained_at: string | null;
+            activated_at: string | null;
+            /** @description The model card of the current status: a compact JWS (EdDSA, `typ` `risk-model-card+jwt`) by the service's key (GET /.well-known/jwks.json) */
+            card: string | null;
+        };
+        RiskModelCounts: {
+            /** @description Payments before `as_of` read */
+            events_considered: number;
+            /** @description Payments trained and measured on */
+            rows: number;
+            /** @description Rows with a fraud or chargeback label known */
+            positives: number;
+            negatives: number;
+            /** @description Payments younger than the label delay with no label yet: left out */
+            left_out_unlabeled: number;
+            /** @description The latest slice of mature rows every metric is measured on */
+            held_out: {
+                rows: number;
+                positives: number;
+            };
+        } | null;
+        RiskModelMetrics: {
+            auc_roc: number;
+            average_precision: number;
+            card_precision_at_100: number;
+            brier_score: number;
+            calibration: {
+                from: number;
+                to: number;
+                count: number;
+                mean_probability: number;
+                fraud_rate: number;
+            }[];
+            thresholds: {
+                review: {
+                    /** @description Alerts are probability ≥ this; 1 means the target precision was never reached */
+                    probability: number;
+                    precision: number | null;
+                    recall: number;
+                    fire_rate: number;
+                };
+                deny: {
+                    /** @description Alerts are probability ≥ this; 1 means the target precision was never reached */
+                    probability: number;
+                    precision: number | null;
+                    recall: number;
+                    fire_rate: number;
+                };
+            };
+        } | null;
+        CreateRiskModelRequest: {
+            /**
+             * Format: date-time
+             * @description Train on what was known at this instant (default now; never in the future). Not with `test_clock`
+             */
+            as_of?: string;
+            /**
+             * Format: uuid
+             * @description Test keys only: train as of this test clock's frozen time. Not with `as_of`
+             */
+            test_clock?: string;
+            /** @description Seconds a fraud label may take to arrive (default 7 days): payments younger than this without a label are left out, and the payee risk features wait this long */
+            label_delay?: number;
+            /** @description Seconds of mature payments trained on (default 7 days): the window ends one label delay before `as_of` */
+            training_window?: number;
+            /** @description The precision the review threshold is set to reach on the held-out slice (default 0.25) */
+            review_precision?: number;
+            /** @description The precision the deny threshold is set to reach on the held-out slice (default 0.9) */
+            deny_precision?: number;
+        };
+        RiskModelList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["RiskModel"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        RiskModelParams: {
+            /** @enum {string} */
+            object: "risk_model_params";
+            model_id: string;
+            /** @description `sha256:<hex>` of the RFC 8785 form of `params`, as the model card states */
+            params_digest: string;
+            params: {
+                /** @enum {string} */
+                kind: "boosted_trees";
+                width: number;
+                base: number;
+                trees: {
+                    feature: number[];
+                    threshold: (number | null)[];
+                    left: number[];
+                    right: number[];
+                    value: number[];
+                }[];
+                importance: number[];
+            };
+        };
+        RiskModelShadowReport: {
+            /** @enum {string} */
+            object: "risk_model_shadow_report";
+            model: {
+                id: string;
+                /** @enum {string} */
+                status: "training" | "ready" | "active" | "shadow" | "retired" | "failed";
+                version: number | null;
+            };
+            livemode: boolean;
+            from: string;
+            to: string;
+            /** @description Assessments of the window this model shadowed */
+            shadowed: number;
+            agreed: number;
+            disagreed: number;
+            /** @description `matrix[actual decision][model's decision]`: counts */
+            matrix: {
+                approve: {
+                    approve: number;
+                    review: number;
+                    deny: number;
+                };
+                review: {
+                    approve: number;
+                    review: number;
+                    deny: number;
+                };
+                deny: {
+                    approve: number;
+                    review: number;
+                    deny: number;
+                };
+            };
+            /** @description The window's shadowed assessments by label known now: fraud (a fraud or chargeback label), legitimate (legitimate or refund), unlabeled */
+            labels: {
+                fraud: number;
+                legitimate: number;
+                unlabeled: number;
+            };
+            /** @description What the model would have caught: review = review or deny, deny = deny */
+            model_catch: {
+                review: {
+                    /** @description Assessments at this level or above */
+                    alerts: number;
+                    labeled_alerts: number;
+                    /** @description Alerts with a fraud or chargeback label */
+                    frauds: number;
+                    /** @description frauds / labeled_alerts; null without a labeled alert */
+                    precision: number | null;
+                    /** @description frauds / every labeled fraud of the window; null without one */
+                    recall: number | null;
+                };
+                deny: {
+                    /** @description Assessments at this level or above */
+                    alerts: number;
+                    labeled_alerts: number;
+                    /** @description Alerts with a fraud or chargeback label */
+                    frauds: number;
+                    /** @description frauds / labeled_alerts; null without a labeled alert */
+                    precision: number | null;
+                    /** @description frauds / every labeled fraud of the window; null without one */
+                    recall: number | null;
+                };
+            };
+            /** @description The same for the decisions actually made */
+            actual_catch: {
+                review: {
+                    /** @description Assessments at this level or above */
+                    alerts: number;
+                    labeled_alerts: number;
+                    /** @description Alerts with a fraud or chargeback label */
+                    frauds: number;
+                    /** @description frauds / labeled_alerts; null without a labeled alert */
+                    precision: number | null;
+                    /** @description frauds / every labeled fraud of the window; null without one */
+                    recall: number | null;
+                };
+                deny: {
+                    /** @description Assessments at this level or above */
+                    alerts: number;
+                    labeled_alerts: number;
+                    /** @description Alerts with a fraud or chargeback label */
+                    frauds: number;
+                    /** @description frauds / labeled_alerts; null without a labeled alert */
+                    precision: number | null;
+                    /** @description frauds / every labeled fraud of the window; null without one */
+                    recall: number | null;
+                };
+            };
+            samples: {
+                assessment_id: string;
+                created: string;
+                /** @enum {string} */
+                decision: "approve" | "review" | "deny";
+                /** @enum {string} */
+                model_decision: "approve" | "review" | "deny";
+                probability: number;
+                /** @enum {string} */
+                label: "fraud" | "legitimate" | "unlabeled";
             }[];
         };
         /** @description The cases as stored: defaults filled in, `at` and `geo` resolved */
