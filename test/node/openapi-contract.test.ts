@@ -32,6 +32,8 @@ const EXCEPTIONS: ContractExceptions = {
     "POST /v1/webhooks/dispatch",
     "POST /v1/policies/{id}/activate",
     "POST /v1/policies/{id}/shadow",
+    "POST /v1/risk-models/{id}/activate",
+    "POST /v1/risk-models/{id}/shadow",
     "POST /v1/principals/{id}/erase",
     "POST /v1/agents/{id}/keys/{keyId}/revoke",
     "POST /v1/credential-issuers/{id}/revoke",

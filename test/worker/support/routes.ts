@@ -3,6 +3,7 @@ import type { ScopeRequirement } from "../../../src/auth/scopes";
 import { CAPTURE, newMandate } from "./action";
 import { call, type RequestBody, type TestOrg } from "./api";
 import { newAgent, newPrincipal, registerKey } from "./identity";
+import { seedHistory, trainModel } from "./risk-models";
 
 /** Every authenticated route, with what the common auth/scope/tenant tests need to call it. */
 export interface RouteCase {
@@ -332,19 +333,19 @@ export const ROUTES: RouteCase[] = [
     method: "GET",
     path: "/v1/risk-models/{id}/params",
     scope: "policy:read",
-    resource: newRiskModel,
+    resource: trainedRiskModel,
   },
   {
     method: "POST",
     path: "/v1/risk-models/{id}/activate",
     scope: "policy:write",
-    resource: newRiskModel,
+    resource: trainedRiskModel,
   },
   {
     method: "POST",
     path: "/v1/risk-models/{id}/shadow",
     scope: "policy:write",
-    resource: newRiskModel,
+    resource: trainedRiskModel,
   },
   {
     method: "GET",
@@ -648,6 +649,15 @@ async function newRiskModel(org: TestOrg) {
   const res = await call("/v1/risk-models", { method: "POST", token: org.token, body: {} });
   if (res.status !== 202) throw new Error(`risk model creation failed: ${res.status} ${res.text}`);
   return res.json.id;
+}
+
+/** A trained (`ready`) risk model of the org's live mode, on a seeded history. */
+async function trainedRiskModel(org: TestOrg) {
+  const asOf = Date.parse("2026-10-01T00:00:00.000Z");
+  await seedHistory(org.id, true, { asOf, seed: 7 });
+  const model = await trainModel({ token: org.token }, { as_of: new Date(asOf).toISOString() });
+  if (model.status !== "ready") throw new Error(`risk model not trained: ${model.failure_reason}`);
+  return model.id;
 }
 
 async function newEndpoint(org: TestOrg) {
