@@ -15,10 +15,10 @@ import { credentialOutcome, requireLivePresentation, verifyPresented } from "./a
 import { scoreBehavior } from "./behavior";
 import type { AssessmentCommit, RecordDraft } from "./commit";
 import { loadContext } from "./context";
-import type { AssessContext } from "./input";
-import { type ModelAnswer, type ModelPayment, modelsHeld, runModel } from "./learned-model";
 import { withoutServiceRiskData, withRiskPayload } from "./facts";
+import type { AssessContext } from "./input";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
+import { type ModelAnswer, type ModelPayment, modelsHeld, runModel } from "./learned-model";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
 import { evaluatePolicy } from "./policy-rules";
 import { recheckTerms } from "./recheck-terms";

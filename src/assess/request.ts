@@ -137,11 +137,14 @@ export const AssessRequest = z
       .max(255)
       .regex(/^[\x21-\x7e]*$/, "must be printable ASCII without spaces")
       .optional(),
-    test_clock: z.uuid().optional().openapi({
-      description:
-        "A test clock (`POST /v1/test-clocks`; test keys only): the assessment is made at its " +
-        "frozen time",
-    }),
+    test_clock: z
+      .uuid()
+      .optional()
+      .openapi({
+        description:
+          "A test clock (`POST /v1/test-clocks`; test keys only): the assessment is made at its " +
+          "frozen time",
+      }),
   })
   .openapi("AssessRequest", {
     example: {

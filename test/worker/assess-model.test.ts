@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { assess, assessOk, decodeJwsPart, type Json, jcs, orgWithKey, sha256Hex } from "./support/assess";
+import {
+  assess,
+  assessOk,
+  createPolicy,
+  decodeJwsPart,
+  type Json,
+  jcs,
+  orgWithKey,
+  reasonKeys,
+  sha256Hex,
+} from "./support/assess";
 import { ownerSql } from "./support/db";
 import { newAgent } from "./support/identity";
 
@@ -66,7 +76,13 @@ async function payeeKey(payeeId: string) {
 }
 
 /** A payment of the org's history to `payeeId`, labelled fraud from `knownAt`. */
-async function fraudInHistory(orgId: string, agentId: string, payeeId: string, at: number, knownAt: number) {
+async function fraudInHistory(
+  orgId: string,
+  agentId: string,
+  payeeId: string,
+  at: number,
+  knownAt: number,
+) {
   const id = crypto.randomUUID();
   await ownerSql`insert into payments (id, org_id, livemode, external_id, agent_id, kind,
       counterparty, amount, currency, occurred_at)
@@ -91,6 +107,11 @@ function paymentTo(payeeId: string, agentId: string, testClock?: string): Json {
   };
 }
 
+/** The Outcome of an assessment that must answer 200. */
+async function assessed(key: string, body: Json): Promise<Json> {
+  return (await assessOk(key, body as never)).outcome as Json;
+}
+
 async function testOrg() {
   const { org, key } = await orgWithKey("test");
   const agent = await newAgent(org);
@@ -106,7 +127,7 @@ describe("the active learned model", () => {
     await fraudInHistory(org.id, agentId, payee, T0, T0 + 7 * DAY);
     const at = await clock(org.id, T0 + 6 * DAY);
 
-    const before = await assessOk(key, paymentTo(payee, agentId, at) as never);
+    const before = await assessed(key, paymentTo(payee, agentId, at));
     expect(before.created).toBe(new Date(T0 + 6 * DAY).toISOString());
     expect(before.outcome.model).toEqual({ id: modelId, version: 1, probability: 0.0474 });
     expect(before.outcome.decision).not.toBe("deny");
@@ -115,7 +136,7 @@ describe("the active learned model", () => {
     expect(claims.iat).toBe(Math.floor((T0 + 6 * DAY) / 1000));
 
     await moveClock(at, T0 + 8 * DAY);
-    const after = await assessOk(key, paymentTo(payee, agentId, at) as never);
+    const after = await assessed(key, paymentTo(payee, agentId, at));
     expect(after.created).toBe(new Date(T0 + 8 * DAY).toISOString());
     expect(after.outcome.model).toEqual({ id: modelId, version: 1, probability: 0.9526 });
     expect(after.outcome.decision).toBe("deny");
@@ -134,14 +155,14 @@ describe("the active learned model", () => {
     // A fraud paid after the clock's time, known before it: it has not happened yet.
     await fraudInHistory(org.id, agentId, payee, T0 + 2 * DAY, T0);
     const at = await clock(org.id, T0 + DAY);
-    const outcome = await assessOk(key, paymentTo(payee, agentId, at) as never);
+    const outcome = await assessed(key, paymentTo(payee, agentId, at));
     expect(outcome.outcome.model.probability).toBe(0.0474);
   });
 
   it("is absent without an active model of the key's mode: a live model never scores test traffic", async () => {
     const { org, key, agentId } = await testOrg();
     await model(org.id, true, "active");
-    const outcome = await assessOk(key, paymentTo("merchant_1", agentId) as never);
+    const outcome = await assessed(key, paymentTo("merchant_1", agentId));
     expect(outcome.outcome).not.toHaveProperty("model");
   });
 
@@ -151,7 +172,7 @@ describe("the active learned model", () => {
     const payee = `payee-${crypto.randomUUID()}`;
     await fraudInHistory(org.id, agentId, payee, T0, T0 + DAY);
     const at = await clock(org.id, T0 + 2 * DAY);
-    const outcome = await assessOk(key, paymentTo(payee, agentId, at) as never);
+    const outcome = await assessed(key, paymentTo(payee, agentId, at));
     expect(outcome.outcome).not.toHaveProperty("model");
     const [row] = await ownerSql`select shadow_model from assessments where id = ${outcome.id}`;
     expect(row?.shadow_model).toMatchObject({
@@ -188,12 +209,30 @@ describe("test_clock on POST /v1/assess", () => {
     });
   });
 
-  it("counts the clock's window: velocity reads history up to the clock's time only", async () => {
+  it("ends every window at the clock's time: velocity counts what happened in the hour before it", async () => {
     const { org, key, agentId } = await testOrg();
+    await createPolicy(org, { velocity: { window: "1h", max: 1 } });
     const at = await clock(org.id, T0);
-    const first = await assessOk(key, paymentTo("merchant_1", agentId, at) as never);
+    const first = await assessed(key, paymentTo("merchant_1", agentId, at));
     expect(first.created).toBe(new Date(T0).toISOString());
-    const [row] = await ownerSql`select occurred_at from payments where assessment_id = ${first.id}`;
+    expect(reasonKeys(first)).not.toContain("velocity_exceeded");
+    const [row] =
+      await ownerSql`select occurred_at from payments where assessment_id = ${first.id}`;
     expect(new Date(row?.occurred_at as string).toISOString()).toBe(new Date(T0).toISOString());
+    // Within the hour of the clock's time: the second is one too many.
+    await moveClock(at, T0 + 30 * 60_000);
+    expect(reasonKeys(await assessed(key, paymentTo("merchant_1", agentId, at)))).toContain(
+      "velocity_exceeded",
+    );
+    // Two hours on, the window is empty again, whatever the wall clock says.
+    await moveClock(at, T0 + 2 * 3_600_000);
+    expect(reasonKeys(await assessed(key, paymentTo("merchant_1", agentId, at)))).not.toContain(
+      "velocity_exceeded",
+    );
+    // And a clock before them sees none of them: they have not happened yet.
+    const earlier = await clock(org.id, T0 - 3_600_000);
+    expect(
+      reasonKeys(await assessed(key, paymentTo("merchant_1", agentId, earlier))),
+    ).not.toContain("velocity_exceeded");
   });
 });
