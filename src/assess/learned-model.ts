@@ -76,7 +76,9 @@ export function runModel(row: ModelRow, models: ModelContext, payment: ModelPaym
     models.payeePast.map(([time, known]) => ({ time, fraudKnownAt: known })),
     { labelDelayMs },
   );
-  const probability = boostedProbability(trees, features);
+  // Rounded as answered: the training chose its thresholds among 4-decimal probabilities, so
+  // the score agrees with the `probability` the Outcome shows.
+  const probability = Math.round(boostedProbability(trees, features) * 10_000) / 10_000;
   const thresholds = {
     review: row.thresholds?.review.probability ?? 1,
     deny: row.thresholds?.deny.probability ?? 1,
@@ -84,7 +86,7 @@ export function runModel(row: ModelRow, models: ModelContext, payment: ModelPaym
   return {
     id: row.id,
     version: row.version,
-    probability: Math.round(probability * 10_000) / 10_000,
+    probability,
     score: modelScore(probability, thresholds),
     signals: reasonSignals(trees, features),
   };
@@ -111,6 +113,11 @@ const GROUP_OF: Record<string, SignalType> = {
   payee_count_7d: "model_payee_activity",
   payee_count_30d: "model_payee_activity",
 };
+
+/** Every signal the model's reasons can be: the groups, and the payee's fraud history. */
+export const MODEL_SIGNAL_TYPES: readonly SignalType[] = [
+  ...new Set([...Object.values(GROUP_OF), "model_payee_fraud" as const]),
+];
 
 /** Log-odds a group must add before it is named, and the severities above it. */
 const NAMED_FROM = 0.5;
