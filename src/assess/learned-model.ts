@@ -8,6 +8,7 @@ import { type BoostedTrees, boostedProbability } from "../model/boosting";
 import { paymentFeatures } from "../model/features";
 import { modelScore, topContributions } from "../model/score";
 import type { ModelContext, ModelRow } from "./input";
+import type { ComponentResult } from "./risk-model";
 import { type Severity, type Signal, type SignalType, signal } from "./signals";
 
 /**
@@ -89,6 +90,16 @@ export function runModel(row: ModelRow, models: ModelContext, payment: ModelPaym
     probability,
     score: modelScore(probability, thresholds),
     signals: reasonSignals(trees, features),
+  };
+}
+
+/** What the learned model found, as the behaviour stage's result: its reasons, its confidence. */
+export function modelFindings(model: ModelAnswer): ComponentResult {
+  const confidence = 1 - model.probability;
+  return {
+    signals: model.signals,
+    rejection_reasons: [],
+    confidences: { behavioral_risk: confidence, recipient_risk: confidence },
   };
 }
 

@@ -18,7 +18,13 @@ import { loadContext } from "./context";
 import { withoutServiceRiskData, withRiskPayload } from "./facts";
 import type { AssessContext } from "./input";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
-import { type ModelAnswer, type ModelPayment, modelsHeld, runModel } from "./learned-model";
+import {
+  type ModelAnswer,
+  type ModelPayment,
+  modelFindings,
+  modelsHeld,
+  runModel,
+} from "./learned-model";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
 import { evaluatePolicy } from "./policy-rules";
 import { recheckTerms } from "./recheck-terms";
@@ -312,16 +318,6 @@ function riskStage(
     return modelFindings(model);
   });
   return { part, model: part instanceof Error ? null : model };
-}
-
-/** What the learned model found, as a stage's result: its reasons, and its confidence. */
-function modelFindings(model: ModelAnswer): ComponentResult {
-  const confidence = 1 - model.probability;
-  return {
-    signals: model.signals,
-    rejection_reasons: [],
-    confidences: { behavioral_risk: confidence, recipient_risk: confidence },
-  };
 }
 
 /**
