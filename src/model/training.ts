@@ -135,9 +135,8 @@ export type TrainingResult =
     }
   | { status: "failed"; reason: string; counts: TrainingCounts; window: TrainingWindow };
 
-/** The selected rows, in time order, with their features (row-major, `FEATURE_NAMES` wide). */
-export interface TrainingSet {
-  x: Float64Array;
+/** The selected rows, in time order, and what was left out. */
+export interface TrainingSelection {
   y: Uint8Array;
   /** The rows' indices in `events`. */
   rows: Int32Array;
@@ -148,13 +147,27 @@ export interface TrainingSet {
   window: TrainingWindow;
 }
 
+/** The selection with its features (row-major, `FEATURE_NAMES` wide). */
+export interface TrainingSet extends TrainingSelection {
+  x: Float64Array;
+}
+
 const round4 = (v: number) => Math.round(v * 1e4) / 1e4;
 
-/** Applies the selection rules (see the header) and computes the selected rows' features. */
-export function trainingSet(
+/**
+ * The earliest event time training as of `request.asOf` reads (the window's start less the
+ * features' horizon): a caller may load the history from here to `asOf` and no more.
+ */
+export function trainingHistoryStart(request: TrainingRequest): number {
+  const { asOf, labelDelayMs, trainingWindowMs } = request;
+  return asOf - labelDelayMs - trainingWindowMs - historyHorizonMs({ labelDelayMs });
+}
+
+/** Applies the selection rules (see the header); no features. */
+export function selectTrainingRows(
   events: readonly TrainingEvent[],
   request: TrainingRequest,
-): TrainingSet {
+): TrainingSelection {
   const { asOf, labelDelayMs, trainingWindowMs } = request;
   if (!Number.isFinite(asOf) || !(labelDelayMs >= 0) || !(trainingWindowMs > 0)) {
     throw new RangeError("asOf must be a time, labelDelayMs ≥ 0 and trainingWindowMs > 0");
@@ -185,18 +198,7 @@ export function trainingSet(
     const known = (events[i] as TrainingEvent).fraudKnownAt;
     return known !== null && known <= asOf ? 1 : 0;
   });
-  // Features read one horizon back from the window and no event past its last row, each
-  // row's labels as known at its own time; older history is never walked.
-  const horizonStart = from - historyHorizonMs({ labelDelayMs });
-  let start = 0;
-  while (start < end && (events[start] as TrainingEvent).time < horizonStart) start++;
-  const x = featureTable(
-    events.slice(start, end),
-    rows.map((i) => i - start),
-    { labelDelayMs },
-  );
   return {
-    x,
     y,
     rows,
     mature: mature.length,
@@ -204,6 +206,26 @@ export function trainingSet(
     leftOutUnlabeled: leftOut,
     window: { from, to: asOf },
   };
+}
+
+/** The selected rows (`selectTrainingRows`) and their features. */
+export function trainingSet(
+  events: readonly TrainingEvent[],
+  request: TrainingRequest,
+): TrainingSet {
+  const selection = selectTrainingRows(events, request);
+  // Features read one horizon back from the window and no event past its last row, each
+  // row's labels as known at its own time; older history is never walked.
+  const horizonStart = trainingHistoryStart(request);
+  const end = selection.eventsConsidered;
+  let start = 0;
+  while (start < end && (events[start] as TrainingEvent).time < horizonStart) start++;
+  const x = featureTable(
+    events.slice(start, end),
+    selection.rows.map((i) => i - start),
+    { labelDelayMs: request.labelDelayMs },
+  );
+  return { ...selection, x };
 }
 
 /** Trains the org's risk model as of `request.asOf` (see the header for every rule). */

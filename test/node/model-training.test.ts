@@ -1,15 +1,19 @@
 import { describe, expect, it } from "vitest";
 import {
+  HANDBOOK,
   SIMULATION_START_MS,
   scaledOptions,
   simulate,
+  type Transactions,
 } from "../../scripts/bench/quality/simulator.ts";
 import { boostedProbability } from "../../src/model/boosting.ts";
 import { FEATURE_NAMES, featureTable } from "../../src/model/features.ts";
 import { aucRoc, averagePrecision } from "../../src/model/metrics.ts";
 import {
+  selectTrainingRows,
   type TrainingEvent,
   type TrainingRequest,
+  trainingHistoryStart,
   trainingSet,
   trainRiskModel,
 } from "../../src/model/training.ts";
@@ -165,7 +169,9 @@ describe("training a risk model", () => {
 
   it("computes the rows' features as over the whole history, though it reads one horizon back", () => {
     // As of day 55 with a 5-day window, the features' horizon starts on day 6.
-    const late = trainingSet(events, { ...request, asOf: T + 55 * DAY, trainingWindowMs: 5 * DAY });
+    const lateRequest = { ...request, asOf: T + 55 * DAY, trainingWindowMs: 5 * DAY };
+    expect(trainingHistoryStart(lateRequest)).toBe(T + 6 * DAY);
+    const late = trainingSet(events, lateRequest);
     const whole = featureTable(events, late.rows, { labelDelayMs: request.labelDelayMs });
     expect(late.x).toEqual(whole);
   });
@@ -226,19 +232,38 @@ describe("training a risk model", () => {
   });
 });
 
-describe("a risk model on the Fraud Detection Handbook's simulator (reduced scale)", () => {
-  it("trains as of a day and ranks the next week's frauds", () => {
-    const tx = simulate({ ...scaledOptions(3, 1000, 2000), days: 70 });
-    const events: TrainingEvent[] = Array.from({ length: tx.count }, (_, i) => {
-      const time = SIMULATION_START_MS + (tx.seconds[i] as number) * 1000;
-      return {
-        time,
-        agent: tx.customer[i] as number,
-        payee: tx.terminal[i] as number,
-        amount: tx.amount[i] as number,
-        fraudKnownAt: tx.fraud[i] ? time + 7 * DAY : null,
-      };
+/** The simulator's transactions as the service's history: a fraud's label known a week later. */
+function handbookEvents(tx: Transactions): TrainingEvent[] {
+  return Array.from({ length: tx.count }, (_, i) => {
+    const time = SIMULATION_START_MS + (tx.seconds[i] as number) * 1000;
+    return {
+      time,
+      agent: tx.customer[i] as number,
+      payee: tx.terminal[i] as number,
+      amount: tx.amount[i] as number,
+      fraudKnownAt: tx.fraud[i] ? time + 7 * DAY : null,
+    };
+  });
+}
+
+describe("a risk model on the Fraud Detection Handbook's simulator", () => {
+  it("selects the Handbook's training week as of its test week (its dataset, seed 0)", () => {
+    // The notebook's split: the week from 2018-07-25 (day 115), a week's delay, then the test
+    // week from day 129; its training set has 67,240 transactions with 598 frauds.
+    // All 183 days: a shorter run draws scenario 3's frauds differently.
+    const tx = simulate(HANDBOOK);
+    const set = selectTrainingRows(handbookEvents(tx), {
+      asOf: SIMULATION_START_MS + 129 * DAY,
+      ...week,
     });
+    expect(set.rows.length).toBe(67_240);
+    expect(set.y.reduce((a, b) => a + b, 0)).toBe(598);
+    expect(set.mature).toBe(67_240);
+  });
+
+  it("trains as of a day and ranks the next week's frauds (reduced scale)", () => {
+    const tx = simulate({ ...scaledOptions(3, 1000, 2000), days: 70 });
+    const events = handbookEvents(tx);
     const asOf = SIMULATION_START_MS + 56 * DAY;
     const result = trainRiskModel(events, {
       asOf,

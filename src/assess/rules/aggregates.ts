@@ -4,14 +4,15 @@ import type { AggregateSpec } from "./attributes";
 /**
  * Window aggregates (`count.<per>.<window>`, `sum.<per>.<window>`) as SQL, for the backtest as
  * of each replayed assessment. The live assess context counts them in the database function
- * `assess_context` (drizzle/0011_assess_context.sql), from the specs it reads there: the same
- * subqueries, each window ending now.
+ * `assess_context` (drizzle/0016_assess_context_history.sql), from the specs it reads there:
+ * the same subqueries over the org's payment history (assessed and imported alike), each
+ * window ending at the assessment's time.
  */
 
 export interface AggregateScope {
   /** The acting agent's id (uuid or null). */
   agentId: SQL;
-  /** The counterparty digest (text or null), as `assessments.counterparty` stores it. */
+  /** The counterparty digest (text or null), as `payments.counterparty` stores it. */
   counterparty: SQL;
   /** The request's currency (text or null): sums add amounts in it only. */
   currency: SQL;
@@ -28,22 +29,22 @@ export interface AggregateScope {
  */
 
 /**
- * The assessments of one subject since `since`, as a FROM/WHERE clause over `h`. The live
- * context's copy is in `assess_context` (drizzle/0011_assess_context.sql): change both.
+ * The payments of one subject since `since`, as a FROM/WHERE clause over `h`. The live
+ * context's copy is in `assess_context` (drizzle/0016_assess_context_history.sql): change both.
  */
 function subjectRows(per: AggregateSpec["per"], scope: AggregateScope, since: SQL): SQL {
-  const until = scope.until === null ? sql`` : sql` and h.created_at < ${scope.until}`;
-  const within = sql`h.livemode = ${scope.livemode} and h.created_at > ${since}${until}`;
+  const until = scope.until === null ? sql`` : sql` and h.occurred_at < ${scope.until}`;
+  const within = sql`h.livemode = ${scope.livemode} and h.occurred_at > ${since}${until}`;
   switch (per) {
     case "agent":
-      return sql`from assessments h where h.agent_id = ${scope.agentId}::uuid and ${within}`;
+      return sql`from payments h where h.agent_id = ${scope.agentId}::uuid and ${within}`;
     case "principal":
-      return sql`from assessments h where h.agent_id in (select pa.id from agents pa
+      return sql`from payments h where h.agent_id in (select pa.id from agents pa
           where pa.principal_id = (select pb.principal_id from agents pb
                                    where pb.id = ${scope.agentId}::uuid))
         and ${within}`;
     case "payee":
-      return sql`from assessments h where h.counterparty = ${scope.counterparty}::text and ${within}`;
+      return sql`from payments h where h.counterparty = ${scope.counterparty}::text and ${within}`;
   }
 }
 
