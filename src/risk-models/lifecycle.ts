@@ -64,7 +64,7 @@ async function readModel(tenant: Tenant, id: string): Promise<RiskModelRow | und
 async function trainingInstant(tenant: Tenant, body: CreateRiskModel): Promise<Date> {
   const now = Date.now();
   if (body.test_clock !== undefined) {
-    if (tenant.livemode) throw invalid("test_clock", "test clocks are test mode's: use a test key");
+    if (tenant.livemode) throw invalid("test_clock", "test clocks are for test keys only");
     const [clocks] = await tenant.batch((db) => [
       db
         .select({ frozenTime: testClocks.frozenTime })
@@ -72,7 +72,7 @@ async function trainingInstant(tenant: Tenant, body: CreateRiskModel): Promise<D
         .where(eq(testClocks.id, body.test_clock as string)),
     ]);
     const clock = clocks[0];
-    if (!clock) throw invalid("test_clock", "no test clock of this organization has this id");
+    if (!clock) throw invalid("test_clock", "no such test clock");
     return clock.frozenTime;
   }
   if (body.as_of === undefined) return new Date(now);

@@ -1,8 +1,10 @@
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, newOrg, type TestOrg } from "./support/api";
+import { assessOk } from "./support/assess";
 import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
+import { newAgent } from "./support/identity";
 import { entriesOf, seedHistory, settled, TRAINING, trainModel } from "./support/risk-models";
 import { assessOnce } from "./support/routes";
 
@@ -473,5 +475,50 @@ describe("GET /v1/risk-models/{id}/shadow-report", () => {
     const test = await org.key(["policy:read"], "test");
     const other = await call(`/v1/risk-models/${model.id}/shadow-report`, { key: test.key });
     expect(other.status).toBe(404);
+  });
+});
+
+describe("a trained model on the assess path", () => {
+  it("scores every assessment once active; the shadow's verdicts feed its report", async () => {
+    const { org } = await orgWithHistory(5);
+    const { key } = await org.key();
+    const asOf = new Date(AS_OF).toISOString();
+    const [active, shadow] = await Promise.all([
+      trainModel({ token: org.token }, { as_of: asOf }),
+      trainModel({ token: org.token }, { as_of: asOf, review_precision: 0.5 }),
+    ]);
+    const step = (id: string, name: "activate" | "shadow") =>
+      call(`/v1/risk-models/${id}/${name}`, { method: "POST", token: org.token });
+    expect((await step(active.id, "activate")).status).toBe(200);
+    expect((await step(shadow.id, "shadow")).status).toBe(200);
+
+    const agent = await newAgent(org);
+    const assessed = await assessOk(key, {
+      mandate: {
+        vct: "mandate.payment.1",
+        transaction_id: `tx-${crypto.randomUUID()}`,
+        payee: { id: "payee-5-1", name: "Payee" },
+        payment_amount: { amount: 5000, currency: "USD" },
+        payment_instrument: { id: "stub", type: "card", description: "Card" },
+      },
+      agent_id: agent.id,
+    } as never);
+    const outcome = (assessed as { outcome: any }).outcome;
+    expect(outcome.outcome.model).toEqual({
+      id: active.id,
+      version: 1,
+      probability: expect.any(Number),
+    });
+    const [row] = await ownerSql`select shadow_model from assessments where id = ${outcome.id}`;
+    expect(row?.shadow_model).toMatchObject({ id: shadow.id, version: null });
+
+    const report = await call(`/v1/risk-models/${shadow.id}/shadow-report`, { token: org.token });
+    expect(report.json).toMatchObject({
+      shadowed: 1,
+      labels: { fraud: 0, legitimate: 0, unlabeled: 1 },
+    });
+    // The active model shadowed nothing.
+    const none = await call(`/v1/risk-models/${active.id}/shadow-report`, { token: org.token });
+    expect(none.json.shadowed).toBe(0);
   });
 });
