@@ -19,6 +19,7 @@ import {
 import type { RiskModelStatus } from "../schemas/vocabulary";
 import { withCard } from "./card";
 import { modelColumns, type RiskModelRow, toRiskModel } from "./records";
+import type { TrainingOutcome } from "./training-outcome";
 import { enqueueTraining } from "./training-queue";
 
 // A risk model's lifecycle (docs/risk-model.md, "The API"): created in `training`, trained to
@@ -133,18 +134,6 @@ export async function createRiskModel(tenant: Tenant, body: CreateRiskModel): Pr
   }
   return toRiskModel(created);
 }
-
-/** What a training run came to: the trained model's numbers, or why there is none. */
-export type TrainingOutcome =
-  | {
-      status: "ready";
-      params: unknown;
-      paramsDigest: string;
-      counts: unknown;
-      features: unknown;
-      metrics: unknown;
-    }
-  | { status: "failed"; reason: string; counts?: unknown };
 
 /**
  * Ends a model's training, once: `ready` with its numbers and parameters, or `failed` with

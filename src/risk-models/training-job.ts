@@ -1,13 +1,12 @@
 import { and, eq, type SQL } from "drizzle-orm";
-import { payloadDigest } from "#audit/digest";
 import { orgActor, orgBatchOf } from "../auth/tenant";
 import { riskModels } from "../db/schema";
 import type { Env } from "../env";
 import { logError } from "../lib/log";
-import { type TrainingEvent, trainRiskModel } from "../model/training";
 import { type HistoryRow, historyWindow, readHistory } from "./history-read";
-import { completeTraining, type TrainingOutcome } from "./lifecycle";
-import { modelColumns, type RiskModelRow, type Targets } from "./records";
+import { completeTraining } from "./lifecycle";
+import { modelColumns, type RiskModelRow } from "./records";
+import { trainingOutcome } from "./training-outcome";
 import type { TrainingMessage } from "./training-queue";
 
 // The training queue's consumer (docs/risk-model.md, "Training"): one message names one model
@@ -62,42 +61,6 @@ export function readModelHistory(env: Env, orgId: string, row: RiskModelRow) {
     const [result] = await orgBatchOf(env, orgId, (db) => [db.execute(query)]);
     return (result as unknown as { rows: HistoryRow[] }).rows;
   });
-}
-
-/**
- * Trains `row` on `events` (pure: the bench runs it too). An exception of the trainer is a
- * failure of this model, not of the consumer: the same data would throw again.
- */
-export function trainingOutcome(
-  events: readonly TrainingEvent[],
-  row: RiskModelRow,
-): TrainingOutcome {
-  const targets = row.targets as Targets;
-  let result: ReturnType<typeof trainRiskModel>;
-  try {
-    result = trainRiskModel(events, {
-      asOf: row.asOf.getTime(),
-      labelDelayMs: row.labelDelaySeconds * 1000,
-      trainingWindowMs: row.trainingWindowSeconds * 1000,
-      reviewPrecision: targets.review_precision,
-      denyPrecision: targets.deny_precision,
-    });
-  } catch (error) {
-    return { status: "failed", reason: `training failed: ${String(error)}` };
-  }
-  if (result.status === "failed") {
-    return { status: "failed", reason: result.reason, counts: result.counts };
-  }
-  // The parameters as they are stored and served (JSON), digested in their RFC 8785 form.
-  const params = JSON.parse(JSON.stringify(result.model)) as unknown;
-  return {
-    status: "ready",
-    params,
-    paramsDigest: payloadDigest(params),
-    counts: result.counts,
-    features: result.features,
-    metrics: result.metrics,
-  };
 }
 
 /** Trains one message's model; a fault is thrown to the caller, which retries or gives up. */
