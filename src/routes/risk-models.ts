@@ -25,22 +25,27 @@ import {
 const tags = ["Risk models"];
 
 const create = createRoute(
-  guarded("policy:write", {
-    method: "post",
-    path: "/v1/risk-models",
-    tags,
-    summary: "Train a risk model on the mode's payment history as of an instant",
-    description:
-      "Answers 202 with the model in `training`; a Queue consumer trains it and it becomes " +
-      "`ready` (with its metrics on a held-out later slice) or `failed` (with " +
-      "`failure_reason`). Poll GET /v1/risk-models/{id}. `test_clock` (test keys only) trains " +
-      "as of the clock's frozen time.",
-    request: { body: jsonBody(CreateRiskModel) },
-    responses: {
-      202: json(RiskModel, "The model, training"),
-      ...errorResponses(400, 401, 403, 503),
+  guarded(
+    "policy:write",
+    {
+      method: "post",
+      path: "/v1/risk-models",
+      tags,
+      summary: "Train a risk model on the mode's payment history as of an instant",
+      description:
+        "Answers 202 with the model in `training`; a Queue consumer trains it and it becomes " +
+        "`ready` (with its metrics on a held-out later slice) or `failed` (with " +
+        "`failure_reason`). Poll GET /v1/risk-models/{id}. `test_clock` (test keys only) trains " +
+        "as of the clock's frozen time.",
+      request: { body: jsonBody(CreateRiskModel) },
+      responses: {
+        202: json(RiskModel, "The model, training"),
+        ...errorResponses(400, 401, 403, 503),
+      },
     },
-  }),
+    // Each call is a training run on the queue: the expensive door, as backtests.
+    { rateLimit: "expensive" },
+  ),
 );
 
 const list = createRoute(
