@@ -522,3 +522,54 @@ describe("a trained model on the assess path", () => {
     expect(none.json.shadowed).toBe(0);
   });
 });
+
+describe("POST /v1/policies/{id}/backtest with risk_model", () => {
+  it("replays a trained model beside the policy over the range's payments", async () => {
+    const { org } = await orgWithHistory(6);
+    const { key } = await org.key();
+    const model = await trainModel({ token: org.token }, { as_of: new Date(AS_OF).toISOString() });
+    const failed = await trainModel({ token: (await newOrg()).token });
+    const policy = await call("/v1/policies", {
+      method: "POST",
+      token: org.token,
+      body: { name: "limits", rules: { max_amount: 5000 } },
+    });
+    const made = [];
+    for (let i = 0; i < 3; i++) made.push((await assessOnce(org)).assessmentId);
+    await ownerSql`insert into payment_labels (id, org_id, payment_id, livemode, label, known_at,
+        source)
+      values (${crypto.randomUUID()}, ${org.id}, ${made[0]}, true, 'fraud', now(), 'import')`;
+
+    const backtest = (riskModel: string, credential: { key: string } | { token: string }) =>
+      call(`/v1/policies/${policy.json.id}/backtest`, {
+        method: "POST",
+        ...credential,
+        body: { risk_model: riskModel },
+      });
+    const res = await backtest(model.id, { key });
+    expect(res.status).toBe(200);
+    expect(res.json.replayed).toBe(3);
+    const replayed = res.json.risk_model;
+    expect(replayed).toMatchObject({ id: model.id, status: "ready", version: null, scored: 3 });
+    const cells = Object.values(replayed?.matrix ?? {}).flatMap((row) => Object.values(row));
+    expect(cells.reduce((a, b) => a + b, 0)).toBe(3);
+    expect(replayed?.labeled).toMatchObject({ labeled: 1 });
+    expect((replayed?.labeled.fraud_caught ?? 0) + (replayed?.labeled.fraud_missed ?? 0)).toBe(1);
+
+    // Without risk_model the answer is the policy's alone.
+    const plain = await call(`/v1/policies/${policy.json.id}/backtest`, {
+      method: "POST",
+      key,
+      body: {},
+    });
+    expect(plain.json).not.toHaveProperty("risk_model");
+    // Another org's model: 404; a model without parameters: 409.
+    expect((await backtest(failed.id, { key })).status).toBe(404);
+    // A model of this org and mode that failed (nothing to train on as of now): 409.
+    const broken = await trainModel({ key });
+    expect(broken.status).toBe("failed");
+    const refused = await backtest(broken.id, { key });
+    expect(refused.status).toBe(409);
+    expect(refused.error.error).toBe("risk_model_not_trained");
+  });
+});
