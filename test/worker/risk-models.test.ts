@@ -1,7 +1,7 @@
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, newOrg, type TestOrg } from "./support/api";
-import { assessOk } from "./support/assess";
+import { assessOk, fetchWith } from "./support/assess";
 import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
 import { newAgent } from "./support/identity";
@@ -191,6 +191,26 @@ describe("POST /v1/risk-models", () => {
     expect(failed.status).toBe("failed");
     expect(failed.counts?.positives).toBe(0);
     expect(failed.counts?.rows).toBeGreaterThan(500);
+  });
+
+  it("marks the model failed and answers 503 when the training queue cannot take it", async () => {
+    const res = await fetchWith({ TRAINING_QUEUE: undefined }, "/v1/risk-models", {
+      method: "POST",
+      headers: { authorization: `Bearer ${org.token}`, "content-type": "application/json" },
+      body: JSON.stringify(TRAINING),
+    });
+    expect(res.status).toBe(503);
+    expect(res.json).toEqual(errorBody("training_queue_unavailable"));
+    const [row] = await ownerSql`select id, status, failure_reason from risk_models
+      where org_id = ${org.id} order by created_at desc, id desc limit 1`;
+    expect(row).toMatchObject({
+      status: "failed",
+      failure_reason: "the training queue could not take the model",
+    });
+    expect((await entriesOf(org.id, row?.id)).map((e) => e.type)).toEqual([
+      "risk_model.created",
+      "risk_model.failed",
+    ]);
   });
 
   it("refuses a bad request with the field named", async () => {
