@@ -20,8 +20,6 @@ export interface HistoryWindow {
   livemode: boolean;
   from: number;
   asOf: number;
-  /** Labels known by this instant count (default `asOf`; a backtest reads what is known now). */
-  labelsKnownBy?: number;
 }
 
 /** The history a model trained as of `asOf` with these spans needs. */
@@ -39,9 +37,6 @@ export function historyWindow(
 export interface HistoryRow {
   t: number;
   id: string;
-  /** The payment is an assessment (not imported history), decided so. */
-  assessed: boolean;
-  decision: string | null;
   agent_id: string | null;
   currency: string | null;
   counterparty: string | null;
@@ -64,7 +59,7 @@ export function historyPage(
   limit = HISTORY_PAGE_ROWS,
 ): SQL {
   return sql`select (extract(epoch from p.occurred_at) * 1000)::float8 as t, p.id,
-      p.assessment_id is not null as assessed, p.decision, p.agent_id, p.currency, p.counterparty, p.amount::float8 as amount,
+      p.agent_id, p.currency, p.counterparty, p.amount::float8 as amount,
       (extract(epoch from l.fraud) * 1000)::float8 as fraud,
       (extract(epoch from l.legit) * 1000)::float8 as legit
     from payments p
@@ -72,8 +67,7 @@ export function historyPage(
       select min(x.known_at) filter (where x.label in ('fraud', 'chargeback')) as fraud,
              min(x.known_at) filter (where x.label in ('legitimate', 'refund')) as legit
       from payment_labels x
-      where x.org_id = p.org_id and x.payment_id = p.id
-        and x.known_at <= ${instant(window.labelsKnownBy ?? window.asOf)}
+      where x.org_id = p.org_id and x.payment_id = p.id and x.known_at <= ${instant(window.asOf)}
     ) l on true
     where p.livemode = ${window.livemode} and p.amount is not null
       and p.occurred_at >= ${instant(window.from)} and p.occurred_at < ${instant(window.asOf)}
@@ -126,22 +120,17 @@ function intern(map: Map<string, number>, key: string): number {
   return id;
 }
 
-/**
- * Reads the whole window page by page through `read` (one round trip each); `each` sees every
- * row beside the event made of it, in the same order.
- */
+/** Reads the whole window page by page through `read` (one round trip each). */
 export async function readHistory(
   window: HistoryWindow,
   read: (query: SQL) => Promise<HistoryRow[]>,
   pageRows = HISTORY_PAGE_ROWS,
-  each?: (row: HistoryRow) => void,
 ): Promise<TrainingEvent[]> {
   const built = new HistoryEvents();
   let after: HistoryRow | null = null;
   for (;;) {
     const rows = await read(historyPage(window, after, pageRows));
     built.add(rows);
-    if (each) for (const row of rows) each(row);
     if (rows.length < pageRows) return built.events;
     after = rows[rows.length - 1] as HistoryRow;
   }

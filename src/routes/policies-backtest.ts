@@ -4,9 +4,8 @@ import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { backtestPolicy, MAX_BACKTEST_LIMIT } from "../policies/policy-backtest";
-import { backtestModel } from "../risk-models/backtest";
 import { DateTime } from "../schemas/common";
-import { DECISIONS, RISK_MODEL_STATUSES } from "../schemas/vocabulary";
+import { DECISIONS } from "../schemas/vocabulary";
 
 const BacktestRequest = z
   .strictObject({
@@ -18,15 +17,6 @@ const BacktestRequest = z
     samples: z.int().min(0).max(100).default(20).openapi({
       description: "Changed assessments to return, newest first",
     }),
-    risk_model: z
-      .uuid()
-      .optional()
-      .openapi({
-        description:
-          "A trained risk model of the key's mode to replay beside the policy (any status but " +
-          "`training` and `failed`): its own verdict on the same range's payments " +
-          "(docs/risk-model.md, Backtests)",
-      }),
   })
   .openapi("BacktestRequest");
 
@@ -105,26 +95,6 @@ const BacktestResult = z
         "The replayed assessments' labeled outcomes under the decisions recorded at the time " +
         "(the policy then active) and under this policy, side by side",
     }),
-    risk_model: z
-      .object({
-        id: z.string(),
-        status: z.enum(RISK_MODEL_STATUSES),
-        version: z.int().nullable(),
-        scored: z.int().openapi({
-          description: "The range's latest `limit` assessments that were payments, scored",
-        }),
-        matrix: z
-          .object({ approve: DecisionCounts, review: DecisionCounts, deny: DecisionCounts })
-          .openapi({ description: "`matrix[recorded decision][the model's decision]`: counts" }),
-        labeled: LabeledMetrics,
-      })
-      .optional()
-      .openapi({
-        description:
-          "With `risk_model` in the request: the model's own verdict (its score's band, before " +
-          "the service's other signals and any rule) from the payment history as it stood at " +
-          "each assessment, against the recorded decisions and the labels known now",
-      }),
   })
   .openapi("PolicyBacktest");
 
@@ -139,12 +109,11 @@ const route = createRoute(
       description:
         "Scores the assessments of the range (newest first, the credential's mode) again under " +
         "this policy, from the inputs recorded when they were made, and reports what would have " +
-        "changed; with `risk_model`, a trained model's verdict on the same range beside it. " +
-        "Writes nothing. See docs/rules.md.",
+        "changed. Writes nothing. See docs/rules.md.",
       request: { params: IdParam, body: jsonBody(BacktestRequest) },
       responses: {
         200: json(BacktestResult, "What the policy would have decided"),
-        ...errorResponses(400, 401, 403, 404, 409, 503),
+        ...errorResponses(400, 401, 403, 404, 503),
       },
     },
     { rateLimit: "expensive" },
@@ -162,12 +131,6 @@ export function registerPoliciesBacktest(app: OpenAPIHono<AppEnv>) {
     ) {
       throw new ApiError("invalid_request", [{ path: "from", message: "must not be after to" }]);
     }
-    const modelId = body.risk_model === undefined ? null : rowId(body.risk_model);
-    const range = { from: body.from ?? null, to: body.to ?? null, limit: body.limit };
-    const [result, model] = await Promise.all([
-      backtestPolicy(c.var.tenant, id, body),
-      modelId === null ? null : backtestModel(c.var.tenant, modelId, range),
-    ]);
-    return c.json({ ...result, ...(model === null ? {} : { risk_model: model }) }, 200);
+    return c.json(await backtestPolicy(c.var.tenant, id, body), 200);
   });
 }

@@ -5484,7 +5484,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a policy (draft or active) over the org's assessment history
-         * @description Scores the assessments of the range (newest first, the credential's mode) again under this policy, from the inputs recorded when they were made, and reports what would have changed; with `risk_model`, a trained model's verdict on the same range beside it. Writes nothing. See docs/rules.md.
+         * @description Scores the assessments of the range (newest first, the credential's mode) again under this policy, from the inputs recorded when they were made, and reports what would have changed. Writes nothing. See docs/rules.md.
          *
          *     Requires scope `policy:read`.
          */
@@ -5504,8 +5504,7 @@ export interface paths {
                      *       "from": "2019-08-24T14:15:22Z",
                      *       "to": "2019-08-24T14:15:22Z",
                      *       "limit": 10000,
-                     *       "samples": 20,
-                     *       "risk_model": "a2bc32c1-f8a5-47dc-85c4-1063481da7ce"
+                     *       "samples": 20
                      *     }
                      */
                     "application/json": components["schemas"]["BacktestRequest"];
@@ -5632,15 +5631,6 @@ export interface paths {
                 };
                 /** @description Not found in the caller's organization */
                 404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Conflicts with the current state */
-                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15046,34 +15036,6 @@ export interface components {
                 recorded: components["schemas"]["LabeledMetrics"];
                 policy: components["schemas"]["LabeledMetrics"];
             };
-            /** @description With `risk_model` in the request: the model's own verdict (its score's band, before the service's other signals and any rule) from the payment history as it stood at each assessment, against the recorded decisions and the labels known now */
-            risk_model?: {
-                id: string;
-                /** @enum {string} */
-                status: "training" | "ready" | "active" | "shadow" | "retired" | "failed";
-                version: number | null;
-                /** @description The range's latest `limit` assessments that were payments, scored */
-                scored: number;
-                /** @description `matrix[recorded decision][the model's decision]`: counts */
-                matrix: {
-                    approve: {
-                        approve: number;
-                        review: number;
-                        deny: number;
-                    };
-                    review: {
-                        approve: number;
-                        review: number;
-                        deny: number;
-                    };
-                    deny: {
-                        approve: number;
-                        review: number;
-                        deny: number;
-                    };
-                };
-                labeled: components["schemas"]["LabeledMetrics"];
-            };
         };
         /** @description Decisions against effective labels; flagged = not approve (docs/feedback.md) */
         LabeledMetrics: {
@@ -15107,11 +15069,6 @@ export interface components {
              * @default 20
              */
             samples?: number;
-            /**
-             * Format: uuid
-             * @description A trained risk model of the key's mode to replay beside the policy (any status but `training` and `failed`): its own verdict on the same range's payments (docs/risk-model.md, Backtests)
-             */
-            risk_model?: string;
         };
         ShadowReport: {
             /** @enum {string} */
