@@ -5504,7 +5504,8 @@ export interface paths {
                      *       "from": "2019-08-24T14:15:22Z",
                      *       "to": "2019-08-24T14:15:22Z",
                      *       "limit": 10000,
-                     *       "samples": 20
+                     *       "samples": 20,
+                     *       "risk_model": "a2bc32c1-f8a5-47dc-85c4-1063481da7ce"
                      *     }
                      */
                     "application/json": components["schemas"]["BacktestRequest"];
@@ -13868,6 +13869,12 @@ export interface components {
                 status: "draft" | "active";
                 version: number | null;
             };
+            /** @description The risk model replayed beside the policy; null for none */
+            risk_model: {
+                id: string;
+                status: string;
+                version: number | null;
+            } | null;
             livemode: boolean;
             from: string | null;
             to: string | null;
@@ -13963,6 +13970,11 @@ export interface components {
              * @default 20
              */
             samples?: number;
+            /**
+             * Format: uuid
+             * @description A risk model of the key's mode with parameters (ready, shadow, active or retired), replayed as the behaviour stage of each payment beside the policy, from the payment history and the labels known at each assessment's time (docs/risk-model.md)
+             */
+            risk_model?: string;
         };
         ShadowReport: {
             /** @enum {string} */
