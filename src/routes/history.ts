@@ -16,8 +16,7 @@ import {
 
 const tags = ["History"];
 
-const PATH = "/v1/history/transactions";
-const LIMIT = sizeText(ROUTE_BODY_BYTES[`POST ${PATH}`] ?? 0);
+const LIMIT = sizeText(ROUTE_BODY_BYTES["POST /v1/history/transactions"] ?? 0);
 
 /**
  * The body is read and checked here and in the domain, not by the route's validator: a fault is
@@ -30,7 +29,7 @@ const transactions = createRoute(
     "policy:write",
     {
       method: "post",
-      path: PATH,
+      path: "/v1/history/transactions",
       tags,
       summary: "Import an org's payment history (docs/history.md)",
       description:

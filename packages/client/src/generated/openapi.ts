@@ -6900,23 +6900,23 @@ export interface paths {
                     content: {
                         /**
                          * @example {
-                         *       "id": "string",
+                         *       "id": "01a22689-7646-78bc-9aea-fa00a0403cf9",
                          *       "object": "history_import",
                          *       "livemode": true,
-                         *       "created": "string",
-                         *       "records": 0,
-                         *       "inserted": 0,
-                         *       "unchanged": 0,
+                         *       "created": "2026-11-20T09:01:12.646Z",
+                         *       "records": 10000,
+                         *       "inserted": 9940,
+                         *       "unchanged": 60,
                          *       "labels": {
-                         *         "fraud": 0,
-                         *         "chargeback": 0,
-                         *         "legitimate": 0,
-                         *         "refund": 0
+                         *         "fraud": 41,
+                         *         "chargeback": 18,
+                         *         "legitimate": 3,
+                         *         "refund": 12
                          *       },
-                         *       "first_occurred_at": "string",
-                         *       "last_occurred_at": "string",
-                         *       "digest": "string",
-                         *       "audit_entry_id": "string"
+                         *       "first_occurred_at": "2026-05-01T00:03:11.000Z",
+                         *       "last_occurred_at": "2026-06-14T23:58:40.000Z",
+                         *       "digest": "sha256:95c5546b2e7978986c584bd101469b570224881f304e7ad77723a09f46f9b2e9",
+                         *       "audit_entry_id": "01a22689-7652-7688-accc-77d8c4bd0b02"
                          *     }
                          */
                         "application/json": components["schemas"]["HistoryImport"];
@@ -7028,27 +7028,27 @@ export interface paths {
                          *       "object": "list",
                          *       "data": [
                          *         {
-                         *           "id": "string",
+                         *           "id": "01a22689-7646-78bc-9aea-fa00a0403cf9",
                          *           "object": "history_import",
                          *           "livemode": true,
-                         *           "created": "string",
-                         *           "records": 0,
-                         *           "inserted": 0,
-                         *           "unchanged": 0,
+                         *           "created": "2026-11-20T09:01:12.646Z",
+                         *           "records": 10000,
+                         *           "inserted": 9940,
+                         *           "unchanged": 60,
                          *           "labels": {
-                         *             "fraud": 0,
-                         *             "chargeback": 0,
-                         *             "legitimate": 0,
-                         *             "refund": 0
+                         *             "fraud": 41,
+                         *             "chargeback": 18,
+                         *             "legitimate": 3,
+                         *             "refund": 12
                          *           },
-                         *           "first_occurred_at": "string",
-                         *           "last_occurred_at": "string",
-                         *           "digest": "string",
-                         *           "audit_entry_id": "string"
+                         *           "first_occurred_at": "2026-05-01T00:03:11.000Z",
+                         *           "last_occurred_at": "2026-06-14T23:58:40.000Z",
+                         *           "digest": "sha256:95c5546b2e7978986c584bd101469b570224881f304e7ad77723a09f46f9b2e9",
+                         *           "audit_entry_id": "01a22689-7652-7688-accc-77d8c4bd0b02"
                          *         }
                          *       ],
-                         *       "has_more": true,
-                         *       "next_cursor": "string"
+                         *       "has_more": false,
+                         *       "next_cursor": null
                          *     }
                          */
                         "application/json": components["schemas"]["HistoryImportList"];
