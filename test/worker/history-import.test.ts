@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { call, callRaw, newOrg, type TestOrg } from "./support/api";
-import { assessOk, createPolicy, type Json, jcs, orgWithKey, sha256Hex } from "./support/assess";
+import {
+  assessOk,
+  createPolicy,
+  type Json,
+  jcs,
+  orgWithKey,
+  reasonKeys,
+  sha256Hex,
+} from "./support/assess";
 import { provenAgentOrg } from "./support/credentials";
 import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
@@ -547,6 +555,20 @@ describe("imported history feeds the assess path", () => {
     // Another payee: nothing of the imported payments counts.
     const cold = await assessOk(key, await other.body({ payee: { id: "m-cold", name: "m-cold" } }));
     expect(cold.decision).toBe("approve");
+  });
+
+  it("counts in the policy's velocity limit: imported payments use up the window", async () => {
+    const { org, key, agentId, body } = await provenAgentOrg();
+    await createPolicy(org, { velocity: { window: "1h", max: 2 } });
+    const recent = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    const imported = await importJson(key, [
+      record(agentId, "v1", { occurred_at: recent(30) }),
+      record(agentId, "v2", { occurred_at: recent(40) }),
+    ]);
+    expect(imported.status).toBe(201);
+    const first = await assessOk(key, await body());
+    expect(first.decision).toBe("deny");
+    expect(reasonKeys(first.outcome)).toContain("velocity_exceeded");
   });
 
   it("counts nothing of the other mode's history", async () => {
