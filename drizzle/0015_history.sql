@@ -172,7 +172,9 @@ BEGIN
 END
 $$;
 --> statement-breakpoint
-CREATE TRIGGER assessments_payment AFTER INSERT ON assessments
+-- Named to fire before assessments_erase_if_principal_erased (triggers fire in name order), so
+-- that the payment exists when an erased principal's assessment is erased as it is stored.
+CREATE TRIGGER assessments_append_payment AFTER INSERT ON assessments
   FOR EACH ROW EXECUTE FUNCTION payments_from_assessment();
 --> statement-breakpoint
 
@@ -206,3 +208,67 @@ FROM assessments a;
 INSERT INTO payment_labels (id, org_id, payment_id, livemode, label, known_at, source, feedback_id)
 SELECT f.id, f.org_id, f.assessment_id, f.livemode, f.label, f.created_at, 'feedback', f.id
 FROM assessment_feedback f;
+
+--> statement-breakpoint
+
+-- Erasure reaches the history (docs/identity.md, "What erasure reaches"): the counterparty
+-- digest of a message or call (a SHA-256 of a phone number or an address, which anyone can
+-- recompute from a guess) and an imported record's payee are cleared for an erased principal's
+-- agents; a payment's payee, a merchant, stays, as it does in `assessments`. SECURITY DEFINER:
+-- the application role only reads and inserts payments.
+CREATE FUNCTION erase_payment_copies(payment_ids uuid[]) RETURNS integer
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+  WITH erased AS (
+    UPDATE payments pm SET
+      counterparty = NULL,
+      record = CASE WHEN pm.record ? 'payee' THEN jsonb_set(pm.record, '{payee}', 'null'::jsonb)
+                    ELSE pm.record END
+    WHERE pm.org_id = nullif(current_setting('app.org_id', true), '')::uuid
+      AND pm.id = ANY (payment_ids) AND pm.kind NOT IN ('ap2_payment', 'payment')
+    RETURNING pm.id
+  )
+  SELECT count(*)::integer FROM erased
+$$;
+--> statement-breakpoint
+REVOKE ALL ON FUNCTION erase_payment_copies(uuid[]) FROM PUBLIC;
+--> statement-breakpoint
+-- The erasure itself now reaches the principal's history too (its grants kept: replaced in place).
+CREATE OR REPLACE FUNCTION erase_principal_copies(erased_principal uuid) RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+BEGIN
+  PERFORM erase_payment_copies(ARRAY(
+    SELECT pm.id FROM payments pm
+    JOIN agents a ON a.org_id = pm.org_id AND a.id = pm.agent_id
+    JOIN principals p ON p.org_id = a.org_id AND p.id = a.principal_id
+    WHERE p.id = erased_principal AND p.status = 'erased'
+      AND pm.org_id = nullif(current_setting('app.org_id', true), '')::uuid));
+  RETURN erase_assessment_copies(ARRAY(
+    SELECT s.id FROM assessments s
+    JOIN agents a ON a.org_id = s.org_id AND a.id = s.agent_id
+    JOIN principals p ON p.org_id = a.org_id AND p.id = a.principal_id
+    WHERE p.id = erased_principal AND p.status = 'erased'
+      AND s.org_id = nullif(current_setting('app.org_id', true), '')::uuid));
+END
+$$;
+--> statement-breakpoint
+-- A payment of an erased principal's agent stored later (assessed, or imported) is erased as it
+-- is stored, as assessments are (0002); the principal's row held FOR SHARE for the same reason.
+CREATE FUNCTION payments_erase_if_principal_erased() RETURNS trigger
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+  principal_status text;
+BEGIN
+  SELECT p.status INTO principal_status FROM agents a
+  JOIN principals p ON p.org_id = a.org_id AND p.id = a.principal_id
+  WHERE a.org_id = NEW.org_id AND a.id = NEW.agent_id
+  FOR SHARE OF p;
+  IF principal_status = 'erased' THEN
+    PERFORM erase_payment_copies(ARRAY[NEW.id]);
+  END IF;
+  RETURN NULL;
+END
+$$;
+--> statement-breakpoint
+CREATE TRIGGER payments_erase_if_principal_erased AFTER INSERT ON payments
+  FOR EACH ROW WHEN (NEW.agent_id IS NOT NULL AND NEW.kind NOT IN ('ap2_payment', 'payment'))
+  EXECUTE FUNCTION payments_erase_if_principal_erased();

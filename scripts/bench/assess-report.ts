@@ -14,7 +14,13 @@ export type Stage = (typeof STAGES)[number];
 /** The stages that wait on no I/O: their sum is the pipeline's compute. */
 const COMPUTE: readonly Stage[] = ["kya", "policy", "risk", "sign"];
 
-export const BUDGETS = { freshRoundTrips: 2, replayRoundTrips: 1, ledgerCalls: 1, computeMs: 2 };
+export const BUDGETS = {
+  freshRoundTrips: 2,
+  replayRoundTrips: 1,
+  ledgerCalls: 1,
+  computeMs: 2,
+  modelInferenceMs: 0.1,
+};
 
 /** Answers per reading of workerd's CPU clock within a phase (`windowCpuMs`). */
 export const CPU_WINDOW = 50;
@@ -58,6 +64,10 @@ export interface Phases {
   credentialCompute?: ComputeFigures;
   /** The same with a shadow policy evaluated next to the active one (`--shadow`). */
   shadowCompute?: ComputeFigures;
+  /** The same with the org's active learned model as the behaviour stage (issue 39). */
+  modelCompute?: ComputeFigures;
+  /** The learned model alone: features, trees, score and reasons. */
+  modelInference?: ComputeFigures;
 }
 
 import type { ComputeFigures } from "./assess-compute.ts";
@@ -240,6 +250,8 @@ function printCompute({
   compute,
   credentialCompute,
   shadowCompute,
+  modelCompute,
+  modelInference,
 }: Phases): void {
   const healthCpu = (workerMsPerRequest(healthBefore) + workerMsPerRequest(healthAfter)) / 2;
   const bound = workerMsPerRequest(fresh) - healthCpu;
@@ -268,6 +280,16 @@ function printCompute({
         `${verdict(credentialCompute.p50 < BUDGETS.computeMs)}\n` +
         `    (parse, three ES256 verifications, disclosures, constraints, scoring and the ` +
         `signature; p99 ${fixed(credentialCompute.p99, 3)} ms)`,
+    );
+  }
+  if (modelCompute && modelInference) {
+    say(
+      `  p50 compute with the active learned model < ${BUDGETS.computeMs} ms: ` +
+        `${fixed(modelCompute.p50, 3)} ms — ${verdict(modelCompute.p50 < BUDGETS.computeMs)}\n` +
+        `    (the model's inference alone — features, trees, score, reasons — p50 ` +
+        `${fixed(modelInference.p50, 4)} ms < ${BUDGETS.modelInferenceMs} ms: ` +
+        `${verdict(modelInference.p50 < BUDGETS.modelInferenceMs)}; p99 ` +
+        `${fixed(modelInference.p99, 4)} ms over ${modelInference.iterations} runs)`,
     );
   }
   if (shadowCompute) {

@@ -49,7 +49,8 @@ export const SHADOW_RULES = {
 
 const KEY_SCOPES = ["assess:write", "assess:read", "agents:write", "issuers:write", "policy:write"];
 
-async function sessionToken(idp: LocalIdp): Promise<string> {
+/** A session of a new user of `idp` (each signs up its own org). */
+export async function sessionToken(idp: LocalIdp): Promise<string> {
   const key = await importJWK(idp.privateJwk, "EdDSA");
   const subject = `bench-${crypto.randomUUID()}`;
   return new SignJWT({ email: `${subject}@example.com` })

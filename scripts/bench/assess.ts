@@ -32,7 +32,7 @@ import { redactDatabaseUrl } from "../database-url.ts";
 import { REPO_ROOT } from "../dev-state.ts";
 import { localDatabaseUrl } from "../local-keys.ts";
 import { type DelaySampler, describeDbRtt, parseDbRtt } from "../sql-endpoint/delay.ts";
-import { measureCompute } from "./assess-compute.ts";
+import { measureCompute, measureModelInference } from "./assess-compute.ts";
 import { cpuMsBetween, descendantCpuMs, workerCpuClock, workerSleeps } from "./assess-cpu.ts";
 import { Client, type Reply } from "./assess-http.ts";
 import { printLatencySweep, type RttLevel } from "./assess-latency.ts";
@@ -477,6 +477,8 @@ async function benchmark(options: Options, run: Run) {
   const compute = timed ? await measureCompute() : null;
   const credentialCompute = timed ? await measureCompute(5000, "credential") : undefined;
   const shadowCompute = timed && options.shadow ? await measureCompute(5000, "shadow") : undefined;
+  const modelCompute = timed ? await measureCompute(5000, "model") : undefined;
+  const modelInference = timed ? measureModelInference() : undefined;
   if (options.shadow) await expectShadowed(bench, seen.size);
   say(`\nthe detailed report is of the first --db-rtt level (${describeDbRtt(first.rtt)}):`);
   printReport({
@@ -487,6 +489,8 @@ async function benchmark(options: Options, run: Run) {
     compute,
     credentialCompute,
     shadowCompute,
+    modelCompute,
+    modelInference,
   });
   printLatencySweep({ levels, healthBefore, healthAfter, runtime: stack.runtime });
   if (priced) printRequestCpu(priced);

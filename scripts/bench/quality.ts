@@ -1,5 +1,6 @@
 // npm run bench:quality -- [--seed 0[,1,2]] [--customers 5000] [--terminals 10000] [--offline]
 //                           [--measure] [--dump transactions.csv]
+//                           [--http [--lanes 4] [--timeout 5400]]
 //
 // Decision quality on the Fraud Detection Handbook's benchmark (issue 39, part a): generates
 // the Handbook's simulated transactions (seed 0 is its own dataset), applies its protocol
@@ -9,8 +10,15 @@
 // rows, with a logistic regression on the Handbook's 15 baseline features as a check of the
 // port. A smaller --customers/--terminals scales the radius and the daily compromises so that
 // each customer reaches as many terminals and the fraud rate stays the Handbook's.
+//
+// --http adds parts (b) and (c): the same seed end to end through the HTTP API of the service
+// started as `npm run dev` starts it (scripts/bench/quality-http.ts), beside the service's
+// offline trainer on the same data; run it at the issue's reduced scale (--customers 2000
+// --terminals 4000).
 
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
   boostedProbability,
@@ -20,6 +28,10 @@ import {
 import { FEATURE_NAMES, featureTable, type HistoryEvent } from "../../src/model/features.ts";
 import { logisticProbability, trainLogistic } from "../../src/model/logistic.ts";
 import { aucRoc, averagePrecision, cardPrecisionAtK } from "../../src/model/metrics.ts";
+import { Client } from "./assess-http.ts";
+import { startStack } from "./assess-stack.ts";
+import { sessionToken } from "./assess-tenant.ts";
+import { runBench } from "./harness.ts";
 import { HANDBOOK_FEATURES, handbookFeatures, handbookSplit } from "./quality/handbook.ts";
 import {
   HANDBOOK,
@@ -28,6 +40,7 @@ import {
   simulate,
   type Transactions,
 } from "./quality/simulator.ts";
+import { endToEnd } from "./quality-http.ts";
 
 const DAY_MS = 86_400_000;
 const LABEL_DELAY_MS = 7 * DAY_MS;
@@ -42,6 +55,9 @@ const { values } = parseArgs({
     measure: { type: "boolean", default: false },
     // Write the generated transactions as the Handbook reference script's raw.csv (the last seed).
     dump: { type: "string" },
+    http: { type: "boolean", default: false },
+    lanes: { type: "string", default: "4" },
+    timeout: { type: "string", default: "5400" },
   },
 });
 
@@ -230,8 +246,9 @@ function table(title: string, rows: [string, Scores][]): void {
 const customers = Number(values.customers);
 const terminals = Number(values.terminals);
 cardsK = Math.round((100 * customers) / HANDBOOK.customers);
-const started = performance.now();
-for (const seed of values.seed.split(",").map(Number)) {
+const seeds = values.seed.split(",").map(Number);
+
+function offlineTables(seed: number): void {
   const rows = runSeed(seed, customers, terminals);
   // The published rows are the Handbook's scale only: another scale is another benchmark.
   const published = customers === HANDBOOK.customers && terminals === HANDBOOK.terminals;
@@ -241,4 +258,52 @@ for (const seed of values.seed.split(",").map(Number)) {
   ]);
   console.log("");
 }
-console.log(`bench:quality took ${seconds(started).toFixed(1)} s`);
+
+const started = performance.now();
+if (!values.http) {
+  for (const seed of seeds) offlineTables(seed);
+  console.log(`bench:quality took ${seconds(started).toFixed(1)} s`);
+} else {
+  await runBench("bench:quality", Number(values.timeout), async (run) => {
+    const workDir = mkdtempSync(join(tmpdir(), "bench-quality-"));
+    run.defer(() => rmSync(workDir, { recursive: true, force: true }));
+    const log = (line: string) => console.log(line);
+    const stack = await startStack({
+      databaseUrl: process.env.DATABASE_URL,
+      workDir,
+      run,
+      log,
+      runtime: "wrangler",
+      dbRtt: () => 0,
+    });
+    const lanes = Number(values.lanes);
+    const client = new Client(stack.origin, lanes * 2 + 8);
+    run.defer(() => client.close());
+    for (const seed of seeds) {
+      offlineTables(seed);
+      const tx = simulate(scaledOptions(seed, customers, terminals));
+      const session = async () => ({ authorization: `Bearer ${await sessionToken(stack.idp)}` });
+      const result = await endToEnd({
+        client,
+        sessions: [await session(), await session()],
+        tx,
+        cardsK,
+        lanes,
+        log,
+      });
+      for (const line of result.lines) log(`  ${line}`);
+      table(
+        `seed ${seed}, ${customers} customers, ${terminals} terminals: end to end (test week)`,
+        [
+          ["(b) the service through its API: outcome.model.probability", result.model],
+          ["    the service's trainer offline, same data and seed", result.offline],
+          ["(c) the service through its API, no model: risk_score", result.handWeighted],
+        ],
+      );
+      log(
+        `  AP through the API minus offline: ${(result.model.ap - result.offline.ap).toFixed(3)}`,
+      );
+    }
+    log(`bench:quality took ${seconds(started).toFixed(1)} s`);
+  });
+}

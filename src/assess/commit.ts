@@ -61,6 +61,8 @@ export interface AssessmentCommit {
   inputs?: PersistPlan["inputs"];
   /** The shadow policy's would-be verdict: stored, never signed (docs/shadow-policies.md). */
   shadow?: PersistPlan["shadow"] | null;
+  /** The shadow risk model's would-be answer: stored, never signed. */
+  shadowModel?: PersistPlan["shadowModel"] | null;
   verdict: Verdict;
   spend: CredentialSpend | null;
   /**

@@ -24,6 +24,20 @@ const AgentSnapshotSchema = z
   .object({ id: z.string(), trust_score: z.number().int(), risk_tier: z.string() })
   .openapi({ description: "The acting agent as it stood when assessed; null when unknown" });
 
+/** The active learned model's answer (docs/risk-model.md, "The learned model"). */
+export const ModelOutcome = z
+  .object({
+    id: z.string(),
+    version: z.number().int().nullable(),
+    probability: z.number().min(0).max(1),
+  })
+  .openapi("ModelOutcome", {
+    description:
+      "The org's active risk model: its fraud probability for this action (4 decimals), from " +
+      "which `risk_score` derives. Absent when the mode has no active model",
+  });
+export type ModelOutcome = z.infer<typeof ModelOutcome>;
+
 /**
  * An assessment as it is stored and as it is answered. The Outcome is a pure function of the
  * record (plus whether a checkpoint anchors its ledger entry yet), so `POST /v1/assess`, its
@@ -60,6 +74,8 @@ export const AssessmentRecord = z.object({
   counterparty: z.string().nullable(),
   /** What an AP2 credential proved; absent (null) for an assessment without one. */
   credential: CredentialOutcome.nullable().optional(),
+  /** The active learned model's answer; absent (null) without one. */
+  model: ModelOutcome.nullable().optional(),
 });
 export type AssessmentRecord = z.infer<typeof AssessmentRecord>;
 
@@ -76,6 +92,7 @@ export const Outcome = z
       risk_score: z.number().int().min(0).max(100),
       reason: z.string(),
       policy_version: z.number().int(),
+      model: ModelOutcome.optional(),
     }),
     confidences: ConfidencesSchema,
     signals: z.array(SignalSchema),
@@ -132,6 +149,7 @@ export function toOutcome(
       risk_score: record.risk_score,
       reason: record.reason,
       policy_version: record.policy_version,
+      ...(record.model ? { model: record.model } : {}),
     },
     confidences: record.confidences,
     signals: record.signals,

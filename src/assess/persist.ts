@@ -7,7 +7,7 @@ import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
 import { PLANS } from "../schemas/billing";
 import { REVIEW_SLA_DEFAULT_SECONDS, ReviewOpening } from "../schemas/reviews";
-import { ShadowVerdict } from "../schemas/shadow";
+import { ShadowModelVerdict, ShadowVerdict } from "../schemas/shadow";
 import { AssessmentRecord } from "./outcome";
 import { isRecordedInputs, type RecordedInputs } from "./rules/inputs";
 
@@ -42,6 +42,11 @@ export const PersistPlan = z.object({
    * ledger entry's digest nor the Outcome covers it; absent when the org shadows nothing.
    */
   shadow: ShadowVerdict.optional(),
+  /**
+   * The shadow risk model's would-be answer (`assessments.shadow_model`): like `shadow`, beside
+   * the record, never signed; absent when the mode shadows no model.
+   */
+  shadowModel: ShadowModelVerdict.optional(),
 });
 export type PersistPlan = z.infer<typeof PersistPlan>;
 
@@ -82,6 +87,7 @@ export function persistStatement(
     agent_id: record.agent?.id ?? null,
     inputs: plan.inputs ?? null,
     shadow: plan.shadow ?? null,
+    shadow_model: plan.shadowModel ?? null,
   };
   const mandateRow = {
     id: mandate.id,

@@ -9,13 +9,22 @@ import { commitAssessment } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import { logError } from "../lib/log";
 import type { Refinement } from "../schemas/reviews";
+import type { ShadowModelVerdict } from "../schemas/shadow";
 import { signer } from "../signing/signer";
 import { credentialOutcome, requireLivePresentation, verifyPresented } from "./ap2-credential";
 import { scoreBehavior } from "./behavior";
 import type { AssessmentCommit, RecordDraft } from "./commit";
 import { loadContext } from "./context";
 import { withoutServiceRiskData, withRiskPayload } from "./facts";
+import type { AssessContext } from "./input";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
+import {
+  type ModelAnswer,
+  type ModelPayment,
+  modelFindings,
+  modelsHeld,
+  runModel,
+} from "./learned-model";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
 import { evaluatePolicy } from "./policy-rules";
 import { recheckTerms } from "./recheck-terms";
@@ -24,7 +33,7 @@ import { mandateCanonicalHash, type ParsedAssessRequest } from "./request";
 import { reviewOpening } from "./review-opening";
 import { decide, scoreIdentity } from "./risk";
 import type { CredentialEvidence } from "./risk-input";
-import type { ComponentResult } from "./risk-model";
+import type { ComponentResult, RiskInput } from "./risk-model";
 import { riskPayloadTtlSeconds } from "./risk-payload";
 import { recordInputs } from "./rules/inputs";
 import { shadowVerdict } from "./shadow";
@@ -55,6 +64,7 @@ export async function runAssessment(
   const livemode = tenant.livemode;
   const presented = request.credential;
   if (presented && livemode) requireLivePresentation(presented);
+  if (request.testClock && livemode) throw testClockRefused("test clocks are for test keys only");
   const contentHash = contentHashOf(request, livemode);
   // With a credential, the agent is named by the key its last hop claims to be signed with.
   const thumbprint = presented ? presented.claimedHolder : await holderThumbprint(request);
@@ -69,6 +79,8 @@ export async function runAssessment(
       currency: request.facts.amount?.currency ?? null,
       counterparty: counterpartyKey(request),
       credentialRoot: presented ? presented.chain.hops[0]?.header : null,
+      testClock: request.testClock ?? null,
+      modelsHeld: modelsHeld(),
     }),
   );
   if (context.keyOwner !== null && context.keyOwner !== contentHash) throw keyReused();
@@ -76,6 +88,9 @@ export async function runAssessment(
     const refinement = refinementOf(context.replayReview, context.replay.verify_url);
     return answer(context.replay, context.anchoredThrough, request, timing, refinement);
   }
+  if (context.testClockMissing) throw testClockRefused("no such test clock");
+  // The instant the assessment is made at: its test clock's, else its arrival.
+  const now = context.asOf ? Date.parse(context.asOf) : receivedAt;
   // Only a fresh payload needs them: a replay answers the stored one, as it was signed.
   const issuer = publicBaseUrl(tenant.env);
   const ttlSeconds = riskPayloadTtlSeconds(tenant.env);
@@ -84,7 +99,7 @@ export async function runAssessment(
 
   const who = await tenant.caller();
   const verdict = presented
-    ? await timing.time("kya", () => verifyPresented(presented, context.anchors, receivedAt))
+    ? await timing.time("kya", () => verifyPresented(presented, context.anchors, now))
     : null;
   const evidence: CredentialEvidence | null = verdict && {
     verified: verdict.verified,
@@ -92,19 +107,24 @@ export async function runAssessment(
     detail: verdict.detail,
   };
   const credential = verdict && credentialOutcome(verdict);
-  const input = riskInput(request, context, thumbprint, receivedAt, evidence);
+  const input = riskInput(request, context, thumbprint, now, evidence);
   const faults = injectedFaults(tenant.env);
   if (rulesUnreadable(context)) faults.add("policy");
   const kya = timing.timeSync("kya", () => component("kya", faults, () => scoreIdentity(input)));
   const policy = timing.timeSync("policy", () =>
     component("policy", faults, () => evaluatePolicy(input)),
   );
+  const payment = modelPayment(request, now);
+  const risk = timing.timeSync("risk", () => riskStage(input, context, payment, faults));
   const decision = timing.timeSync("risk", () =>
-    decide({ kya, policy, risk: component("risk", faults, () => scoreBehavior(input)) }, input),
+    decide({ kya, policy, risk: risk.part }, input, risk.model ?? undefined),
   );
   // Recorded with the assessment, never acted on, never signed (docs/shadow-policies.md).
   const shadow = timing.timeSync("policy", () =>
-    shadowVerdict(request, context, thumbprint, receivedAt, evidence),
+    shadowVerdict(request, context, thumbprint, now, evidence),
+  );
+  const shadowModel = timing.timeSync("risk", () =>
+    shadowModelVerdict(context, payment, { kya, policy }, input),
   );
 
   const id = newId(receivedAt);
@@ -115,7 +135,7 @@ export async function runAssessment(
   const policyVersion = context.policy?.version ?? 0;
   const draft: RecordDraft = {
     id,
-    created: new Date(receivedAt).toISOString(),
+    created: new Date(now).toISOString(),
     livemode: who.livemode,
     kind: request.kind,
     mandate_type: request.mandateType,
@@ -131,6 +151,15 @@ export async function runAssessment(
     amount: request.facts.amount?.amount ?? null,
     currency: request.facts.amount?.currency ?? null,
     counterparty: counterpartyKey(request),
+    ...(risk.model
+      ? {
+          model: {
+            id: risk.model.id,
+            version: risk.model.version,
+            probability: risk.model.probability,
+          },
+        }
+      : {}),
   };
   // What every verdict of this assessment states besides the decision itself.
   const facts: PayloadFacts = {
@@ -144,7 +173,7 @@ export async function runAssessment(
     kind: request.kind,
     policyVersion,
     agentId: agent?.id ?? null,
-    issuedAt: receivedAt,
+    issuedAt: now,
     ttlSeconds,
   };
   const chosen = verdictOf(decision, facts, credential);
@@ -164,6 +193,7 @@ export async function runAssessment(
     },
     inputs: recordInputs(input),
     shadow,
+    shadowModel,
     verdict: chosen,
     spend:
       verdict?.spend && chosen.fields.decision === "approve"
@@ -171,7 +201,7 @@ export async function runAssessment(
         : null,
     review:
       chosen.fields.decision === "review"
-        ? reviewOpening(verdict, receivedAt, recheckTerms(verdict, input))
+        ? reviewOpening(verdict, now, recheckTerms(verdict, input))
         : null,
     faults: [...faults],
   };
@@ -264,6 +294,70 @@ async function holderThumbprint(request: ParsedAssessRequest): Promise<string | 
 function counterpartyKey(request: ParsedAssessRequest): string | null {
   const counterparty = counterpartyOf(request);
   return counterparty === null ? null : payloadDigest(counterparty);
+}
+
+/**
+ * The behaviour stage: the org's active learned model for a payment when its mode has one
+ * (src/assess/learned-model.ts), else the hand-weighted behaviour model. Either way a fault
+ * degrades the stage (at least `review`), never the request.
+ */
+function riskStage(
+  input: RiskInput,
+  context: AssessContext,
+  payment: ModelPayment | null,
+  faults: Set<string>,
+): { part: ComponentResult | Error; model: ModelAnswer | null } {
+  const active = context.models?.active;
+  if (!active || !payment || !context.models) {
+    return { part: component("risk", faults, () => scoreBehavior(input)), model: null };
+  }
+  const models = context.models;
+  let model: ModelAnswer | null = null;
+  const part = component("risk", faults, () => {
+    model = runModel(active, models, payment);
+    return modelFindings(model);
+  });
+  return { part, model: part instanceof Error ? null : model };
+}
+
+/**
+ * The shadow model's would-be answer: its probability and the decision the assessment would
+ * have had with it active (the same stages, rules and overrides). A shadow that cannot run is
+ * left out: it never touches the verdict.
+ */
+function shadowModelVerdict(
+  context: AssessContext,
+  payment: ModelPayment | null,
+  parts: { kya: ComponentResult | Error; policy: ComponentResult | Error },
+  input: RiskInput,
+): ShadowModelVerdict | null {
+  const shadow = context.models?.shadow;
+  if (!shadow || !payment || !context.models) return null;
+  try {
+    const model = runModel(shadow, context.models, payment);
+    const would = decide({ ...parts, risk: modelFindings(model) }, input, model);
+    return {
+      id: model.id,
+      version: model.version,
+      probability: model.probability,
+      risk_score: would.risk_score,
+      decision: would.decision,
+    };
+  } catch (error) {
+    logError("shadow risk model failed", { model: shadow.id, error: String(error) });
+    return null;
+  }
+}
+
+/** A payment the learned model can score: one with an amount. */
+function modelPayment(request: ParsedAssessRequest, now: number): ModelPayment | null {
+  const amount = request.facts.amount?.amount;
+  if (amount === undefined || amount === null) return null;
+  return { time: now, amount, payee: counterpartyKey(request) };
+}
+
+function testClockRefused(message: string): ApiError {
+  return new ApiError("invalid_request", [{ path: "test_clock", message }]);
 }
 
 function keyReused(): ApiError {

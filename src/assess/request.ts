@@ -41,6 +41,12 @@ export interface ParsedAssessRequest {
   facts: MandateFacts;
   /** The AP2 credential the mandate came from, not yet verified; null for decoded JSON. */
   credential: PresentedCredential | null;
+  /**
+   * The test clock the assessment runs at (test keys only, docs/history.md): its frozen time
+   * is the assessment's `created`, every window's end, the labels known and the payload's
+   * `iat`. Part of the idempotency identity: another clock is another request.
+   */
+  testClock?: string | null;
 }
 
 /** Identifiers from another system: bounded, and free of control characters (logs, SQL text). */
@@ -131,6 +137,14 @@ export const AssessRequest = z
       .max(255)
       .regex(/^[\x21-\x7e]*$/, "must be printable ASCII without spaces")
       .optional(),
+    test_clock: z
+      .uuid()
+      .optional()
+      .openapi({
+        description:
+          "A test clock (`POST /v1/test-clocks`; test keys only): the assessment is made at its " +
+          "frozen time",
+      }),
   })
   .openapi("AssessRequest", {
     example: {
@@ -170,6 +184,7 @@ export function parseAssessRequest(body: unknown, a2aHeader: string | null): Par
     agentId: request.agent_id ?? null,
     audience: request.audience ?? null,
     credential: null,
+    testClock: request.test_clock ?? null,
   };
   if (request.credential !== undefined) {
     return credentialRequest(request.credential, request, submitted, base);
@@ -319,7 +334,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  */
 export function mandateCanonicalHash(
   request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate"> &
-    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a" | "audience" | "credential">>,
+    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a" | "audience" | "credential" | "testClock">>,
 ): string {
   return toHex(sha256(utf8(canonicalize(idempotencyIdentity(request)))));
 }
@@ -327,12 +342,13 @@ export function mandateCanonicalHash(
 /** The object mandateCanonicalHash hashes. */
 function idempotencyIdentity(
   request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate"> &
-    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a" | "audience" | "credential">>,
+    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a" | "audience" | "credential" | "testClock">>,
 ): Record<string, unknown> {
   const agentId = request.agentId ?? null;
   const cardRef = request.a2a?.agent_card_ref ?? null;
   const audience = request.audience ?? null;
   const credential = request.credential ?? null;
+  const testClock = request.testClock ?? null;
   return {
     kind: request.kind,
     mandateType: request.mandateType,
@@ -344,5 +360,6 @@ function idempotencyIdentity(
     ...(agentId === null ? {} : { agent_id: agentId }),
     ...(cardRef === null ? {} : { agent_card_ref: cardRef }),
     ...(audience === null ? {} : { audience }),
+    ...(testClock === null ? {} : { test_clock: testClock }),
   };
 }

@@ -131,6 +131,7 @@ const VERB = { approve: "Approved", review: "Review", deny: "Denied" } as const;
 export function decide(
   parts: Record<Component, ComponentResult | Error>,
   input: RiskInput,
+  model?: LearnedScore,
 ): Decision {
   const faults = COMPONENTS.filter((component) => parts[component] instanceof Error);
   const results = COMPONENTS.flatMap((component) => {
@@ -141,11 +142,10 @@ export function decide(
     ...results.flatMap((result) => result.signals),
     ...faults.map((component) => signal(FAULT_TYPE[component], "high")),
   ]);
-  const points = signals.reduce((sum, s) => sum + SEVERITY_WEIGHTS[s.severity], 0);
-  const raw = Math.min(100, points + trustPoints(input));
+  const raw = model ? learnedRaw(model, signals) : handWeightedRaw(signals, input);
   const matched = matchRule(parts, input, raw, signals);
   // A rule list that cannot be evaluated is a fault of the policy stage, like any other.
-  if (matched instanceof Error) return decide({ ...parts, policy: matched }, input);
+  if (matched instanceof Error) return decide({ ...parts, policy: matched }, input, model);
   const reasons = ordered([
     ...results.flatMap((result) => result.rejection_reasons),
     ...(matched?.action === "deny" ? [ruleRejection(ruleText(matched))] : []),
@@ -174,6 +174,29 @@ export function decide(
     confidences,
     ...(matched ? { rule: { id: matched.id, index: matched.index, action: matched.action } } : {}),
   };
+}
+
+/** The learned model's score, when the org's mode has an active model (src/assess/learned-model.ts). */
+export interface LearnedScore {
+  score: number;
+}
+
+/** Without a learned model: the signals' weights and the agent's missing trust. */
+function handWeightedRaw(signals: Signal[], input: RiskInput): number {
+  const points = signals.reduce((sum, s) => sum + SEVERITY_WEIGHTS[s.severity], 0);
+  return Math.min(100, points + trustPoints(input));
+}
+
+/**
+ * With a learned model, its score stands for behaviour and recipient (it learned them from the
+ * org's labels, and its signals only explain it); what it cannot see still adds its weight: who
+ * acts and how well that is proven, the mandate, the policy, a faulty stage.
+ */
+function learnedRaw(model: LearnedScore, signals: Signal[]): number {
+  const points = signals
+    .filter((s) => s.category !== "behavior" && s.category !== "recipient")
+    .reduce((sum, s) => sum + SEVERITY_WEIGHTS[s.severity], 0);
+  return Math.min(100, model.score + points);
 }
 
 /**

@@ -74,6 +74,32 @@ export const SIGNAL_CATALOG = {
     category: "recipient",
     text: "the call recipient is not an E.164 phone number",
   },
+  // The learned model's reasons (src/assess/learned-model.ts): the features that raised its
+  // fraud probability most, by group.
+  model_amount_unusual: {
+    category: "behavior",
+    text: "the amount, against the agent's usual payments, raised the model's fraud probability",
+  },
+  model_agent_velocity: {
+    category: "behavior",
+    text: "the agent's recent number of payments raised the model's fraud probability",
+  },
+  model_time_unusual: {
+    category: "behavior",
+    text: "the time of the payment raised the model's fraud probability",
+  },
+  model_payee_new: {
+    category: "recipient",
+    text: "a payee new to the agent raised the model's fraud probability",
+  },
+  model_payee_activity: {
+    category: "recipient",
+    text: "the payee's recent volume raised the model's fraud probability",
+  },
+  model_payee_fraud: {
+    category: "recipient",
+    text: "the payee's known frauds raised the model's fraud probability",
+  },
   kya_fault: { category: "system", text: "internal fault in kya" },
   policy_fault: { category: "system", text: "internal fault in policy" },
   risk_fault: { category: "system", text: "internal fault in risk" },

@@ -31,7 +31,11 @@ export const DEFAULT_BOOSTING: BoostingOptions = {
   bins: 256,
 };
 
-/** One tree in flat arrays: node k splits on `feature[k]` (x ≤ threshold[k] goes left), or is a leaf (feature −1). */
+/**
+ * One tree in flat arrays: node k splits on `feature[k]` (x ≤ threshold[k] goes left), or is a
+ * leaf (feature −1). `value[k]` is a leaf's output; at a split node it is the value the node
+ * would have had as a leaf (rounded to 6 decimals: it only explains, see `boostedContributions`).
+ */
 export interface Tree {
   feature: number[];
   threshold: number[];
@@ -263,6 +267,9 @@ export function trainBoostedTrees(
         continue;
       }
       importance[split.feature] = (importance[split.feature] as number) + split.gain;
+      // -x || 0: a zero gradient sum gives −0, which JSON and toEqual would show as 0 and −0.
+      tree.value[leaf.node] =
+        Math.round((-leaf.g / (leaf.h + o.l2)) * o.learningRate * 1e6) / 1e6 || 0;
       // Build the smaller child's histogram; the larger one is the parent's minus it.
       const small = l.length <= r.length ? l : r;
       const smallHist = histogram(small);
@@ -341,4 +348,34 @@ export function boostedLogOdds(model: BoostedTrees, row: ArrayLike<number>): num
 /** The fraud probability of one row. */
 export function boostedProbability(model: BoostedTrees, row: ArrayLike<number>): number {
   return 1 / (1 + Math.exp(-boostedLogOdds(model, row)));
+}
+
+/**
+ * Why the model scored `row` as it did, by Saabas' method (XGBoost's `approx_contribs`): along
+ * the row's path in each tree, the change from a node's value to its child's is credited to the
+ * node's split feature. The sums telescope, so `expected` (the base plus every tree's root value:
+ * what the model says before looking at any feature) plus the contributions is the log-odds.
+ */
+export function boostedContributions(
+  model: BoostedTrees,
+  row: ArrayLike<number>,
+): { expected: number; contributions: Float64Array } {
+  const contributions = new Float64Array(model.width);
+  let expected = model.base;
+  for (const t of model.trees) {
+    let k = 0;
+    expected += t.value[0] as number;
+    let f = t.feature[0] as number;
+    while (f >= 0) {
+      const next =
+        (row[f] as number) <= (t.threshold[k] as number)
+          ? (t.left[k] as number)
+          : (t.right[k] as number);
+      contributions[f] =
+        (contributions[f] as number) + (t.value[next] as number) - (t.value[k] as number);
+      k = next;
+      f = t.feature[k] as number;
+    }
+  }
+  return { expected, contributions };
 }

@@ -113,3 +113,123 @@ export function cardPrecisionAtK(rows: readonly CardScore[], k = 100): number {
   }
   return days.length === 0 ? Number.NaN : total / days.length;
 }
+
+/** Brier score: the mean squared gap between probability and outcome (0 is perfect). NaN when empty. */
+export function brierScore(labels: ArrayLike<number>, probabilities: ArrayLike<number>): number {
+  let sum = 0;
+  for (let i = 0; i < labels.length; i++) {
+    const gap = (probabilities[i] as number) - (labels[i] ? 1 : 0);
+    sum += gap * gap;
+  }
+  return labels.length === 0 ? Number.NaN : sum / labels.length;
+}
+
+/** One bin of a calibration (reliability) table. */
+export interface CalibrationBin {
+  from: number;
+  to: number;
+  count: number;
+  meanProbability: number;
+  fraudRate: number;
+}
+
+/**
+ * A reliability table over `bins` equal-width probability bins, as
+ * `sklearn.calibration.calibration_curve(strategy="uniform")` builds it: bin k holds
+ * k/bins ≤ p < (k+1)/bins (the last one also p = 1); empty bins are left out. A calibrated
+ * model has each bin's fraud rate near its mean probability. Equal width rather than quantiles:
+ * with frauds at a percent or so, quantile bins would spend nine of ten on probabilities near 0.
+ */
+export function calibrationBins(
+  labels: ArrayLike<number>,
+  probabilities: ArrayLike<number>,
+  bins = 10,
+): CalibrationBin[] {
+  const count = new Array<number>(bins).fill(0);
+  const sum = new Array<number>(bins).fill(0);
+  const frauds = new Array<number>(bins).fill(0);
+  for (let i = 0; i < labels.length; i++) {
+    const p = probabilities[i] as number;
+    let k = Math.min(bins - 1, Math.max(0, Math.floor(p * bins)));
+    // Floating point may put p a hair off its edge: k/bins ≤ p < (k+1)/bins exactly.
+    if (k > 0 && p < k / bins) k--;
+    else if (k < bins - 1 && p >= (k + 1) / bins) k++;
+    count[k] = (count[k] as number) + 1;
+    sum[k] = (sum[k] as number) + p;
+    if (labels[i]) frauds[k] = (frauds[k] as number) + 1;
+  }
+  const out: CalibrationBin[] = [];
+  for (let k = 0; k < bins; k++) {
+    const n = count[k] as number;
+    if (n === 0) continue;
+    out.push({
+      from: k / bins,
+      to: (k + 1) / bins,
+      count: n,
+      meanProbability: (sum[k] as number) / n,
+      fraudRate: (frauds[k] as number) / n,
+    });
+  }
+  return out;
+}
+
+/** What an alert threshold does on labelled rows: alerts are the rows scored ≥ it. */
+export interface AlertStats {
+  alerts: number;
+  /** Frauds among the alerts; null when nothing fires. */
+  precision: number | null;
+  /** Share of the frauds that alert (0 without a fraud). */
+  recall: number;
+  /** Share of all rows that alert. */
+  fireRate: number;
+}
+
+export function alertsAt(
+  labels: ArrayLike<number>,
+  scores: ArrayLike<number>,
+  threshold: number,
+): AlertStats {
+  let alerts = 0;
+  let hits = 0;
+  let positives = 0;
+  for (let i = 0; i < labels.length; i++) {
+    const fraud = labels[i] ? 1 : 0;
+    positives += fraud;
+    if ((scores[i] as number) >= threshold) {
+      alerts++;
+      hits += fraud;
+    }
+  }
+  return {
+    alerts,
+    precision: alerts ? hits / alerts : null,
+    recall: positives ? hits / positives : 0,
+    fireRate: labels.length ? alerts / labels.length : 0,
+  };
+}
+
+/**
+ * The lowest score t among `scores` whose alerts (score ≥ t) reach `precision`, or null when
+ * no threshold does. Precision is not monotone in t, so every distinct score is tried and the
+ * lowest that qualifies wins: it alerts the most while still meeting the target.
+ */
+export function thresholdForPrecision(
+  labels: ArrayLike<number>,
+  scores: ArrayLike<number>,
+  precision: number,
+): number | null {
+  const order = byScoreDescending(scores);
+  let hits = 0;
+  let seen = 0;
+  let found: number | null = null;
+  for (let k = 0; k < order.length; ) {
+    const score = scores[order[k] as number] as number;
+    while (k < order.length && scores[order[k] as number] === score) {
+      if (labels[order[k] as number]) hits++;
+      seen++;
+      k++;
+    }
+    if (hits / seen >= precision) found = score;
+  }
+  return found;
+}

@@ -29,6 +29,7 @@ export function assessmentPlan(
     events: verdict.events,
     ...(commit.inputs ? { inputs: commit.inputs } : {}),
     ...(commit.shadow ? { shadow: commit.shadow } : {}),
+    ...(commit.shadowModel ? { shadowModel: commit.shadowModel } : {}),
     // Only a verdict that is still `review` opens an item (a refused spend is a denial).
     ...(commit.review && record.decision === "review" ? { review: commit.review } : {}),
   };

@@ -21,6 +21,21 @@ export const ShadowVerdict = z.object({
 });
 export type ShadowVerdict = z.infer<typeof ShadowVerdict>;
 
+/**
+ * What the org's shadow risk model would have said (docs/risk-model.md), stored in
+ * `assessments.shadow_model`: its probability, and the score and decision the assessment
+ * would have had with it active (the same rules, reasons and overrides on top). Never signed,
+ * never in the Outcome.
+ */
+export const ShadowModelVerdict = z.object({
+  id: z.string(),
+  version: z.int().nullable(),
+  probability: z.number(),
+  risk_score: z.int(),
+  decision: z.enum(DECISIONS),
+});
+export type ShadowModelVerdict = z.infer<typeof ShadowModelVerdict>;
+
 /** The longest window one report reads: the index keeps it cheap, the bound keeps it so. */
 export const MAX_REPORT_DAYS = 90;
 export const DEFAULT_REPORT_DAYS = 7;

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { aucRoc, averagePrecision, cardPrecisionAtK } from "../../src/model/metrics.ts";
+import {
+  alertsAt,
+  aucRoc,
+  averagePrecision,
+  brierScore,
+  calibrationBins,
+  cardPrecisionAtK,
+  thresholdForPrecision,
+} from "../../src/model/metrics.ts";
 
 // Ties on purpose (0.1, 0.3, 0.8): expected values from scikit-learn 1.2.1 and the Handbook's
 // own `card_precision_top_k` (shared_functions.py) run on the same input.
@@ -31,5 +39,56 @@ describe("model metrics", () => {
   it("answers NaN when a class is missing", () => {
     expect(aucRoc([0, 0], [0.1, 0.2])).toBeNaN();
     expect(averagePrecision([0, 0], [0.1, 0.2])).toBeNaN();
+  });
+});
+
+describe("threshold and calibration metrics", () => {
+  // By score: 1.0 (0), 0.9 (1), 0.8 (0), 0.7 (1), 0.35 (0), 0.3 (0) and 0.3 (1) tied, 0.05 (0).
+  // Precision of the alerts at each threshold: 0, 1/2, 1/3, 2/4, 2/5, 3/7, 3/8.
+  const y = [1, 0, 1, 0, 0, 1, 0, 0];
+  const p = [0.9, 0.8, 0.7, 0.35, 0.3, 0.3, 0.05, 1];
+
+  it("computes the Brier score as the mean squared gap", () => {
+    // (0.1² + 0.8² + 0.3² + 0.35² + 0.3² + 0.7² + 0.05² + 1²) / 8 = 2.445 / 8
+    expect(brierScore(y, p)).toBeCloseTo(0.305625, 14);
+    expect(brierScore([], [])).toBeNaN();
+  });
+
+  it("bins probabilities in tenths, an edge going up and 1 into the last bin, empty bins left out", () => {
+    const bins = calibrationBins(y, p);
+    expect(bins.map((b) => [b.from, b.to, b.count])).toEqual([
+      [0, 0.1, 1],
+      [0.3, 0.4, 3],
+      [0.7, 0.8, 1],
+      [0.8, 0.9, 1],
+      [0.9, 1, 2],
+    ]);
+    expect(bins[1]!.meanProbability).toBeCloseTo(0.95 / 3, 14);
+    expect(bins[1]!.fraudRate).toBeCloseTo(1 / 3, 14);
+    expect(bins[4]!.meanProbability).toBeCloseTo(0.95, 14);
+    expect(bins[4]!.fraudRate).toBe(0.5);
+  });
+
+  it("picks the lowest threshold whose alerts reach the precision, though precision is not monotone", () => {
+    expect(thresholdForPrecision(y, p, 0.5)).toBe(0.7);
+    expect(thresholdForPrecision(y, p, 0.4)).toBe(0.3);
+    expect(thresholdForPrecision(y, p, 0.25)).toBe(0.05);
+    expect(thresholdForPrecision(y, p, 0.6)).toBeNull();
+  });
+
+  it("counts alerts, precision, recall and fire rate at a threshold", () => {
+    expect(alertsAt(y, p, 0.3)).toEqual({
+      alerts: 7,
+      precision: 3 / 7,
+      recall: 1,
+      fireRate: 7 / 8,
+    });
+    expect(alertsAt(y, p, 0.75)).toEqual({
+      alerts: 3,
+      precision: 1 / 3,
+      recall: 1 / 3,
+      fireRate: 3 / 8,
+    });
+    expect(alertsAt(y, p, 2)).toEqual({ alerts: 0, precision: null, recall: 0, fireRate: 0 });
   });
 });

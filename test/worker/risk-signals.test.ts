@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CREDENTIAL_FAILURES as VERIFIER_FAILURES } from "../../src/ap2-credentials/failures";
 import { scoreBehavior } from "../../src/assess/behavior";
+import { MODEL_SIGNAL_TYPES } from "../../src/assess/learned-model";
 import { normalizeRules } from "../../src/assess/policy";
 import { evaluatePolicy } from "../../src/assess/policy-rules";
 import { type MandateFacts, parseAssessRequest } from "../../src/assess/request";
@@ -69,6 +70,8 @@ describe("signals", () => {
     const tested = new Set([
       ...SIGNALS.map(([type]) => type),
       ...COMPONENTS.map((c) => `${c}_fault`),
+      // The learned model's reasons: test/node/learned-model.test.ts.
+      ...MODEL_SIGNAL_TYPES,
     ]);
     expect([...tested].sort()).toEqual(Object.keys(SIGNAL_CATALOG).sort());
   });

@@ -13681,6 +13681,7 @@ export interface components {
                 risk_score: number;
                 reason: string;
                 policy_version: number;
+                model?: components["schemas"]["ModelOutcome"];
             };
             /** @description Each from 0 to 1; see docs/risk-model.md */
             confidences: {
@@ -13727,6 +13728,12 @@ export interface components {
             credential: components["schemas"]["CredentialOutcome"];
             /** @description From receipt of the request to the signed decision (persistence excluded) */
             latency_ms: number;
+        };
+        /** @description The org's active risk model: its fraud probability for this action (4 decimals), from which `risk_score` derives. Absent when the mode has no active model */
+        ModelOutcome: {
+            id: string;
+            version: number | null;
+            probability: number;
         };
         /** @description Null unless the decision is `review`; then the review item and, once closed, the human (or expired) decision and its signed payload (docs/reviews.md) */
         Refinement: {
@@ -13825,6 +13832,11 @@ export interface components {
              */
             audience?: string;
             idempotency_key?: string;
+            /**
+             * Format: uuid
+             * @description A test clock (`POST /v1/test-clocks`; test keys only): the assessment is made at its frozen time
+             */
+            test_clock?: string;
         };
         CredentialPresentation: {
             /** @description The audience this verifier issued: the last hop's `aud` must equal it */
