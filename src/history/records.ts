@@ -111,9 +111,14 @@ export function checkRecords(
   return { records, errors };
 }
 
-/** Whether a stored record (as read back from jsonb) has the content of `record`. */
+/**
+ * Whether a stored record (as read back from jsonb) has the content of `record`. A payee the
+ * principal's erasure cleared (`payee: null`, docs/identity.md, "What erasure reaches") is not
+ * compared: the record sent again is the one that was stored, and it is not stored again.
+ */
 export function sameRecord(stored: unknown, record: StoredRecord): boolean {
-  return canonicalize(stored) === canonicalize(record);
+  const erased = (stored as { payee?: unknown } | null)?.payee === null;
+  return canonicalize(stored) === canonicalize(erased ? { ...record, payee: null } : record);
 }
 
 /** The digest a call's ledger entry states of its records: RFC 8785 JSON of the array, SHA-256. */

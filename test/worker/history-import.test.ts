@@ -476,6 +476,24 @@ describe("POST /v1/history/transactions", () => {
     expect((await listImports(testKey)).json.data.map((i) => i.id)).toEqual([test.json.id]);
   });
 
+  it("answers a record whose payee an erasure cleared, sent again, as unchanged", async () => {
+    const { org, key, agentId } = await orgWithAgent();
+    const agent = await call(`/v1/agents/${agentId}`, { key });
+    const principalId = agent.json.principal_id as string;
+    const call1 = record(agentId, "m1", { kind: "message_send", payee: { id: "+15550100" } });
+    await importJson(key, [call1]);
+    const erased = await call(`/v1/principals/${principalId}/erase`, { method: "POST", key });
+    expect(erased.status).toBe(200);
+    const [stored] = await storedPayments(org);
+    expect(stored).toMatchObject({ counterparty: null, record: { payee: null } });
+    const again = await importJson(key, [call1]);
+    expect(again.status).toBe(201);
+    expect(again.json).toMatchObject({ inserted: 0, unchanged: 1 });
+    // Another content under the id is still a conflict.
+    const changed = await importJson(key, [{ ...call1, amount: { amount: 1, currency: "USD" } }]);
+    expect(changed.status).toBe(409);
+  });
+
   it("never shows history as assessments", async () => {
     const { key, agentId } = await orgWithAgent();
     await importJson(key, [record(agentId, "h1"), record(agentId, "h2")]);
