@@ -234,6 +234,19 @@ describe("POST /v1/history/transactions", () => {
     expect(await entries(org)).toHaveLength(3);
   });
 
+  it("stores each record once when the same call races itself", async () => {
+    const { org, key, agentId } = await orgWithAgent();
+    const records = Array.from({ length: 200 }, (_, i) => record(agentId, `race-${i}`));
+    const answers = await Promise.all([1, 2, 3, 4].map(() => importJson(key, records)));
+    expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201]);
+    const inserted = answers.map((a) => a.json.inserted);
+    expect(inserted.reduce((a, b) => a + b, 0)).toBe(200);
+    for (const a of answers) expect(a.json.inserted + a.json.unchanged).toBe(200);
+    const [count] = await ownerSql`select count(*)::int as n from payments
+      where org_id = ${org.id} and external_id like 'race-%'`;
+    expect(count).toEqual({ n: 200 });
+  });
+
   it("answers 409 naming each id stored with other content, and stores nothing of the call", async () => {
     const { org, key, agentId } = await orgWithAgent();
     await importJson(key, [record(agentId, "c1"), record(agentId, "c2")]);
