@@ -31,6 +31,7 @@ import { registerCredentialIssuers } from "./routes/credential-issuers";
 import { registerEvalSets } from "./routes/eval-sets";
 import { registerEvals } from "./routes/evals";
 import { registerHealth } from "./routes/health";
+import { registerHistory } from "./routes/history";
 import { registerJwks } from "./routes/jwks";
 import { registerMandates } from "./routes/mandates";
 import { registerMe } from "./routes/me";
@@ -124,6 +125,7 @@ export function buildApp() {
   registerPoliciesShadowReport(app);
   registerEvalSets(app);
   registerEvals(app);
+  registerHistory(app);
   registerPrincipals(app);
   // verify-card before /v1/agents/{id}: a literal path segment must win over the parameter.
   registerAgentsVerifyCard(app);

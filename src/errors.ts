@@ -56,6 +56,7 @@ export const errorStatus = {
   review_spend_refused: 409,
   review_recheck_failed: 409,
   feedback_limit_reached: 409,
+  history_record_conflict: 409,
   mandate_invalid: 422,
   credential_unparseable: 422,
   mandate_mismatch: 422,
@@ -170,6 +171,8 @@ export const errorMessages = {
     "The credential no longer holds (details.reason: its issuer, key, agent or time window changed since the verdict): the review can only be denied, or left to expire.",
   feedback_limit_reached:
     "The assessment already has its 100 feedback labels: no more can be added.",
+  history_record_conflict:
+    "A record's id is already stored with other content (details names each): a stored record never changes, so send it as it was or under a new id.",
   mandate_invalid: "The AP2 mandate fails its schema: fix each path named in details.",
   credential_unparseable:
     "The credential cannot be split into its hops: details says where it breaks.",

@@ -29,6 +29,7 @@ const NOT_SUCCESS = new Set([
   "POST /v1/agents",
   "POST /v1/agents/verify-card",
   "POST /v1/evals/run",
+  "POST /v1/history/transactions",
   "POST /v1/action-mandates",
   "POST /v1/action-grants/redeem",
   "POST /v1/sessions",

@@ -353,6 +353,24 @@ export const ROUTES: RouteCase[] = [
     filters: { eval_set_id: BAD_UUID, policy_id: BAD_UUID },
   },
   { method: "GET", path: "/v1/evals/{id}", scope: "policy:read", resource: newEval },
+  {
+    method: "POST",
+    path: "/v1/history/transactions",
+    scope: "policy:write",
+    // A made-up agent: past the credential, the scope and the mode, a 400 naming the record.
+    body: {
+      records: [
+        {
+          id: "txn-1",
+          occurred_at: "2026-01-02T03:04:05Z",
+          agent_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e",
+          payee: { id: "merchant_1" },
+          amount: { amount: 1000, currency: "USD" },
+        },
+      ],
+    } satisfies RequestBody<"/v1/history/transactions", "POST">,
+  },
+  { method: "GET", path: "/v1/history/imports", scope: "policy:read" },
 
   {
     method: "POST",

@@ -6840,6 +6840,267 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/history/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import an org's payment history (docs/history.md)
+         * @description 1 to 10,000 records per call, as JSON `{records: [...]}` or NDJSON (`application/x-ndjson`, one record per line); the body may reach 16 MiB. Idempotent by record id per mode: a record already stored with the same content is counted as `unchanged`, the same id with other content is 409 `history_record_conflict` naming each. Any bad record (its schema, a time ahead of the clock, a repeated id, an unknown agent) is a 400 listing every bad record by index, and nothing of the call is stored. One `history.imported` ledger entry per call. Imported records feed every window, velocity and payee statistic of `POST /v1/assess` and never appear as assessments. Scope `policy:write`: history changes how the org's payments are judged, as a policy does.
+         *
+         *     Requires scope `policy:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "records": [
+                     *         {
+                     *           "id": "txn_1042",
+                     *           "occurred_at": "2026-09-14T10:21:07Z",
+                     *           "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                     *           "payee": {
+                     *             "id": "merchant_7731",
+                     *             "name": "Nimbus Books"
+                     *           },
+                     *           "amount": {
+                     *             "amount": 4599,
+                     *             "currency": "USD"
+                     *           },
+                     *           "label": {
+                     *             "label": "chargeback",
+                     *             "labeled_at": "2026-10-02T08:00:00Z"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ImportHistoryRequest"];
+                    /** @example {"id":"txn_1","occurred_at":"2026-09-14T10:21:07Z","agent_id":"01a1a0de-6907-78cb-9aa9-4d0d45d0e308","payee":{"id":"merchant_7731"},"amount":{"amount":4599,"currency":"USD"}} */
+                    "application/x-ndjson": components["schemas"]["HistoryRecordsNdjson"];
+                };
+            };
+            responses: {
+                /** @description The import: what the call stored and what it found unchanged */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "01a22689-7646-78bc-9aea-fa00a0403cf9",
+                         *       "object": "history_import",
+                         *       "livemode": true,
+                         *       "created": "2026-11-20T09:01:12.646Z",
+                         *       "records": 10000,
+                         *       "inserted": 9940,
+                         *       "unchanged": 60,
+                         *       "labels": {
+                         *         "fraud": 41,
+                         *         "chargeback": 18,
+                         *         "legitimate": 3,
+                         *         "refund": 12
+                         *       },
+                         *       "first_occurred_at": "2026-05-01T00:03:11.000Z",
+                         *       "last_occurred_at": "2026-06-14T23:58:40.000Z",
+                         *       "digest": "sha256:95c5546b2e7978986c584bd101469b570224881f304e7ad77723a09f46f9b2e9",
+                         *       "audit_entry_id": "01a22689-7652-7688-accc-77d8c4bd0b02"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["HistoryImport"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 16 MiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/history/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the history imports of the key's mode, newest first
+         * @description Requires scope `policy:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description Opaque; from `next_cursor` */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of imports */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "id": "01a22689-7646-78bc-9aea-fa00a0403cf9",
+                         *           "object": "history_import",
+                         *           "livemode": true,
+                         *           "created": "2026-11-20T09:01:12.646Z",
+                         *           "records": 10000,
+                         *           "inserted": 9940,
+                         *           "unchanged": 60,
+                         *           "labels": {
+                         *             "fraud": 41,
+                         *             "chargeback": 18,
+                         *             "legitimate": 3,
+                         *             "refund": 12
+                         *           },
+                         *           "first_occurred_at": "2026-05-01T00:03:11.000Z",
+                         *           "last_occurred_at": "2026-06-14T23:58:40.000Z",
+                         *           "digest": "sha256:95c5546b2e7978986c584bd101469b570224881f304e7ad77723a09f46f9b2e9",
+                         *           "audit_entry_id": "01a22689-7652-7688-accc-77d8c4bd0b02"
+                         *         }
+                         *       ],
+                         *       "has_more": false,
+                         *       "next_cursor": null
+                         *     }
+                         */
+                        "application/json": components["schemas"]["HistoryImportList"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/principals": {
         parameters: {
             query?: never;
@@ -12596,6 +12857,79 @@ export interface components {
             /** @description Unix seconds */
             created: number;
         };
+        ImportHistoryRequest: {
+            records: components["schemas"]["HistoryRecord"][];
+        };
+        /**
+         * @example {
+         *       "id": "txn_1042",
+         *       "occurred_at": "2026-09-14T10:21:07Z",
+         *       "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+         *       "payee": {
+         *         "id": "merchant_7731",
+         *         "name": "Nimbus Books"
+         *       },
+         *       "amount": {
+         *         "amount": 4599,
+         *         "currency": "USD"
+         *       },
+         *       "label": {
+         *         "label": "chargeback",
+         *         "labeled_at": "2026-10-02T08:00:00Z"
+         *       }
+         *     }
+         */
+        HistoryRecord: {
+            /** @description The org's own transaction id: a record is stored once per id and mode */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the payment happened (ISO 8601 with an offset); at most 5 minutes ahead
+             */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description A registered agent of the org
+             */
+            agent_id: string;
+            payee: components["schemas"]["HistoryPayee"];
+            amount: components["schemas"]["HistoryAmount"];
+            /** @description What was done; defaults to `payment` */
+            kind?: string;
+            label?: components["schemas"]["HistoryRecordLabel"];
+        };
+        HistoryPayee: {
+            /** @description The payee as the assess path names it (`payee.id` of a mandate) */
+            id: string;
+            name?: string;
+        };
+        HistoryAmount: {
+            /** @description In minor units of the currency (cents for USD) */
+            amount: number;
+            /**
+             * @description ISO 4217; stored upper-case
+             * @example USD
+             */
+            currency: string;
+        };
+        HistoryRecordLabel: {
+            label: components["schemas"]["HistoryLabelName"];
+            /**
+             * Format: date-time
+             * @description When the outcome became known; not before `occurred_at`. No window, feature or training set sees the label before this instant.
+             */
+            labeled_at: string;
+        };
+        /**
+         * @description `fraud` and `chargeback` make the payment a fraud for the risk model, `legitimate` a confirmed good one, `refund` is neutral
+         * @enum {string}
+         */
+        HistoryLabelName: "fraud" | "chargeback" | "legitimate" | "refund";
+        /**
+         * @description One HistoryRecord as JSON per line (`Content-Type: application/x-ndjson`), 1 to 10,000 lines; blank lines are skipped. A line's index is its record's index in errors.
+         * @example {"id":"txn_1","occurred_at":"2026-09-14T10:21:07Z","agent_id":"01a1a0de-6907-78cb-9aa9-4d0d45d0e308","payee":{"id":"merchant_7731"},"amount":{"amount":4599,"currency":"USD"}}
+         */
+        HistoryRecordsNdjson: string;
         ServiceIndex: {
             /** @example agent-risk */
             service: string;
@@ -12658,7 +12992,7 @@ export interface components {
              * @description Machine-readable error code: match on this
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "sign_in_failed" | "unauthenticated" | "insufficient_scope" | "csrf_failed" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "method_not_allowed" | "request_too_large" | "url_not_allowed" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "review_recheck_failed" | "feedback_limit_reached" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
+            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "sign_in_failed" | "unauthenticated" | "insufficient_scope" | "csrf_failed" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "method_not_allowed" | "request_too_large" | "url_not_allowed" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "review_recheck_failed" | "feedback_limit_reached" | "history_record_conflict" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
             /**
              * @description One sentence for a person: what went wrong and what to do about it
              * @example Nothing with this id exists in your organization: check the id, and the key's organization and mode.
@@ -14353,6 +14687,42 @@ export interface components {
                 };
             };
             created: string;
+        };
+        HistoryImport: {
+            id: string;
+            /** @enum {string} */
+            object: "history_import";
+            livemode: boolean;
+            created: string;
+            /** @description Records in the call */
+            records: number;
+            /** @description Records this call stored */
+            inserted: number;
+            /** @description Records already stored with the same content (a replay): counted, not stored */
+            unchanged: number;
+            labels: components["schemas"]["HistoryLabelCounts"];
+            /** @description The earliest `occurred_at` of the call's records */
+            first_occurred_at: string | null;
+            /** @description The latest `occurred_at` of the call's records */
+            last_occurred_at: string | null;
+            /** @description `sha256:` and the hex SHA-256 of the call's records as stored (RFC 8785 JSON of the array, in the call's order) */
+            digest: string;
+            /** @description The `history.imported` entry of the org's ledger that records the call */
+            audit_entry_id: string | null;
+        };
+        /** @description Labels per value among the records this call stored */
+        HistoryLabelCounts: {
+            fraud: number;
+            chargeback: number;
+            legitimate: number;
+            refund: number;
+        };
+        HistoryImportList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["HistoryImport"][];
+            has_more: boolean;
+            next_cursor: string | null;
         };
         /** @description After erasure every personal field reads null and metadata is empty. */
         Principal: {
