@@ -265,6 +265,7 @@ const labeled = (
 const backtest = {
   object: "policy_backtest",
   policy: { id: SHADOW_POLICY, status: "draft", version: null },
+  risk_model: null,
   livemode: true,
   from: "2026-10-24T00:00:00.000Z",
   to: "2026-11-23T00:00:00.000Z",
