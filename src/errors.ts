@@ -22,6 +22,7 @@ export const errorStatus = {
   method_not_allowed: 405,
   request_too_large: 413,
   url_not_allowed: 400,
+  test_mode_only: 400,
   endpoint_limit_reached: 400,
   card_unreachable: 400,
   jwks_unreachable: 400,
@@ -112,6 +113,8 @@ export const errorMessages = {
   request_too_large: "The request body is larger than 256 KiB: send a smaller body.",
   url_not_allowed:
     "The URL points somewhere this service never connects to: use a public https URL.",
+  test_mode_only:
+    "This exists only in test mode (test clocks): use a test key, or a session with x-mode: test.",
   endpoint_limit_reached:
     "This mode already has 16 webhook endpoints: delete one before adding another.",
   card_unreachable:
@@ -247,4 +250,18 @@ export class ApiError extends HTTPException {
 export function orNotFound<T>(row: T | undefined): T {
   if (row === undefined) throw new ApiError("not_found");
   return row;
+}
+
+/**
+ * The refusal of a live-mode request for what exists only in test mode: a `testOnly` route
+ * (path ""), or a test-mode field of another route (its path: `test_clock`).
+ */
+export function testModeOnly(path: string): ApiError {
+  return new ApiError("test_mode_only", [
+    {
+      path,
+      message:
+        "test clocks exist only in test mode: use a test key, or a session with x-mode: test",
+    },
+  ]);
 }

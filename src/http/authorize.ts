@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { checkRequestedMode, readCredential } from "../auth/credential";
 import type { ScopeRequirement } from "../auth/scopes";
 import { type Defer, Tenant } from "../auth/tenant";
-import { ApiError } from "../errors";
+import { ApiError, testModeOnly } from "../errors";
 import { logError } from "../lib/log";
 import { refuseBlocked } from "./auth-failures";
 import type { AppContext, AppEnv } from "./context";
@@ -19,6 +19,13 @@ export interface AuthorizeOptions {
    * refused with 403 `live_key_required` (after its 401 and scope checks, as every 4xx).
    */
   liveOnly?: boolean;
+  /**
+   * The route reads or changes what exists only in test mode (test clocks): a request in live
+   * mode, a live key or a session without `x-mode: test`, is refused with 400 `test_mode_only`
+   * (after its 401 and scope checks, as every 4xx). The mirror of `liveOnly`, except that a
+   * session is held to its mode too: it does not act on shared configuration here.
+   */
+  testOnly?: boolean;
   /**
    * The limit the route counts against besides the per-credential one of every write:
    * `assess` replaces it for `POST /v1/assess`; `expensive` adds a per-org limit (the caller is
@@ -78,6 +85,9 @@ export function authorize(
           message: "this changes what live and test mode share: use a live key or a session",
         },
       ]);
+    }
+    if (options.testOnly && credential.livemode) {
+      throw testModeOnly("");
     }
     if (options.rateLimit === "expensive") {
       await enforceRateLimit(c.env, "expensive", (await tenant.caller()).orgId);

@@ -1,0 +1,196 @@
+import { describe, expect, it } from "vitest";
+import { call, newOrg, type TestOrg } from "./support/api";
+import type { Json } from "./support/assess";
+import { ownerSql } from "./support/db";
+import { errorBody } from "./support/errors";
+
+// docs/history.md, "Test clocks": test mode only, forward only, audited.
+
+const LIVE_REFUSAL = (path: string) =>
+  errorBody("test_mode_only", [
+    {
+      path,
+      message:
+        "test clocks exist only in test mode: use a test key, or a session with x-mode: test",
+    },
+  ]);
+
+async function testOrg() {
+  const org = await newOrg();
+  const { id: keyId, key } = await org.key(undefined, "test");
+  return { org, key, keyId };
+}
+
+function createClock(key: string, body: Json) {
+  return call("/v1/test-clocks", { method: "POST", key, raw: true, body });
+}
+
+function advance(key: string, id: string, body: Json) {
+  return call(`/v1/test-clocks/${id}/advance`, { method: "POST", key, raw: true, body });
+}
+
+async function clockAt(key: string, frozen: string | number, name?: string) {
+  const res = await createClock(key, { frozen_time: frozen, ...(name ? { name } : {}) });
+  if (res.status !== 201) throw new Error(`clock creation failed: ${res.status} ${res.text}`);
+  return res.json;
+}
+
+async function clockEntries(org: TestOrg) {
+  return ownerSql`select type, subject_type, subject_id from audit_entries
+    where org_id = ${org.id} and type like 'test_clock.%' order by sequence`;
+}
+
+describe("test clocks", () => {
+  it("creates a clock at a time, as ISO 8601 or unix seconds, and reads it back", async () => {
+    const { key } = await testOrg();
+    const res = await createClock(key, { frozen_time: "2018-07-25T02:00:00+02:00", name: "july" });
+    expect(res.status).toBe(201);
+    expect(res.json).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      object: "test_clock",
+      created: expect.any(String),
+      frozen_time: "2018-07-25T00:00:00.000Z",
+      livemode: false,
+      name: "july",
+      status: "ready",
+    });
+    expect(Math.abs(Date.parse(res.json.created) - Date.now())).toBeLessThan(60_000);
+    const read = await call(`/v1/test-clocks/${res.json.id}`, { key });
+    expect(read.status).toBe(200);
+    expect(read.json).toEqual(res.json);
+
+    const seconds = await createClock(key, { frozen_time: 1532476800 });
+    expect(seconds.status).toBe(201);
+    expect(seconds.json).toMatchObject({ frozen_time: "2018-07-25T00:00:00.000Z", name: null });
+  });
+
+  it("refuses a body without a valid frozen_time, naming it", async () => {
+    const { key } = await testOrg();
+    for (const body of [
+      {},
+      { frozen_time: "yesterday" },
+      { frozen_time: 1.5 },
+      { frozen_time: -1 },
+      { frozen_time: "2018-07-25T00:00:00" },
+    ]) {
+      const res = await createClock(key, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.error.error).toBe("invalid_request");
+      expect(res.error.details.map((d: Json) => d.path)).toContain("frozen_time");
+    }
+    const unknown = await createClock(key, { frozen_time: 0, speed: 2 });
+    expect(unknown.status).toBe(400);
+    expect(unknown.error.error).toBe("invalid_request");
+  });
+
+  it("moves forward only: later advances, the same time is a no-op, earlier is a 400", async () => {
+    const { org, key } = await testOrg();
+    const clock = await clockAt(key, "2018-07-25T00:00:00Z");
+    const later = await advance(key, clock.id, { frozen_time: "2018-08-01T00:00:00Z" });
+    expect(later.status).toBe(200);
+    expect(later.json).toEqual({ ...clock, frozen_time: "2018-08-01T00:00:00.000Z" });
+
+    const same = await advance(key, clock.id, { frozen_time: 1533081600 });
+    expect(same.status).toBe(200);
+    expect(same.json).toEqual(later.json);
+
+    const back = await advance(key, clock.id, { frozen_time: "2018-07-31T23:59:59.999Z" });
+    expect(back.status).toBe(400);
+    expect(back.error).toEqual(
+      errorBody("invalid_request", [
+        {
+          path: "frozen_time",
+          message:
+            "must not be earlier than the clock's current time (2018-08-01T00:00:00.000Z): a test clock only moves forward",
+        },
+      ]),
+    );
+    expect((await call(`/v1/test-clocks/${clock.id}`, { key })).json).toEqual(later.json);
+    // One entry for the creation and one for the one move; the no-op and the refusal add none.
+    expect(await clockEntries(org)).toEqual([
+      { type: "test_clock.created", subject_type: "test_clock", subject_id: clock.id },
+      { type: "test_clock.advanced", subject_type: "test_clock", subject_id: clock.id },
+    ]);
+  });
+
+  it("deletes a clock, audited, after which it is a 404 everywhere", async () => {
+    const { org, key } = await testOrg();
+    const clock = await clockAt(key, "2018-07-25T00:00:00Z");
+    const res = await call(`/v1/test-clocks/${clock.id}`, { method: "DELETE", key });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ id: clock.id, object: "test_clock", deleted: true });
+    const notFound = errorBody("not_found");
+    const read = await call(`/v1/test-clocks/${clock.id}`, { key });
+    expect([read.status, read.error]).toEqual([404, notFound]);
+    const again = await call(`/v1/test-clocks/${clock.id}`, { method: "DELETE", key });
+    expect([again.status, again.error]).toEqual([404, notFound]);
+    const moved = await advance(key, clock.id, { frozen_time: "2019-01-01T00:00:00Z" });
+    expect([moved.status, moved.error]).toEqual([404, notFound]);
+    expect((await call("/v1/test-clocks", { key })).json.data).toEqual([]);
+    expect(await clockEntries(org)).toEqual([
+      { type: "test_clock.created", subject_type: "test_clock", subject_id: clock.id },
+      { type: "test_clock.deleted", subject_type: "test_clock", subject_id: clock.id },
+    ]);
+  });
+
+  it("lists the org's clocks newest first, a page at a time", async () => {
+    const { key } = await testOrg();
+    const made = [];
+    for (const day of ["01", "02", "03"]) made.push(await clockAt(key, `2018-07-${day}T00:00:00Z`));
+    const first = await call("/v1/test-clocks?limit=2", { key });
+    expect(first.status).toBe(200);
+    expect(first.json).toEqual({
+      object: "list",
+      data: [made[2], made[1]],
+      has_more: true,
+      next_cursor: expect.any(String),
+    });
+    const cursor = encodeURIComponent(first.json.next_cursor as string);
+    const second = await call(`/v1/test-clocks?limit=2&cursor=${cursor}`, { key });
+    expect(second.json).toEqual({
+      object: "list",
+      data: [made[0]],
+      has_more: false,
+      next_cursor: null,
+    });
+    const bad = await call("/v1/test-clocks?cursor=nonsense", { key });
+    expect(bad.status).toBe(400);
+    expect(bad.error.error).toBe("invalid_cursor");
+  });
+
+  it("keeps each org's clocks its own: another org's clock is a 404, and never listed", async () => {
+    const { key } = await testOrg();
+    const clock = await clockAt(key, "2018-07-25T00:00:00Z");
+    const { key: intruder } = await testOrg();
+    const notFound = errorBody("not_found");
+    const read = await call(`/v1/test-clocks/${clock.id}`, { key: intruder });
+    expect([read.status, read.error]).toEqual([404, notFound]);
+    const moved = await advance(intruder, clock.id, { frozen_time: "2019-01-01T00:00:00Z" });
+    expect([moved.status, moved.error]).toEqual([404, notFound]);
+    const removed = await call(`/v1/test-clocks/${clock.id}`, { method: "DELETE", key: intruder });
+    expect([removed.status, removed.error]).toEqual([404, notFound]);
+    expect((await call("/v1/test-clocks", { key: intruder })).json.data).toEqual([]);
+    // Untouched for its owner.
+    expect((await call(`/v1/test-clocks/${clock.id}`, { key })).json).toEqual(clock);
+  });
+
+  it("refuses live mode with 400 test_mode_only: a live key, and a session without x-mode: test", async () => {
+    const { org, key } = await testOrg();
+    const clock = await clockAt(key, "2018-07-25T00:00:00Z");
+    const { key: live } = await org.key(undefined, "live");
+    const refused = await createClock(live, { frozen_time: "2018-07-25T00:00:00Z" });
+    expect([refused.status, refused.error]).toEqual([400, LIVE_REFUSAL("")]);
+    const read = await call(`/v1/test-clocks/${clock.id}`, { key: live });
+    expect([read.status, read.error]).toEqual([400, LIVE_REFUSAL("")]);
+    const session = await call("/v1/test-clocks", { token: org.token });
+    expect([session.status, session.error]).toEqual([400, LIVE_REFUSAL("")]);
+    const testSession = await call("/v1/test-clocks", {
+      token: org.token,
+      headers: { "x-mode": "test" },
+    });
+    expect(testSession.status).toBe(200);
+    expect(testSession.json.data).toEqual([clock]);
+    // Nothing was created in live mode.
+    expect(await clockEntries(org)).toHaveLength(1);
+  });
+});
