@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { call, newOrg, type TestOrg } from "./support/api";
 import type { Json } from "./support/assess";
-import { ownerSql } from "./support/db";
+import { ownerSql, paymentLabels } from "./support/db";
 import { errorBody } from "./support/errors";
+import { assessOnce } from "./support/routes";
 
-// docs/history.md, "Test clocks": test mode only, forward only, audited.
+// docs/history.md, "Test clocks": test mode only, forward only, audited; a feedback label sent
+// under a clock is received, and counts from, the clock's time.
 
 const LIVE_REFUSAL = (path: string) =>
   errorBody("test_mode_only", [
@@ -38,6 +40,20 @@ async function clockAt(key: string, frozen: string | number, name?: string) {
 async function clockEntries(org: TestOrg) {
   return ownerSql`select type, subject_type, subject_id from audit_entries
     where org_id = ${org.id} and type like 'test_clock.%' order by sequence`;
+}
+
+function label(key: string, assessmentId: string, body: Json) {
+  return call(`/v1/assessments/${assessmentId}/feedback`, {
+    method: "POST",
+    key,
+    raw: true,
+    body,
+  });
+}
+
+/** A whole second a day ahead: a clock time after any assessment made now. */
+function tomorrow(): string {
+  return new Date(Math.floor(Date.now() / 1000) * 1000 + 86_400_000).toISOString();
 }
 
 describe("test clocks", () => {
@@ -192,5 +208,134 @@ describe("test clocks", () => {
     expect(testSession.json.data).toEqual([clock]);
     // Nothing was created in live mode.
     expect(await clockEntries(org)).toHaveLength(1);
+  });
+});
+
+describe("feedback under a test clock", () => {
+  it("is received at the clock's time, and its payment label counts from then", async () => {
+    const { org, key, keyId } = await testOrg();
+    const { assessmentId } = await assessOnce(org, key);
+    const at = tomorrow();
+    const clock = await clockAt(key, at);
+    const res = await label(key, assessmentId, { label: "fraud", test_clock: clock.id });
+    expect(res.status).toBe(201);
+    expect(res.json).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      object: "assessment_feedback",
+      assessment_id: assessmentId,
+      livemode: false,
+      label: "fraud",
+      occurred_at: at,
+      source: null,
+      note: null,
+      created: at,
+      created_by: { type: "api_key", id: keyId },
+    });
+    expect(await paymentLabels(org.id)).toEqual([
+      {
+        feedback_id: res.json.id,
+        payment_id: assessmentId,
+        livemode: false,
+        label: "fraud",
+        source: "feedback",
+        known_at: at,
+      },
+    ]);
+  });
+
+  it("without a clock, the payment label counts from the time the label was received", async () => {
+    const { org, key } = await testOrg();
+    const { assessmentId } = await assessOnce(org, key);
+    const res = await label(key, assessmentId, { label: "chargeback" });
+    expect(res.status).toBe(201);
+    const [row] = await paymentLabels(org.id);
+    expect(row?.known_at).toBe(res.json.created);
+    expect(Math.abs(Date.parse(res.json.created) - Date.now())).toBeLessThan(60_000);
+  });
+
+  it("lists labels in the order they were received, the clock's time for a clocked one", async () => {
+    const { org, key } = await testOrg();
+    const { assessmentId } = await assessOnce(org, key);
+    const clock = await clockAt(key, tomorrow());
+    const clocked = await label(key, assessmentId, { label: "fraud", test_clock: clock.id });
+    const now = await label(key, assessmentId, { label: "dispute" });
+    const list = await call(`/v1/assessments/${assessmentId}/feedback`, { key });
+    expect(list.json.data.map((f: Json) => f.id)).toEqual([now.json.id, clocked.json.id]);
+    // The clocked fraud happened later (its occurred_at is the clock's): it is the effective label.
+    expect(list.json).toMatchObject({ effective_label: "fraud", pending: false });
+  });
+
+  it("takes an occurred_at up to the clock's time, and refuses a later one", async () => {
+    const { org, key } = await testOrg();
+    const { assessmentId } = await assessOnce(org, key);
+    const at = tomorrow();
+    const clock = await clockAt(key, at);
+    const earlier = new Date(Date.parse(at) - 3_600_000).toISOString();
+    const ok = await label(key, assessmentId, {
+      label: "chargeback",
+      occurred_at: earlier,
+      test_clock: clock.id,
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.json).toMatchObject({ occurred_at: earlier, created: at });
+    const late = await label(key, assessmentId, {
+      label: "chargeback",
+      occurred_at: new Date(Date.parse(at) + 1).toISOString(),
+      test_clock: clock.id,
+    });
+    expect(late.status).toBe(400);
+    expect(late.error).toEqual(
+      errorBody("invalid_request", [{ path: "occurred_at", message: "must not be in the future" }]),
+    );
+  });
+
+  it("refuses a clock whose time is before the assessment: a label is not known before its payment", async () => {
+    const { org, key } = await testOrg();
+    const { assessmentId } = await assessOnce(org, key);
+    const clock = await clockAt(key, "2018-07-25T00:00:00Z");
+    const res = await label(key, assessmentId, { label: "fraud", test_clock: clock.id });
+    expect(res.status).toBe(400);
+    expect(res.error.error).toBe("invalid_request");
+    expect(res.error.details).toEqual([
+      {
+        path: "test_clock",
+        message: expect.stringMatching(
+          /^the clock's time \(2018-07-25T00:00:00\.000Z\) is before the assessment \(.+\): a label is not known before its payment$/,
+        ),
+      },
+    ]);
+    expect(await paymentLabels(org.id)).toEqual([]);
+  });
+
+  it("answers 400 naming test_clock for an unknown, deleted or another org's clock", async () => {
+    const { org, key } = await testOrg();
+    const { assessmentId } = await assessOnce(org, key);
+    const { key: otherKey } = await testOrg();
+    const theirs = await clockAt(otherKey, tomorrow());
+    const gone = await clockAt(key, tomorrow());
+    await call(`/v1/test-clocks/${gone.id}`, { method: "DELETE", key });
+    const noSuch = errorBody("invalid_request", [
+      { path: "test_clock", message: "no such test clock" },
+    ]);
+    for (const id of [theirs.id, gone.id, "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e"]) {
+      const res = await label(key, assessmentId, { label: "fraud", test_clock: id });
+      expect([res.status, res.error]).toEqual([400, noSuch]);
+    }
+    const malformed = await label(key, assessmentId, { label: "fraud", test_clock: "nope" });
+    expect(malformed.status).toBe(400);
+    expect(malformed.error.details.map((d: Json) => d.path)).toEqual(["test_clock"]);
+    expect(await paymentLabels(org.id)).toEqual([]);
+  });
+
+  it("refuses a test_clock in live mode with 400 test_mode_only, writing nothing", async () => {
+    const { org, key } = await testOrg();
+    const clock = await clockAt(key, tomorrow());
+    const { key: live } = await org.key(undefined, "live");
+    const { assessmentId } = await assessOnce(org, live);
+    const res = await label(live, assessmentId, { label: "fraud", test_clock: clock.id });
+    expect([res.status, res.error]).toEqual([400, LIVE_REFUSAL("test_clock")]);
+    const [count] = await ownerSql`select count(*)::int as n from audit_entries
+      where org_id = ${org.id} and type = 'assessment.feedback_added'`;
+    expect(count).toEqual({ n: 0 });
   });
 });

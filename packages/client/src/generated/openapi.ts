@@ -4240,7 +4240,8 @@ export interface paths {
                      *       "label": "fraud",
                      *       "occurred_at": "2019-08-24T14:15:22Z",
                      *       "source": "a",
-                     *       "note": "string"
+                     *       "note": "string",
+                     *       "test_clock": "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e"
                      *     }
                      */
                     "application/json": components["schemas"]["CreateAssessmentFeedback"];
@@ -14215,12 +14216,18 @@ export interface components {
             label: components["schemas"]["FeedbackLabel"];
             /**
              * Format: date-time
-             * @description When the outcome happened; defaults to now. At most 5 minutes ahead.
+             * @description When the outcome happened; defaults to now. At most 5 minutes ahead; under a test clock, defaults to the clock's time and may not be after it.
              */
             occurred_at?: string;
             /** @description Where the label came from, e.g. `stripe_dispute`, `analyst` */
             source?: string;
             note?: string;
+            /**
+             * Format: uuid
+             * @description Label at a test clock's time (test mode only; live: 400 `test_mode_only`): the label is received, and counts from, the clock's `frozen_time`, and `occurred_at` defaults to it. An unknown clock is 400 naming `test_clock`
+             * @example 0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e
+             */
+            test_clock?: string;
         };
         AssessmentFeedbackList: {
             /** @enum {string} */
