@@ -1,5 +1,7 @@
+import { SELF } from "cloudflare:test";
+import { createClient } from "@agent-risk/client";
 import { describe, expect, it } from "vitest";
-import { call, newOrg, type TestOrg } from "./support/api";
+import { BASE, call, newOrg, type TestOrg } from "./support/api";
 import type { Json } from "./support/assess";
 import { ownerSql, paymentLabels } from "./support/db";
 import { errorBody } from "./support/errors";
@@ -149,6 +151,27 @@ describe("test clocks", () => {
     ]);
   });
 
+  it("ends at the latest of racing advances, and records racing deletes once", async () => {
+    const { org, key } = await testOrg();
+    const clock = await clockAt(key, "2018-07-01T00:00:00Z");
+    const [near, far] = await Promise.all([
+      advance(key, clock.id, { frozen_time: "2018-07-02T00:00:00Z" }),
+      advance(key, clock.id, { frozen_time: "2018-07-03T00:00:00Z" }),
+    ]);
+    expect(far.status).toBe(200);
+    // The nearer one either went first, or found the clock already past it.
+    expect([200, 400]).toContain(near.status);
+    const read = await call(`/v1/test-clocks/${clock.id}`, { key });
+    expect(read.json.frozen_time).toBe("2018-07-03T00:00:00.000Z");
+
+    const deletes = await Promise.all(
+      [1, 2, 3].map(() => call(`/v1/test-clocks/${clock.id}`, { method: "DELETE", key })),
+    );
+    expect(deletes.map((d) => d.status).sort()).toEqual([200, 404, 404]);
+    const entries = (await clockEntries(org)).map((e) => e.type);
+    expect(entries.filter((t) => t === "test_clock.deleted")).toHaveLength(1);
+  });
+
   it("lists the org's clocks newest first, a page at a time", async () => {
     const { key } = await testOrg();
     const made = [];
@@ -208,6 +231,31 @@ describe("test clocks", () => {
     expect(testSession.json.data).toEqual([clock]);
     // Nothing was created in live mode.
     expect(await clockEntries(org)).toHaveLength(1);
+  });
+});
+
+describe("test clocks through @agent-risk/client", () => {
+  it("creates, advances and deletes a clock with the typed client, which throws the 400s", async () => {
+    const { key } = await testOrg();
+    const risk = createClient({ baseUrl: BASE, apiKey: key, fetch: (r) => SELF.fetch(r) });
+    const { data: clock } = await risk.POST("/v1/test-clocks", {
+      body: { frozen_time: 1532476800, name: "client" },
+    });
+    expect(clock).toMatchObject({ object: "test_clock", frozen_time: "2018-07-25T00:00:00.000Z" });
+    const path = { params: { path: { id: clock.id } } };
+    const { data: moved } = await risk.POST("/v1/test-clocks/{id}/advance", {
+      ...path,
+      body: { frozen_time: "2018-08-01T00:00:00Z" },
+    });
+    expect(moved.frozen_time).toBe("2018-08-01T00:00:00.000Z");
+    const back = await risk
+      .POST("/v1/test-clocks/{id}/advance", { ...path, body: { frozen_time: 0 } })
+      .catch((e) => e);
+    expect(back).toMatchObject({ status: 400, error: "invalid_request" });
+    const { data: gone } = await risk.DELETE("/v1/test-clocks/{id}", path);
+    expect(gone).toEqual({ id: clock.id, object: "test_clock", deleted: true });
+    const { data: list } = await risk.GET("/v1/test-clocks", {});
+    expect(list.data).toEqual([]);
   });
 });
 
