@@ -253,13 +253,13 @@ export function orNotFound<T>(row: T | undefined): T {
 }
 
 /**
- * The refusal of a live-mode request for what exists only in test mode: a `testOnly` route
- * (path ""), or a test-mode field of another route (its path: `test_clock`).
+ * The refusal of a live-mode request on a `testOnly` route. (A `test_clock` field in live mode
+ * is the field's own 400 `invalid_request`, as the assess path answers it.)
  */
-export function testModeOnly(path: string): ApiError {
+export function testModeOnly(): ApiError {
   return new ApiError("test_mode_only", [
     {
-      path,
+      path: "",
       message:
         "test clocks exist only in test mode: use a test key, or a session with x-mode: test",
     },

@@ -2,7 +2,7 @@ import type { z } from "@hono/zod-openapi";
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import type { Tenant } from "../auth/tenant";
 import { assessmentFeedback, assessments } from "../db/schema";
-import { ApiError, orNotFound, testModeOnly } from "../errors";
+import { ApiError, orNotFound } from "../errors";
 import { commit, ORPHANED } from "../ledger/commit";
 import { newId } from "../lib/ids";
 import {
@@ -57,7 +57,12 @@ export async function addFeedback(
   idempotencyKey: string | undefined,
 ): Promise<{ row: FeedbackRow; created: boolean }> {
   const clockId = body.test_clock;
-  if (clockId !== undefined && tenant.livemode) throw testModeOnly("test_clock");
+  // As the assess path answers it (docs/assess.md, "Test clocks"), before anything is read.
+  if (clockId !== undefined && tenant.livemode) {
+    throw new ApiError("invalid_request", [
+      { path: "test_clock", message: "test clocks are for test keys only" },
+    ]);
+  }
   const received = new Date();
   // Without a clock the sender's clock may run fast; a test clock's time is exact.
   if (clockId === undefined) refuseFuture(body.occurred_at, received.getTime() + FUTURE_SKEW_MS);

@@ -87,7 +87,7 @@ export function authorize(
       ]);
     }
     if (options.testOnly && credential.livemode) {
-      throw testModeOnly("");
+      throw testModeOnly();
     }
     if (options.rateLimit === "expensive") {
       await enforceRateLimit(c.env, "expensive", (await tenant.caller()).orgId);

@@ -27,7 +27,7 @@ export const CreateFeedback = z
     note: plainText(1000).optional(),
     test_clock: TestClockRef.optional().openapi({
       description:
-        "Label at a test clock's time (test mode only; live: 400 `test_mode_only`): the label " +
+        "Label at a test clock's time (test keys only; live: 400 naming `test_clock`): the label " +
         "is received, and counts from, the clock's `frozen_time`, and `occurred_at` defaults " +
         "to it. An unknown clock is 400 naming `test_clock`",
     }),

@@ -35,12 +35,12 @@ export function clockInstant(value: ClockTime): Date {
 
 /**
  * A request field naming a clock to act at (feedback; the assess path): test mode only (live
- * mode is 400 `test_mode_only`), and a clock of another org or none at all is 400
+ * mode is 400 `invalid_request` naming the field), and a clock of another org or none at all is 400
  * `invalid_request` naming the field ("no such test clock").
  */
 export const TestClockRef = RowUuid.openapi({
   description:
-    "A test clock's id: the request acts at its frozen time. Test mode only (live: 400 `test_mode_only`)",
+    "A test clock's id: the request acts at its frozen time. Test mode only (live: 400 naming `test_clock`)",
   example: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e",
 });
 

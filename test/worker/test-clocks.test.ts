@@ -10,14 +10,12 @@ import { assessOnce } from "./support/routes";
 // docs/history.md, "Test clocks": test mode only, forward only, audited; a feedback label sent
 // under a clock is received, and counts from, the clock's time.
 
-const LIVE_REFUSAL = (path: string) =>
-  errorBody("test_mode_only", [
-    {
-      path,
-      message:
-        "test clocks exist only in test mode: use a test key, or a session with x-mode: test",
-    },
-  ]);
+const LIVE_REFUSAL = errorBody("test_mode_only", [
+  {
+    path: "",
+    message: "test clocks exist only in test mode: use a test key, or a session with x-mode: test",
+  },
+]);
 
 async function testOrg() {
   const org = await newOrg();
@@ -218,11 +216,11 @@ describe("test clocks", () => {
     const clock = await clockAt(key, "2018-07-25T00:00:00Z");
     const { key: live } = await org.key(undefined, "live");
     const refused = await createClock(live, { frozen_time: "2018-07-25T00:00:00Z" });
-    expect([refused.status, refused.error]).toEqual([400, LIVE_REFUSAL("")]);
+    expect([refused.status, refused.error]).toEqual([400, LIVE_REFUSAL]);
     const read = await call(`/v1/test-clocks/${clock.id}`, { key: live });
-    expect([read.status, read.error]).toEqual([400, LIVE_REFUSAL("")]);
+    expect([read.status, read.error]).toEqual([400, LIVE_REFUSAL]);
     const session = await call("/v1/test-clocks", { token: org.token });
-    expect([session.status, session.error]).toEqual([400, LIVE_REFUSAL("")]);
+    expect([session.status, session.error]).toEqual([400, LIVE_REFUSAL]);
     const testSession = await call("/v1/test-clocks", {
       token: org.token,
       headers: { "x-mode": "test" },
@@ -375,13 +373,18 @@ describe("feedback under a test clock", () => {
     expect(await paymentLabels(org.id)).toEqual([]);
   });
 
-  it("refuses a test_clock in live mode with 400 test_mode_only, writing nothing", async () => {
+  it("refuses a test_clock in live mode with a 400 naming it, as assess does, writing nothing", async () => {
     const { org, key } = await testOrg();
     const clock = await clockAt(key, tomorrow());
     const { key: live } = await org.key(undefined, "live");
     const { assessmentId } = await assessOnce(org, live);
     const res = await label(live, assessmentId, { label: "fraud", test_clock: clock.id });
-    expect([res.status, res.error]).toEqual([400, LIVE_REFUSAL("test_clock")]);
+    expect([res.status, res.error]).toEqual([
+      400,
+      errorBody("invalid_request", [
+        { path: "test_clock", message: "test clocks are for test keys only" },
+      ]),
+    ]);
     const [count] = await ownerSql`select count(*)::int as n from audit_entries
       where org_id = ${org.id} and type = 'assessment.feedback_added'`;
     expect(count).toEqual({ n: 0 });

@@ -14224,7 +14224,7 @@ export interface components {
             note?: string;
             /**
              * Format: uuid
-             * @description Label at a test clock's time (test mode only; live: 400 `test_mode_only`): the label is received, and counts from, the clock's `frozen_time`, and `occurred_at` defaults to it. An unknown clock is 400 naming `test_clock`
+             * @description Label at a test clock's time (test keys only; live: 400 naming `test_clock`): the label is received, and counts from, the clock's `frozen_time`, and `occurred_at` defaults to it. An unknown clock is 400 naming `test_clock`
              * @example 0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e
              */
             test_clock?: string;
