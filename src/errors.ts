@@ -251,17 +251,3 @@ export function orNotFound<T>(row: T | undefined): T {
   if (row === undefined) throw new ApiError("not_found");
   return row;
 }
-
-/**
- * The refusal of a live-mode request on a `testOnly` route. (A `test_clock` field in live mode
- * is the field's own 400 `invalid_request`, as the assess path answers it.)
- */
-export function testModeOnly(): ApiError {
-  return new ApiError("test_mode_only", [
-    {
-      path: "",
-      message:
-        "test clocks exist only in test mode: use a test key, or a session with x-mode: test",
-    },
-  ]);
-}

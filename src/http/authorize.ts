@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { checkRequestedMode, readCredential } from "../auth/credential";
 import type { ScopeRequirement } from "../auth/scopes";
 import { type Defer, Tenant } from "../auth/tenant";
-import { ApiError, testModeOnly } from "../errors";
+import { ApiError } from "../errors";
 import { logError } from "../lib/log";
 import { refuseBlocked } from "./auth-failures";
 import type { AppContext, AppEnv } from "./context";
@@ -86,8 +86,15 @@ export function authorize(
         },
       ]);
     }
+    // A session too: a test clock is test-mode data, not configuration both modes share.
     if (options.testOnly && credential.livemode) {
-      throw testModeOnly();
+      throw new ApiError("test_mode_only", [
+        {
+          path: "",
+          message:
+            "test clocks exist only in test mode: use a test key, or a session with x-mode: test",
+        },
+      ]);
     }
     if (options.rateLimit === "expensive") {
       await enforceRateLimit(c.env, "expensive", (await tenant.caller()).orgId);
