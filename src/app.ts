@@ -44,6 +44,7 @@ import { registerReviewSettings } from "./routes/review-settings";
 import { registerReviews } from "./routes/reviews";
 import { registerRoot } from "./routes/root";
 import { registerSessions } from "./routes/sessions";
+import { registerTestClocks } from "./routes/test-clocks";
 import { registerTransparency } from "./routes/transparency";
 import { registerTrustList } from "./routes/trust-list";
 import { registerVerifyArtifact } from "./routes/verify-artifact";
@@ -141,6 +142,7 @@ export function buildApp() {
   registerBilling(app);
   registerBillingWebhooks(app);
   registerSessions(app);
+  registerTestClocks(app);
   // The console's sign-in: browser navigations, not API operations (docs/console.md).
   registerConsoleAuth(app);
 

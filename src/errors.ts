@@ -22,6 +22,7 @@ export const errorStatus = {
   method_not_allowed: 405,
   request_too_large: 413,
   url_not_allowed: 400,
+  test_mode_only: 400,
   endpoint_limit_reached: 400,
   card_unreachable: 400,
   jwks_unreachable: 400,
@@ -113,6 +114,8 @@ export const errorMessages = {
   request_too_large: "The request body is larger than 256 KiB: send a smaller body.",
   url_not_allowed:
     "The URL points somewhere this service never connects to: use a public https URL.",
+  test_mode_only:
+    "This exists only in test mode (test clocks): use a test key, or a session with x-mode: test.",
   endpoint_limit_reached:
     "This mode already has 16 webhook endpoints: delete one before adding another.",
   card_unreachable:

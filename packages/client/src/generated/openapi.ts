@@ -4240,7 +4240,8 @@ export interface paths {
                      *       "label": "fraud",
                      *       "occurred_at": "2019-08-24T14:15:22Z",
                      *       "source": "a",
-                     *       "note": "string"
+                     *       "note": "string",
+                     *       "test_clock": "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e"
                      *     }
                      */
                     "application/json": components["schemas"]["CreateAssessmentFeedback"];
@@ -5526,6 +5527,7 @@ export interface paths {
                          *         "status": "draft",
                          *         "version": null
                          *       },
+                         *       "risk_model": null,
                          *       "livemode": true,
                          *       "from": "2026-10-24T00:00:00.000Z",
                          *       "to": "2026-11-23T00:00:00.000Z",
@@ -12593,6 +12595,521 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test-clocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the org's test clocks, newest first
+         * @description Requires scope `assess:read`. Test mode only: a test key, or a session with `x-mode: test` (live mode: 400 `test_mode_only`).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description Opaque; from `next_cursor` */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of clocks */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "id": "string",
+                         *           "object": "test_clock",
+                         *           "created": "string",
+                         *           "frozen_time": "string",
+                         *           "livemode": false,
+                         *           "name": "string",
+                         *           "status": "ready"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["TestClockList"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a test clock: a frozen time assessments and labels can be made at
+         * @description Stripe's convention (docs/history.md, "Test clocks"): the clock stays at `frozen_time` until it is advanced.
+         *
+         *     Requires scope `assess:write`. Test mode only: a test key, or a session with `x-mode: test` (live mode: 400 `test_mode_only`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "frozen_time": "2018-07-25T00:00:00Z",
+                     *       "name": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreateTestClock"];
+                };
+            };
+            responses: {
+                /** @description The clock */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "test_clock",
+                         *       "created": "string",
+                         *       "frozen_time": "string",
+                         *       "livemode": false,
+                         *       "name": "string",
+                         *       "status": "ready"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["TestClock"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test-clocks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a test clock
+         * @description Requires scope `assess:read`. Test mode only: a test key, or a session with `x-mode: test` (live mode: 400 `test_mode_only`).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The clock */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "test_clock",
+                         *       "created": "string",
+                         *       "frozen_time": "string",
+                         *       "livemode": false,
+                         *       "name": "string",
+                         *       "status": "ready"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["TestClock"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a test clock (what was made under it stays, dated as it was)
+         * @description Requires scope `assess:write`. Test mode only: a test key, or a session with `x-mode: test` (live mode: 400 `test_mode_only`).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "test_clock",
+                         *       "deleted": true
+                         *     }
+                         */
+                        "application/json": components["schemas"]["DeletedTestClock"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test-clocks/{id}/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a test clock forward
+         * @description Forward only: a `frozen_time` earlier than the clock's is a 400 naming `frozen_time`; the same time is a no-op answered 200.
+         *
+         *     Requires scope `assess:write`. Test mode only: a test key, or a session with `x-mode: test` (live mode: 400 `test_mode_only`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "frozen_time": "2018-07-25T00:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdvanceTestClock"];
+                };
+            };
+            responses: {
+                /** @description The clock at its new time */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "test_clock",
+                         *       "created": "string",
+                         *       "frozen_time": "string",
+                         *       "livemode": false,
+                         *       "name": "string",
+                         *       "status": "ready"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["TestClock"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -12992,7 +13509,7 @@ export interface components {
              * @description Machine-readable error code: match on this
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "sign_in_failed" | "unauthenticated" | "insufficient_scope" | "csrf_failed" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "method_not_allowed" | "request_too_large" | "url_not_allowed" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "review_recheck_failed" | "feedback_limit_reached" | "history_record_conflict" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
+            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "sign_in_failed" | "unauthenticated" | "insufficient_scope" | "csrf_failed" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "method_not_allowed" | "request_too_large" | "url_not_allowed" | "test_mode_only" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "review_recheck_failed" | "feedback_limit_reached" | "history_record_conflict" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
             /**
              * @description One sentence for a person: what went wrong and what to do about it
              * @example Nothing with this id exists in your organization: check the id, and the key's organization and mode.
@@ -14047,12 +14564,18 @@ export interface components {
             label: components["schemas"]["FeedbackLabel"];
             /**
              * Format: date-time
-             * @description When the outcome happened; defaults to now. At most 5 minutes ahead.
+             * @description When the outcome happened; defaults to now. At most 5 minutes ahead; under a test clock, defaults to the clock's time and may not be after it.
              */
             occurred_at?: string;
             /** @description Where the label came from, e.g. `stripe_dispute`, `analyst` */
             source?: string;
             note?: string;
+            /**
+             * Format: uuid
+             * @description Label at a test clock's time (test keys only; live: 400 naming `test_clock`): the label is received, and counts from, the clock's `frozen_time`, and `occurred_at` defaults to it. An unknown clock is 400 naming `test_clock`
+             * @example 0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e
+             */
+            test_clock?: string;
         };
         AssessmentFeedbackList: {
             /** @enum {string} */
@@ -15684,6 +16207,56 @@ export interface components {
             } | null;
             verified_at: string;
             livemode: boolean;
+        };
+        TestClock: {
+            id: string;
+            /** @enum {string} */
+            object: "test_clock";
+            /** @description When the clock was created (real time) */
+            created: string;
+            /** @description The clock's time: what an assessment or a label made under it is dated */
+            frozen_time: string;
+            /**
+             * @description Test clocks exist only in test mode
+             * @enum {boolean}
+             */
+            livemode: false;
+            name: string | null;
+            /**
+             * @description Always `ready`: an advance completes within its request
+             * @enum {string}
+             */
+            status: "ready";
+        };
+        CreateTestClock: {
+            /**
+             * @description The clock's time to begin with: ISO 8601 with an offset, or unix seconds
+             * @example 2018-07-25T00:00:00Z
+             */
+            frozen_time: string | number;
+            /** @description What the clock is for */
+            name?: string;
+        };
+        TestClockList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["TestClock"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        AdvanceTestClock: {
+            /**
+             * @description The clock's new time, not earlier than its current one (the same is a no-op): ISO 8601 with an offset, or unix seconds
+             * @example 2018-07-25T00:00:00Z
+             */
+            frozen_time: string | number;
+        };
+        DeletedTestClock: {
+            id: string;
+            /** @enum {string} */
+            object: "test_clock";
+            /** @enum {boolean} */
+            deleted: true;
         };
     };
     responses: never;
