@@ -31,6 +31,7 @@ import { registerCredentialIssuers } from "./routes/credential-issuers";
 import { registerEvalSets } from "./routes/eval-sets";
 import { registerEvals } from "./routes/evals";
 import { registerHealth } from "./routes/health";
+import { registerHistory } from "./routes/history";
 import { registerJwks } from "./routes/jwks";
 import { registerMandates } from "./routes/mandates";
 import { registerMe } from "./routes/me";
@@ -45,6 +46,7 @@ import { registerRiskModels } from "./routes/risk-models";
 import { registerRiskModelsShadowReport } from "./routes/risk-models-shadow-report";
 import { registerRoot } from "./routes/root";
 import { registerSessions } from "./routes/sessions";
+import { registerTestClocks } from "./routes/test-clocks";
 import { registerTransparency } from "./routes/transparency";
 import { registerTrustList } from "./routes/trust-list";
 import { registerVerifyArtifact } from "./routes/verify-artifact";
@@ -128,6 +130,7 @@ export function buildApp() {
   registerRiskModelsShadowReport(app);
   registerEvalSets(app);
   registerEvals(app);
+  registerHistory(app);
   registerPrincipals(app);
   // verify-card before /v1/agents/{id}: a literal path segment must win over the parameter.
   registerAgentsVerifyCard(app);
@@ -143,6 +146,7 @@ export function buildApp() {
   registerBilling(app);
   registerBillingWebhooks(app);
   registerSessions(app);
+  registerTestClocks(app);
   // The console's sign-in: browser navigations, not API operations (docs/console.md).
   registerConsoleAuth(app);
 

@@ -22,6 +22,7 @@ export const errorStatus = {
   method_not_allowed: 405,
   request_too_large: 413,
   url_not_allowed: 400,
+  test_mode_only: 400,
   endpoint_limit_reached: 400,
   card_unreachable: 400,
   jwks_unreachable: 400,
@@ -60,6 +61,7 @@ export const errorStatus = {
   review_spend_refused: 409,
   review_recheck_failed: 409,
   feedback_limit_reached: 409,
+  history_record_conflict: 409,
   mandate_invalid: 422,
   credential_unparseable: 422,
   mandate_mismatch: 422,
@@ -117,6 +119,8 @@ export const errorMessages = {
   request_too_large: "The request body is larger than 256 KiB: send a smaller body.",
   url_not_allowed:
     "The URL points somewhere this service never connects to: use a public https URL.",
+  test_mode_only:
+    "This exists only in test mode (test clocks): use a test key, or a session with x-mode: test.",
   endpoint_limit_reached:
     "This mode already has 16 webhook endpoints: delete one before adding another.",
   card_unreachable:
@@ -181,6 +185,8 @@ export const errorMessages = {
     "The credential no longer holds (details.reason: its issuer, key, agent or time window changed since the verdict): the review can only be denied, or left to expire.",
   feedback_limit_reached:
     "The assessment already has its 100 feedback labels: no more can be added.",
+  history_record_conflict:
+    "A record's id is already stored with other content (details names each): a stored record never changes, so send it as it was or under a new id.",
   mandate_invalid: "The AP2 mandate fails its schema: fix each path named in details.",
   credential_unparseable:
     "The credential cannot be split into its hops: details says where it breaks.",

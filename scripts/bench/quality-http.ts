@@ -78,8 +78,8 @@ async function newOrg(
   log: (line: string) => void,
 ): Promise<Org> {
   // Each org its own signed-up user: one org per user.
-  await client.json("/v1/orgs", 201, { method: "POST", headers: session });
-  const created = await client.json("/v1/api-keys", 201, {
+  await json(client, "/v1/orgs", 201, { method: "POST", headers: session });
+  const created = await json(client, "/v1/api-keys", 201, {
     method: "POST",
     headers: session,
     body: JSON.stringify({ name: `bench-quality-${name}`, scopes: KEY_SCOPES, mode: "test" }),
@@ -88,12 +88,12 @@ async function newOrg(
   const started = performance.now();
   const agents: string[] = new Array(customers);
   await inParallel(customers, 8, async (c) => {
-    const principal = await client.json("/v1/principals", 201, {
+    const principal = await json(client, "/v1/principals", 201, {
       method: "POST",
       headers: session,
       body: JSON.stringify({ type: "individual", name: `Customer ${c}`, external_ref: `c-${c}` }),
     });
-    const agent = await client.json("/v1/agents", 201, {
+    const agent = await json(client, "/v1/agents", 201, {
       method: "POST",
       headers: session,
       body: JSON.stringify({ principal_id: principal.id, name: `Agent of customer ${c}` }),
@@ -127,7 +127,7 @@ async function importHistory(
           : {}),
       };
     });
-    await client.json("/v1/history/transactions", 201, {
+    await json(client, "/v1/history/transactions", 201, {
       method: "POST",
       headers: org.headers,
       body: JSON.stringify({ records }),
@@ -141,7 +141,7 @@ async function importHistory(
 }
 
 async function newClock(client: Client, org: Org, at: number): Promise<string> {
-  const clock = await client.json("/v1/test-clocks", 201, {
+  const clock = await json(client, "/v1/test-clocks", 201, {
     method: "POST",
     headers: org.headers,
     body: JSON.stringify({ frozen_time: new Date(at).toISOString() }),
@@ -158,7 +158,7 @@ async function trainAndActivate(
 ): Promise<Record<string, unknown>> {
   const clock = await newClock(client, org, at);
   const started = performance.now();
-  const created = await client.json("/v1/risk-models", 202, {
+  const created = await json(client, "/v1/risk-models", 202, {
     method: "POST",
     headers: org.headers,
     body: JSON.stringify({
@@ -170,7 +170,7 @@ async function trainAndActivate(
   let model = created;
   while (model.status === "training") {
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    model = await client.json(`/v1/risk-models/${created.id}`, 200, { headers: org.headers });
+    model = await json(client, `/v1/risk-models/${created.id}`, 200, { headers: org.headers });
   }
   if (model.status !== "ready") {
     throw new Error(`training failed: ${model.status} ${String(model.failure_reason)}`);
@@ -178,7 +178,7 @@ async function trainAndActivate(
   log(
     `  ${org.name}: model ${model.id} trained in ${seconds(started)} s: ${JSON.stringify(model.counts)}`,
   );
-  await client.json(`/v1/risk-models/${created.id}/activate`, 200, {
+  await json(client, `/v1/risk-models/${created.id}/activate`, 200, {
     method: "POST",
     headers: org.headers,
   });
@@ -215,12 +215,12 @@ async function stream(
         const clock = clocks[lane] as string;
         for (const i of mine) {
           const time = timeOf(tx, i);
-          await client.json(`/v1/test-clocks/${clock}/advance`, 200, {
+          await json(client, `/v1/test-clocks/${clock}/advance`, 200, {
             method: "POST",
             headers: org.headers,
             body: JSON.stringify({ frozen_time: new Date(time).toISOString() }),
           });
-          const answer = await client.json("/v1/assess", 200, {
+          const answer = await json(client, "/v1/assess", 200, {
             method: "POST",
             headers: org.headers,
             body: JSON.stringify({
@@ -367,6 +367,32 @@ export async function endToEnd(options: {
         `CP@100 ${metrics.card_precision_at_100}`,
     ],
   };
+}
+
+/**
+ * A call that must answer `expected`, sent again after a 429 (the rate limits hold on `npm run
+ * dev` too: a stream advances a clock per payment) once its `Retry-After` has passed.
+ */
+async function json(
+  client: Client,
+  path: string,
+  expected: number,
+  init: Parameters<Client["send"]>[1] = {},
+): Promise<Record<string, unknown>> {
+  for (let attempt = 0; ; attempt++) {
+    const reply = await client.send(path, init);
+    if (reply.status === 429 && attempt < 100) {
+      const wait = Number(reply.headers["retry-after"] ?? 1);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0.2, wait) * 1000));
+      continue;
+    }
+    if (reply.status !== expected) {
+      throw new Error(
+        `${init.method ?? "GET"} ${path}: ${reply.status} ${reply.text.slice(0, 500)}`,
+      );
+    }
+    return JSON.parse(reply.text) as Record<string, unknown>;
+  }
 }
 
 /** Runs `work(0..count-1)` with at most `width` at a time. */

@@ -1,5 +1,6 @@
 import { DECISIONS, type Decision as Verdict } from "../schemas/vocabulary";
 import { scoreBehavior } from "./behavior";
+import { type ModelAnswer, modelFindings } from "./learned-model";
 import { evaluatePolicy } from "./policy-rules";
 import { isProven } from "./risk-input";
 import {
@@ -95,6 +96,28 @@ export function attempt(stage: () => ComponentResult): ComponentResult | Error {
   } catch (error) {
     return error instanceof Error ? error : new Error(String(error));
   }
+}
+
+/**
+ * All three stages with a learned model as the behaviour stage (a backtest replaying a model
+ * beside a policy): `run` answers the model's probability, score and reasons, or throws, which
+ * fails the stage as on the assess path.
+ */
+export function scoreActionWithModel(input: RiskInput, run: () => ModelAnswer): Decision {
+  let model: ModelAnswer | undefined;
+  const risk = attempt(() => {
+    model = run();
+    return modelFindings(model);
+  });
+  return decide(
+    {
+      kya: attempt(() => scoreIdentity(input)),
+      policy: attempt(() => evaluatePolicy(input)),
+      risk,
+    },
+    input,
+    model,
+  );
 }
 
 /** All three stages and the decision, for callers that need no per-stage timing (backtests). */

@@ -10,6 +10,7 @@ import {
   type CreateFeedback,
   MAX_LABELS_PER_ASSESSMENT,
 } from "../schemas/feedback";
+import { clockTimeQuery } from "../test-clocks/clocks";
 import { effectiveLabel, trustEffect } from "./labels";
 
 export type FeedbackRow = typeof assessmentFeedback.$inferSelect;
@@ -43,9 +44,11 @@ function sameAssessment(tenant: Tenant, id: string) {
 
 /**
  * Labels an assessment: one read (which authenticates, finds the assessment in the caller's
- * mode and counts its labels), the ledger's `assessment.feedback_added` entry, and one
- * transaction writing the entry, the label and the trust change it causes (moveTrust). With
- * an `Idempotency-Key`, a retry within a day answers the first label and writes nothing more.
+ * mode, counts its labels and reads the test clock named, if any), the ledger's
+ * `assessment.feedback_added` entry, and one transaction writing the entry, the label and the
+ * trust change it causes (moveTrust). With an `Idempotency-Key`, a retry within a day answers
+ * the first label and writes nothing more. Under a test clock (test mode only) the label is
+ * received at the clock's time (docs/feedback.md, "Under a test clock").
  */
 export async function addFeedback(
   tenant: Tenant,
@@ -53,18 +56,23 @@ export async function addFeedback(
   body: Body,
   idempotencyKey: string | undefined,
 ): Promise<{ row: FeedbackRow; created: boolean }> {
-  const now = new Date();
-  if (body.occurred_at && Date.parse(body.occurred_at) > now.getTime() + FUTURE_SKEW_MS) {
+  const clockId = body.test_clock;
+  // As the assess path answers it (docs/assess.md, "Test clocks"), before anything is read.
+  if (clockId !== undefined && tenant.livemode) {
     throw new ApiError("invalid_request", [
-      { path: "occurred_at", message: "must not be in the future" },
+      { path: "test_clock", message: "test clocks are for test keys only" },
     ]);
   }
-  const [found, labels] = await tenant.batch((db) => [
+  const received = new Date();
+  // Without a clock the sender's clock may run fast; a test clock's time is exact.
+  if (clockId === undefined) refuseFuture(body.occurred_at, received.getTime() + FUTURE_SKEW_MS);
+  const [found, labels, clock] = await tenant.batch((db) => [
     db
       .select({
         id: assessments.id,
         decision: assessments.decision,
         agentId: assessments.agentId,
+        createdAt: assessments.createdAt,
         proven: sql<boolean>`coalesce((${assessments.inputs}->'identity'->>'proven')::boolean, false)`,
       })
       .from(assessments)
@@ -73,11 +81,25 @@ export async function addFeedback(
       .select({ n: count() })
       .from(assessmentFeedback)
       .where(eq(assessmentFeedback.assessmentId, assessmentId)),
+    // A clock is the request's input: an unknown one is its 400, before the assessment's 404.
+    ...(clockId === undefined ? [] : [clockTimeQuery(db, clockId)]),
   ]);
+  // Under a clock the label is received at the clock's time: its `created`, and the `known_at`
+  // of the payment's label the trigger writes (migration 0015), from which it counts.
+  const now = clockId === undefined ? received : clockTime(clock?.[0]);
+  if (clockId !== undefined) refuseFuture(body.occurred_at, now.getTime());
   const assessment = orNotFound(found[0]);
+  if (clockId !== undefined && now.getTime() < assessment.createdAt.getTime()) {
+    throw new ApiError("invalid_request", [
+      {
+        path: "test_clock",
+        message: `the clock's time (${now.toISOString()}) is before the assessment (${assessment.createdAt.toISOString()}): a label is not known before its payment`,
+      },
+    ]);
+  }
   const who = await tenant.caller();
   const draft: FeedbackRow = {
-    id: newId(now.getTime()),
+    id: newId(received.getTime()),
     orgId: who.orgId,
     assessmentId: assessment.id,
     livemode: tenant.livemode,
@@ -140,6 +162,23 @@ export async function addFeedback(
   if (!("entry" in committed)) return committed;
   const { terms, replayed } = committed;
   return { row: replayed ? revive(terms) : draft, created: !replayed };
+}
+
+/** `occurred_at` later than `latest` (ms) is the caller's to fix. */
+function refuseFuture(occurredAt: string | undefined, latest: number) {
+  if (occurredAt !== undefined && Date.parse(occurredAt) > latest) {
+    throw new ApiError("invalid_request", [
+      { path: "occurred_at", message: "must not be in the future" },
+    ]);
+  }
+}
+
+/** The named clock's time, or 400: another org's clock, like a deleted one, is none. */
+function clockTime(row: { frozenTime: Date } | undefined): Date {
+  if (row === undefined) {
+    throw new ApiError("invalid_request", [{ path: "test_clock", message: "no such test clock" }]);
+  }
+  return row.frozenTime;
 }
 
 function limitReached() {

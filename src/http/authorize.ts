@@ -20,6 +20,13 @@ export interface AuthorizeOptions {
    */
   liveOnly?: boolean;
   /**
+   * The route reads or changes what exists only in test mode (test clocks): a request in live
+   * mode, a live key or a session without `x-mode: test`, is refused with 400 `test_mode_only`
+   * (after its 401 and scope checks, as every 4xx). The mirror of `liveOnly`, except that a
+   * session is held to its mode too: it does not act on shared configuration here.
+   */
+  testOnly?: boolean;
+  /**
    * The limit the route counts against besides the per-credential one of every write:
    * `assess` replaces it for `POST /v1/assess`; `expensive` adds a per-org limit (the caller is
    * established first, one round trip, on routes that cost far more).
@@ -76,6 +83,16 @@ export function authorize(
         {
           path: "",
           message: "this changes what live and test mode share: use a live key or a session",
+        },
+      ]);
+    }
+    // A session too: a test clock is test-mode data, not configuration both modes share.
+    if (options.testOnly && credential.livemode) {
+      throw new ApiError("test_mode_only", [
+        {
+          path: "",
+          message:
+            "test clocks exist only in test mode: use a test key, or a session with x-mode: test",
         },
       ]);
     }

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { sample } from "openapi-sampler";
 import { API_VERSION } from "../env";
-import { MAX_BODY_BYTES } from "./body-limit";
+import { bodyLimitOf, sizeText } from "./body-limit";
 import type { AppEnv } from "./context";
 import { errorReference } from "./error-reference";
 import { RESPONSE_EXAMPLES } from "./openapi-examples";
@@ -47,22 +47,22 @@ function withExamples(document: Document): Document {
 }
 
 /**
- * The body limit is the whole app's (src/http/body-limit.ts), not a route's: every operation
- * that takes a body, and every write, documents its 413.
+ * The body limit is the whole app's (src/http/body-limit.ts), with the few routes that take
+ * more named there: every operation that takes a body, and every write, documents its 413.
  */
 function withBodyLimit(document: Document): Document {
-  const tooLarge = {
-    description: `The request body is over ${MAX_BODY_BYTES / 1024} KiB (docs/api.md, Limits)`,
+  const tooLarge = (bytes: number) => ({
+    description: `The request body is over ${sizeText(bytes)} (docs/api.md, Limits)`,
     content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorResponse" } } },
-  };
-  for (const item of Object.values(document.paths ?? {})) {
+  });
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(item ?? {})) {
       if (typeof operation !== "object" || operation === null || !("responses" in operation)) {
         continue;
       }
       if (method === "get" && operation.requestBody === undefined) continue;
       const responses = operation.responses as Record<string, unknown>;
-      responses["413"] ??= tooLarge;
+      responses["413"] ??= tooLarge(bodyLimitOf(method, path));
     }
   }
   return document;

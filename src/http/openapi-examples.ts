@@ -265,6 +265,7 @@ const labeled = (
 const backtest = {
   object: "policy_backtest",
   policy: { id: SHADOW_POLICY, status: "draft", version: null },
+  risk_model: null,
   livemode: true,
   from: "2026-10-24T00:00:00.000Z",
   to: "2026-11-23T00:00:00.000Z",
@@ -510,6 +511,23 @@ const deliveries = list([
   },
 ]);
 
+// --- Payment history ---------------------------------------------------------------------
+
+const historyImport = {
+  id: "01a22689-7646-78bc-9aea-fa00a0403cf9",
+  object: "history_import",
+  livemode: true,
+  created: "2026-11-20T09:01:12.646Z",
+  records: 10_000,
+  inserted: 9_940,
+  unchanged: 60,
+  labels: { fraud: 41, chargeback: 18, legitimate: 3, refund: 12 },
+  first_occurred_at: "2026-05-01T00:03:11.000Z",
+  last_occurred_at: "2026-06-14T23:58:40.000Z",
+  digest: `sha256:${hashes.e}`,
+  audit_entry_id: "01a22689-7652-7688-accc-77d8c4bd0b02",
+};
+
 // --- API keys, the caller, the org -------------------------------------------------------
 
 const apiKey = {
@@ -617,6 +635,8 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
     effective_label: "chargeback",
     pending: false,
   },
+  "POST /v1/history/transactions": historyImport,
+  "GET /v1/history/imports": list([historyImport]),
   "GET /v1/policies": list([shadowPolicy, activePolicy]),
   "GET /v1/policies/{id}": activePolicy,
   "POST /v1/policies/{id}/backtest": backtest,

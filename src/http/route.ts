@@ -24,7 +24,9 @@ export function guarded<R extends Omit<RouteConfig, "middleware" | "security">>(
     ? " Session only."
     : options.liveOnly
       ? " Live keys and sessions only (a test key: 403 `live_key_required`)."
-      : "";
+      : options.testOnly
+        ? " Test mode only: a test key, or a session with `x-mode: test` (live mode: 400 `test_mode_only`)."
+        : "";
   // The doors authorize counts (every write, and the assess and expensive limits) answer 429.
   const limited = route.method !== "get" || options.rateLimit !== undefined;
   return {
@@ -37,5 +39,6 @@ export function guarded<R extends Omit<RouteConfig, "middleware" | "security">>(
       : [{ apiKey: [] }, { bearer: [] }]) as Security,
     "x-required-scope": scope,
     ...(options.liveOnly ? { "x-live-only": true } : {}),
+    ...(options.testOnly ? { "x-test-only": true } : {}),
   };
 }

@@ -1,6 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { ModelContext, ModelRow } from "../assess/input";
+import { runModel } from "../assess/learned-model";
 import type { NormalizedRules } from "../assess/policy";
-import { type Decision as Decided, scoreAction } from "../assess/risk";
+import { type Decision as Decided, scoreAction, scoreActionWithModel } from "../assess/risk";
 import { aggregatesObject, sinceColumn } from "../assess/rules/aggregates";
 import {
   heldInputs,
@@ -41,7 +43,15 @@ export interface HistoryRow {
   counted: Record<string, unknown> | null;
   /** The assessment's effective label in its mode (docs/feedback.md), or null. */
   label: FeedbackLabel | null;
+  /** Only when a risk model is replayed: the payment and the history its features read. */
+  amount?: number | null;
+  counterparty?: string | null;
+  model_agent?: ModelContext["agentPast"];
+  model_payee?: ModelContext["payeePast"];
 }
+
+/** A risk model replayed beside the policy: its row as the assess path's context reads it. */
+export type ReplayedModel = ModelRow;
 
 export interface HistoryQuery {
   livemode: boolean;
@@ -58,6 +68,7 @@ export function historyPage(
   q: HistoryQuery,
   cursor: string | null,
   size: number,
+  model: ReplayedModel | null = null,
 ): SQL {
   const specs = replaySpecs(rules);
   const counted = aggregatesObject(
@@ -75,6 +86,38 @@ export function historyPage(
     (seconds) =>
       sql`a.created_at - make_interval(secs => ${seconds}::int) as ${sql.raw(sinceColumn(seconds))}`,
   );
+  const delay = model?.label_delay_seconds ?? 0;
+  const modelWindows =
+    model === null
+      ? sql``
+      : sql`, a.amount, a.created_at - interval '30 days' as agent_since,
+          a.created_at - make_interval(secs => ${30 * 86_400 + delay}::int) as payee_since`;
+  // The model's inputs, as assess_context returns them (drizzle/0016): the agent's payments of
+  // 30 days in the currency and the payee's of 30 days plus the label delay, with the time a
+  // fraud label on each was known by the assessment's time; the latest 200 of each.
+  const modelColumns =
+    model === null
+      ? sql``
+      : sql`, p.amount, p.counterparty,
+      (select coalesce(json_agg(json_build_array(r.t, r.amount, r.counterparty) order by r.t),
+                       '[]'::json)
+         from (select (extract(epoch from h.occurred_at) * 1000)::bigint as t, h.amount,
+                      h.counterparty
+               from payments h
+               where h.agent_id = p.agent_id and h.livemode = p.livemode
+                 and h.occurred_at > p.agent_since and h.occurred_at < p.created_at
+                 and h.amount is not null and h.currency is not distinct from p.currency
+               order by h.occurred_at desc limit 200) r) as model_agent,
+      (select coalesce(json_agg(json_build_array(r.t, r.known) order by r.t), '[]'::json)
+         from (select (extract(epoch from h.occurred_at) * 1000)::bigint as t,
+                      (select (extract(epoch from min(l.known_at)) * 1000)::bigint
+                       from payment_labels l
+                       where l.payment_id = h.id and l.label in ('fraud', 'chargeback')
+                         and l.known_at <= p.created_at) as known
+               from payments h
+               where h.counterparty = p.counterparty and h.livemode = p.livemode
+                 and h.occurred_at > p.payee_since and h.occurred_at < p.created_at
+               order by h.occurred_at desc limit 200) r) as model_payee`;
   // The page in a subquery with its LIMIT: the window starts stay columns of its rows.
   // The effective label rides in the page's own query: labels cost no round trip, and the
   // feedback index on (org, assessment) keeps it one index probe per row.
@@ -83,11 +126,13 @@ export function historyPage(
       (select f.label from assessment_feedback f
         where f.assessment_id = p.id and f.livemode = p.livemode and f.label <> 'dispute'
         order by f.occurred_at desc, f.created_at desc, f.id desc limit 1) as label
+      ${modelColumns}
     from (
       select a.id, to_json(a.created_at)#>>'{}' as created, a.created_at, a.kind, a.decision,
         a.counterparty is not null as has_counterparty, a.inputs, ${STORED_CREDENTIAL_COLUMNS},
         a.agent_id, a.counterparty,
         a.currency, a.livemode${windows.length === 0 ? sql`` : sql`, ${sql.join(windows, sql`, `)}`}
+        ${modelWindows}
       from assessments a
       where a.livemode = ${q.livemode}
         ${q.from === null ? sql`` : sql`and a.created_at >= ${q.from}::timestamptz`}
@@ -139,6 +184,7 @@ export class BacktestTally {
   constructor(
     private readonly rules: NormalizedRules,
     private readonly maxSamples: number,
+    private readonly model: ReplayedModel | null = null,
   ) {
     const row = () => ({ approve: 0, review: 0, deny: 0 });
     this.result = {
@@ -156,7 +202,7 @@ export class BacktestTally {
 
   add(row: HistoryRow): void {
     const result = this.result;
-    const replayed = replayRow(this.rules, row);
+    const replayed = replayRow(this.rules, row, this.model);
     if (replayed === null) {
       result.skipped++;
       return;
@@ -187,13 +233,32 @@ export class BacktestTally {
  * One assessment of the history scored under `rules` from its recorded inputs, holding the
  * facts of history (`heldInputs`); null when it cannot be replayed (no recorded inputs).
  */
-export function replayRow(rules: NormalizedRules, row: HistoryRow): Decided | null {
+export function replayRow(
+  rules: NormalizedRules,
+  row: HistoryRow,
+  model: ReplayedModel | null = null,
+): Decided | null {
   if (!isRecordedInputs(row.inputs) || !DECISIONS.includes(row.decision)) return null;
   const recorded = heldInputs(row.inputs, {
     failure: row.credential_failure,
     reason: row.credential_reason,
   });
-  return scoreAction(replayInput(recorded, row.kind, row.has_counterparty, rules, row.counted));
+  const input = replayInput(recorded, row.kind, row.has_counterparty, rules, row.counted);
+  const amount = row.amount;
+  if (model === null || amount === null || amount === undefined) return scoreAction(input);
+  // As the assess path would have run it: the payment at its time, its history then.
+  const history: ModelContext = {
+    active: model,
+    shadow: null,
+    agentPast: row.model_agent ?? [],
+    payeePast: row.model_payee ?? [],
+  };
+  const payment = {
+    time: Date.parse(row.created),
+    amount: Number(amount),
+    payee: row.counterparty ?? null,
+  };
+  return scoreActionWithModel(input, () => runModel(model, history, payment));
 }
 
 export type ReadPage = (cursor: string | null, size: number) => Promise<HistoryRow[]>;
@@ -205,10 +270,10 @@ export type ReadPage = (cursor: string | null, size: number) => Promise<HistoryR
 export async function backtest(
   rules: NormalizedRules,
   readPage: ReadPage,
-  options: { limit: number; samples: number; pageSize?: number },
+  options: { limit: number; samples: number; pageSize?: number; model?: ReplayedModel | null },
 ): Promise<BacktestResult> {
   const pageSize = options.pageSize ?? PAGE_SIZE;
-  const tally = new BacktestTally(rules, options.samples);
+  const tally = new BacktestTally(rules, options.samples, options.model ?? null);
   let cursor: string | null = null;
   let remaining = options.limit;
   while (remaining > 0) {

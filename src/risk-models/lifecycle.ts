@@ -2,7 +2,7 @@ import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { Tenant } from "../auth/tenant";
 import type { Database } from "../db/client";
 import { decodeIdCursor, mapPage, type Page, page } from "../db/pagination";
-import { riskModels, testClocks } from "../db/schema";
+import { riskModels } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
 import { type Committer, commit } from "../ledger/commit";
 import { newId } from "../lib/ids";
@@ -17,6 +17,7 @@ import {
   type RiskModelParams,
 } from "../schemas/risk-models";
 import type { RiskModelStatus } from "../schemas/vocabulary";
+import { clockTimeQuery } from "../test-clocks/clocks";
 import { withCard } from "./card";
 import { modelColumns, type RiskModelRow, toRiskModel } from "./records";
 import type { TrainingOutcome } from "./training-outcome";
@@ -66,12 +67,8 @@ async function trainingInstant(tenant: Tenant, body: CreateRiskModel): Promise<D
   const now = Date.now();
   if (body.test_clock !== undefined) {
     if (tenant.livemode) throw invalid("test_clock", "test clocks are for test keys only");
-    const [clocks] = await tenant.batch((db) => [
-      db
-        .select({ frozenTime: testClocks.frozenTime })
-        .from(testClocks)
-        .where(eq(testClocks.id, body.test_clock as string)),
-    ]);
+    const clockId = body.test_clock;
+    const [clocks] = await tenant.batch((db) => [clockTimeQuery(db, clockId)]);
     const clock = clocks[0];
     if (!clock) throw invalid("test_clock", "no such test clock");
     return clock.frozenTime;

@@ -17,6 +17,15 @@ const BacktestRequest = z
     samples: z.int().min(0).max(100).default(20).openapi({
       description: "Changed assessments to return, newest first",
     }),
+    risk_model: z
+      .uuid()
+      .optional()
+      .openapi({
+        description:
+          "A risk model of the key's mode with parameters (ready, shadow, active or retired), " +
+          "replayed as the behaviour stage of each payment beside the policy, from the payment " +
+          "history and the labels known at each assessment's time (docs/risk-model.md)",
+      }),
   })
   .openapi("BacktestRequest");
 
@@ -49,6 +58,10 @@ const BacktestResult = z
       status: z.enum(["draft", "active"]),
       version: z.int().nullable(),
     }),
+    risk_model: z
+      .object({ id: z.string(), status: z.string(), version: z.int().nullable() })
+      .nullable()
+      .openapi({ description: "The risk model replayed beside the policy; null for none" }),
     livemode: z.boolean(),
     from: z.string().nullable(),
     to: z.string().nullable(),

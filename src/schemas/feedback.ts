@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { DateTime, plainText } from "./common";
+import { TestClockRef } from "./test-clocks";
 import { FEEDBACK_LABELS } from "./vocabulary";
 
 // Outcome feedback as the API takes and shows it (docs/feedback.md).
@@ -14,7 +15,9 @@ export const CreateFeedback = z
   .object({
     label: FeedbackLabel,
     occurred_at: DateTime.optional().openapi({
-      description: "When the outcome happened; defaults to now. At most 5 minutes ahead.",
+      description:
+        "When the outcome happened; defaults to now. At most 5 minutes ahead; under a test " +
+        "clock, defaults to the clock's time and may not be after it.",
     }),
     source: z
       .string()
@@ -22,6 +25,12 @@ export const CreateFeedback = z
       .optional()
       .openapi({ description: "Where the label came from, e.g. `stripe_dispute`, `analyst`" }),
     note: plainText(1000).optional(),
+    test_clock: TestClockRef.optional().openapi({
+      description:
+        "Label at a test clock's time (test keys only; live: 400 naming `test_clock`): the label " +
+        "is received, and counts from, the clock's `frozen_time`, and `occurred_at` defaults " +
+        "to it. An unknown clock is 400 naming `test_clock`",
+    }),
   })
   .strict()
   .openapi("CreateAssessmentFeedback");

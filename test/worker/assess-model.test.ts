@@ -12,100 +12,12 @@ import {
 } from "./support/assess";
 import { ownerSql } from "./support/db";
 import { newAgent } from "./support/identity";
+import { clock, DAY, fraudInHistory, model, moveClock, paymentTo, T0 } from "./support/models";
 
 // The learned model and the test clock on POST /v1/assess (issue 39; docs/risk-model.md, "The
 // learned model", docs/history.md, "Test clocks"): the active model of the key's mode scores
 // every payment from the history the context read returns, a label counts only from when it
 // was known, and a test clock's time is the assessment's time.
-
-const DAY = 86_400_000;
-const T0 = Date.parse("2026-06-01T12:00:00.000Z");
-const PAYEE_KNOWN_FRAUDS = 19; // FEATURE_NAMES index in src/model/features.ts
-
-/**
- * One tree: a payee with a known fraud is a fraud (log-odds −3 + 6 = 3, p = 0.9526), any other
- * payment is not (p = 0.0474). Thresholds: review from 0.3, deny from 0.8.
- */
-const PARAMS = {
-  kind: "boosted_trees",
-  width: 28,
-  base: -3,
-  trees: [
-    {
-      feature: [PAYEE_KNOWN_FRAUDS, -1, -1],
-      threshold: [0.5, 0, 0],
-      left: [1, -1, -1],
-      right: [2, -1, -1],
-      value: [0.05, 0, 6],
-    },
-  ],
-  importance: Array.from({ length: 28 }, (_, i) => (i === PAYEE_KNOWN_FRAUDS ? 1 : 0)),
-};
-const METRICS = {
-  thresholds: {
-    review: { probability: 0.3, precision: 0.5, recall: 0.9, fire_rate: 0.01 },
-    deny: { probability: 0.8, precision: 0.9, recall: 0.8, fire_rate: 0.005 },
-  },
-};
-
-async function model(orgId: string, livemode: boolean, status: "active" | "shadow") {
-  const id = crypto.randomUUID();
-  await ownerSql`insert into risk_models (id, org_id, livemode, status, version, as_of,
-      label_delay_seconds, training_window_seconds, targets, metrics, params, created_at)
-    values (${id}, ${orgId}, ${livemode}, ${status}, ${status === "active" ? 1 : null},
-      ${new Date(T0).toISOString()}, ${7 * 86_400}, ${7 * 86_400},
-      ${JSON.stringify({ review_precision: 0.5, deny_precision: 0.9 })}::jsonb,
-      ${JSON.stringify(METRICS)}::jsonb, ${JSON.stringify(PARAMS)}::jsonb, now())`;
-  return id;
-}
-
-async function clock(orgId: string, at: number) {
-  const id = crypto.randomUUID();
-  await ownerSql`insert into test_clocks (id, org_id, frozen_time, created_at)
-                 values (${id}, ${orgId}, ${new Date(at).toISOString()}, now())`;
-  return id;
-}
-
-async function moveClock(id: string, at: number) {
-  await ownerSql`update test_clocks set frozen_time = ${new Date(at).toISOString()} where id = ${id}`;
-}
-
-/** The payee digest the assess path matches history by (pipeline.ts, counterpartyKey). */
-async function payeeKey(payeeId: string) {
-  return `sha256:${await sha256Hex(jcs(payeeId))}`;
-}
-
-/** A payment of the org's history to `payeeId`, labelled fraud from `knownAt`. */
-async function fraudInHistory(
-  orgId: string,
-  agentId: string,
-  payeeId: string,
-  at: number,
-  knownAt: number,
-) {
-  const id = crypto.randomUUID();
-  await ownerSql`insert into payments (id, org_id, livemode, external_id, agent_id, kind,
-      counterparty, amount, currency, occurred_at)
-    values (${id}, ${orgId}, false, ${`ext-${id}`}, ${agentId}, 'payment',
-      ${await payeeKey(payeeId)}, 5000, 'USD', ${new Date(at).toISOString()})`;
-  await ownerSql`insert into payment_labels (id, org_id, payment_id, livemode, label, known_at, source)
-    values (${crypto.randomUUID()}, ${orgId}, ${id}, false, 'fraud',
-      ${new Date(knownAt).toISOString()}, 'import')`;
-}
-
-function paymentTo(payeeId: string, agentId: string, testClock?: string): Json {
-  return {
-    mandate: {
-      vct: "mandate.payment.1",
-      transaction_id: `tx-${crypto.randomUUID()}`,
-      payee: { id: payeeId, name: "Payee" },
-      payment_amount: { amount: 5000, currency: "USD" },
-      payment_instrument: { id: "stub", type: "card", description: "Card" },
-    },
-    agent_id: agentId,
-    ...(testClock ? { test_clock: testClock } : {}),
-  };
-}
 
 /** The Outcome of an assessment that must answer 200. */
 async function assessed(key: string, body: Json): Promise<Json> {

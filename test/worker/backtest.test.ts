@@ -106,6 +106,7 @@ describe("POST /v1/policies/{id}/backtest", () => {
     expect(res.json).toEqual({
       object: "policy_backtest",
       policy: { id: draft.id, status: "draft", version: null },
+      risk_model: null,
       livemode: true,
       from: null,
       to: null,

@@ -29,4 +29,19 @@ describe("every authenticated route is in the table", () => {
     const table = ROUTES.filter((r) => r.liveOnly).map((r) => `${r.method} ${r.path}`);
     expect(documented).toEqual(table.sort());
   });
+
+  it("marks the same routes test-only as the table, in the OpenAPI document", async () => {
+    const { json } = await callRaw("/openapi.json");
+    const paths = json.paths as Record<string, Record<string, any>>;
+    const documented = Object.entries(paths)
+      .flatMap(([path, ops]) =>
+        Object.entries(ops)
+          .filter(([, op]) => op["x-test-only"] === true)
+          .map(([m]) => `${m.toUpperCase()} ${path}`),
+      )
+      .sort();
+    const table = ROUTES.filter((r) => r.testOnly).map((r) => `${r.method} ${r.path}`);
+    expect(table.length).toBeGreaterThan(0);
+    expect(documented).toEqual(table.sort());
+  });
 });

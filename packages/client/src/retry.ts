@@ -17,17 +17,23 @@ export interface RetryOptions {
 const RETRYABLE_STATUS = new Set([429, 503]);
 
 /**
- * Whether sending the request twice does no harm: reads, `POST /v1/assess` (idempotent by
- * the mandate's content: the same mandate answers the same assessment), and any write that
- * carries an `Idempotency-Key` (the service answers a repeat from the first attempt).
+ * The writes idempotent by their body: `POST /v1/assess` (by the mandate's content: the same
+ * mandate answers the same assessment) and `POST /v1/history/transactions` (by each record's
+ * id: records already stored are counted unchanged, never stored twice).
+ */
+const IDEMPOTENT_POSTS = ["/v1/assess", "/v1/history/transactions"];
+
+/**
+ * Whether sending the request twice does no harm: reads, the writes idempotent by their body
+ * (above), and any write that carries an `Idempotency-Key` (the service answers a repeat from
+ * the first attempt).
  */
 export function isSafeToRepeat(request: Request): boolean {
   const method = request.method.toUpperCase();
   if (method === "GET" || method === "HEAD") return true;
   if (request.headers.has("idempotency-key")) return true;
-  return (
-    method === "POST" && new URL(request.url).pathname.replace(/\/+$/, "").endsWith("/v1/assess")
-  );
+  const path = new URL(request.url).pathname.replace(/\/+$/, "");
+  return method === "POST" && IDEMPOTENT_POSTS.some((end) => path.endsWith(end));
 }
 
 /**

@@ -132,6 +132,18 @@ describe("retries", () => {
     expect(JSON.parse(sent[1]?.body ?? "")).toEqual(body);
   });
 
+  it("repeats a history import, idempotent by its records' ids, after a 429", async () => {
+    const body = { records: [{ id: "txn_1" }] } as never;
+    const { client, sent, waits } = fakeService([limited, json(201, { inserted: 1 })]);
+    await client.POST("/v1/history/transactions", { body });
+    expect(sent.map((s) => `${s.method} ${s.path}`)).toEqual([
+      "POST /v1/history/transactions",
+      "POST /v1/history/transactions",
+    ]);
+    expect(sent[1]?.body).toBe(sent[0]?.body);
+    expect(waits).toEqual([3000]);
+  });
+
   it("repeats a write sent with an Idempotency-Key", async () => {
     const { client, sent } = fakeService([limited, json(201, { url: "https://pay" })]);
     await client.POST("/v1/billing/checkout", {

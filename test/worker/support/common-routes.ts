@@ -4,7 +4,7 @@ import { acceptedScopes, scopeDetails } from "../../../src/auth/scopes";
 import { ALL_KEY_SCOPES, call, callRaw, newOrg, sessionToken } from "./api";
 import { addMember } from "./db";
 import { errorBody, refusedBody } from "./errors";
-import { ROUTES, type RouteCase } from "./routes";
+import { modeOf, ROUTES, type RouteCase } from "./routes";
 
 const SOME_ID = "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e";
 
@@ -143,6 +143,46 @@ export function commonRouteTests(shard: number, shards: number) {
       });
     }
 
+    if (route.testOnly) {
+      it("answers 400 test_mode_only to a live key and a live-mode session with every scope", async () => {
+        const org = await newOrg();
+        const { key } = await org.key(ALL_KEY_SCOPES, "live");
+        for (const credential of [{ key }, { token: org.token }]) {
+          const ids = route.resource ? await route.resource(org) : SOME_ID;
+          const res = await callRaw(pathFor(route, ids), {
+            method: route.method,
+            body: route.body,
+            ...credential,
+          });
+          expect(res.status).toBe(400);
+          expect(res.json).toEqual(
+            errorBody("test_mode_only", [
+              {
+                path: "",
+                message:
+                  "test clocks exist only in test mode: use a test key, or a session with x-mode: test",
+              },
+            ]),
+          );
+        }
+      });
+
+      it("lets a test key and a session with x-mode: test past the mode check", async () => {
+        const org = await newOrg();
+        const { key } = await org.key(ALL_KEY_SCOPES, "test");
+        const session = { token: org.token, headers: { "x-mode": "test" } };
+        for (const credential of [{ key }, session]) {
+          const ids = route.resource ? await route.resource(org) : SOME_ID;
+          const res = await callRaw(pathFor(route, ids), {
+            method: route.method,
+            body: route.body,
+            ...credential,
+          });
+          expect(res.status).toBeLessThan(300);
+        }
+      });
+    }
+
     if (!route.liveOnly && !route.sessionOnly) {
       it("lets a test key with every scope past the mode check", async () => {
         const org = await newOrg();
@@ -163,10 +203,11 @@ export function commonRouteTests(shard: number, shards: number) {
       it("answers 400 to a bad filter, only after the credential and scope are checked", async () => {
         const org = await newOrg();
         const ids = route.resource ? await route.resource(org) : SOME_ID;
-        const { key } = await org.key(ALL_KEY_SCOPES);
+        const { key } = await org.key(ALL_KEY_SCOPES, modeOf(route));
         const accepted = route.scope ? acceptedScopes(route.scope) : [];
         const { key: unscoped } = await org.key(
           ALL_KEY_SCOPES.filter((s) => !accepted.includes(s)),
+          modeOf(route),
         );
         for (const [name, value] of filters) {
           const path = `${pathFor(route, ids)}?${new URLSearchParams({ [name]: value })}`;
@@ -194,7 +235,7 @@ export function commonRouteTests(shard: number, shards: number) {
         const intruder = await newOrg();
         const credential = route.sessionOnly
           ? { token: intruder.token }
-          : { key: (await intruder.key()).key };
+          : { key: (await intruder.key(ALL_KEY_SCOPES, modeOf(route))).key };
         const res = await callRaw(pathFor(route, id), {
           method: route.method,
           body: route.body,
@@ -208,7 +249,7 @@ export function commonRouteTests(shard: number, shards: number) {
         const org = await newOrg();
         const credential = route.sessionOnly
           ? { token: org.token }
-          : { key: (await org.key()).key };
+          : { key: (await org.key(ALL_KEY_SCOPES, modeOf(route))).key };
         const res = await callRaw(pathFor(route, "not-a-uuid"), {
           method: route.method,
           body: route.body,

@@ -16,6 +16,11 @@ export interface RouteCase {
   orgless?: boolean;
   /** Changes what live and test mode share: a test key gets 403 `live_key_required`. */
   liveOnly?: boolean;
+  /**
+   * Exists only in test mode (test clocks): a live key, or a session without `x-mode: test`,
+   * gets 400 `test_mode_only`; the other common tests call it in test mode.
+   */
+  testOnly?: boolean;
   body?: unknown;
   /** Creates the resource named by the path in the given org: `{id}`, or every parameter. */
   resource?: (org: TestOrg) => Promise<string | Record<string, string>>;
@@ -387,6 +392,24 @@ export const ROUTES: RouteCase[] = [
     filters: { eval_set_id: BAD_UUID, policy_id: BAD_UUID },
   },
   { method: "GET", path: "/v1/evals/{id}", scope: "policy:read", resource: newEval },
+  {
+    method: "POST",
+    path: "/v1/history/transactions",
+    scope: "policy:write",
+    // A made-up agent: past the credential, the scope and the mode, a 400 naming the record.
+    body: {
+      records: [
+        {
+          id: "txn-1",
+          occurred_at: "2026-01-02T03:04:05Z",
+          agent_id: "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e",
+          payee: { id: "merchant_1" },
+          amount: { amount: 1000, currency: "USD" },
+        },
+      ],
+    } satisfies RequestBody<"/v1/history/transactions", "POST">,
+  },
+  { method: "GET", path: "/v1/history/imports", scope: "policy:read" },
 
   {
     method: "POST",
@@ -574,7 +597,55 @@ export const ROUTES: RouteCase[] = [
     scope: "audit:read",
     filters: { from: BAD_DATE, to: BAD_DATE },
   },
+  // history: test clocks, test mode only
+  {
+    method: "POST",
+    path: "/v1/test-clocks",
+    scope: "assess:write",
+    testOnly: true,
+    body: { frozen_time: "2026-01-01T00:00:00Z" },
+  },
+  { method: "GET", path: "/v1/test-clocks", scope: "assess:read", testOnly: true },
+  {
+    method: "GET",
+    path: "/v1/test-clocks/{id}",
+    scope: "assess:read",
+    testOnly: true,
+    resource: newTestClock,
+  },
+  {
+    method: "POST",
+    path: "/v1/test-clocks/{id}/advance",
+    scope: "assess:write",
+    testOnly: true,
+    body: { frozen_time: "2026-01-02T00:00:00Z" },
+    resource: newTestClock,
+  },
+  {
+    method: "DELETE",
+    path: "/v1/test-clocks/{id}",
+    scope: "assess:write",
+    testOnly: true,
+    resource: newTestClock,
+  },
 ];
+
+/** The mode the common tests call a route in: test for a test-only route, else live. */
+export function modeOf(route: RouteCase): "live" | "test" {
+  return route.testOnly ? "test" : "live";
+}
+
+/** A test clock of the org at 2026-01-01, made by its owner in test mode. */
+export async function newTestClock(org: TestOrg) {
+  const res = await call("/v1/test-clocks", {
+    method: "POST",
+    token: org.token,
+    headers: { "x-mode": "test" },
+    body: { frozen_time: "2026-01-01T00:00:00Z" },
+  });
+  if (res.status !== 201) throw new Error(`test clock creation failed: ${res.status} ${res.text}`);
+  return res.json.id;
+}
 
 /** An effect the org's owner reported (live mode). */
 async function newEffect(org: TestOrg) {

@@ -4240,7 +4240,8 @@ export interface paths {
                      *       "label": "fraud",
                      *       "occurred_at": "2019-08-24T14:15:22Z",
                      *       "source": "a",
-                     *       "note": "string"
+                     *       "note": "string",
+                     *       "test_clock": "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e"
                      *     }
                      */
                     "application/json": components["schemas"]["CreateAssessmentFeedback"];
@@ -5504,7 +5505,8 @@ export interface paths {
                      *       "from": "2019-08-24T14:15:22Z",
                      *       "to": "2019-08-24T14:15:22Z",
                      *       "limit": 10000,
-                     *       "samples": 20
+                     *       "samples": 20,
+                     *       "risk_model": "a2bc32c1-f8a5-47dc-85c4-1063481da7ce"
                      *     }
                      */
                     "application/json": components["schemas"]["BacktestRequest"];
@@ -5525,6 +5527,7 @@ export interface paths {
                          *         "status": "draft",
                          *         "version": null
                          *       },
+                         *       "risk_model": null,
                          *       "livemode": true,
                          *       "from": "2026-10-24T00:00:00.000Z",
                          *       "to": "2026-11-23T00:00:00.000Z",
@@ -7919,6 +7922,267 @@ export interface paths {
                 };
                 /** @description Not found in the caller's organization */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/history/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import an org's payment history (docs/history.md)
+         * @description 1 to 10,000 records per call, as JSON `{records: [...]}` or NDJSON (`application/x-ndjson`, one record per line); the body may reach 16 MiB. Idempotent by record id per mode: a record already stored with the same content is counted as `unchanged`, the same id with other content is 409 `history_record_conflict` naming each. Any bad record (its schema, a time ahead of the clock, a repeated id, an unknown agent) is a 400 listing every bad record by index, and nothing of the call is stored. One `history.imported` ledger entry per call. Imported records feed every window, velocity and payee statistic of `POST /v1/assess` and never appear as assessments. Scope `policy:write`: history changes how the org's payments are judged, as a policy does.
+         *
+         *     Requires scope `policy:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "records": [
+                     *         {
+                     *           "id": "txn_1042",
+                     *           "occurred_at": "2026-09-14T10:21:07Z",
+                     *           "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                     *           "payee": {
+                     *             "id": "merchant_7731",
+                     *             "name": "Nimbus Books"
+                     *           },
+                     *           "amount": {
+                     *             "amount": 4599,
+                     *             "currency": "USD"
+                     *           },
+                     *           "label": {
+                     *             "label": "chargeback",
+                     *             "labeled_at": "2026-10-02T08:00:00Z"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ImportHistoryRequest"];
+                    /** @example {"id":"txn_1","occurred_at":"2026-09-14T10:21:07Z","agent_id":"01a1a0de-6907-78cb-9aa9-4d0d45d0e308","payee":{"id":"merchant_7731"},"amount":{"amount":4599,"currency":"USD"}} */
+                    "application/x-ndjson": components["schemas"]["HistoryRecordsNdjson"];
+                };
+            };
+            responses: {
+                /** @description The import: what the call stored and what it found unchanged */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "01a22689-7646-78bc-9aea-fa00a0403cf9",
+                         *       "object": "history_import",
+                         *       "livemode": true,
+                         *       "created": "2026-11-20T09:01:12.646Z",
+                         *       "records": 10000,
+                         *       "inserted": 9940,
+                         *       "unchanged": 60,
+                         *       "labels": {
+                         *         "fraud": 41,
+                         *         "chargeback": 18,
+                         *         "legitimate": 3,
+                         *         "refund": 12
+                         *       },
+                         *       "first_occurred_at": "2026-05-01T00:03:11.000Z",
+                         *       "last_occurred_at": "2026-06-14T23:58:40.000Z",
+                         *       "digest": "sha256:95c5546b2e7978986c584bd101469b570224881f304e7ad77723a09f46f9b2e9",
+                         *       "audit_entry_id": "01a22689-7652-7688-accc-77d8c4bd0b02"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["HistoryImport"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 16 MiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/history/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the history imports of the key's mode, newest first
+         * @description Requires scope `policy:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description Opaque; from `next_cursor` */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of imports */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "id": "01a22689-7646-78bc-9aea-fa00a0403cf9",
+                         *           "object": "history_import",
+                         *           "livemode": true,
+                         *           "created": "2026-11-20T09:01:12.646Z",
+                         *           "records": 10000,
+                         *           "inserted": 9940,
+                         *           "unchanged": 60,
+                         *           "labels": {
+                         *             "fraud": 41,
+                         *             "chargeback": 18,
+                         *             "legitimate": 3,
+                         *             "refund": 12
+                         *           },
+                         *           "first_occurred_at": "2026-05-01T00:03:11.000Z",
+                         *           "last_occurred_at": "2026-06-14T23:58:40.000Z",
+                         *           "digest": "sha256:95c5546b2e7978986c584bd101469b570224881f304e7ad77723a09f46f9b2e9",
+                         *           "audit_entry_id": "01a22689-7652-7688-accc-77d8c4bd0b02"
+                         *         }
+                         *       ],
+                         *       "has_more": false,
+                         *       "next_cursor": null
+                         *     }
+                         */
+                        "application/json": components["schemas"]["HistoryImportList"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -13437,6 +13701,521 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test-clocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the org's test clocks, newest first
+         * @description Requires scope `assess:read`. Test mode only: a test key, or a session with `x-mode: test` (live mode: 400 `test_mode_only`).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description Opaque; from `next_cursor` */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of clocks */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "id": "string",
+                         *           "object": "test_clock",
+                         *           "created": "string",
+                         *           "frozen_time": "string",
+                         *           "livemode": false,
+                         *           "name": "string",
+                         *           "status": "ready"
+                         *         }
+                         *       ],
+                         *       "has_more": true,
+                         *       "next_cursor": "string"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["TestClockList"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a test clock: a frozen time assessments and labels can be made at
+         * @description Stripe's convention (docs/history.md, "Test clocks"): the clock stays at `frozen_time` until it is advanced.
+         *
+         *     Requires scope `assess:write`. Test mode only: a test key, or a session with `x-mode: test` (live mode: 400 `test_mode_only`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "frozen_time": "2018-07-25T00:00:00Z",
+                     *       "name": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreateTestClock"];
+                };
+            };
+            responses: {
+                /** @description The clock */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "test_clock",
+                         *       "created": "string",
+                         *       "frozen_time": "string",
+                         *       "livemode": false,
+                         *       "name": "string",
+                         *       "status": "ready"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["TestClock"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test-clocks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a test clock
+         * @description Requires scope `assess:read`. Test mode only: a test key, or a session with `x-mode: test` (live mode: 400 `test_mode_only`).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The clock */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "test_clock",
+                         *       "created": "string",
+                         *       "frozen_time": "string",
+                         *       "livemode": false,
+                         *       "name": "string",
+                         *       "status": "ready"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["TestClock"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a test clock (what was made under it stays, dated as it was)
+         * @description Requires scope `assess:write`. Test mode only: a test key, or a session with `x-mode: test` (live mode: 400 `test_mode_only`).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "test_clock",
+                         *       "deleted": true
+                         *     }
+                         */
+                        "application/json": components["schemas"]["DeletedTestClock"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test-clocks/{id}/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a test clock forward
+         * @description Forward only: a `frozen_time` earlier than the clock's is a 400 naming `frozen_time`; the same time is a no-op answered 200.
+         *
+         *     Requires scope `assess:write`. Test mode only: a test key, or a session with `x-mode: test` (live mode: 400 `test_mode_only`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "frozen_time": "2018-07-25T00:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdvanceTestClock"];
+                };
+            };
+            responses: {
+                /** @description The clock at its new time */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "string",
+                         *       "object": "test_clock",
+                         *       "created": "string",
+                         *       "frozen_time": "string",
+                         *       "livemode": false,
+                         *       "name": "string",
+                         *       "status": "ready"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["TestClock"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -13701,6 +14480,79 @@ export interface components {
             /** @description Unix seconds */
             created: number;
         };
+        ImportHistoryRequest: {
+            records: components["schemas"]["HistoryRecord"][];
+        };
+        /**
+         * @example {
+         *       "id": "txn_1042",
+         *       "occurred_at": "2026-09-14T10:21:07Z",
+         *       "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+         *       "payee": {
+         *         "id": "merchant_7731",
+         *         "name": "Nimbus Books"
+         *       },
+         *       "amount": {
+         *         "amount": 4599,
+         *         "currency": "USD"
+         *       },
+         *       "label": {
+         *         "label": "chargeback",
+         *         "labeled_at": "2026-10-02T08:00:00Z"
+         *       }
+         *     }
+         */
+        HistoryRecord: {
+            /** @description The org's own transaction id: a record is stored once per id and mode */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the payment happened (ISO 8601 with an offset); at most 5 minutes ahead
+             */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description A registered agent of the org
+             */
+            agent_id: string;
+            payee: components["schemas"]["HistoryPayee"];
+            amount: components["schemas"]["HistoryAmount"];
+            /** @description What was done; defaults to `payment` */
+            kind?: string;
+            label?: components["schemas"]["HistoryRecordLabel"];
+        };
+        HistoryPayee: {
+            /** @description The payee as the assess path names it (`payee.id` of a mandate) */
+            id: string;
+            name?: string;
+        };
+        HistoryAmount: {
+            /** @description In minor units of the currency (cents for USD) */
+            amount: number;
+            /**
+             * @description ISO 4217; stored upper-case
+             * @example USD
+             */
+            currency: string;
+        };
+        HistoryRecordLabel: {
+            label: components["schemas"]["HistoryLabelName"];
+            /**
+             * Format: date-time
+             * @description When the outcome became known; not before `occurred_at`. No window, feature or training set sees the label before this instant.
+             */
+            labeled_at: string;
+        };
+        /**
+         * @description `fraud` and `chargeback` make the payment a fraud for the risk model, `legitimate` a confirmed good one, `refund` is neutral
+         * @enum {string}
+         */
+        HistoryLabelName: "fraud" | "chargeback" | "legitimate" | "refund";
+        /**
+         * @description One HistoryRecord as JSON per line (`Content-Type: application/x-ndjson`), 1 to 10,000 lines; blank lines are skipped. A line's index is its record's index in errors.
+         * @example {"id":"txn_1","occurred_at":"2026-09-14T10:21:07Z","agent_id":"01a1a0de-6907-78cb-9aa9-4d0d45d0e308","payee":{"id":"merchant_7731"},"amount":{"amount":4599,"currency":"USD"}}
+         */
+        HistoryRecordsNdjson: string;
         ServiceIndex: {
             /** @example agent-risk */
             service: string;
@@ -13763,7 +14615,7 @@ export interface components {
              * @description Machine-readable error code: match on this
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "sign_in_failed" | "unauthenticated" | "insufficient_scope" | "csrf_failed" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "method_not_allowed" | "request_too_large" | "url_not_allowed" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "risk_model_not_trained" | "risk_model_active" | "risk_model_activation_conflict" | "risk_model_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "review_recheck_failed" | "feedback_limit_reached" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "training_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
+            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "sign_in_failed" | "unauthenticated" | "insufficient_scope" | "csrf_failed" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "method_not_allowed" | "request_too_large" | "url_not_allowed" | "test_mode_only" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "risk_model_not_trained" | "risk_model_active" | "risk_model_activation_conflict" | "risk_model_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "review_recheck_failed" | "feedback_limit_reached" | "history_record_conflict" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "training_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
             /**
              * @description One sentence for a person: what went wrong and what to do about it
              * @example Nothing with this id exists in your organization: check the id, and the key's organization and mode.
@@ -14818,12 +15670,18 @@ export interface components {
             label: components["schemas"]["FeedbackLabel"];
             /**
              * Format: date-time
-             * @description When the outcome happened; defaults to now. At most 5 minutes ahead.
+             * @description When the outcome happened; defaults to now. At most 5 minutes ahead; under a test clock, defaults to the clock's time and may not be after it.
              */
             occurred_at?: string;
             /** @description Where the label came from, e.g. `stripe_dispute`, `analyst` */
             source?: string;
             note?: string;
+            /**
+             * Format: uuid
+             * @description Label at a test clock's time (test keys only; live: 400 naming `test_clock`): the label is received, and counts from, the clock's `frozen_time`, and `occurred_at` defaults to it. An unknown clock is 400 naming `test_clock`
+             * @example 0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e
+             */
+            test_clock?: string;
         };
         AssessmentFeedbackList: {
             /** @enum {string} */
@@ -14974,6 +15832,12 @@ export interface components {
                 status: "draft" | "active";
                 version: number | null;
             };
+            /** @description The risk model replayed beside the policy; null for none */
+            risk_model: {
+                id: string;
+                status: string;
+                version: number | null;
+            } | null;
             livemode: boolean;
             from: string | null;
             to: string | null;
@@ -15069,6 +15933,11 @@ export interface components {
              * @default 20
              */
             samples?: number;
+            /**
+             * Format: uuid
+             * @description A risk model of the key's mode with parameters (ready, shadow, active or retired), replayed as the behaviour stage of each payment beside the policy, from the payment history and the labels known at each assessment's time (docs/risk-model.md)
+             */
+            risk_model?: string;
         };
         ShadowReport: {
             /** @enum {string} */
@@ -15675,6 +16544,42 @@ export interface components {
                 };
             };
             created: string;
+        };
+        HistoryImport: {
+            id: string;
+            /** @enum {string} */
+            object: "history_import";
+            livemode: boolean;
+            created: string;
+            /** @description Records in the call */
+            records: number;
+            /** @description Records this call stored */
+            inserted: number;
+            /** @description Records already stored with the same content (a replay): counted, not stored */
+            unchanged: number;
+            labels: components["schemas"]["HistoryLabelCounts"];
+            /** @description The earliest `occurred_at` of the call's records */
+            first_occurred_at: string | null;
+            /** @description The latest `occurred_at` of the call's records */
+            last_occurred_at: string | null;
+            /** @description `sha256:` and the hex SHA-256 of the call's records as stored (RFC 8785 JSON of the array, in the call's order) */
+            digest: string;
+            /** @description The `history.imported` entry of the org's ledger that records the call */
+            audit_entry_id: string | null;
+        };
+        /** @description Labels per value among the records this call stored */
+        HistoryLabelCounts: {
+            fraud: number;
+            chargeback: number;
+            legitimate: number;
+            refund: number;
+        };
+        HistoryImportList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["HistoryImport"][];
+            has_more: boolean;
+            next_cursor: string | null;
         };
         /** @description After erasure every personal field reads null and metadata is empty. */
         Principal: {
@@ -16636,6 +17541,56 @@ export interface components {
             } | null;
             verified_at: string;
             livemode: boolean;
+        };
+        TestClock: {
+            id: string;
+            /** @enum {string} */
+            object: "test_clock";
+            /** @description When the clock was created (real time) */
+            created: string;
+            /** @description The clock's time: what an assessment or a label made under it is dated */
+            frozen_time: string;
+            /**
+             * @description Test clocks exist only in test mode
+             * @enum {boolean}
+             */
+            livemode: false;
+            name: string | null;
+            /**
+             * @description Always `ready`: an advance completes within its request
+             * @enum {string}
+             */
+            status: "ready";
+        };
+        CreateTestClock: {
+            /**
+             * @description The clock's time to begin with: ISO 8601 with an offset, or unix seconds
+             * @example 2018-07-25T00:00:00Z
+             */
+            frozen_time: string | number;
+            /** @description What the clock is for */
+            name?: string;
+        };
+        TestClockList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["TestClock"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        AdvanceTestClock: {
+            /**
+             * @description The clock's new time, not earlier than its current one (the same is a no-op): ISO 8601 with an offset, or unix seconds
+             * @example 2018-07-25T00:00:00Z
+             */
+            frozen_time: string | number;
+        };
+        DeletedTestClock: {
+            id: string;
+            /** @enum {string} */
+            object: "test_clock";
+            /** @enum {boolean} */
+            deleted: true;
         };
     };
     responses: never;
