@@ -5,7 +5,14 @@ import { assessOk, fetchWith } from "./support/assess";
 import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
 import { newAgent } from "./support/identity";
-import { entriesOf, seedHistory, settled, TRAINING, trainModel } from "./support/risk-models";
+import {
+  entriesOf,
+  historyRecords,
+  seedHistory,
+  settled,
+  TRAINING,
+  trainModel,
+} from "./support/risk-models";
 import { assessOnce } from "./support/routes";
 
 // docs/risk-model.md, "The API: training, activating, shadowing a model".
@@ -540,5 +547,57 @@ describe("a trained model on the assess path", () => {
     // The active model shadowed nothing.
     const none = await call(`/v1/risk-models/${active.id}/shadow-report`, { token: org.token });
     expect(none.json.shadowed).toBe(0);
+  });
+});
+
+describe("the retro study through the API", () => {
+  it("imports history, trains as of a test clock, activates, and scores at the clock", async () => {
+    const org = await newOrg();
+    const { key } = await org.key(undefined, "test");
+    const agents: string[] = [];
+    for (let i = 0; i < 8; i++) agents.push((await newAgent(org)).id);
+    const records = historyRecords(agents, { asOf: AS_OF, seed: 9 });
+    const imported = await call("/v1/history/transactions", {
+      method: "POST",
+      key,
+      body: { records },
+    });
+    expect(imported.status).toBe(201);
+    const clock = await call("/v1/test-clocks", {
+      method: "POST",
+      key,
+      body: { frozen_time: new Date(AS_OF).toISOString() },
+    });
+    expect(clock.status).toBe(201);
+
+    const model = await trainModel({ key }, { test_clock: clock.json.id });
+    expect(model).toMatchObject({ status: "ready", livemode: false, test_clock: clock.json.id });
+    expect(model.counts?.events_considered).toBe(records.length);
+    expect(model.counts?.positives).toBeGreaterThan(40);
+    const activated = await call(`/v1/risk-models/${model.id}/activate`, { method: "POST", key });
+    expect(activated.json.status).toBe("active");
+
+    const assessed = await assessOk(key, {
+      mandate: {
+        vct: "mandate.payment.1",
+        transaction_id: `tx-${crypto.randomUUID()}`,
+        payee: { id: "payee-9-0", name: "Payee" },
+        payment_amount: { amount: 5000, currency: "USD" },
+        payment_instrument: { id: "stub", type: "card", description: "Card" },
+      },
+      agent_id: agents[0],
+      test_clock: clock.json.id,
+    } as never);
+    const outcome = (assessed as { outcome: any }).outcome;
+    expect(outcome.created).toBe(new Date(AS_OF).toISOString());
+    expect(outcome.outcome.model).toEqual({
+      id: model.id,
+      version: activated.json.version,
+      probability: expect.any(Number),
+    });
+    // payee-9-0 is one of the compromised payees of the history: its known frauds count.
+    expect(outcome.outcome.model.probability).toBeGreaterThan(
+      model.metrics?.thresholds.review.probability ?? 1,
+    );
   });
 });

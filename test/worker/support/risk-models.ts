@@ -21,59 +21,78 @@ export interface SeededHistory {
   frauds: number;
 }
 
+/** One payment of a generated history, as `POST /v1/history/transactions` takes a record. */
+export interface HistoryRecord {
+  id: string;
+  occurred_at: string;
+  agent_id: string;
+  payee: { id: string };
+  amount: { amount: number; currency: "USD" };
+  label?: { label: "fraud"; labeled_at: string };
+}
+
 /**
- * Writes `days` days of payment history before `asOf` into the org's mode, as an import would:
- * `perDay` payments a day over 40 agents and 30 payees, in USD. Frauds are learnable: a few
- * payees are compromised (most of their payments are frauds) and large amounts are often
- * frauds; each fraud's label is known `labelAfterMs` after the payment.
+ * `days` days of payments before `asOf`, `perDay` a day over the given agents and 30 payees,
+ * in USD. Frauds are learnable: a few payees are compromised (most of their payments are
+ * frauds) and large amounts are often frauds; each fraud's label is known `labelAfterMs` after
+ * the payment. The same seed gives the same history.
+ */
+export function historyRecords(
+  agents: readonly string[],
+  options: { asOf: number; days?: number; perDay?: number; seed?: number; labelAfterMs?: number },
+): HistoryRecord[] {
+  const { asOf, days = 30, perDay = 60, seed = 1, labelAfterMs = 2 * DAY_MS } = options;
+  const next = random(seed);
+  const records: HistoryRecord[] = [];
+  for (let i = 0; i < days * perDay; i++) {
+    const time = asOf - days * DAY_MS + Math.floor(next() * days * DAY_MS);
+    const payee = Math.floor(next() * 30);
+    const large = next() < 0.08;
+    const amount = large ? 40_000 + Math.floor(next() * 60_000) : 500 + Math.floor(next() * 9_500);
+    const fraud = (payee < 3 && next() < 0.7) || (large && next() < 0.6) || next() < 0.01;
+    records.push({
+      id: `txn-${seed}-${i}`,
+      occurred_at: new Date(time).toISOString(),
+      agent_id: agents[Math.floor(next() * agents.length)] as string,
+      payee: { id: `payee-${seed}-${payee}` },
+      amount: { amount, currency: "USD" },
+      ...(fraud
+        ? { label: { label: "fraud", labeled_at: new Date(time + labelAfterMs).toISOString() } }
+        : {}),
+    });
+  }
+  return records;
+}
+
+/**
+ * Writes a generated history (`historyRecords`, 40 made-up agents) into the org's mode
+ * directly, as rows of `payments` and `payment_labels`.
  */
 export async function seedHistory(
   orgId: string,
   livemode: boolean,
   options: { asOf: number; days?: number; perDay?: number; seed?: number; labelAfterMs?: number },
 ): Promise<SeededHistory> {
-  const { asOf, days = 30, perDay = 60, seed = 1, labelAfterMs = 2 * DAY_MS } = options;
-  const next = random(seed);
   const agents = Array.from({ length: 40 }, () => crypto.randomUUID());
-  const ids: string[] = [];
-  const agentIds: string[] = [];
-  const payees: string[] = [];
-  const amounts: number[] = [];
-  const times: string[] = [];
-  const labelIds: string[] = [];
-  const labelPayments: string[] = [];
-  const knownAt: string[] = [];
-  const total = days * perDay;
-  for (let i = 0; i < total; i++) {
-    const id = crypto.randomUUID();
-    const time = asOf - days * DAY_MS + Math.floor(next() * days * DAY_MS);
-    const payee = Math.floor(next() * 30);
-    const large = next() < 0.08;
-    const amount = large ? 40_000 + Math.floor(next() * 60_000) : 500 + Math.floor(next() * 9_500);
-    const fraud = (payee < 3 && next() < 0.7) || (large && next() < 0.6) || next() < 0.01;
-    ids.push(id);
-    agentIds.push(agents[Math.floor(next() * agents.length)] as string);
-    payees.push(`payee-${seed}-${payee}`);
-    amounts.push(amount);
-    times.push(new Date(time).toISOString());
-    if (fraud) {
-      labelIds.push(crypto.randomUUID());
-      labelPayments.push(id);
-      knownAt.push(new Date(time + labelAfterMs).toISOString());
-    }
-  }
+  const records = historyRecords(agents, options);
+  const ids = records.map(() => crypto.randomUUID());
+  const labelled = records.flatMap((r, i) => (r.label ? [{ id: ids[i] as string, r }] : []));
   await ownerSql`insert into payments (id, org_id, livemode, external_id, agent_id, kind,
       counterparty, amount, currency, occurred_at)
-    select p.id, ${orgId}, ${livemode}, p.id::text, p.agent, 'payment', p.payee, p.amount, 'USD',
+    select p.id, ${orgId}, ${livemode}, p.external, p.agent, 'payment', p.payee, p.amount, 'USD',
       p.at
-    from unnest(${ids}::uuid[], ${agentIds}::uuid[], ${payees}::text[], ${amounts}::bigint[],
-                ${times}::timestamptz[]) as p(id, agent, payee, amount, at)`;
+    from unnest(${ids}::uuid[], ${records.map((r) => r.id)}::text[],
+                ${records.map((r) => r.agent_id)}::uuid[], ${records.map((r) => r.payee.id)}::text[],
+                ${records.map((r) => r.amount.amount)}::bigint[],
+                ${records.map((r) => r.occurred_at)}::timestamptz[])
+      as p(id, external, agent, payee, amount, at)`;
   await ownerSql`insert into payment_labels (id, org_id, payment_id, livemode, label, known_at,
       source)
-    select l.id, ${orgId}, l.payment, ${livemode}, 'fraud', l.known, 'import'
-    from unnest(${labelIds}::uuid[], ${labelPayments}::uuid[], ${knownAt}::timestamptz[])
-      as l(id, payment, known)`;
-  return { payments: total, frauds: labelIds.length };
+    select gen_random_uuid(), ${orgId}, l.payment, ${livemode}, 'fraud', l.known, 'import'
+    from unnest(${labelled.map((l) => l.id)}::uuid[],
+                ${labelled.map((l) => l.r.label?.labeled_at as string)}::timestamptz[])
+      as l(payment, known)`;
+  return { payments: records.length, frauds: labelled.length };
 }
 
 /** The training the suite asks for: a label delay and window its 30-day histories fill. */
