@@ -136,6 +136,10 @@ export const assessments = pgTable(
     index("assessments_shadow_idx")
       .on(t.orgId, sql`(${t.shadow}->>'policy_id')`, t.createdAt)
       .where(sql`${t.shadow} is not null`),
+    // The shadow model's report: one model's shadowed assessments in a window.
+    index("assessments_shadow_model_idx")
+      .on(t.orgId, sql`(${t.shadowModel}->>'id')`, t.createdAt)
+      .where(sql`${t.shadowModel} is not null`),
     oneOf("assessments_decision_check", t.decision, DECISIONS),
   ],
 );

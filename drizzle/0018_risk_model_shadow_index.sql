@@ -1,0 +1,1 @@
+CREATE INDEX "assessments_shadow_model_idx" ON "assessments" USING btree ("org_id",("shadow_model"->>'id'),"created_at") WHERE "assessments"."shadow_model" is not null;
