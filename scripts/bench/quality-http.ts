@@ -330,7 +330,9 @@ export async function endToEnd(options: {
   log: (line: string) => void;
 }): Promise<EndToEnd> {
   const { client, tx, log, lanes } = options;
-  const customers = Math.max(...tx.customer) + 1;
+  let customers = 0;
+  for (let i = 0; i < tx.count; i++)
+    customers = Math.max(customers, (tx.customer[i] as number) + 1);
   const asOf = SIMULATION_START_MS + TEST_START_DAY * DAY_MS;
   const historyRows: number[] = [];
   const streamRows: number[] = [];
