@@ -3,7 +3,7 @@ import type { Env } from "../src/env";
 import { anchorPendingLedgers } from "../src/ledger/sweep";
 import { enqueueDueDeliveries } from "../src/outbox/enqueue";
 import { expireOverdueReviews } from "../src/reviews/expire";
-import { recordDeadTraining, trainBatch } from "../src/risk-models/training-job";
+import { failStaleTraining, recordDeadTraining, trainBatch } from "../src/risk-models/training-job";
 import { deliverBatch, recordDeadLetters } from "../src/webhooks/deliver";
 import { noteSigningKey } from "../src/webhooks/key-rotation";
 
@@ -28,6 +28,7 @@ export default {
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(anchorPendingLedgers(env));
     ctx.waitUntil(expireOverdueReviews(env));
+    ctx.waitUntil(failStaleTraining(env));
     // The key first: a rotation's events are then enqueued by the same run.
     ctx.waitUntil(noteSigningKey(env).then(() => enqueueDueDeliveries(env)));
   },

@@ -1,5 +1,6 @@
-import { and, eq, type SQL } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import { orgActor, orgBatchOf } from "../auth/tenant";
+import { database } from "../db/client";
 import { riskModels } from "../db/schema";
 import type { Env } from "../env";
 import { logError } from "../lib/log";
@@ -18,8 +19,9 @@ import type { TrainingMessage } from "./training-queue";
 // is retried with a backoff; its last attempt (FAULT_ATTEMPTS) ends the model `failed` with the
 // fault as the reason. An invocation that dies outright (past its CPU or memory limit) is
 // retried by the queue itself, and past `max_retries` (wrangler.toml) its message reaches the
-// dead-letter queue, whose consumer marks the model `failed`. A model already out of `training`
-// (a duplicate message) is left as it is: its message is acknowledged.
+// dead-letter queue, whose consumer marks the model `failed`. A message lost altogether leaves
+// its model to the Cron sweep (`failStaleTraining`). A model already out of `training` (a
+// duplicate message) is left as it is: its message is acknowledged.
 
 /** Who a training run's entries name. */
 export const TRAINING_ACTOR = { type: "system", id: "risk-model-training" } as const;
@@ -137,4 +139,40 @@ export async function recordDeadTraining(batch: MessageBatch<unknown>, env: Env)
       message.retry({ delaySeconds: 60 });
     }
   }
+}
+
+/** A model this long in `training` lost its message: every other path settles it sooner. */
+export const STALE_TRAINING_SECONDS = 3_600;
+/** Stale models the Cron sweep settles per run; the rest wait a minute. */
+const STALE_PER_SWEEP = 100;
+
+/**
+ * The Cron sweep: every model in `training` for longer than STALE_TRAINING_SECONDS (its queue
+ * message lost: a purged queue, a failed send the route did not see) ends `failed`, with its
+ * entry, in its own org. Answers how many it settled.
+ */
+export async function failStaleTraining(env: Env): Promise<number> {
+  let rows: { id: string; org_id: string }[];
+  try {
+    ({ rows } = await database(env).execute<{ id: string; org_id: string }>(
+      sql`select id, org_id from risk_models_training_stale(${STALE_TRAINING_SECONDS}, ${STALE_PER_SWEEP})`,
+    ));
+  } catch (error) {
+    logError("stale risk models not read", { error: String(error) });
+    return 0;
+  }
+  let settled = 0;
+  for (const row of rows) {
+    try {
+      await giveUp(
+        env,
+        { model_id: row.id, org_id: row.org_id },
+        "training never finished: its queue message was lost",
+      );
+      settled++;
+    } catch (error) {
+      logError("stale risk model not settled", { model: row.id, error: String(error) });
+    }
+  }
+  return settled;
 }

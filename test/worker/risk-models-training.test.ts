@@ -1,4 +1,11 @@
-import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  createScheduledController,
+  env,
+  getQueueResult,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import worker from "../../workers/main";
@@ -96,5 +103,24 @@ describe("the training dead-letter queue's consumer", () => {
     expect(await entriesOf(org.id, id)).toEqual([
       { type: "risk_model.failed", actor_type: "system", actor_id: "risk-model-training" },
     ]);
+  });
+});
+
+describe("the Cron sweep", () => {
+  it("ends a model in training for over an hour failed: its message was lost", async () => {
+    const org = await newOrg();
+    const stale = await trainingModel(org.id);
+    const fresh = await trainingModel(org.id);
+    await ownerSql`update risk_models set created_at = now() - interval '2 hours'
+      where id = ${stale}`;
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController(), env, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(await statusOf(stale)).toMatchObject({
+      status: "failed",
+      failure_reason: "training never finished: its queue message was lost",
+    });
+    expect((await entriesOf(org.id, stale)).map((e) => e.type)).toEqual(["risk_model.failed"]);
+    expect((await statusOf(fresh)).status).toBe("training");
   });
 });
