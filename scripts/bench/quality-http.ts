@@ -373,7 +373,8 @@ export async function endToEnd(options: {
 
 /**
  * A call that must answer `expected`, sent again after a 429 (the rate limits hold on `npm run
- * dev` too: a stream advances a clock per payment) once its `Retry-After` has passed.
+ * dev` too: a stream advances a clock per payment) once its `Retry-After` has passed, or after
+ * wrangler dev restarted the Worker under it.
  */
 async function json(
   client: Client,
@@ -383,7 +384,9 @@ async function json(
 ): Promise<Record<string, unknown>> {
   for (let attempt = 0; ; attempt++) {
     const reply = await client.send(path, init);
-    if (reply.status === 429 && attempt < 100) {
+    // 503 "Your worker restarted mid-request" is wrangler dev's, not the service's.
+    const restarted = reply.status === 503 && reply.text.includes("restarted mid-request");
+    if ((reply.status === 429 || restarted) && attempt < 100) {
       const wait = Number(reply.headers["retry-after"] ?? 1);
       await new Promise((resolve) => setTimeout(resolve, Math.max(0.2, wait) * 1000));
       continue;

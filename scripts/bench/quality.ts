@@ -1,5 +1,5 @@
 // npm run bench:quality -- [--seed 0[,1,2]] [--customers 5000] [--terminals 10000] [--offline]
-//                           [--measure] [--dump transactions.csv]
+//                           [--measure] [--oracle] [--dump transactions.csv]
 //                           [--http [--lanes 4] [--timeout 5400]]
 //
 // Decision quality on the Fraud Detection Handbook's benchmark (issue 39, part a): generates
@@ -8,7 +8,8 @@
 // cards), trains the service's own model on the service's own features (src/model/), and
 // prints AUC ROC, average precision and card precision@100 beside the Handbook's published
 // rows, with a logistic regression on the Handbook's 15 baseline features as a check of the
-// port. A smaller --customers/--terminals scales the radius and the daily compromises so that
+// port. --oracle adds the ceiling: a scorer that knows the simulator's rules and only what is
+// knowable at each transaction's time (quality/oracle.ts). A smaller --customers/--terminals scales the radius and the daily compromises so that
 // each customer reaches as many terminals and the fraud rate stays the Handbook's.
 //
 // --http adds parts (b) and (c): the same seed end to end through the HTTP API of the service
@@ -33,6 +34,7 @@ import { startStack } from "./assess-stack.ts";
 import { sessionToken } from "./assess-tenant.ts";
 import { runBench } from "./harness.ts";
 import { HANDBOOK_FEATURES, handbookFeatures, handbookSplit } from "./quality/handbook.ts";
+import { oracleScores } from "./quality/oracle.ts";
 import {
   HANDBOOK,
   SIMULATION_START_MS,
@@ -53,6 +55,8 @@ const { values } = parseArgs({
     offline: { type: "boolean", default: true },
     // Also time the trainer on 100,000 rows (the issue's Durable Object budget).
     measure: { type: "boolean", default: false },
+    // Also score the test week with the simulator-aware oracle (the ceiling).
+    oracle: { type: "boolean", default: false },
     // Write the generated transactions as the Handbook reference script's raw.csv (the last seed).
     dump: { type: "string" },
     http: { type: "boolean", default: false },
@@ -152,7 +156,8 @@ function seconds(since: number): number {
 
 function runSeed(seed: number, customers: number, terminals: number) {
   const started = performance.now();
-  const tx = simulate(scaledOptions(seed, customers, terminals));
+  const simulator = scaledOptions(seed, customers, terminals);
+  const tx = simulate(simulator);
   const generated = seconds(started);
   let frauds = 0;
   for (const f of tx.fraud) frauds += f;
@@ -216,6 +221,11 @@ function runSeed(seed: number, customers: number, terminals: number) {
     console.log(
       `  boosted trees on ${big.length} rows: ${timeTraining(bigX, bigY, width).summary}`,
     );
+  }
+  if (values.oracle) {
+    const firstTestDay = tx.day[split.test[0] as number] as number;
+    const oracle = oracleScores(tx, simulator, split.test, LABEL_DELAY_MS / DAY_MS, firstTestDay);
+    rows.push(["oracle: the simulator's rules, labels as known", evaluate(tx, split.test, oracle)]);
   }
   const top = model.importance
     .map((g, f) => [FEATURE_NAMES[f], g] as const)

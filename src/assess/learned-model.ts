@@ -123,6 +123,7 @@ const GROUP_OF: Record<string, SignalType> = {
   payee_count_1d: "model_payee_activity",
   payee_count_7d: "model_payee_activity",
   payee_count_30d: "model_payee_activity",
+  payee_fraud_share_since_first: "model_payee_fraud",
 };
 
 /** Every signal the model's reasons can be: the groups, and the payee's fraud history. */

@@ -70,6 +70,7 @@ export const FEATURE_NAMES = [
   "payee_clean_since_known_fraud",
   "payee_fraud_run_days",
   "payee_clean_before_run_days",
+  "payee_fraud_share_since_first",
 ] as const;
 export type FeatureName = (typeof FEATURE_NAMES)[number];
 
@@ -155,6 +156,11 @@ export function paymentFeatures(
   let runState = 0; // 0 before the run, 1 in it, 2 past it
   let runStart = Number.NaN;
   let cleanBeforeRun = Number.NaN;
+  // Labelled payments counted back to the earliest known fraud among them, and their frauds:
+  // a compromised payee's are nearly all frauds, a payee with one stolen card's nearly none.
+  let labelled = 0;
+  let labelledAtFirstFraud = 0;
+  let labelledFrauds = 0;
   for (let i = payeePast.length - 1; i >= 0; i--) {
     const p = payeePast[i] as PayeePayment;
     const age = now - p.time;
@@ -166,6 +172,13 @@ export function paymentFeatures(
       firstKnownFraud = Math.min(firstKnownFraud, p.time);
     }
     if (knownFrauds === 0 && age >= delay) cleanSinceFraud++;
+    if (age >= delay) {
+      labelled++;
+      if (known) {
+        labelledFrauds++;
+        labelledAtFirstFraud = labelled;
+      }
+    }
     if (age >= delay && runState < 2) {
       if (known) {
         runState = 1;
@@ -204,6 +217,7 @@ export function paymentFeatures(
   out[25] = knownFrauds > 0 ? cleanSinceFraud : -1;
   out[26] = Number.isNaN(runStart) ? horizonDays : runStart / DAY_MS;
   out[27] = Number.isNaN(cleanBeforeRun) ? horizonDays : cleanBeforeRun / DAY_MS;
+  out[28] = labelledAtFirstFraud ? labelledFrauds / labelledAtFirstFraud : 0;
   return out;
 }
 

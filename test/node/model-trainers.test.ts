@@ -105,6 +105,28 @@ describe("payment features", () => {
     expect(at9[at("payee_clean_before_run_days")]).toBe(37);
   });
 
+  it("takes the share of frauds among the payee's labelled payments from its earliest known fraud on", () => {
+    const t0 = Date.UTC(2026, 0, 5, 12);
+    const fraud = (d: number) => ({ time: t0 + d * DAY, fraudKnownAt: t0 + (d + 7) * DAY });
+    const clean = (d: number) => ({ time: t0 + d * DAY, fraudKnownAt: null });
+    // Labelled by day 12: clean, fraud, clean, fraud, fraud; the fraud of day 6 is not known yet.
+    const payeePast = [clean(0), fraud(1), clean(2), fraud(3), fraud(4), fraud(6)];
+    const f = paymentFeatures(
+      { time: t0 + 12 * DAY, amount: 1, payee: "p" },
+      [],
+      payeePast,
+      options,
+    );
+    expect(f[at("payee_fraud_share_since_first")]).toBe(3 / 4);
+    const cleanOnly = paymentFeatures(
+      { time: t0 + 12 * DAY, amount: 1, payee: "p" },
+      [],
+      [clean(0), clean(1)],
+      options,
+    );
+    expect(cleanOnly[at("payee_fraud_share_since_first")]).toBe(0);
+  });
+
   it("compares the amount with the agent's own usual and counts the payment in its windows", () => {
     const t0 = Date.UTC(2026, 0, 5, 12);
     const agentPast = [10, 20, 30].map((amount, i) => ({ time: t0 + i * DAY, amount, payee: "a" }));
