@@ -1,5 +1,6 @@
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
+import { FEATURE_NAMES } from "../../src/model/features";
 import { call, newOrg, type TestOrg } from "./support/api";
 import { assessOk, fetchWith } from "./support/assess";
 import { ownerSql } from "./support/db";
@@ -87,7 +88,9 @@ describe("POST /v1/risk-models", () => {
     expect(model.counts.rows).toBeGreaterThan(500);
     expect(model.counts.positives).toBeGreaterThan(40);
     expect(model.counts.held_out.rows).toBeGreaterThan(100);
-    expect(model.features).toHaveLength(28);
+    expect(model.features?.map((f: { name: string }) => f.name).sort()).toEqual(
+      [...FEATURE_NAMES].sort(),
+    );
     expect(model.features[0].importance).toBeGreaterThan(0);
     const { metrics } = model;
     // The seeded frauds are learnable (compromised payees, large amounts).
@@ -112,7 +115,7 @@ describe("POST /v1/risk-models", () => {
     const res = await call(`/v1/risk-models/${model.id}/params`, { token: org.token });
     expect(res.status).toBe(200);
     expect(res.json.params.kind).toBe("boosted_trees");
-    expect(res.json.params.width).toBe(28);
+    expect(res.json.params.width).toBe(FEATURE_NAMES.length);
     expect(res.json.params.trees.length).toBeGreaterThan(0);
     const { payload } = await verifiedCard(model.card);
     expect(res.json.params_digest).toBe(payload.params_digest);

@@ -66,7 +66,8 @@ export function historyRecords(
 
 /**
  * Writes a generated history (`historyRecords`, 40 made-up agents) into the org's mode
- * directly, as rows of `payments` and `payment_labels`.
+ * directly, as rows of `payments` and `payment_labels`, each under an external id of its own
+ * (an org may be seeded more than once with one seed).
  */
 export async function seedHistory(
   orgId: string,
@@ -79,13 +80,13 @@ export async function seedHistory(
   const labelled = records.flatMap((r, i) => (r.label ? [{ id: ids[i] as string, r }] : []));
   await ownerSql`insert into payments (id, org_id, livemode, external_id, agent_id, kind,
       counterparty, amount, currency, occurred_at)
-    select p.id, ${orgId}, ${livemode}, p.external, p.agent, 'payment', p.payee, p.amount, 'USD',
+    select p.id, ${orgId}, ${livemode}, p.id::text, p.agent, 'payment', p.payee, p.amount, 'USD',
       p.at
-    from unnest(${ids}::uuid[], ${records.map((r) => r.id)}::text[],
+    from unnest(${ids}::uuid[],
                 ${records.map((r) => r.agent_id)}::uuid[], ${records.map((r) => r.payee.id)}::text[],
                 ${records.map((r) => r.amount.amount)}::bigint[],
                 ${records.map((r) => r.occurred_at)}::timestamptz[])
-      as p(id, external, agent, payee, amount, at)`;
+      as p(id, agent, payee, amount, at)`;
   await ownerSql`insert into payment_labels (id, org_id, payment_id, livemode, label, known_at,
       source)
     select gen_random_uuid(), ${orgId}, l.payment, ${livemode}, 'fraud', l.known, 'import'
