@@ -5,6 +5,7 @@ import { publicBatch } from "../auth/tenant";
 import { REPORT_TYP } from "../control-coverage/report";
 import { signingKeys } from "../db/schema";
 import type { Env } from "../env";
+import { MODEL_CARD_TYP } from "../risk-models/card";
 import type { PublicSigningKey } from "../signing/signer";
 import { WEBHOOK_TYP } from "../webhooks/deliver";
 import { ARTIFACT_RECEIPT_TYP } from "./artifact-receipt";
@@ -31,6 +32,7 @@ export const KEY_PURPOSES = [
   CHECKPOINT_TYP,
   WEBHOOK_TYP,
   TRUST_LIST_TYP,
+  MODEL_CARD_TYP,
 ] as const;
 
 /** A key's window as the Cron sweep noted it in `signing_keys`. */

@@ -19,6 +19,7 @@ const PURPOSES = [
   "tlog-checkpoint",
   "webhook+jws",
   "trust-list+jwt",
+  "risk-model-card+jwt",
 ];
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
