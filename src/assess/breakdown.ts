@@ -3,7 +3,7 @@ import type { Tenant } from "../auth/tenant";
 import { sqlState } from "../db/client";
 import { ApiError } from "../errors";
 import { type AssessmentsBreakdown, SCORE_BINS, TOP } from "../schemas/assessments-breakdown";
-import type { SummaryWindow } from "./summary";
+import { agentCondition, type SummaryWindow } from "./summary";
 
 /**
  * The breakdown of one mode's assessments over a window (docs/assess.md, "Breakdown"): the
@@ -81,7 +81,7 @@ function ranked(column: "counterparty" | "agent_id") {
     )`;
 }
 
-function statement(window: { from: string; to: string }, livemode: boolean): SQL {
+function statement(window: SummaryWindow, livemode: boolean): SQL {
   const from = sql`${window.from}::timestamptz`;
   const to = sql`${window.to}::timestamptz`;
   const bins = SCORE_BINS - 1;
@@ -113,6 +113,7 @@ function statement(window: { from: string; to: string }, livemode: boolean): SQL
         a.signals, a.rejection_reasons, a.content_hash
       from assessments a
       where a.livemode = ${livemode} and a.created_at >= ${from} and a.created_at < ${to}
+        ${agentCondition(window)}
     ), labels as (
       select distinct on (f.assessment_id) f.assessment_id, f.label
       from assessment_feedback f join made m on m.id = f.assessment_id

@@ -30,13 +30,18 @@ const route = createRoute(
 /** Registered before `GET /v1/assessments/{id}`, as the summary is. */
 export function registerAssessmentsBreakdown(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const window = summaryWindow(c.req.valid("query"), Date.now());
-    const body = await assessmentsBreakdown(c.var.tenant, window);
+    const query = c.req.valid("query");
+    const window = summaryWindow(query, Date.now());
+    const body = await assessmentsBreakdown(c.var.tenant, {
+      ...window,
+      agent: query.agent ?? null,
+    });
     return c.json(
       {
         object: "assessment_breakdown" as const,
         livemode: c.var.tenant.livemode,
         ...window,
+        ...(query.agent === undefined ? {} : { agent: query.agent }),
         ...body,
       },
       200,

@@ -102,6 +102,9 @@ export const AssessmentsBreakdown = z
     from: z.string().openapi({ description: "The window's start (inclusive), UTC" }),
     to: z.string().openapi({ description: "The window's end (exclusive), UTC" }),
     tz: z.string().openapi({ description: "The time zone the date bounds were read in" }),
+    agent: z.string().optional().openapi({
+      description: "The agent counted, as asked with `agent`; absent when the query named none",
+    }),
     decisions: z.object({
       approve: z.int(),
       review: z.int(),

@@ -382,4 +382,32 @@ describe("GET /v1/assessments/breakdown", () => {
       ]),
     );
   });
+
+  it("narrows the summary and the breakdown to one agent with agent=", async () => {
+    const { key, testKey, a, b } = await scenario();
+    const ofB = await breakdown({ key }, `${WINDOW}&agent=${b.toUpperCase()}`);
+    expect(ofB.status).toBe(200);
+    expect(ofB.json.agent).toBe(b);
+    expect(ofB.json.decisions).toEqual({
+      approve: 1,
+      review: 1,
+      deny: 1,
+      total: 3,
+      rates: { approve: 0.3333, review: 0.3333, deny: 0.3333 },
+    });
+    expect(ofB.json.agents.by_volume.map((x: { id: string }) => x.id)).toEqual([b]);
+    expect(ofB.json.labels).toMatchObject({ labeled: 3, fraud: 1, legitimate: 1 });
+    const summary = await call(`/v1/assessments/summary?${WINDOW}&agent=${a}`, { key });
+    expect(summary.status).toBe(200);
+    expect(summary.json.agent).toBe(a);
+    expect(summary.json.totals).toMatchObject({ approve: 2, review: 1, deny: 0, total: 3 });
+    // Per mode, as everything else: A's one test assessment is counted with a test key only.
+    const test = await call(`/v1/assessments/summary?${WINDOW}&agent=${a}`, { key: testKey });
+    expect(test.json.totals).toMatchObject({ approve: 0, review: 0, deny: 1, total: 1 });
+    const none = await breakdown({ key }, `${WINDOW}&agent=${crypto.randomUUID()}`);
+    expect(none.json.decisions.total).toBe(0);
+    const bad = await breakdown({ key }, `${WINDOW}&agent=nope`);
+    expect(bad.status).toBe(400);
+    expect(bad.error.details).toEqual([expect.objectContaining({ path: "agent" })]);
+  });
 });

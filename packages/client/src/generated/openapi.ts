@@ -3199,6 +3199,8 @@ export interface paths {
                     to?: string;
                     /** @description The days' time zone (IANA); default UTC */
                     tz?: string;
+                    /** @description Only the assessments of this agent (its id); an unknown id counts nothing */
+                    agent?: string;
                 };
                 header?: never;
                 path?: never;
@@ -3338,6 +3340,8 @@ export interface paths {
                     to?: string;
                     /** @description The days' time zone (IANA); default UTC */
                     tz?: string;
+                    /** @description Only the assessments of this agent (its id); an unknown id counts nothing */
+                    agent?: string;
                 };
                 header?: never;
                 path?: never;
@@ -15845,6 +15849,8 @@ export interface components {
             to: string;
             /** @description The days' time zone (IANA), canonical */
             tz: string;
+            /** @description The agent counted, as asked with `agent`; absent when the query named none */
+            agent?: string;
             /** @description Every day (in `tz`) the window touches, oldest first, days without assessments included (zeros, null percentiles) */
             days: {
                 /**
@@ -16107,6 +16113,8 @@ export interface components {
             to: string;
             /** @description The time zone the date bounds were read in */
             tz: string;
+            /** @description The agent counted, as asked with `agent`; absent when the query named none */
+            agent?: string;
             decisions: {
                 approve: number;
                 review: number;
