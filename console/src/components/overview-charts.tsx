@@ -73,6 +73,14 @@ function localMidnight(date: string): number {
 
 const HALF_DAY = 43_200;
 
+/** Counts are whole: the y axis steps by whole numbers, never 0.5. */
+const COUNT_AXIS: uPlot.Axis = {
+  label: "Assessments",
+  incrs: [
+    1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 1e5, 1e6,
+  ],
+};
+
 /**
  * Assessments per day by decision: lines over a long period, stacked bars when the period is
  * short (a week or less) or holds few days with traffic, where lines would be a dot or two.
@@ -85,7 +93,7 @@ export function VolumeChart({ days }: { days: (Counts & { date: string })[] }) {
     const bars = days.length <= 7 || busy <= 3;
     const common = {
       legend: { show: false },
-      axes: [{}, { label: "Assessments" }],
+      axes: [{}, COUNT_AXIS],
     };
     if (bars) {
       const options: Omit<Options, "width" | "height"> = {
@@ -158,7 +166,7 @@ export function ScoreHistogram({ bins }: { bins: Bin[] }) {
               return bin ? `${bin.min}–${bin.max}` : "";
             }),
         },
-        { label: "Assessments" },
+        COUNT_AXIS,
       ],
       series: [{ label: "Score" }, ...barSeries([0.8, 64])],
     };
