@@ -46,10 +46,10 @@ export function AgentPage({ params }: { params: string[] }) {
               <code>{a.principal_id}</code>
             </dd>
             <ModeCounts id={id} />
-            <dt>Trust evidence: approvals / reviews / denials</dt>
+            <dt>Trust evidence</dt>
             <dd>
-              {a.evidence.approvals} / {a.evidence.reviews} / {a.evidence.denials}{" "}
-              <span class="muted">(live assessments that proved the agent's key)</span>
+              {a.evidence.approvals} approvals / {a.evidence.reviews} reviews / {a.evidence.denials}{" "}
+              denials <span class="muted">(live assessments that proved the agent's key)</span>
             </dd>
             <dt>Confirmed fraud / legitimate</dt>
             <dd>
@@ -109,9 +109,14 @@ function ModeCounts({ id }: { id: string }) {
   const t = summary.data?.totals;
   return (
     <>
-      <dt>Assessments in {mode} mode, last 12 months: approve / review / deny</dt>
+      <dt>Assessments, {mode} mode</dt>
       <dd data-testid="agent-mode-counts">
-        {t ? `${t.approve} / ${t.review} / ${t.deny}` : summary.failure ? "—" : "…"}
+        {t
+          ? `${t.approve} approve / ${t.review} review / ${t.deny} deny`
+          : summary.failure
+            ? "—"
+            : "…"}{" "}
+        <span class="muted">(in {mode} mode, the last 12 months)</span>
         <ErrorBanner failure={summary.failure} />
       </dd>
     </>
