@@ -24,8 +24,6 @@ interface XYSeries {
   label: string;
   points: [number, number][];
   stroke: string;
-  /** Markers only (a threshold), no line. */
-  markers?: boolean;
   dash?: number[];
 }
 
@@ -57,11 +55,9 @@ function XYChart({
         ...series.map((s) => ({
           label: s.label,
           stroke: s.stroke,
-          width: s.markers ? 0 : 2,
+          width: 2,
           ...(s.dash ? { dash: s.dash } : {}),
-          ...(s.markers
-            ? { paths: () => null, points: { show: true, size: 10, fill: s.stroke } }
-            : { points: { show: false } }),
+          points: { show: false },
         })),
       ],
       cursor: { show: false },
@@ -177,8 +173,14 @@ export function RocCurve({ metrics }: { metrics: Metrics }) {
 export function PrCurve({ metrics }: { metrics: Metrics }) {
   const pr = metrics.pr ?? [];
   const { review, deny } = metrics.thresholds;
+  // A threshold is a point of the curve: drawn as a line dropped from it to the recall axis.
   const marker = (t: typeof review): [number, number][] =>
-    t.precision === null ? [] : [[t.recall, t.precision]];
+    t.precision === null
+      ? []
+      : [
+          [t.recall, 0],
+          [t.recall, t.precision],
+        ];
   return (
     <>
       <XYChart
@@ -191,10 +193,14 @@ export function PrCurve({ metrics }: { metrics: Metrics }) {
             stroke: BLUE,
             points: pr.map((p): [number, number] => [p.recall, p.precision]),
           },
-          { label: "Review threshold", stroke: ORANGE, markers: true, points: marker(review) },
-          { label: "Deny threshold", stroke: RED, markers: true, points: marker(deny) },
+          { label: "Review threshold", stroke: ORANGE, dash: [6, 3], points: marker(review) },
+          { label: "Deny threshold", stroke: RED, dash: [2, 2], points: marker(deny) },
         ]}
       />
+      <p class="muted">
+        The dashed lines drop from the review and deny thresholds' points of the curve to their
+        recall.
+      </p>
       <table>
         <caption>The thresholds on the held-out slice</caption>
         <thead>
