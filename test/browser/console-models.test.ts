@@ -165,10 +165,46 @@ describe.skipIf(!origin)("console: retro study and models", () => {
     await page.getByRole("heading", { level: 1, name: /^Model v\d+$/ }).waitFor();
     await tab.screenshot("activated");
 
+    const first = (await page.getByRole("heading", { level: 1 }).innerText()).replace(/^M/, "m");
+
+    // A second model, trained from the Models page, replaces it; then a rollback.
     await page.goto(`${origin}/console/#/models`);
     await page.getByRole("heading", { level: 1, name: "Models" }).waitFor();
+    await page.getByText(`${first} scores test payments`).waitFor();
     await page.getByRole("cell", { name: "active" }).waitFor();
     await expectAccessible(page, "models list");
+    await page.getByLabel("Label delay (days)").fill("3");
+    await page.getByLabel("Training window (days)").fill("14");
+    await page.getByRole("button", { name: "Train a model" }).click();
+    await page.getByRole("heading", { level: 1, name: /^Model / }).waitFor();
+    await page.getByRole("button", { name: "Activate" }).waitFor({ timeout: 60_000 });
+    await page.getByRole("button", { name: "Activate" }).click();
+    await page
+      .getByText(
+        new RegExp(
+          `^Test assessments will be scored by model \\S+ instead of ${first}, which is retired\\.`,
+        ),
+      )
+      .waitFor();
+    await page.getByRole("button", { name: "Confirm activation" }).click();
+    await page.getByText(/^Activated: model v\d+ scores test payments\.$/).waitFor();
+    const heading = page.getByRole("heading", { level: 1, name: /^Model v\d+$/ });
+    await heading.waitFor();
+    const second = (await heading.innerText()).replace(/^M/, "m");
+    expect(second).not.toBe(first);
+
+    await page.goto(`${origin}/console/#/models`);
+    await page.getByRole("button", { name: `Roll back to ${first}` }).click();
+    await page
+      .getByText(
+        `Test assessments will be scored by ${first} again instead of ${second}, under a new version number; ${second} is retired.`,
+      )
+      .waitFor();
+    await page.getByRole("button", { name: "Confirm rollback" }).click();
+    await page.getByText(/^Rolled back: model v\d+ is active\.$/).waitFor();
+    // The model it replaced is now the one to roll back to.
+    await page.getByRole("button", { name: `Roll back to ${second}` }).waitFor();
+    await tab.screenshot("rolled-back");
 
     expect(
       unexpected(await tab.problems(), [
