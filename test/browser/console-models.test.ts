@@ -32,7 +32,16 @@ function random(seed: number) {
  * tests seed it (test/worker/support/risk-models.ts): three payees are compromised and large
  * amounts are often frauds.
  */
-function history(agents: string[], end: number): Record<string, unknown>[] {
+interface HistoryRecord {
+  id: string;
+  occurred_at: string;
+  agent_id: string;
+  payee: { id: string };
+  amount: { amount: number; currency: string };
+  label?: { label: string; labeled_at: string };
+}
+
+function history(agents: string[], end: number): HistoryRecord[] {
   const next = random(7);
   return Array.from({ length: 30 * 60 }, (_, i) => {
     const time = end - 30 * DAY_MS + Math.floor(next() * 30 * DAY_MS);
@@ -43,7 +52,7 @@ function history(agents: string[], end: number): Record<string, unknown>[] {
     return {
       id: `txn-${i}`,
       occurred_at: new Date(time).toISOString(),
-      agent_id: agents[Math.floor(next() * agents.length)],
+      agent_id: agents[Math.floor(next() * agents.length)] as string,
       payee: { id: `payee-${payee}` },
       amount: { amount, currency: "USD" },
       ...(fraud
@@ -79,7 +88,7 @@ describe.skipIf(!origin)("console: retro study and models", () => {
     }
     const records = history(agents, Date.now() - 2 * DAY_MS - 60_000);
     // Row 7 of the file is bad: a currency of two letters.
-    records[6] = { ...records[6], amount: { amount: 100, currency: "US" } };
+    records[6] = { ...(records[6] as HistoryRecord), amount: { amount: 100, currency: "US" } };
     const ndjson = `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
 
     await page.goto(`${origin}/console/#/retro-study`);
@@ -110,6 +119,42 @@ describe.skipIf(!origin)("console: retro study and models", () => {
     await expect.poll(() => imports.count()).toBe(3);
     await tab.screenshot("uploaded");
     await expectAccessible(page, "retro study after an upload");
+
+    // A CSV dropped on the page: row 2 is stored already (unchanged), row 3 reuses a stored id
+    // with another amount (409, reported as a conflict), row 4 is new.
+    const csvRow = (r: HistoryRecord) =>
+      [
+        r.id,
+        r.occurred_at,
+        r.agent_id,
+        r.payee.id,
+        r.amount.amount,
+        r.amount.currency,
+        r.label?.label ?? "",
+        r.label?.labeled_at ?? "",
+      ].join(",");
+    const csv = [
+      "id,occurred_at,agent_id,payee_id,amount,currency,label,labeled_at",
+      csvRow(records[0] as HistoryRecord),
+      csvRow({ ...(records[1] as HistoryRecord), amount: { amount: 1, currency: "USD" } }),
+      csvRow({ ...(records[2] as HistoryRecord), id: "txn-new" }),
+    ].join("\n");
+    const dropped = await page.evaluateHandle(`(() => {
+      const files = new DataTransfer();
+      files.items.add(new File([${JSON.stringify(csv)}], "more.csv", { type: "text/csv" }));
+      return files;
+    })()`);
+    await page.locator(".drop-zone").dispatchEvent("drop", { dataTransfer: dropped });
+    await page.getByText("more.csv: 3 records (CSV); sent 1,000 a call.").waitFor();
+    await page.getByRole("button", { name: "Upload 3 records" }).click();
+    await page
+      .getByText(
+        "1 stored, 1 already stored unchanged, 0 rows rejected, 1 in conflict with a stored record (2 calls).",
+      )
+      .waitFor();
+    const conflict = page.getByRole("table", { name: "Rows not stored" }).getByRole("row");
+    expect(await conflict.count()).toBe(2);
+    expect(await conflict.nth(1).innerText()).toMatch(/^Row 3\s+txn-1\s+—\s+conflict: /);
 
     // Train on it: a 3-day label delay and 14 days of mature payments.
     await page.getByLabel("Label delay (days)").fill("3");
@@ -206,10 +251,22 @@ describe.skipIf(!origin)("console: retro study and models", () => {
     await page.getByRole("button", { name: `Roll back to ${second}` }).waitFor();
     await tab.screenshot("rolled-back");
 
+    // The replaced model shadows the active one, after a confirmation.
+    await page.getByRole("link", { name: second, exact: true }).first().click();
+    await page.getByRole("button", { name: "Shadow" }).click();
+    await page
+      .getByText(
+        `${second} will be scored beside every test assessment, its verdict recorded and never acted on.`,
+      )
+      .waitFor();
+    await page.getByRole("button", { name: "Confirm shadow" }).click();
+    await page.getByText(`Shadowing: ${second} is scored beside every test payment.`).waitFor();
+
     expect(
       unexpected(await tab.problems(), [
         FIRST_SIGN_IN,
         { status: 400, method: "POST", path: "/v1/history/transactions" },
+        { status: 409, method: "POST", path: "/v1/history/transactions" },
       ]),
     ).toEqual([]);
   });
