@@ -106,7 +106,7 @@ describe.skipIf(!origin)("console: retro study and models", () => {
     // The first call of 1,000 was refused for row 7 alone; its 999 others were sent again.
     await page
       .getByText(
-        "1,799 stored, 0 already stored unchanged, 1 rows rejected, 0 in conflict with a stored record (3 calls).",
+        "1,799 stored, 0 already stored unchanged, 1 row rejected, 0 rows in conflict with a stored record (3 calls).",
       )
       .waitFor();
     const bad = page.getByRole("table", { name: "Rows not stored" }).getByRole("row");
@@ -149,7 +149,7 @@ describe.skipIf(!origin)("console: retro study and models", () => {
     await page.getByRole("button", { name: "Upload 3 records" }).click();
     await page
       .getByText(
-        "1 stored, 1 already stored unchanged, 0 rows rejected, 1 in conflict with a stored record (2 calls).",
+        "1 stored, 1 already stored unchanged, 0 rows rejected, 1 row in conflict with a stored record (2 calls).",
       )
       .waitFor();
     const conflict = page.getByRole("table", { name: "Rows not stored" }).getByRole("row");

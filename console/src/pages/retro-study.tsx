@@ -176,6 +176,9 @@ function UploadHistory({ onUploaded }: { onUploaded: () => void }) {
         onDrop={(event) => {
           event.preventDefault();
           setDragging(false);
+          // The input no longer names the file in hand: the dropped one replaces it.
+          const input = document.getElementById("history-file") as HTMLInputElement | null;
+          if (input) input.value = "";
           void choose(event.dataTransfer?.files[0]);
         }}
       >
@@ -229,6 +232,8 @@ function UploadHistory({ onUploaded }: { onUploaded: () => void }) {
   );
 }
 
+const rows = (n: number) => `${n.toLocaleString("en")} ${n === 1 ? "row" : "rows"}`;
+
 function UploadReport({ upload }: { upload: Upload }) {
   const faults = [
     ...upload.rejected.map((e) => ({ ...e, kind: "rejected" })),
@@ -246,8 +251,9 @@ function UploadReport({ upload }: { upload: Upload }) {
       {upload.finished ? (
         <p role="status">
           {upload.inserted.toLocaleString("en")} stored, {upload.unchanged.toLocaleString("en")}{" "}
-          already stored unchanged, {upload.rejected.length} rows rejected,{" "}
-          {upload.conflicts.length} in conflict with a stored record ({upload.calls} calls).
+          already stored unchanged, {rows(upload.rejected.length)} rejected,{" "}
+          {rows(upload.conflicts.length)} in conflict with a stored record ({upload.calls}{" "}
+          {upload.calls === 1 ? "call" : "calls"}).
         </p>
       ) : null}
       {faults.length > 0 ? (
