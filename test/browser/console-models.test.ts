@@ -67,6 +67,24 @@ function history(agents: string[], end: number): HistoryRecord[] {
 describe.skipIf(!origin)("console: retro study and models", () => {
   const browser = useBrowser("console-models");
 
+  it("shows a training that fails with the reason the API gives", async () => {
+    const tab = await openSignedIn(browser, newUser("models-fail"));
+    const { page } = tab;
+    await page.goto(`${origin}/console/#/models`);
+    await page.getByRole("heading", { level: 1, name: "Models" }).waitFor();
+    await page.getByText("No active model: live payments get the hand-weighted score.").waitFor();
+    // No history at all: the consumer ends the model failed, with the counts.
+    await page.getByRole("button", { name: "Train a model" }).click();
+    await page.getByRole("heading", { level: 1, name: /^Model / }).waitFor();
+    await page
+      .getByText(/^Training failed: too few labelled payments to train: 0 payments with 0 frauds/)
+      .waitFor({ timeout: 60_000 });
+    expect(await page.getByRole("button", { name: "Activate" }).count()).toBe(0);
+    await page.goto(`${origin}/console/#/models`);
+    await page.getByRole("cell", { name: "failed" }).waitFor();
+    expect(unexpected(await tab.problems(), [FIRST_SIGN_IN])).toEqual([]);
+  });
+
   it("uploads a history, reports its bad row, trains, shows the model and activates it", async () => {
     const tab = await openSignedIn(browser, newUser("models"));
     const { page } = tab;
