@@ -8,6 +8,8 @@
  * (test/browser/support/seed-load.ts), loads each console page afresh in Chromium and prints,
  * per page, the median time from the navigation's start to its data shown, every load's time,
  * and where the API time went. It fails, as the test does, if a median passes its bound.
+ * `--switched` loads as a browser where the person used the mode switch (the mode remembered,
+ * so no load first asks which mode to open in).
  *
  * Needs Chromium (docs/browser-tests.md). Takes about 2 minutes with 5 runs: run it on a quiet
  * machine, the figures are the machine's as much as the console's.
@@ -17,11 +19,17 @@ import { parseArgs } from "node:util";
 import { REPO_ROOT } from "../dev-state.ts";
 
 const { values } = parseArgs({
-  options: { runs: { type: "string", default: "5" }, help: { type: "boolean", short: "h" } },
+  options: {
+    runs: { type: "string", default: "5" },
+    switched: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h" },
+  },
 });
 if (values.help) {
   process.stdout.write(
-    "usage: npm run bench:console [-- --runs N]  (loads of each page, default 5)\n",
+    "usage: npm run bench:console [-- --runs N] [--switched]\n" +
+      "  --runs N     loads of each page (default 5)\n" +
+      "  --switched   as a browser where the mode switch was used (no pick of the mode per load)\n",
   );
   process.exit(0);
 }
@@ -34,6 +42,14 @@ if (!Number.isInteger(runs) || runs < 1 || runs > 20) {
 const child = spawn(
   "npx",
   ["vitest", "run", "--project", "browser", "test/browser/console-load.test.ts"],
-  { cwd: REPO_ROOT, stdio: "inherit", env: { ...process.env, CONSOLE_LOAD_RUNS: String(runs) } },
+  {
+    cwd: REPO_ROOT,
+    stdio: "inherit",
+    env: {
+      ...process.env,
+      CONSOLE_LOAD_RUNS: String(runs),
+      CONSOLE_LOAD_SWITCHED: values.switched ? "1" : "0",
+    },
+  },
 );
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -28,6 +28,11 @@ const COUNTS = { assessments: 10_000, openReviews: 1_000, models: 100 };
  */
 const LOADS = Number(process.env.CONSOLE_LOAD_RUNS ?? 1);
 /**
+ * `npm run bench:console -- --switched`: the loads of a browser where the person has used the
+ * mode switch (remembered), so the console does not first ask which mode to open in.
+ */
+const SWITCHED = process.env.CONSOLE_LOAD_SWITCHED === "1";
+/**
  * The requirement is 1 s. The assertion allows 2.5 s: the machine is two cores shared with
  * other test runs, and a single load then varies more than the page's code does (one of three
  * loads of the overview took 2,350 ms while the other two took 947 and 1,455). It still fails a
@@ -73,6 +78,13 @@ describe.skipIf(!origin || !sqlEndpoint)("console load times at 10,000 assessmen
       const tab = await openSignedIn(browser, owner);
       const { page } = tab;
       await countApiCalls(page);
+      if (SWITCHED) {
+        // A person who used the switch: the mode is remembered; no load asks which to open in.
+        const toggle = page.getByRole("switch", { name: "Test mode" });
+        await toggle.click();
+        await toggle.click();
+        expect(await toggle.isChecked()).toBe(true);
+      }
       const rows: string[] = [];
       const medians: Record<string, number> = {};
       for (const target of CONSOLE_PAGES) {
@@ -110,7 +122,8 @@ describe.skipIf(!origin || !sqlEndpoint)("console load times at 10,000 assessmen
         await tab.screenshot(target.name);
       }
       process.stdout.write(
-        `[console-load] median of ${LOADS} loads, navigation start to data shown:\n` +
+        `[console-load] median of ${LOADS} loads${SWITCHED ? " (mode switched by hand)" : ""}, ` +
+          `navigation start to data shown:\n` +
           `${rows.map((r) => `  ${r}`).join("\n")}\n`,
       );
       const over = (limit: number) =>
