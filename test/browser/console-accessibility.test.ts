@@ -12,7 +12,7 @@
  */
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { accessibilityViolations } from "./support/axe";
-import { useBrowser } from "./support/browser";
+import { type BrowserTab, useBrowser } from "./support/browser";
 import { newUser, openSignedIn } from "./support/console-api";
 import {
   CONSOLE_PAGES,
@@ -96,8 +96,8 @@ describe.skipIf(!origin)("console accessibility", () => {
     expect([...listed].filter((route) => !routes.includes(route))).toEqual([]);
   });
 
-  it("has no serious or critical axe violation on any page, with data on it", async () => {
-    const tab = await openSignedIn(browser, owner);
+  /** axe on every page of CONSOLE_PAGES in `tab`, by hash navigation: the failures' lines. */
+  async function sweep(tab: BrowserTab, suffix: string): Promise<string[]> {
     const { page } = tab;
     await countApiCalls(page);
     await page.goto("about:blank");
@@ -111,14 +111,28 @@ describe.skipIf(!origin)("console accessibility", () => {
         const lines = (await accessibilityViolations(page)).filter(
           (line) => !KNOWN.some((k) => k.page === target.name && line.startsWith(k.violation)),
         );
-        for (const line of lines)
-          failures.push(`#/${target.path(seeded)} (${target.name}): ${line}`);
+        for (const line of lines) {
+          failures.push(`#/${target.path(seeded)} (${target.name}${suffix}): ${line}`);
+        }
       } catch (error) {
-        failures.push(`#/${target.path(seeded)} (${target.name}): ${(error as Error).message}`);
+        failures.push(
+          `#/${target.path(seeded)} (${target.name}${suffix}): ${(error as Error).message}`,
+        );
       }
-      await tab.screenshot(target.name);
+      await tab.screenshot(`${target.name}${suffix}`);
     }
-    expect(failures).toEqual([]);
+    return failures;
+  }
+
+  it("has no serious or critical axe violation on any page, with data on it", async () => {
+    const tab = await openSignedIn(browser, owner);
+    expect(await sweep(tab, "")).toEqual([]);
+    expect(await tab.problems()).toEqual([]);
+  });
+
+  it("has none either at a phone's size, where tables become stacked cards", async () => {
+    const tab = await openSignedIn(browser, owner, { viewport: { width: 390, height: 844 } });
+    expect(await sweep(tab, "-phone")).toEqual([]);
     expect(await tab.problems()).toEqual([]);
   });
 
