@@ -27,7 +27,7 @@
 import { generateKeyPairSync, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { expect, inject } from "vitest";
 import type { BrowserTab } from "./browser";
 import { fromPage } from "./console-api";
 import { withKey } from "./console-b";
@@ -107,6 +107,32 @@ function history(agentId: string) {
   });
 }
 
+/**
+ * GET /v1/risk-models/{id} with `key`, asked once more when unanswered after 15 s: a poll that
+ * `wrangler dev` left hanging while the queue consumer trained held a run's seed for over 100 s
+ * (service.log: the training's `QUEUE risk-model-training 1/1 (5482ms)`, then nothing), the
+ * dev server's stall of docs/browser-tests.md, which `getFromDevServer` handles the same way.
+ */
+async function readModel(key: string, id: string) {
+  const url = `${inject("browserOrigin")}/v1/risk-models/${id}`;
+  const get = (ms?: number) =>
+    fetch(url, { headers: { "x-api-key": key }, signal: ms ? AbortSignal.timeout(ms) : null });
+  let response: Response;
+  try {
+    response = await get(15_000);
+  } catch (error) {
+    if (!(error instanceof DOMException && error.name === "TimeoutError")) throw error;
+    process.stderr.write(
+      `[browser] seed: GET ${url} unanswered after 15000 ms; asking once more\n`,
+    );
+    response = await get();
+  }
+  const body = await response.json();
+  if (response.status !== 200)
+    throw new Error(`GET ${url}: ${response.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
 /** The small real data set, through the API (about 10 s, most of it the model's training). */
 export async function seedTemplates(tab: BrowserTab): Promise<Seeded> {
   const me = await session(tab, "GET", "/v1/me");
@@ -176,7 +202,7 @@ export async function seedTemplates(tab: BrowserTab): Promise<Seeded> {
   let model = trained;
   while (model.status === "training" && Date.now() < until) {
     await new Promise((tick) => setTimeout(tick, 500));
-    model = await keyCall(key, "GET", `/v1/risk-models/${trained.id}`);
+    model = await readModel(key, trained.id);
   }
   expect(model.status, JSON.stringify(model.failure_reason)).toBe("ready");
 
