@@ -68,6 +68,14 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   { route: "webhooks", name: "webhooks", path: () => "webhooks", selector: ROW },
   { route: "api-keys", name: "api-keys", path: () => "api-keys", selector: ROW },
   { route: "billing", name: "billing", path: () => "billing", selector: "main dl.facts" },
+  { route: "models", name: "models", path: () => "models", selector: ROW },
+  {
+    route: "models/:id",
+    name: "model",
+    path: (s) => `models/${s.modelId}`,
+    selector: "main dl.facts",
+  },
+  { route: "retro-study", name: "retro-study", path: () => "retro-study", selector: ROW },
 ];
 
 /** The route patterns of console/src/routes.ts, read from its source (one `"pattern": Page,` a line). */
