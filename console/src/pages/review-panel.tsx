@@ -207,6 +207,15 @@ function Transaction({ review, summary }: { review: Review; summary: ReviewSumma
           </dd>
         </>
       ) : null}
+      {summary.decided_by ? (
+        <>
+          <dt>Sent to review by</dt>
+          <dd>
+            {summary.decided_by.type}
+            {summary.decided_by.rule ? ` (rule ${summary.decided_by.rule})` : ""}
+          </dd>
+        </>
+      ) : null}
       <dt>Assessment</dt>
       <dd>
         <a href={href(`assessments/${review.assessment_id}`)}>{review.assessment_id}</a>

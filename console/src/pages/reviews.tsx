@@ -197,7 +197,8 @@ export function ReviewsPage(_: { params: string[] }) {
         Keys: <kbd>j</kbd>/<kbd>k</kbd> next/previous, <kbd>a</kbd> approve, <kbd>d</kbd> deny, then{" "}
         <kbd>Enter</kbd> to confirm or <kbd>Esc</kbd> to cancel, <kbd>n</kbd> note.
       </p>
-      <p class="notice" role="status" aria-live="polite">
+      {/* Always there, so that a screen reader hears each change; drawn only when it speaks. */}
+      <p class={notice ? "notice" : "visually-hidden"} role="status" aria-live="polite">
         {notice}
       </p>
       <ErrorBanner failure={settings.failure} />
