@@ -110,6 +110,21 @@ describe.skipIf(!origin)("the review queue in Chromium", () => {
     await panel.getByText("1 fraud; latest: fraud").waitFor();
     await panel.getByText("No agent was identified: no history.").waitFor();
 
+    // d then Escape resolves nothing; n goes to the note, where j is only a letter.
+    await tab.page.keyboard.press("d");
+    await tab.page.getByRole("button", { name: "Confirm denial" }).waitFor();
+    await tab.page.keyboard.press("Escape");
+    await tab.page.getByRole("status").getByText("Cancelled: nothing was resolved.").waitFor();
+    await tab.page.keyboard.press("n");
+    await tab.page.keyboard.type("jk");
+    expect(await panel.getByLabel("Note", { exact: true }).inputValue()).toBe("jk");
+    await panel.getByRole("heading", { name: `Review of assessment ${shortId(third)}` }).waitFor();
+    const open = await fromPage(tab, "/v1/reviews?status=open&limit=10");
+    expect(open.body.data.map((r: { assessment_id: string }) => r.assessment_id)).toEqual([
+      first,
+      third,
+    ]);
+
     await tab.screenshot("keyboard-resolved-next");
     await expectAccessible(tab.page, "reviews queue");
     // The first sign-in's 403 (the org is made then) and nothing else.
