@@ -14,7 +14,7 @@ import {
   openSignedIn,
   shortId,
 } from "./support/console-api";
-import { FIRST_SIGN_IN, unexpected } from "./support/console-b";
+import { FIRST_SIGN_IN, horizontalOverflow, unexpected } from "./support/console-b";
 
 const origin = inject("browserOrigin");
 const HOUR = 3_600_000;
@@ -127,6 +127,12 @@ describe.skipIf(!origin)("the review queue in Chromium", () => {
 
     await tab.screenshot("keyboard-resolved-next");
     await expectAccessible(tab.page, "reviews queue");
+
+    // On a phone the panel follows the queue, and nothing reaches past the screen.
+    await tab.page.setViewportSize({ width: 390, height: 844 });
+    const { overflow, wide } = await horizontalOverflow(tab);
+    expect(overflow, wide.join(", ")).toBe(0);
+    await tab.screenshot("phone");
     // The first sign-in's 403 (the org is made then) and nothing else.
     expect(unexpected(await tab.problems(), [FIRST_SIGN_IN])).toEqual([]);
   });
