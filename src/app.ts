@@ -18,6 +18,7 @@ import { registerApiKeys } from "./routes/api-keys";
 import { registerArtifacts } from "./routes/artifacts";
 import { registerAssess } from "./routes/assess";
 import { registerAssessments } from "./routes/assessments";
+import { registerAssessmentsEvidence } from "./routes/assessments-evidence";
 import { registerAssessmentsFeedback } from "./routes/assessments-feedback";
 import { registerAssessmentsSummary } from "./routes/assessments-summary";
 import { registerAudit } from "./routes/audit";
@@ -122,6 +123,7 @@ export function buildApp() {
   registerReviews(app);
   registerReviewSettings(app);
   registerAssessmentsFeedback(app);
+  registerAssessmentsEvidence(app);
   registerMandates(app);
   registerPolicies(app);
   registerPoliciesBacktest(app);
