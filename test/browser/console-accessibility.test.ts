@@ -46,6 +46,8 @@ const NAV = [
   "Assessments",
   "Reviews",
   "Policies",
+  "Models",
+  "Retro study",
   "Agents",
   "Audit",
   "Webhooks",
