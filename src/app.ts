@@ -19,6 +19,7 @@ import { registerArtifacts } from "./routes/artifacts";
 import { registerAssess } from "./routes/assess";
 import { registerAssessments } from "./routes/assessments";
 import { registerAssessmentsBreakdown } from "./routes/assessments-breakdown";
+import { registerAssessmentsEvidence } from "./routes/assessments-evidence";
 import { registerAssessmentsFeedback } from "./routes/assessments-feedback";
 import { registerAssessmentsSummary } from "./routes/assessments-summary";
 import { registerAudit } from "./routes/audit";
@@ -124,6 +125,7 @@ export function buildApp() {
   registerReviews(app);
   registerReviewSettings(app);
   registerAssessmentsFeedback(app);
+  registerAssessmentsEvidence(app);
   registerMandates(app);
   registerPolicies(app);
   registerPoliciesBacktest(app);

@@ -271,6 +271,12 @@ export const ROUTES: RouteCase[] = [
     scope: "assess:read",
     resource: async (org) => (await assessOnce(org)).assessmentId,
   },
+  {
+    method: "GET",
+    path: "/v1/assessments/{id}/evidence",
+    scope: "assess:read",
+    resource: async (org) => (await assessOnce(org)).assessmentId,
+  },
   { method: "GET", path: "/v1/mandates", scope: "assess:read", filters: { kind: UNKNOWN } },
   {
     method: "GET",

@@ -4692,6 +4692,113 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/assessments/{id}/evidence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a reviewer weighs: the agent's recent payments and the payee's labels
+         * @description From the org's payment history in the caller's mode (assessments and imported records): the agent's latest payments up to this one (at most 30, oldest first, this one marked `current`), how many earlier payments the agent made to this payee, and the labels known now on the org's payments to the payee (docs/reviews.md, "Evidence").
+         *
+         *     Requires scope `assess:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The assessment's evidence */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "assessment_evidence",
+                         *       "assessment_id": "string",
+                         *       "livemode": true,
+                         *       "agent_id": "string",
+                         *       "agent_history": [
+                         *         {
+                         *           "id": "string",
+                         *           "created": "string",
+                         *           "amount": 0,
+                         *           "currency": "string",
+                         *           "decision": "approve",
+                         *           "current": true
+                         *         }
+                         *       ],
+                         *       "agent_payee_payments": 0,
+                         *       "payee_labels": {
+                         *         "fraud": 0,
+                         *         "dispute": 0,
+                         *         "chargeback": 0,
+                         *         "refund": 0,
+                         *         "legitimate": 0,
+                         *         "latest_label": "fraud",
+                         *         "latest_at": "string"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["AssessmentEvidence"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/mandates": {
         parameters: {
             query?: never;
@@ -6235,6 +6342,48 @@ export interface paths {
                          *                 "recall": 0,
                          *                 "fire_rate": 0
                          *               }
+                         *             },
+                         *             "roc": [
+                         *               {
+                         *                 "threshold": 0,
+                         *                 "fpr": 0,
+                         *                 "tpr": 0
+                         *               }
+                         *             ],
+                         *             "pr": [
+                         *               {
+                         *                 "threshold": 0,
+                         *                 "precision": 0,
+                         *                 "recall": 0
+                         *               }
+                         *             ],
+                         *             "caught": {
+                         *               "slice": {
+                         *                 "payments": 0,
+                         *                 "frauds": 0,
+                         *                 "amounts": [
+                         *                   {
+                         *                     "currency": "string",
+                         *                     "fraud": 0,
+                         *                     "good": 0
+                         *                   }
+                         *                 ]
+                         *               },
+                         *               "thresholds": [
+                         *                 {
+                         *                   "probability": 0,
+                         *                   "alerts": 0,
+                         *                   "frauds": 0,
+                         *                   "goods": 0,
+                         *                   "amounts": [
+                         *                     {
+                         *                       "currency": "string",
+                         *                       "fraud": 0,
+                         *                       "good": 0
+                         *                     }
+                         *                   ]
+                         *                 }
+                         *               ]
                          *             }
                          *           },
                          *           "failure_reason": "string",
@@ -6384,6 +6533,48 @@ export interface paths {
                          *             "recall": 0,
                          *             "fire_rate": 0
                          *           }
+                         *         },
+                         *         "roc": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "fpr": 0,
+                         *             "tpr": 0
+                         *           }
+                         *         ],
+                         *         "pr": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "precision": 0,
+                         *             "recall": 0
+                         *           }
+                         *         ],
+                         *         "caught": {
+                         *           "slice": {
+                         *             "payments": 0,
+                         *             "frauds": 0,
+                         *             "amounts": [
+                         *               {
+                         *                 "currency": "string",
+                         *                 "fraud": 0,
+                         *                 "good": 0
+                         *               }
+                         *             ]
+                         *           },
+                         *           "thresholds": [
+                         *             {
+                         *               "probability": 0,
+                         *               "alerts": 0,
+                         *               "frauds": 0,
+                         *               "goods": 0,
+                         *               "amounts": [
+                         *                 {
+                         *                   "currency": "string",
+                         *                   "fraud": 0,
+                         *                   "good": 0
+                         *                 }
+                         *               ]
+                         *             }
+                         *           ]
                          *         }
                          *       },
                          *       "failure_reason": "string",
@@ -6545,6 +6736,48 @@ export interface paths {
                          *             "recall": 0,
                          *             "fire_rate": 0
                          *           }
+                         *         },
+                         *         "roc": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "fpr": 0,
+                         *             "tpr": 0
+                         *           }
+                         *         ],
+                         *         "pr": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "precision": 0,
+                         *             "recall": 0
+                         *           }
+                         *         ],
+                         *         "caught": {
+                         *           "slice": {
+                         *             "payments": 0,
+                         *             "frauds": 0,
+                         *             "amounts": [
+                         *               {
+                         *                 "currency": "string",
+                         *                 "fraud": 0,
+                         *                 "good": 0
+                         *               }
+                         *             ]
+                         *           },
+                         *           "thresholds": [
+                         *             {
+                         *               "probability": 0,
+                         *               "alerts": 0,
+                         *               "frauds": 0,
+                         *               "goods": 0,
+                         *               "amounts": [
+                         *                 {
+                         *                   "currency": "string",
+                         *                   "fraud": 0,
+                         *                   "good": 0
+                         *                 }
+                         *               ]
+                         *             }
+                         *           ]
                          *         }
                          *       },
                          *       "failure_reason": "string",
@@ -6816,6 +7049,48 @@ export interface paths {
                          *             "recall": 0,
                          *             "fire_rate": 0
                          *           }
+                         *         },
+                         *         "roc": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "fpr": 0,
+                         *             "tpr": 0
+                         *           }
+                         *         ],
+                         *         "pr": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "precision": 0,
+                         *             "recall": 0
+                         *           }
+                         *         ],
+                         *         "caught": {
+                         *           "slice": {
+                         *             "payments": 0,
+                         *             "frauds": 0,
+                         *             "amounts": [
+                         *               {
+                         *                 "currency": "string",
+                         *                 "fraud": 0,
+                         *                 "good": 0
+                         *               }
+                         *             ]
+                         *           },
+                         *           "thresholds": [
+                         *             {
+                         *               "probability": 0,
+                         *               "alerts": 0,
+                         *               "frauds": 0,
+                         *               "goods": 0,
+                         *               "amounts": [
+                         *                 {
+                         *                   "currency": "string",
+                         *                   "fraud": 0,
+                         *                   "good": 0
+                         *                 }
+                         *               ]
+                         *             }
+                         *           ]
                          *         }
                          *       },
                          *       "failure_reason": "string",
@@ -6990,6 +7265,48 @@ export interface paths {
                          *             "recall": 0,
                          *             "fire_rate": 0
                          *           }
+                         *         },
+                         *         "roc": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "fpr": 0,
+                         *             "tpr": 0
+                         *           }
+                         *         ],
+                         *         "pr": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "precision": 0,
+                         *             "recall": 0
+                         *           }
+                         *         ],
+                         *         "caught": {
+                         *           "slice": {
+                         *             "payments": 0,
+                         *             "frauds": 0,
+                         *             "amounts": [
+                         *               {
+                         *                 "currency": "string",
+                         *                 "fraud": 0,
+                         *                 "good": 0
+                         *               }
+                         *             ]
+                         *           },
+                         *           "thresholds": [
+                         *             {
+                         *               "probability": 0,
+                         *               "alerts": 0,
+                         *               "frauds": 0,
+                         *               "goods": 0,
+                         *               "amounts": [
+                         *                 {
+                         *                   "currency": "string",
+                         *                   "fraud": 0,
+                         *                   "good": 0
+                         *                 }
+                         *               ]
+                         *             }
+                         *           ]
                          *         }
                          *       },
                          *       "failure_reason": "string",
@@ -16362,6 +16679,48 @@ export interface components {
             /** @description A `dispute` is the latest label: an outcome is awaited */
             pending: boolean;
         };
+        AssessmentEvidence: {
+            /** @enum {string} */
+            object: "assessment_evidence";
+            assessment_id: string;
+            livemode: boolean;
+            agent_id: string | null;
+            /** @description The agent's latest payments up to and including this one (at most 30), oldest first, in this mode; empty without an agent */
+            agent_history: components["schemas"]["EvidencePayment"][];
+            /** @description How many earlier payments the agent made to this payee (any decision, imported history included); null without an agent or a payee */
+            agent_payee_payments: number | null;
+            payee_labels: components["schemas"]["EvidencePayeeLabels"];
+        };
+        EvidencePayment: {
+            /** @description The payment: an assessment's id, or an import's */
+            id: string;
+            /** @description When the payment happened (`occurred_at`) */
+            created: string;
+            /** @description Minor units of `currency` */
+            amount: number | null;
+            currency: string | null;
+            /**
+             * @description The assessment's decision; null for imported history (it happened)
+             * @enum {string|null}
+             */
+            decision: "approve" | "review" | "deny" | null;
+            /** @description This is the assessment the evidence is for */
+            current: boolean;
+        };
+        /** @description The labels known now on the org's payments to this payee (every agent, this mode): how many payments carry each label, and the latest label; null when the assessment names no payee */
+        EvidencePayeeLabels: components["schemas"]["EvidenceLabelCounts"] & ({
+            /** @enum {string|null} */
+            latest_label: "fraud" | "dispute" | "chargeback" | "refund" | "legitimate" | null;
+            /** @description When the latest label became known (`known_at`) */
+            latest_at: string | null;
+        } | null);
+        EvidenceLabelCounts: {
+            fraud: number;
+            dispute: number;
+            chargeback: number;
+            refund: number;
+            legitimate: number;
+        };
         MandateList: {
             /** @enum {string} */
             object: "list";
@@ -16743,6 +17102,52 @@ export interface components {
                     recall: number;
                     fire_rate: number;
                 };
+            };
+            /** @description The ROC curve on the held-out slice, highest threshold first, at most about 100 points (from (0, 0), left implicit). Absent for models trained before it was reported */
+            roc?: {
+                threshold: number;
+                fpr: number;
+                tpr: number;
+            }[];
+            /** @description The precision–recall curve on the held-out slice, highest threshold first, at most about 100 points. Absent for models trained before it was reported */
+            pr?: {
+                threshold: number;
+                precision: number;
+                recall: number;
+            }[];
+            /** @description What the model would have caught on the held-out slice at each probability of a fixed grid (0.01 … 0.99) and at the review and deny thresholds, ascending */
+            caught?: {
+                slice: {
+                    payments: number;
+                    frauds: number;
+                    /** @description The slice's fraud and good amounts per currency (at most 10 currencies) */
+                    amounts: {
+                        /** @description ISO 4217; null when unknown */
+                        currency: string | null;
+                        /** @description Fraud amount, minor units */
+                        fraud: number;
+                        /** @description Amount of good payments, minor units */
+                        good: number;
+                    }[];
+                };
+                thresholds: {
+                    /** @description Alerts are probability ≥ this */
+                    probability: number;
+                    alerts: number;
+                    /** @description Frauds among the alerts: caught */
+                    frauds: number;
+                    /** @description Good payments among the alerts: stopped */
+                    goods: number;
+                    /** @description Fraud amount caught and good amount stopped, per currency */
+                    amounts: {
+                        /** @description ISO 4217; null when unknown */
+                        currency: string | null;
+                        /** @description Fraud amount, minor units */
+                        fraud: number;
+                        /** @description Amount of good payments, minor units */
+                        good: number;
+                    }[];
+                }[];
             };
         } | null;
         CreateRiskModelRequest: {
