@@ -122,7 +122,7 @@ const route = createRoute(
       description:
         "Scores the assessments of the range (newest first, the credential's mode) again under " +
         "this policy, from the inputs recorded when they were made, and reports what would have " +
-        "changed. Writes nothing. See docs/rules.md.",
+        "changed. Writes nothing.",
       request: { params: IdParam, body: jsonBody(BacktestRequest) },
       responses: {
         200: json(BacktestResult, "What the policy would have decided"),

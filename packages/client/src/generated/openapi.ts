@@ -4424,10 +4424,7 @@ export interface paths {
                          *           "vct": "string",
                          *           "content_hash": "string",
                          *           "mandate_hash": "string",
-                         *           "mandate": {
-                         *             "property1": null,
-                         *             "property2": null
-                         *           },
+                         *           "mandate": {},
                          *           "livemode": true,
                          *           "created": "string",
                          *           "erased_at": "string",
@@ -4527,10 +4524,7 @@ export interface paths {
                          *       "vct": "string",
                          *       "content_hash": "string",
                          *       "mandate_hash": "string",
-                         *       "mandate": {
-                         *         "property1": null,
-                         *         "property2": null
-                         *       },
+                         *       "mandate": {},
                          *       "livemode": true,
                          *       "created": "string",
                          *       "erased_at": "string",
@@ -14767,7 +14761,7 @@ export interface components {
             /** @example api_key.created */
             type: string;
             actor: components["schemas"]["Party"];
-            subject: components["schemas"]["Party"] | null;
+            subject: ((components["schemas"]["Party"] | null) | null) | components["schemas"]["Party"] | null;
             /** @description `sha256:` + hex of the RFC 8785 payload */
             digest: string;
             time: string;
@@ -15588,7 +15582,7 @@ export interface components {
             reason: string;
             agent_id: string | null;
             /** @description The A2A binding, if any */
-            a2a: components["schemas"]["A2ABinding"] | null;
+            a2a: ((components["schemas"]["A2ABinding"] | null) | null) | components["schemas"]["A2ABinding"] | null;
         };
         A2ABinding: {
             /** @enum {string} */
@@ -15808,7 +15802,8 @@ export interface components {
             attr?: string;
             /** @enum {string} */
             op?: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "between" | "in" | "not_in" | "contains" | "contains_any" | "contains_all" | "exists";
-            value?: string | number | boolean | (string | number | boolean)[];
+            /** @description One value of the attribute's type, or a list of them (`in`, `between`…) */
+            value?: ((string | number | boolean | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[]) | (number | string | boolean | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[]) | (boolean | string | number | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[]) | (unknown[] | string | number | boolean | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[])) | string | number | boolean | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[];
         };
         CreatePolicyRequest: {
             name: string;
@@ -16593,7 +16588,7 @@ export interface components {
             name: string | null;
             email: string | null;
             phone: string | null;
-            address: components["schemas"]["Address"] | null;
+            address: ((components["schemas"]["Address"] | null) | null) | components["schemas"]["Address"] | null;
             external_ref: string | null;
             metadata: {
                 [key: string]: string;
@@ -17034,7 +17029,7 @@ export interface components {
                 jws: string;
                 claims: components["schemas"]["GrantClaims"];
             } | null;
-            redemption: components["schemas"]["ActionRedemption"] | null;
+            redemption: ((components["schemas"]["ActionRedemption"] | null) | null) | components["schemas"]["ActionRedemption"] | null;
             ledger: {
                 /** @description The entry exactly as hashed: v, org_id, sequence, id, type, actor, … */
                 entry: {
@@ -17130,7 +17125,16 @@ export interface components {
             resource: string | null;
             amount: number | null;
             currency: string | null;
-            gate: {
+            gate: (({
+                /** Format: uuid */
+                assessment_id: string;
+            } | {
+                /** Format: uuid */
+                grant_id: string;
+            } | {
+                /** Format: uuid */
+                decision_id: string;
+            } | null) | null) | {
                 /** Format: uuid */
                 assessment_id: string;
             } | {
@@ -17567,7 +17571,7 @@ export interface components {
              * @description The clock's time to begin with: ISO 8601 with an offset, or unix seconds
              * @example 2018-07-25T00:00:00Z
              */
-            frozen_time: string | number;
+            frozen_time: ((string | number) | (number | string)) | string | number;
             /** @description What the clock is for */
             name?: string;
         };
@@ -17583,7 +17587,7 @@ export interface components {
              * @description The clock's new time, not earlier than its current one (the same is a no-op): ISO 8601 with an offset, or unix seconds
              * @example 2018-07-25T00:00:00Z
              */
-            frozen_time: string | number;
+            frozen_time: ((string | number) | (number | string)) | string | number;
         };
         DeletedTestClock: {
             id: string;
