@@ -5479,7 +5479,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a policy (draft or active) over the org's assessment history
-         * @description Scores the assessments of the range (newest first, the credential's mode) again under this policy, from the inputs recorded when they were made, and reports what would have changed. Writes nothing. See docs/rules.md.
+         * @description Scores the assessments of the range (newest first, the credential's mode) again under this policy, from the inputs recorded when they were made, and reports what would have changed. Writes nothing.
          *
          *     Requires scope `policy:read`.
          */
@@ -15736,7 +15736,7 @@ export interface components {
             created: string;
             activated_at: string | null;
         };
-        /** @description Every field is optional; an empty object allows everything. The limits (`max_amount`, `currencies`, `geo`, `velocity`) are the spec's create shape (docs/risk-model.md); `rules` is an ordered rule list in the rule language `grammar` (docs/rules.md) */
+        /** @description Every field is optional; an empty object allows everything. The limits (`max_amount`, `currencies`, `geo`, `velocity`) are the spec's create shape; `rules` is an ordered rule list in the rule language `grammar` ([Policy rules](/docs#description/policy-rules)) */
         PolicyRules: {
             /**
              * @description Largest amount allowed, in ISO 4217 minor units of the action's currency
@@ -15787,7 +15787,7 @@ export interface components {
             description?: string;
         };
         /**
-         * @description Exactly one of: `{all: [...]}`, `{any: [...]}`, `{not: {...}}`, or a comparison `{attr, op, value}` (docs/rules.md lists the attributes and the operators each allows)
+         * @description Exactly one of: `{all: [...]}`, `{any: [...]}`, `{not: {...}}`, or a comparison `{attr, op, value}` ([attributes](/docs#description/rule-attributes), [operators](/docs#description/rule-operators))
          * @example {
          *       "attr": "amount",
          *       "op": "gt",
