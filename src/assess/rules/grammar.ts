@@ -8,6 +8,7 @@ import {
   attributeOf,
   type Scalar,
 } from "./attributes";
+import { OPERATORS, type Operator } from "./operators";
 import { RULES_REFERENCE } from "./reference";
 
 /**
@@ -22,22 +23,7 @@ export const GRAMMAR_VERSION = 1;
 export const RULE_ACTIONS = DECISIONS;
 export type RuleAction = (typeof RULE_ACTIONS)[number];
 
-export const OPERATORS = [
-  "eq",
-  "ne",
-  "lt",
-  "lte",
-  "gt",
-  "gte",
-  "between",
-  "in",
-  "not_in",
-  "contains",
-  "contains_any",
-  "contains_all",
-  "exists",
-] as const;
-export type Operator = (typeof OPERATORS)[number];
+export { OPERATORS, type Operator } from "./operators";
 
 /**
  * Bounds that keep a policy cheap to evaluate on the hot path. `aggregates`: distinct window
