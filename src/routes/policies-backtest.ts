@@ -24,7 +24,7 @@ const BacktestRequest = z
         description:
           "A risk model of the key's mode with parameters (ready, shadow, active or retired), " +
           "replayed as the behaviour stage of each payment beside the policy, from the payment " +
-          "history and the labels known at each assessment's time (docs/risk-model.md)",
+          "history and the labels known at each assessment's time",
       }),
   })
   .openapi("BacktestRequest");

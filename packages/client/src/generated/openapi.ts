@@ -5679,7 +5679,7 @@ export interface paths {
         };
         /**
          * What a shadow policy would have decided, against what was decided and learned
-         * @description Over the window's assessments of the key's mode that this policy shadowed: counts by (active decision × shadow decision), each disagreement's outcomes by effective label, and a sample of disagreements (docs/shadow-policies.md).
+         * @description Over the window's assessments of the key's mode that this policy shadowed: counts by (active decision × shadow decision), each disagreement's outcomes by effective label, and a sample of disagreements.
          *
          *     Requires scope `policy:read`.
          */
@@ -15731,7 +15731,7 @@ export interface components {
             /** @description Assigned at each activation from an org-wide counter (the `policy_version` of the assessments it governs); null for a policy never activated */
             version: number | null;
             rules: components["schemas"]["PolicyRules"];
-            /** @description The org's shadow policy: a draft evaluated on every assessment next to the active one, recorded and never acted on (docs/shadow-policies.md) */
+            /** @description The org's shadow policy: a draft evaluated on every assessment next to the active one, recorded and never acted on */
             shadow: boolean;
             created: string;
             activated_at: string | null;
@@ -15930,7 +15930,7 @@ export interface components {
             samples?: number;
             /**
              * Format: uuid
-             * @description A risk model of the key's mode with parameters (ready, shadow, active or retired), replayed as the behaviour stage of each payment beside the policy, from the payment history and the labels known at each assessment's time (docs/risk-model.md)
+             * @description A risk model of the key's mode with parameters (ready, shadow, active or retired), replayed as the behaviour stage of each payment beside the policy, from the payment history and the labels known at each assessment's time
              */
             risk_model?: string;
         };
@@ -15969,7 +15969,7 @@ export interface components {
                     deny: number;
                 };
             };
-            /** @description Each cell of disagreement with its assessments counted by effective label (docs/shadow-policies.md); cells without assessments are left out */
+            /** @description Each cell of disagreement with its assessments counted by effective label; cells without assessments are left out */
             disagreements: {
                 /** @enum {string} */
                 decision: "approve" | "review" | "deny";
