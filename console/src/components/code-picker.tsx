@@ -97,12 +97,11 @@ export function CodePicker({
                 <span>
                   <code>{code}</code> {name !== code && name}
                 </span>{" "}
-                <button
-                  type="button"
-                  aria-label={`Remove ${code} (${name})`}
-                  onClick={() => onChange(selected.filter((c) => c !== code))}
-                >
-                  ×
+                <button type="button" onClick={() => onChange(selected.filter((c) => c !== code))}>
+                  <span aria-hidden="true">×</span>
+                  <span class="visually-hidden">
+                    Remove {code} ({name})
+                  </span>
                 </button>
               </li>
             );

@@ -182,7 +182,7 @@ export function PolicyEditor({
                   <button
                     type="button"
                     disabled={index === 0}
-                    aria-label={`Move rule ${index + 1} up`}
+                    aria-label={`Move up rule ${index + 1}`}
                     onClick={() => move(index, -1)}
                   >
                     Move up
@@ -190,7 +190,7 @@ export function PolicyEditor({
                   <button
                     type="button"
                     disabled={index === draft.rules.length - 1}
-                    aria-label={`Move rule ${index + 1} down`}
+                    aria-label={`Move down rule ${index + 1}`}
                     onClick={() => move(index, 1)}
                   >
                     Move down
