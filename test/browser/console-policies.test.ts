@@ -220,6 +220,11 @@ describe.skipIf(!origin)("console: policies", () => {
     await page.goto(`${origin}/console/#/policies`);
     const rollback = page.getByRole("button", { name: "Roll back to First (version 1)" });
     await rollback.click();
+    // As any activation, the rollback shows its backtest first (no assessments here).
+    await page
+      .getByTestId("activation-backtest")
+      .getByText("Over the last 30 days, 0 assessments replayed: 0 would change.")
+      .waitFor();
     await page.getByRole("button", { name: "Confirm rollback" }).click();
     await page.getByText("Rolled back: First is active again as version 3.").waitFor();
     await page.getByRole("button", { name: "Roll back to Second (version 2)" }).waitFor();

@@ -1,13 +1,13 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { DECISIONS } from "../../../src/schemas/vocabulary";
 import { api, useAction, useApiCall } from "../api";
 import { DecisionChangeChart } from "../components/chart";
-import { Confirm } from "../components/confirm";
 import { DateRange, isoOf } from "../components/date-range";
+import { MatrixTable } from "../components/decision-matrix";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
 import { percent, shortId, when } from "../format";
+import { ActivationPreview } from "./activation-preview";
 import { PolicyEditor } from "./policy-editor";
 import { draftOf } from "./policy-form";
 
@@ -152,88 +152,6 @@ function PolicyDetail({ id }: { id: string }) {
   );
 }
 
-/** The window activation is previewed over: the assessments of the last 30 days. */
-const PREVIEW_DAYS = 30;
-
-/**
- * Activation, after its preview: the backtest of this policy over the last 30 days of the
- * current mode (what would have changed, as counts and the decision matrix), then the
- * confirmation. The Confirm button comes only once the backtest has answered, so nobody
- * activates a policy without seeing what it would do; a backtest that fails says so and
- * still lets the person decide.
- */
-function ActivationPreview({
-  id,
-  name,
-  busy,
-  onConfirm,
-  onCancel,
-}: {
-  id: string;
-  name: string;
-  busy: boolean;
-  onConfirm: () => void;
-  onCancel: () => void;
-}) {
-  const preview = useApiCall(async () => {
-    const from = new Date(Date.now() - PREVIEW_DAYS * 86_400_000).toISOString();
-    return (
-      await api.POST("/v1/policies/{id}/backtest", {
-        params: { path: { id } },
-        body: { from, limit: 10_000, samples: 0 },
-      })
-    ).data;
-  }, [id]);
-  const result = preview.data;
-  return (
-    <section aria-labelledby="activation-heading" class="panel activation-preview">
-      <h2 id="activation-heading">Activate {name}?</h2>
-      {!result && !preview.failure && (
-        <p role="status">Backtesting the last {PREVIEW_DAYS} days before you confirm…</p>
-      )}
-      {preview.failure && (
-        <>
-          <p>The backtest could not run, so what would change is not known:</p>
-          <ErrorBanner failure={preview.failure} />
-        </>
-      )}
-      {result && (
-        <div data-testid="activation-backtest">
-          <p role="status">
-            Over the last {PREVIEW_DAYS} days, {result.replayed} assessments replayed:{" "}
-            <strong>{result.changed} would change</strong>
-            {result.changed > 0 && ` (${changes(result)})`}.
-            {result.skipped > 0 && ` ${result.skipped} without recorded inputs were skipped.`}
-            {result.truncated && " The window holds more than was replayed."}
-          </p>
-          <MatrixTable matrix={result.matrix} rowLabel="Recorded" columnLabel="This policy" />
-        </div>
-      )}
-      {(result || preview.failure) && (
-        <Confirm
-          legend="Confirm the activation"
-          action="Confirm activation"
-          busy={busy}
-          onConfirm={onConfirm}
-          onCancel={onCancel}
-        >
-          From now on this policy decides every assessment, under a new version; the active one
-          returns to draft (roll back from Policies).
-        </Confirm>
-      )}
-    </section>
-  );
-}
-
-/** The changed cells of a backtest's matrix in words: "3 approve → review, 1 review → deny". */
-function changes(result: Backtest): string {
-  return DECISIONS.flatMap((from) =>
-    DECISIONS.filter((to) => to !== from && result.matrix[from][to] > 0).map(
-      (to) => `${result.matrix[from][to]} ${from} → ${to}`,
-    ),
-  ).join(", ");
-}
-
 function BacktestPanel({ id }: { id: string }) {
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
@@ -363,50 +281,6 @@ function BacktestResult({ result }: { result: Backtest }) {
           </div>
         </>
       )}
-    </div>
-  );
-}
-
-function MatrixTable({
-  matrix,
-  rowLabel,
-  columnLabel,
-}: {
-  matrix: Record<(typeof DECISIONS)[number], Record<(typeof DECISIONS)[number], number>>;
-  rowLabel: string;
-  columnLabel: string;
-}) {
-  return (
-    <div class="table-scroll">
-      <table class="matrix">
-        <caption>
-          {rowLabel} decision (rows) against {columnLabel.toLowerCase()} (columns)
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">
-              {rowLabel} ↓ / {columnLabel} →
-            </th>
-            {DECISIONS.map((d) => (
-              <th scope="col" key={d}>
-                {d}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {DECISIONS.map((from) => (
-            <tr key={from}>
-              <th scope="row">{from}</th>
-              {DECISIONS.map((to) => (
-                <td key={to} class={from === to ? "same" : "changed"}>
-                  {matrix[from][to]}
-                </td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
     </div>
   );
 }
