@@ -231,6 +231,7 @@ describe.skipIf(!origin)("console: policies", () => {
     const { body } = await asSession(tab, "GET", `/v1/policies/${first.id}`);
     expect([body.status, body.version, body.shadow]).toEqual(["active", 3, false]);
     await tab.screenshot("rolled-back");
+    await expectAccessible(page, "policies list");
 
     expect(unexpected(await tab.problems(), [FIRST_SIGN_IN])).toEqual([]);
   });
