@@ -4531,10 +4531,7 @@ export interface paths {
                          *           "vct": "string",
                          *           "content_hash": "string",
                          *           "mandate_hash": "string",
-                         *           "mandate": {
-                         *             "property1": null,
-                         *             "property2": null
-                         *           },
+                         *           "mandate": {},
                          *           "livemode": true,
                          *           "created": "string",
                          *           "erased_at": "string",
@@ -4634,10 +4631,7 @@ export interface paths {
                          *       "vct": "string",
                          *       "content_hash": "string",
                          *       "mandate_hash": "string",
-                         *       "mandate": {
-                         *         "property1": null,
-                         *         "property2": null
-                         *       },
+                         *       "mandate": {},
                          *       "livemode": true,
                          *       "created": "string",
                          *       "erased_at": "string",
@@ -5592,7 +5586,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a policy (draft or active) over the org's assessment history
-         * @description Scores the assessments of the range (newest first, the credential's mode) again under this policy, from the inputs recorded when they were made, and reports what would have changed. Writes nothing. See docs/rules.md.
+         * @description Scores the assessments of the range (newest first, the credential's mode) again under this policy, from the inputs recorded when they were made, and reports what would have changed. Writes nothing.
          *
          *     Requires scope `policy:read`.
          */
@@ -5792,7 +5786,7 @@ export interface paths {
         };
         /**
          * What a shadow policy would have decided, against what was decided and learned
-         * @description Over the window's assessments of the key's mode that this policy shadowed: counts by (active decision × shadow decision), each disagreement's outcomes by effective label, and a sample of disagreements (docs/shadow-policies.md).
+         * @description Over the window's assessments of the key's mode that this policy shadowed: counts by (active decision × shadow decision), each disagreement's outcomes by effective label, and a sample of disagreements.
          *
          *     Requires scope `policy:read`.
          */
@@ -15084,7 +15078,7 @@ export interface components {
             /** @example api_key.created */
             type: string;
             actor: components["schemas"]["Party"];
-            subject: components["schemas"]["Party"] | null;
+            subject: ((components["schemas"]["Party"] | null) | null) | components["schemas"]["Party"] | null;
             /** @description `sha256:` + hex of the RFC 8785 payload */
             digest: string;
             time: string;
@@ -15905,7 +15899,7 @@ export interface components {
             reason: string;
             agent_id: string | null;
             /** @description The A2A binding, if any */
-            a2a: components["schemas"]["A2ABinding"] | null;
+            a2a: ((components["schemas"]["A2ABinding"] | null) | null) | components["schemas"]["A2ABinding"] | null;
         };
         A2ABinding: {
             /** @enum {string} */
@@ -16096,12 +16090,12 @@ export interface components {
             /** @description Assigned at each activation from an org-wide counter (the `policy_version` of the assessments it governs); null for a policy never activated */
             version: number | null;
             rules: components["schemas"]["PolicyRules"];
-            /** @description The org's shadow policy: a draft evaluated on every assessment next to the active one, recorded and never acted on (docs/shadow-policies.md) */
+            /** @description The org's shadow policy: a draft evaluated on every assessment next to the active one, recorded and never acted on */
             shadow: boolean;
             created: string;
             activated_at: string | null;
         };
-        /** @description Every field is optional; an empty object allows everything. The limits (`max_amount`, `currencies`, `geo`, `velocity`) are the spec's create shape (docs/risk-model.md); `rules` is an ordered rule list in the rule language `grammar` (docs/rules.md) */
+        /** @description Every field is optional; an empty object allows everything. The limits (`max_amount`, `currencies`, `geo`, `velocity`) are the spec's create shape; `rules` is an ordered rule list in the rule language `grammar` ([Policy rules](/docs#description/policy-rules)) */
         PolicyRules: {
             /**
              * @description Largest amount allowed, in ISO 4217 minor units of the action's currency
@@ -16152,7 +16146,7 @@ export interface components {
             description?: string;
         };
         /**
-         * @description Exactly one of: `{all: [...]}`, `{any: [...]}`, `{not: {...}}`, or a comparison `{attr, op, value}` (docs/rules.md lists the attributes and the operators each allows)
+         * @description Exactly one of: `{all: [...]}`, `{any: [...]}`, `{not: {...}}`, or a comparison `{attr, op, value}` ([attributes](/docs#description/rule-attributes), [operators](/docs#description/rule-operators))
          * @example {
          *       "attr": "amount",
          *       "op": "gt",
@@ -16167,7 +16161,8 @@ export interface components {
             attr?: string;
             /** @enum {string} */
             op?: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "between" | "in" | "not_in" | "contains" | "contains_any" | "contains_all" | "exists";
-            value?: string | number | boolean | (string | number | boolean)[];
+            /** @description One value of the attribute's type, or a list of them (`in`, `between`…) */
+            value?: ((string | number | boolean | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[]) | (number | string | boolean | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[]) | (boolean | string | number | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[]) | (unknown[] | string | number | boolean | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[])) | string | number | boolean | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[];
         };
         CreatePolicyRequest: {
             name: string;
@@ -16294,7 +16289,7 @@ export interface components {
             samples?: number;
             /**
              * Format: uuid
-             * @description A risk model of the key's mode with parameters (ready, shadow, active or retired), replayed as the behaviour stage of each payment beside the policy, from the payment history and the labels known at each assessment's time (docs/risk-model.md)
+             * @description A risk model of the key's mode with parameters (ready, shadow, active or retired), replayed as the behaviour stage of each payment beside the policy, from the payment history and the labels known at each assessment's time
              */
             risk_model?: string;
         };
@@ -16333,7 +16328,7 @@ export interface components {
                     deny: number;
                 };
             };
-            /** @description Each cell of disagreement with its assessments counted by effective label (docs/shadow-policies.md); cells without assessments are left out */
+            /** @description Each cell of disagreement with its assessments counted by effective label; cells without assessments are left out */
             disagreements: {
                 /** @enum {string} */
                 decision: "approve" | "review" | "deny";
@@ -16998,7 +16993,7 @@ export interface components {
             name: string | null;
             email: string | null;
             phone: string | null;
-            address: components["schemas"]["Address"] | null;
+            address: ((components["schemas"]["Address"] | null) | null) | components["schemas"]["Address"] | null;
             external_ref: string | null;
             metadata: {
                 [key: string]: string;
@@ -17439,7 +17434,7 @@ export interface components {
                 jws: string;
                 claims: components["schemas"]["GrantClaims"];
             } | null;
-            redemption: components["schemas"]["ActionRedemption"] | null;
+            redemption: ((components["schemas"]["ActionRedemption"] | null) | null) | components["schemas"]["ActionRedemption"] | null;
             ledger: {
                 /** @description The entry exactly as hashed: v, org_id, sequence, id, type, actor, … */
                 entry: {
@@ -17535,7 +17530,16 @@ export interface components {
             resource: string | null;
             amount: number | null;
             currency: string | null;
-            gate: {
+            gate: (({
+                /** Format: uuid */
+                assessment_id: string;
+            } | {
+                /** Format: uuid */
+                grant_id: string;
+            } | {
+                /** Format: uuid */
+                decision_id: string;
+            } | null) | null) | {
                 /** Format: uuid */
                 assessment_id: string;
             } | {
@@ -17972,7 +17976,7 @@ export interface components {
              * @description The clock's time to begin with: ISO 8601 with an offset, or unix seconds
              * @example 2018-07-25T00:00:00Z
              */
-            frozen_time: string | number;
+            frozen_time: ((string | number) | (number | string)) | string | number;
             /** @description What the clock is for */
             name?: string;
         };
@@ -17988,7 +17992,7 @@ export interface components {
              * @description The clock's new time, not earlier than its current one (the same is a no-op): ISO 8601 with an offset, or unix seconds
              * @example 2018-07-25T00:00:00Z
              */
-            frozen_time: string | number;
+            frozen_time: ((string | number) | (number | string)) | string | number;
         };
         DeletedTestClock: {
             id: string;
