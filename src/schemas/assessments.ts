@@ -73,7 +73,9 @@ export const AssessmentSummary = z
           "Who the agent acts for. `name` is null once the principal is erased (`erased: true`), " +
           "or when it has none",
       }),
-    model: ModelOutcome.nullable(),
+    model: z.union([ModelOutcome, z.null()]).openapi({
+      description: "The active risk model's answer; null when the mode had none",
+    }),
     credential: z
       .object({
         status: z.enum(["verified", "refused"]),

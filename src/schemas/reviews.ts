@@ -139,11 +139,8 @@ export const Review = z
     }),
     risk_payload: ResolvedPayload.nullable(),
     audit_entry_id: z.string().nullable(),
-    assessment: AssessmentSummary.openapi({
-      description:
-        "The reviewed assessment as GET /v1/assessments lists it: amount, payee, agent, " +
-        "principal, credential, model, who decided",
-    }),
+    /** The reviewed assessment as GET /v1/assessments lists it (one shared component). */
+    assessment: AssessmentSummary,
   })
   .openapi("Review");
 export type Review = z.infer<typeof Review>;
