@@ -25,7 +25,7 @@ export function Payee({ summary, copy = false }: { summary: Summary; copy?: bool
   if (!payee) return muted;
   return (
     <span class="party">
-      {payee.name ?? payee.id}
+      <span>{payee.name ?? payee.id}</span>
       {payee.name ? <small class="muted id">{payee.id}</small> : null}
       {copy ? <CopyButton text={payee.id} label="Copy payee id" /> : null}
     </span>

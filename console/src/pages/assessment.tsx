@@ -113,15 +113,11 @@ function Details({ outcome }: { outcome: Outcome }) {
           <dd>{outcome.livemode ? "live" : "test"}</dd>
           <dt>Latency</dt>
           <dd>{outcome.latency_ms} ms</dd>
-          <dt>Agent</dt>
+          <dt>Agent's trust then</dt>
           <dd>
-            {outcome.agent ? (
-              <a href={href(`agents/${outcome.agent.id}`)}>
-                {outcome.agent.id} (trust {outcome.agent.trust_score}, {outcome.agent.risk_tier})
-              </a>
-            ) : (
-              "unknown"
-            )}
+            {outcome.agent
+              ? `${outcome.agent.trust_score} (${outcome.agent.risk_tier}), as it stood when assessed`
+              : "no agent identified"}
           </dd>
         </dl>
       </section>
