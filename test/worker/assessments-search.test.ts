@@ -227,7 +227,10 @@ describe("GET /v1/assessments: search and ranges", () => {
     expect(ids(second)).toEqual(of("books"));
     expect(second.json).toMatchObject({ has_more: false, next_cursor: null });
     const q = await list(key, "q=acme&limit=1");
-    const rest = await list(key, `q=acme&limit=1&cursor=${encodeURIComponent(q.json.next_cursor as string)}`);
+    const rest = await list(
+      key,
+      `q=acme&limit=1&cursor=${encodeURIComponent(q.json.next_cursor as string)}`,
+    );
     expect([...ids(q), ...ids(rest)]).toEqual(of("yen", "cafe"));
   });
 
