@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, type TestOrg } from "./support/api";
 import { assessOk, type Json, orgWithKey, payment } from "./support/assess";
+import { provenAgentOrg, reasonOf } from "./support/credentials";
 import { errorBody } from "./support/errors";
 import { newAgent, newPrincipal } from "./support/identity";
 
@@ -96,6 +97,31 @@ describe("GET /v1/assessments: what a summary shows", () => {
     const summary = (await list(key)).json.data[0] as Json;
     expect(summary.principal).toEqual({ id: agent.principal_id, name: null, erased: true });
     expect(summary.agent).toEqual({ id: agent.id, name: "Erasable" });
+  });
+
+  it("says what a credential proved: verified, or refused with its reason's words", async () => {
+    const proven = await provenAgentOrg();
+    const verified = await assessOk(proven.key, await proven.body());
+    expect(verified.decision).toBe("approve");
+    const presented = await proven.body();
+    const refused = await assessOk(proven.key, {
+      ...presented,
+      presentation: { ...presented.presentation, nonce: "another-nonce" },
+    });
+    expect(refused.decision).toBe("deny");
+    const words = reasonOf(refused.outcome, "credential_nonce_mismatch")?.description;
+    expect(typeof words).toBe("string");
+    const byId = new Map((await list(proven.key)).json.data.map((s: Json) => [s.id, s.credential]));
+    expect(byId.get(verified.assessmentId)).toEqual({
+      status: "verified",
+      failure: null,
+      reason: null,
+    });
+    expect(byId.get(refused.assessmentId)).toEqual({
+      status: "refused",
+      failure: "nonce_mismatch",
+      reason: words,
+    });
   });
 
   it("a policy limit that denies is `rule`, with the limit's rejection key", async () => {
