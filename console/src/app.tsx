@@ -27,6 +27,8 @@ const NAV: { path: string; label: string }[] = [
   { path: "assessments", label: "Assessments" },
   { path: "reviews", label: "Reviews" },
   { path: "policies", label: "Policies" },
+  { path: "models", label: "Models" },
+  { path: "retro-study", label: "Retro study" },
   { path: "agents", label: "Agents" },
   { path: "audit", label: "Audit" },
   { path: "webhooks", label: "Webhooks" },

@@ -9,9 +9,12 @@ import { AssessmentPage } from "./pages/assessment";
 import { AssessmentsPage } from "./pages/assessments";
 import { AuditPage } from "./pages/audit";
 import { BillingPage } from "./pages/billing";
+import { ModelPage } from "./pages/model";
+import { ModelsPage } from "./pages/models";
 import { OverviewPage } from "./pages/overview";
 import { PoliciesPage } from "./pages/policies";
 import { PolicyPage } from "./pages/policy";
+import { RetroStudyPage } from "./pages/retro-study";
 import { ReviewsPage } from "./pages/reviews";
 import { WebhooksPage } from "./pages/webhooks";
 import type { Page } from "./router";
@@ -29,4 +32,7 @@ export const routes: Record<string, Page> = {
   webhooks: WebhooksPage,
   "api-keys": ApiKeysPage,
   billing: BillingPage,
+  models: ModelsPage,
+  "models/:id": ModelPage,
+  "retro-study": RetroStudyPage,
 };

@@ -233,3 +233,194 @@ export function thresholdForPrecision(
   }
   return found;
 }
+
+// Curves for pictures (the console's model page): the ROC and precision–recall curves at every
+// distinct score, thinned to at most ~100 points, and what each threshold of a fixed grid would
+// have caught in money. Deterministic: the same scores give the same points.
+
+/** A point of the ROC curve: alerts are the rows scored ≥ `threshold`. */
+export interface RocPoint {
+  threshold: number;
+  fpr: number;
+  tpr: number;
+}
+
+/** A point of the precision–recall curve: alerts are the rows scored ≥ `threshold`. */
+export interface PrPoint {
+  threshold: number;
+  precision: number;
+  recall: number;
+}
+
+/**
+ * The alerts at each distinct score, highest first: `[threshold, alerts, hits]` with alerts
+ * the rows scored ≥ threshold and hits the frauds among them, and the number of frauds.
+ */
+function cumulativeAlerts(
+  labels: ArrayLike<number>,
+  scores: ArrayLike<number>,
+): { steps: [number, number, number][]; positives: number } {
+  const order = byScoreDescending(scores);
+  const steps: [number, number, number][] = [];
+  let hits = 0;
+  let seen = 0;
+  for (let k = 0; k < order.length; ) {
+    const score = scores[order[k] as number] as number;
+    while (k < order.length && scores[order[k] as number] === score) {
+      if (labels[order[k] as number]) hits++;
+      seen++;
+      k++;
+    }
+    steps.push([score, seen, hits]);
+  }
+  return { steps, positives: hits };
+}
+
+/**
+ * The ROC curve as `sklearn.metrics.roc_curve(drop_intermediate=False)` without its first
+ * point: one point per distinct score, highest first (the curve starts at (0, 0), alerting
+ * nothing, which is left implicit). Empty when a class is missing.
+ */
+export function rocCurve(labels: ArrayLike<number>, scores: ArrayLike<number>): RocPoint[] {
+  const { steps, positives } = cumulativeAlerts(labels, scores);
+  const negatives = labels.length - positives;
+  if (positives === 0 || negatives === 0) return [];
+  return steps.map(([threshold, alerts, hits]) => ({
+    threshold,
+    fpr: (alerts - hits) / negatives,
+    tpr: hits / positives,
+  }));
+}
+
+/**
+ * The precision–recall curve as `sklearn.metrics.precision_recall_curve`, highest threshold
+ * first, without its closing (recall 0, precision 1) point: one point per distinct score.
+ * Empty without a fraud.
+ */
+export function prCurve(labels: ArrayLike<number>, scores: ArrayLike<number>): PrPoint[] {
+  const { steps, positives } = cumulativeAlerts(labels, scores);
+  if (positives === 0) return [];
+  return steps.map(([threshold, alerts, hits]) => ({
+    threshold,
+    precision: hits / alerts,
+    recall: hits / positives,
+  }));
+}
+
+/**
+ * At most `max` (≥ 2) of `points`, evenly spaced along the curve's length in (x, y): the first
+ * and the last always, and between them a point each time the path since the last kept one
+ * reaches 1/(max − 2) of the whole. A curve of `max` points or fewer is kept whole.
+ */
+export function thinCurve<T>(
+  points: readonly T[],
+  x: (p: T) => number,
+  y: (p: T) => number,
+  max = 100,
+): T[] {
+  if (points.length <= max) return [...points];
+  const length = (i: number) =>
+    Math.hypot(
+      x(points[i] as T) - x(points[i - 1] as T),
+      y(points[i] as T) - y(points[i - 1] as T),
+    );
+  let total = 0;
+  for (let i = 1; i < points.length; i++) total += length(i);
+  const step = total / (max - 2);
+  const kept: T[] = [points[0] as T];
+  let since = 0;
+  for (let i = 1; i < points.length - 1; i++) {
+    since += length(i);
+    // Each kept point took at least `step` of the path, so at most max − 2 are kept between
+    // the two ends (a step of 0, a curve that does not move, keeps none).
+    if (step > 0 && since >= step && kept.length < max - 1) {
+      kept.push(points[i] as T);
+      since = 0;
+    }
+  }
+  kept.push(points[points.length - 1] as T);
+  return kept;
+}
+
+/** The money of a set of payments in one currency (minor units). */
+export interface CaughtAmount {
+  /** ISO 4217 code; null for payments whose currency is unknown. */
+  currency: string | null;
+  /** Fraud amount (caught, or in the slice). */
+  fraud: number;
+  /** Amount of good payments (stopped, or in the slice). */
+  good: number;
+}
+
+export interface CaughtAtThreshold {
+  /** Alerts are the rows scored ≥ this. */
+  probability: number;
+  alerts: number;
+  /** Frauds among the alerts: caught. */
+  frauds: number;
+  /** Good payments among the alerts: stopped (sent to review or denied). */
+  goods: number;
+  amounts: CaughtAmount[];
+}
+
+export interface Caught {
+  /** The whole slice: what there was to catch, and the good payments that could be stopped. */
+  slice: { payments: number; frauds: number; amounts: CaughtAmount[] };
+  thresholds: CaughtAtThreshold[];
+}
+
+/**
+ * What each threshold would have caught on labelled rows with amounts: the frauds (and their
+ * amount) among the alerts, and the good payments (and theirs) the alerts would have stopped,
+ * per currency. Currencies are those of the most payments (then by code), at most
+ * `maxCurrencies`: amounts in different currencies are never added together.
+ */
+export function caughtByThreshold(
+  labels: ArrayLike<number>,
+  scores: ArrayLike<number>,
+  amounts: ArrayLike<number>,
+  currencies: readonly (string | null)[],
+  thresholds: readonly number[],
+  maxCurrencies = 10,
+): Caught {
+  const perCurrency = new Map<string | null, number>();
+  for (const currency of currencies)
+    perCurrency.set(currency, (perCurrency.get(currency) ?? 0) + 1);
+  const shown = [...perCurrency]
+    .sort(([a, x], [b, y]) => y - x || ((a ?? "") < (b ?? "") ? -1 : (a ?? "") > (b ?? "") ? 1 : 0))
+    .slice(0, maxCurrencies)
+    .map(([currency]) => currency)
+    .sort((a, b) => ((a ?? "") < (b ?? "") ? -1 : (a ?? "") > (b ?? "") ? 1 : 0));
+  const column = new Map(shown.map((currency, k) => [currency, k]));
+  const tally = (threshold: number) => {
+    const fraud = new Array<number>(shown.length).fill(0);
+    const good = new Array<number>(shown.length).fill(0);
+    let alerts = 0;
+    let frauds = 0;
+    for (let i = 0; i < labels.length; i++) {
+      if ((scores[i] as number) < threshold) continue;
+      alerts++;
+      const isFraud = Boolean(labels[i]);
+      if (isFraud) frauds++;
+      const k = column.get(currencies[i] ?? null);
+      if (k === undefined) continue;
+      if (isFraud) fraud[k] = (fraud[k] as number) + (amounts[i] as number);
+      else good[k] = (good[k] as number) + (amounts[i] as number);
+    }
+    return {
+      alerts,
+      frauds,
+      goods: alerts - frauds,
+      amounts: shown.map((currency, k) => ({
+        currency,
+        fraud: fraud[k] as number,
+        good: good[k] as number,
+      })),
+    };
+  };
+  const all = tally(Number.NEGATIVE_INFINITY);
+  return {
+    slice: { payments: all.alerts, frauds: all.frauds, amounts: all.amounts },
+    thresholds: thresholds.map((probability) => ({ probability, ...tally(probability) })),
+  };
+}

@@ -49,8 +49,13 @@ import {
   aucRoc,
   averagePrecision,
   brierScore,
+  type Caught,
   calibrationBins,
   cardPrecisionAtK,
+  caughtByThreshold,
+  prCurve,
+  rocCurve,
+  thinCurve,
   thresholdForPrecision,
 } from "./metrics";
 
@@ -60,11 +65,22 @@ const MIN_TRAINING_ROWS = 100;
 const MIN_TRAINING_FRAUDS = 10;
 const MIN_HELD_OUT_FRAUDS = 5;
 const MIN_HELD_OUT_LEGITIMATE = 5;
+/** The most points of each curve the metrics keep (thinned along the curve's length). */
+export const CURVE_POINTS = 100;
+/**
+ * The probabilities "what would have been caught" is reported at, besides the review and deny
+ * thresholds: a fixed grid, so two models of an org read side by side.
+ */
+export const CAUGHT_GRID = [
+  0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99,
+] as const;
 
 /** A payment of the org's history. */
 export interface TrainingEvent extends HistoryEvent {
   /** Epoch ms a `legitimate` label was known; it makes a payment newer than the delay a negative. */
   labelKnownAt?: number | null;
+  /** ISO 4217 code of `amount`, for the money the metrics report (`caught`); null if unknown. */
+  currency?: string | null;
 }
 
 export interface TrainingRequest {
@@ -116,6 +132,12 @@ export interface ModelMetrics {
     fraud_rate: number;
   }[];
   thresholds: { review: ThresholdReport; deny: ThresholdReport };
+  /** The ROC curve at the held-out probabilities (4 decimals), highest first, ≤ CURVE_POINTS. */
+  roc: { threshold: number; fpr: number; tpr: number }[];
+  /** The precision–recall curve, the same way. */
+  pr: { threshold: number; precision: number; recall: number }[];
+  /** At CAUGHT_GRID and the review and deny thresholds: frauds caught and good payments stopped. */
+  caught: Caught;
 }
 
 export interface TrainingWindow {
@@ -348,6 +370,34 @@ function heldOutMetrics(
       fire_rate: round4(a.fireRate),
     };
   };
+  const review = threshold(reviewPrecision);
+  const deny = threshold(denyPrecision);
+  const grid = [...new Set([...CAUGHT_GRID, review.probability, deny.probability])]
+    .filter((t) => t < 1)
+    .sort((a, b) => a - b);
+  const roc = thinCurve(
+    rocCurve(labels, shown),
+    (p) => p.fpr,
+    (p) => p.tpr,
+    CURVE_POINTS,
+  ).map((p) => ({ threshold: p.threshold, fpr: round4(p.fpr), tpr: round4(p.tpr) }));
+  const pr = thinCurve(
+    prCurve(labels, shown),
+    (p) => p.recall,
+    (p) => p.precision,
+    CURVE_POINTS,
+  ).map((p) => ({
+    threshold: p.threshold,
+    precision: round4(p.precision),
+    recall: round4(p.recall),
+  }));
+  const caught = caughtByThreshold(
+    labels,
+    shown,
+    Array.from(rows, (i) => (events[i] as TrainingEvent).amount),
+    Array.from(rows, (i) => (events[i] as TrainingEvent).currency ?? null),
+    grid,
+  );
   return {
     auc_roc: round4(aucRoc(labels, probabilities)),
     average_precision: round4(averagePrecision(labels, probabilities)),
@@ -360,6 +410,9 @@ function heldOutMetrics(
       mean_probability: round4(b.meanProbability),
       fraud_rate: round4(b.fraudRate),
     })),
-    thresholds: { review: threshold(reviewPrecision), deny: threshold(denyPrecision) },
+    thresholds: { review, deny },
+    roc,
+    pr,
+    caught,
   };
 }

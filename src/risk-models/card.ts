@@ -9,11 +9,18 @@ export const MODEL_CARD_TYP = "risk-model-card+jwt";
  * What a model card states (docs/risk-model.md, "The model card"): which model of which org
  * and mode, its status and version at this step, what it was trained on (as of, label delay,
  * training window), the digest of its parameters, its counts and its held-out metrics without
- * the calibration table. Null until training has produced them.
+ * the calibration table, the curves and `caught`. Null until training has produced them.
  */
 export function cardClaims(orgId: string, row: RiskModelRow, iat: number) {
   const metrics = row.metrics as Record<string, unknown> | null;
-  const { calibration: _calibration, ...headline } = metrics ?? {};
+  // The headline numbers: the tables and curves (pictures of the same slice) stay off the card.
+  const {
+    calibration: _calibration,
+    roc: _roc,
+    pr: _pr,
+    caught: _caught,
+    ...headline
+  } = metrics ?? {};
   return {
     model_id: row.id,
     org_id: orgId,

@@ -86,6 +86,8 @@ export class HistoryEvents {
   readonly events: TrainingEvent[] = [];
   #agents = new Map<string, number>();
   #payees = new Map<string, number>();
+  /** One string per currency, shared by the events (the metrics' amounts per currency). */
+  #currencies = new Map<string, string>();
   #loners = 0;
 
   add(rows: readonly HistoryRow[]): void {
@@ -100,8 +102,18 @@ export class HistoryEvents {
         amount: Number(row.amount),
         fraudKnownAt: row.fraud === null ? null : Number(row.fraud),
         labelKnownAt: row.legit === null ? null : Number(row.legit),
+        currency: row.currency === null ? null : this.#currency(row.currency),
       });
     }
+  }
+
+  #currency(code: string): string {
+    let shared = this.#currencies.get(code);
+    if (shared === undefined) {
+      shared = code;
+      this.#currencies.set(code, code);
+    }
+    return shared;
   }
 
   /** A key no other event shares: negative, so never an interned one. */

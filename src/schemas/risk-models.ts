@@ -97,6 +97,39 @@ const ThresholdReport = z.object({
   fire_rate: z.number(),
 });
 
+const CaughtAmount = z.object({
+  currency: z.string().nullable().openapi({ description: "ISO 4217; null when unknown" }),
+  fraud: z.number().openapi({ description: "Fraud amount, minor units" }),
+  good: z.number().openapi({ description: "Amount of good payments, minor units" }),
+});
+
+const Caught = z
+  .object({
+    slice: z.object({
+      payments: z.int(),
+      frauds: z.int(),
+      amounts: z.array(CaughtAmount).openapi({
+        description: "The slice's fraud and good amounts per currency (at most 10 currencies)",
+      }),
+    }),
+    thresholds: z.array(
+      z.object({
+        probability: z.number().openapi({ description: "Alerts are probability ≥ this" }),
+        alerts: z.int(),
+        frauds: z.int().openapi({ description: "Frauds among the alerts: caught" }),
+        goods: z.int().openapi({ description: "Good payments among the alerts: stopped" }),
+        amounts: z.array(CaughtAmount).openapi({
+          description: "Fraud amount caught and good amount stopped, per currency",
+        }),
+      }),
+    ),
+  })
+  .openapi({
+    description:
+      "What the model would have caught on the held-out slice at each probability of a fixed " +
+      "grid (0.01 … 0.99) and at the review and deny thresholds, ascending",
+  });
+
 export const RiskModelMetrics = z
   .object({
     auc_roc: z.number(),
@@ -113,6 +146,23 @@ export const RiskModelMetrics = z
       }),
     ),
     thresholds: z.object({ review: ThresholdReport, deny: ThresholdReport }),
+    roc: z
+      .array(z.object({ threshold: z.number(), fpr: z.number(), tpr: z.number() }))
+      .optional()
+      .openapi({
+        description:
+          "The ROC curve on the held-out slice, highest threshold first, at most about 100 " +
+          "points (from (0, 0), left implicit). Absent for models trained before it was reported",
+      }),
+    pr: z
+      .array(z.object({ threshold: z.number(), precision: z.number(), recall: z.number() }))
+      .optional()
+      .openapi({
+        description:
+          "The precision–recall curve on the held-out slice, highest threshold first, at most " +
+          "about 100 points. Absent for models trained before it was reported",
+      }),
+    caught: Caught.optional(),
   })
   .openapi("RiskModelMetrics");
 export type RiskModelMetrics = z.infer<typeof RiskModelMetrics>;

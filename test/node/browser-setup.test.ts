@@ -42,6 +42,7 @@ describe("browser tests without Chromium", () => {
       browserOrigin: null,
       browserIdpOrigin: null,
       browserStateDir: null,
+      browserSqlEndpoint: null,
     });
     expect(teardown).toBeUndefined();
     expect(printed).toContain("BROWSER TESTS SKIPPED: no Chromium at /nonexistent/chromium.");

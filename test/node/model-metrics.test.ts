@@ -6,6 +6,10 @@ import {
   brierScore,
   calibrationBins,
   cardPrecisionAtK,
+  caughtByThreshold,
+  prCurve,
+  rocCurve,
+  thinCurve,
   thresholdForPrecision,
 } from "../../src/model/metrics.ts";
 
@@ -90,5 +94,143 @@ describe("threshold and calibration metrics", () => {
       fireRate: 3 / 8,
     });
     expect(alertsAt(y, p, 2)).toEqual({ alerts: 0, precision: null, recall: 0, fireRate: 0 });
+  });
+});
+
+describe("curves and what would have been caught", () => {
+  // By hand: thresholds 0.9 (1 alert, 1 fraud), 0.8 (3, 2), 0.3 (4, 2), 0.1 (5, 2); 2 frauds,
+  // 3 good payments.
+  const small = { labels: [1, 0, 1, 0, 0], scores: [0.9, 0.8, 0.8, 0.3, 0.1] };
+
+  it("draws the ROC curve at each distinct score, highest first", () => {
+    expect(rocCurve(small.labels, small.scores)).toEqual([
+      { threshold: 0.9, fpr: 0, tpr: 0.5 },
+      { threshold: 0.8, fpr: 1 / 3, tpr: 1 },
+      { threshold: 0.3, fpr: 2 / 3, tpr: 1 },
+      { threshold: 0.1, fpr: 1, tpr: 1 },
+    ]);
+    expect(rocCurve([0, 0], [0.1, 0.2])).toEqual([]);
+  });
+
+  it("draws the precision–recall curve at each distinct score, highest first", () => {
+    expect(prCurve(small.labels, small.scores)).toEqual([
+      { threshold: 0.9, precision: 1, recall: 0.5 },
+      { threshold: 0.8, precision: 2 / 3, recall: 1 },
+      { threshold: 0.3, precision: 0.5, recall: 1 },
+      { threshold: 0.1, precision: 0.4, recall: 1 },
+    ]);
+    expect(prCurve([0, 0], [0.1, 0.2])).toEqual([]);
+  });
+
+  it("has the AUC ROC under its ROC curve and the average precision in its PR steps", () => {
+    // From (0, 0), the trapezoids; the PR curve's Σ (Rₙ − Rₙ₋₁)·Pₙ.
+    const roc = rocCurve(labels, scores);
+    let area = 0;
+    let previous = { fpr: 0, tpr: 0 };
+    for (const p of roc) {
+      area += ((p.fpr - previous.fpr) * (p.tpr + previous.tpr)) / 2;
+      previous = p;
+    }
+    expect(area).toBeCloseTo(aucRoc(labels, scores), 14);
+    let ap = 0;
+    let recall = 0;
+    for (const p of prCurve(labels, scores)) {
+      ap += (p.recall - recall) * p.precision;
+      recall = p.recall;
+    }
+    expect(ap).toBeCloseTo(averagePrecision(labels, scores), 14);
+  });
+
+  it("thins a long curve evenly along its length, keeping both ends", () => {
+    const line = Array.from({ length: 201 }, (_, i) => ({ x: i, y: 0 }));
+    // 200 long, at most 10 points: a step of 200 / 8 = 25.
+    expect(
+      thinCurve(
+        line,
+        (p) => p.x,
+        (p) => p.y,
+        10,
+      ).map((p) => p.x),
+    ).toEqual([0, 25, 50, 75, 100, 125, 150, 175, 200]);
+    const short = line.slice(0, 5);
+    expect(
+      thinCurve(
+        short,
+        (p) => p.x,
+        (p) => p.y,
+        10,
+      ),
+    ).toEqual(short);
+    // A ragged curve: never more than the limit, the same points every time.
+    const ragged = Array.from({ length: 5_000 }, (_, i) => ({ x: i / 5_000, y: (i * 7919) % 13 }));
+    const thin = thinCurve(
+      ragged,
+      (p) => p.x,
+      (p) => p.y,
+      100,
+    );
+    expect(thin.length).toBeLessThanOrEqual(100);
+    expect(thin.length).toBeGreaterThan(90);
+    expect(thin[0]).toBe(ragged[0]);
+    expect(thin.at(-1)).toBe(ragged.at(-1));
+    expect(
+      thinCurve(
+        ragged,
+        (p) => p.x,
+        (p) => p.y,
+        100,
+      ),
+    ).toEqual(thin);
+  });
+
+  it("counts the frauds caught and the good payments stopped, with their amounts per currency", () => {
+    const amounts = [100, 200, 300, 400, 500];
+    const currencies = ["USD", "USD", "EUR", "USD", null];
+    expect(caughtByThreshold(small.labels, small.scores, amounts, currencies, [0.5, 0.85])).toEqual(
+      {
+        slice: {
+          payments: 5,
+          frauds: 2,
+          amounts: [
+            { currency: null, fraud: 0, good: 500 },
+            { currency: "EUR", fraud: 300, good: 0 },
+            { currency: "USD", fraud: 100, good: 600 },
+          ],
+        },
+        thresholds: [
+          {
+            probability: 0.5,
+            alerts: 3,
+            frauds: 2,
+            goods: 1,
+            amounts: [
+              { currency: null, fraud: 0, good: 0 },
+              { currency: "EUR", fraud: 300, good: 0 },
+              { currency: "USD", fraud: 100, good: 200 },
+            ],
+          },
+          {
+            probability: 0.85,
+            alerts: 1,
+            frauds: 1,
+            goods: 0,
+            amounts: [
+              { currency: null, fraud: 0, good: 0 },
+              { currency: "EUR", fraud: 0, good: 0 },
+              { currency: "USD", fraud: 100, good: 0 },
+            ],
+          },
+        ],
+      },
+    );
+    // Only the currency of the most payments is kept; the counts still count every payment.
+    const one = caughtByThreshold(small.labels, small.scores, amounts, currencies, [0.5], 1);
+    expect(one.thresholds[0]).toEqual({
+      probability: 0.5,
+      alerts: 3,
+      frauds: 2,
+      goods: 1,
+      amounts: [{ currency: "USD", fraud: 100, good: 200 }],
+    });
   });
 });

@@ -219,6 +219,29 @@ describe("training a risk model", () => {
     expect(numbers.filter((v) => Math.round(v * 1e4) / 1e4 !== v)).toEqual([]);
   });
 
+  it("reports the ROC and PR curves and what each threshold would have caught", () => {
+    const { roc, pr, caught, thresholds } = result.metrics;
+    expect(roc.length).toBeGreaterThan(10);
+    expect(roc.length).toBeLessThanOrEqual(100);
+    expect(pr.length).toBeLessThanOrEqual(100);
+    // Highest threshold first: the curves walk from alerting little to alerting everything.
+    expect(roc.at(-1)).toMatchObject({ fpr: 1, tpr: 1 });
+    expect(pr.at(-1)?.recall).toBe(1);
+    const held = result.counts.held_out;
+    expect(caught.slice).toMatchObject({ payments: held.rows, frauds: held.positives });
+    expect(caught.slice.amounts).toHaveLength(1);
+    expect(caught.slice.amounts[0]?.currency).toBeNull(); // these events carry no currency
+    const at = caught.thresholds.map((t) => t.probability);
+    expect(at).toEqual([...at].sort((a, b) => a - b));
+    expect(at).toContain(0.5);
+    expect(at).toContain(thresholds.review.probability);
+    // At the review threshold, the alerts are its fire rate of the slice.
+    const review = caught.thresholds.find((t) => t.probability === thresholds.review.probability);
+    expect(Math.round(((review?.alerts ?? 0) / held.rows) * 1e4) / 1e4).toBe(
+      thresholds.review.fire_rate,
+    );
+  });
+
   it("fails with the counts when there are too few labelled payments", () => {
     const few = trainRiskModel(events.slice(0, 6 * 24 * 20), {
       ...request,

@@ -39,6 +39,12 @@ describe("history events", () => {
     expect(new Set(agents).size).toBe(3);
   });
 
+  it("carries each payment's currency, one string per code", () => {
+    const built = new HistoryEvents();
+    built.add([row({ t: 1 }), row({ t: 2, currency: "EUR" }), row({ t: 3, currency: null })]);
+    expect(built.events.map((e) => e.currency)).toEqual(["USD", "EUR", null]);
+  });
+
   it("gives a payment without an agent or a payee no history on that side", () => {
     const built = new HistoryEvents();
     built.add([

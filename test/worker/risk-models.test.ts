@@ -109,6 +109,20 @@ describe("POST /v1/risk-models", () => {
     expect(metrics.thresholds.deny.probability).toBeGreaterThanOrEqual(
       metrics.thresholds.review.probability,
     );
+    // The pictures: the curves, and the money each threshold would have caught, in the
+    // history's one currency.
+    expect(metrics.roc.length).toBeGreaterThan(1);
+    expect(metrics.roc.length).toBeLessThanOrEqual(100);
+    expect(metrics.pr.length).toBeGreaterThan(1);
+    expect(metrics.caught.slice).toMatchObject({
+      payments: model.counts.held_out.rows,
+      frauds: model.counts.held_out.positives,
+      amounts: [{ currency: "USD", fraud: expect.any(Number), good: expect.any(Number) }],
+    });
+    expect(metrics.caught.slice.amounts[0].fraud).toBeGreaterThan(0);
+    expect(metrics.caught.thresholds.map((t: { probability: number }) => t.probability)).toContain(
+      metrics.thresholds.review.probability,
+    );
   });
 
   it("stores the parameters the assess path reads, served with the card's digest", async () => {

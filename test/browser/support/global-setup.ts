@@ -22,6 +22,8 @@ declare module "vitest" {
     browserStateDir: string | null;
     /** Its local identity provider's origin (the console signs in there), or null. */
     browserIdpOrigin: string | null;
+    /** Its SQL-over-HTTP endpoint (support/seed-load.ts seeds through it), or null. */
+    browserSqlEndpoint: string | null;
   }
 }
 
@@ -43,6 +45,7 @@ export default async function setup(project: TestProject) {
     project.provide("browserOrigin", null);
     project.provide("browserStateDir", null);
     project.provide("browserIdpOrigin", null);
+    project.provide("browserSqlEndpoint", null);
     return;
   }
   // `npm ci` built it; a node_modules changed since must not be served stale.
@@ -52,5 +55,6 @@ export default async function setup(project: TestProject) {
   project.provide("browserOrigin", service.origin);
   project.provide("browserStateDir", service.stateDir);
   project.provide("browserIdpOrigin", service.identityProvider);
+  project.provide("browserSqlEndpoint", service.sqlEndpoint);
   return () => service.stop();
 }

@@ -58,6 +58,11 @@ export interface RunningService {
   stateDir: string;
   /** The local identity provider's origin (its issuer), where the console's sign-in goes. */
   identityProvider: string;
+  /**
+   * The dev server's SQL-over-HTTP endpoint (`http://127.0.0.1:<port>/sql`, the one the Worker
+   * reaches its database through), for tests that seed data in bulk (support/seed-load.ts).
+   */
+  sqlEndpoint: string;
   /** Everything `npm run dev` printed, also in `.browser-results/service.log`. */
   output(): string;
   /** Stops the service (SIGTERM, as Ctrl-C would), removes its state and its fresh database. */
@@ -147,14 +152,19 @@ export async function startService(): Promise<RunningService> {
   };
 
   let identityProvider: string;
+  let sqlEndpoint: string;
   try {
     await waitReady(child, origin, () => output);
     // `npm run dev` wrote it before starting the Worker: the issuer is the IdP's origin.
     const idp = JSON.parse(readFileSync(join(stateDir, ".data", "local-idp.json"), "utf8"));
     identityProvider = new URL(idp.issuer).origin;
+    // Printed by the endpoint before wrangler starts (scripts/sql-endpoint/index.ts).
+    const listening = /\[sql\] listening on (http:\/\/\S+\/sql)/.exec(output)?.[1];
+    if (!listening) throw new Error(`npm run dev named no SQL endpoint:\n${output}`);
+    sqlEndpoint = listening;
   } catch (error) {
     await stop();
     throw error;
   }
-  return { origin, stateDir, identityProvider, output: () => output, stop };
+  return { origin, stateDir, identityProvider, sqlEndpoint, output: () => output, stop };
 }

@@ -6114,6 +6114,48 @@ export interface paths {
                          *                 "recall": 0,
                          *                 "fire_rate": 0
                          *               }
+                         *             },
+                         *             "roc": [
+                         *               {
+                         *                 "threshold": 0,
+                         *                 "fpr": 0,
+                         *                 "tpr": 0
+                         *               }
+                         *             ],
+                         *             "pr": [
+                         *               {
+                         *                 "threshold": 0,
+                         *                 "precision": 0,
+                         *                 "recall": 0
+                         *               }
+                         *             ],
+                         *             "caught": {
+                         *               "slice": {
+                         *                 "payments": 0,
+                         *                 "frauds": 0,
+                         *                 "amounts": [
+                         *                   {
+                         *                     "currency": "string",
+                         *                     "fraud": 0,
+                         *                     "good": 0
+                         *                   }
+                         *                 ]
+                         *               },
+                         *               "thresholds": [
+                         *                 {
+                         *                   "probability": 0,
+                         *                   "alerts": 0,
+                         *                   "frauds": 0,
+                         *                   "goods": 0,
+                         *                   "amounts": [
+                         *                     {
+                         *                       "currency": "string",
+                         *                       "fraud": 0,
+                         *                       "good": 0
+                         *                     }
+                         *                   ]
+                         *                 }
+                         *               ]
                          *             }
                          *           },
                          *           "failure_reason": "string",
@@ -6263,6 +6305,48 @@ export interface paths {
                          *             "recall": 0,
                          *             "fire_rate": 0
                          *           }
+                         *         },
+                         *         "roc": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "fpr": 0,
+                         *             "tpr": 0
+                         *           }
+                         *         ],
+                         *         "pr": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "precision": 0,
+                         *             "recall": 0
+                         *           }
+                         *         ],
+                         *         "caught": {
+                         *           "slice": {
+                         *             "payments": 0,
+                         *             "frauds": 0,
+                         *             "amounts": [
+                         *               {
+                         *                 "currency": "string",
+                         *                 "fraud": 0,
+                         *                 "good": 0
+                         *               }
+                         *             ]
+                         *           },
+                         *           "thresholds": [
+                         *             {
+                         *               "probability": 0,
+                         *               "alerts": 0,
+                         *               "frauds": 0,
+                         *               "goods": 0,
+                         *               "amounts": [
+                         *                 {
+                         *                   "currency": "string",
+                         *                   "fraud": 0,
+                         *                   "good": 0
+                         *                 }
+                         *               ]
+                         *             }
+                         *           ]
                          *         }
                          *       },
                          *       "failure_reason": "string",
@@ -6424,6 +6508,48 @@ export interface paths {
                          *             "recall": 0,
                          *             "fire_rate": 0
                          *           }
+                         *         },
+                         *         "roc": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "fpr": 0,
+                         *             "tpr": 0
+                         *           }
+                         *         ],
+                         *         "pr": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "precision": 0,
+                         *             "recall": 0
+                         *           }
+                         *         ],
+                         *         "caught": {
+                         *           "slice": {
+                         *             "payments": 0,
+                         *             "frauds": 0,
+                         *             "amounts": [
+                         *               {
+                         *                 "currency": "string",
+                         *                 "fraud": 0,
+                         *                 "good": 0
+                         *               }
+                         *             ]
+                         *           },
+                         *           "thresholds": [
+                         *             {
+                         *               "probability": 0,
+                         *               "alerts": 0,
+                         *               "frauds": 0,
+                         *               "goods": 0,
+                         *               "amounts": [
+                         *                 {
+                         *                   "currency": "string",
+                         *                   "fraud": 0,
+                         *                   "good": 0
+                         *                 }
+                         *               ]
+                         *             }
+                         *           ]
                          *         }
                          *       },
                          *       "failure_reason": "string",
@@ -6695,6 +6821,48 @@ export interface paths {
                          *             "recall": 0,
                          *             "fire_rate": 0
                          *           }
+                         *         },
+                         *         "roc": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "fpr": 0,
+                         *             "tpr": 0
+                         *           }
+                         *         ],
+                         *         "pr": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "precision": 0,
+                         *             "recall": 0
+                         *           }
+                         *         ],
+                         *         "caught": {
+                         *           "slice": {
+                         *             "payments": 0,
+                         *             "frauds": 0,
+                         *             "amounts": [
+                         *               {
+                         *                 "currency": "string",
+                         *                 "fraud": 0,
+                         *                 "good": 0
+                         *               }
+                         *             ]
+                         *           },
+                         *           "thresholds": [
+                         *             {
+                         *               "probability": 0,
+                         *               "alerts": 0,
+                         *               "frauds": 0,
+                         *               "goods": 0,
+                         *               "amounts": [
+                         *                 {
+                         *                   "currency": "string",
+                         *                   "fraud": 0,
+                         *                   "good": 0
+                         *                 }
+                         *               ]
+                         *             }
+                         *           ]
                          *         }
                          *       },
                          *       "failure_reason": "string",
@@ -6869,6 +7037,48 @@ export interface paths {
                          *             "recall": 0,
                          *             "fire_rate": 0
                          *           }
+                         *         },
+                         *         "roc": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "fpr": 0,
+                         *             "tpr": 0
+                         *           }
+                         *         ],
+                         *         "pr": [
+                         *           {
+                         *             "threshold": 0,
+                         *             "precision": 0,
+                         *             "recall": 0
+                         *           }
+                         *         ],
+                         *         "caught": {
+                         *           "slice": {
+                         *             "payments": 0,
+                         *             "frauds": 0,
+                         *             "amounts": [
+                         *               {
+                         *                 "currency": "string",
+                         *                 "fraud": 0,
+                         *                 "good": 0
+                         *               }
+                         *             ]
+                         *           },
+                         *           "thresholds": [
+                         *             {
+                         *               "probability": 0,
+                         *               "alerts": 0,
+                         *               "frauds": 0,
+                         *               "goods": 0,
+                         *               "amounts": [
+                         *                 {
+                         *                   "currency": "string",
+                         *                   "fraud": 0,
+                         *                   "good": 0
+                         *                 }
+                         *               ]
+                         *             }
+                         *           ]
                          *         }
                          *       },
                          *       "failure_reason": "string",
@@ -16315,6 +16525,52 @@ export interface components {
                     recall: number;
                     fire_rate: number;
                 };
+            };
+            /** @description The ROC curve on the held-out slice, highest threshold first, at most about 100 points (from (0, 0), left implicit). Absent for models trained before it was reported */
+            roc?: {
+                threshold: number;
+                fpr: number;
+                tpr: number;
+            }[];
+            /** @description The precision–recall curve on the held-out slice, highest threshold first, at most about 100 points. Absent for models trained before it was reported */
+            pr?: {
+                threshold: number;
+                precision: number;
+                recall: number;
+            }[];
+            /** @description What the model would have caught on the held-out slice at each probability of a fixed grid (0.01 … 0.99) and at the review and deny thresholds, ascending */
+            caught?: {
+                slice: {
+                    payments: number;
+                    frauds: number;
+                    /** @description The slice's fraud and good amounts per currency (at most 10 currencies) */
+                    amounts: {
+                        /** @description ISO 4217; null when unknown */
+                        currency: string | null;
+                        /** @description Fraud amount, minor units */
+                        fraud: number;
+                        /** @description Amount of good payments, minor units */
+                        good: number;
+                    }[];
+                };
+                thresholds: {
+                    /** @description Alerts are probability ≥ this */
+                    probability: number;
+                    alerts: number;
+                    /** @description Frauds among the alerts: caught */
+                    frauds: number;
+                    /** @description Good payments among the alerts: stopped */
+                    goods: number;
+                    /** @description Fraud amount caught and good amount stopped, per currency */
+                    amounts: {
+                        /** @description ISO 4217; null when unknown */
+                        currency: string | null;
+                        /** @description Fraud amount, minor units */
+                        fraud: number;
+                        /** @description Amount of good payments, minor units */
+                        good: number;
+                    }[];
+                }[];
             };
         } | null;
         CreateRiskModelRequest: {
