@@ -4,6 +4,7 @@ import { assessOk, type Json, orgWithKey, payment } from "./support/assess";
 import { provenAgentOrg, reasonOf } from "./support/credentials";
 import { errorBody } from "./support/errors";
 import { newAgent, newPrincipal } from "./support/identity";
+import { model, paymentTo } from "./support/models";
 
 // docs/assess.md, "Listing assessments": the summary's transaction and names, who decided, the
 // search box and the range filters of GET /v1/assessments, and the same summary on review items.
@@ -122,6 +123,17 @@ describe("GET /v1/assessments: what a summary shows", () => {
       failure: "nonce_mismatch",
       reason: words,
     });
+  });
+
+  it("an assessment the active model scored is `model`, with its probability", async () => {
+    const { org, key } = await orgWithKey("test");
+    const agent = await newAgent(org);
+    const modelId = await model(org.id, false, "active");
+    const body = await assessOk(key, paymentTo("acct_model", agent.id));
+    expect(body.outcome.outcome.model?.id).toBe(modelId);
+    const summary = (await list(key)).json.data[0] as Json;
+    expect(summary.model).toEqual(body.outcome.outcome.model);
+    expect(summary.decided_by).toEqual({ type: "model", rule: null, reviewer: null });
   });
 
   it("a policy limit that denies is `rule`, with the limit's rejection key", async () => {
