@@ -80,3 +80,32 @@ export function when(iso: string | null | undefined): string {
 export function shortId(id: string): string {
   return id.length > 13 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id;
 }
+
+/** The digits after the decimal point of a currency (ISO 4217 exponent): JPY 0, USD 2, KWD 3. */
+export function exponentOf(currency: string): number {
+  try {
+    return (
+      new Intl.NumberFormat("en", {
+        style: "currency",
+        currency: currency.toUpperCase(),
+      }).resolvedOptions().maximumFractionDigits ?? 2
+    );
+  } catch {
+    return 2;
+  }
+}
+
+/**
+ * An amount a person typed in major units ("12.5") as minor units of `currency` (1250 for
+ * USD, 13 for JPY's "12.5" would be refused): null when it is not a non-negative number with
+ * at most the currency's own decimals.
+ */
+export function minorOf(typed: string, currency: string): number | null {
+  const digits = exponentOf(currency);
+  const match = /^(\d{1,15})(?:\.(\d*))?$/.exec(typed.trim());
+  if (!match) return null;
+  const [, whole = "", fraction = ""] = match;
+  if (fraction.length > digits) return null;
+  const minor = Number(whole + fraction.padEnd(digits, "0"));
+  return Number.isSafeInteger(minor) ? minor : null;
+}

@@ -3325,7 +3325,9 @@ export interface paths {
         };
         /**
          * List assessments, newest first
-         * @description Requires scope `assess:read`.
+         * @description Every filter combines with the others and with keyset pagination: `q` searches ids (assessment, transaction, payee, agent) exactly and payee and agent names by prefix; `payee`, `currency`, and the inclusive ranges `amount_gte`/`amount_lte` (minor units) and `score_gte`/`score_lte` narrow the list (docs/assess.md, "Listing assessments").
+         *
+         *     Requires scope `assess:read`.
          */
         get: {
             parameters: {
@@ -3340,6 +3342,20 @@ export interface paths {
                     from?: string;
                     /** @description created at or before (ISO 8601) */
                     to?: string;
+                    /** @description One box: an assessment id, a `transaction_id` or a payee id (exact), a payee name or an agent name (prefix, case-insensitive), or an agent id (exact) */
+                    q?: string;
+                    /** @description The payee's id (exact) */
+                    payee?: string;
+                    /** @description ISO 4217 code, any case */
+                    currency?: string;
+                    /** @description Amount at least, in minor units */
+                    amount_gte?: number;
+                    /** @description Amount at most, in minor units */
+                    amount_lte?: number;
+                    /** @description risk_score at least (0-100) */
+                    score_gte?: number;
+                    /** @description risk_score at most (0-100) */
+                    score_lte?: number;
                 };
                 header?: never;
                 path?: never;
@@ -3368,7 +3384,31 @@ export interface paths {
                          *           "risk_score": 90,
                          *           "reason": "Denied: policy rule \"large-new-payee\" matched (A first payment to a payee above 500.00).",
                          *           "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
-                         *           "a2a": null
+                         *           "a2a": null,
+                         *           "amount": 215000,
+                         *           "currency": "USD",
+                         *           "payee": {
+                         *             "id": "acct_9Xw2kQ",
+                         *             "name": "Initech Hardware"
+                         *           },
+                         *           "transaction_id": "tx_f3a9120c44",
+                         *           "agent": {
+                         *             "id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                         *             "name": "Office supplies buyer"
+                         *           },
+                         *           "principal": {
+                         *             "id": "01a1a0db-f2ca-7f4f-872b-6c042fcc5cd4",
+                         *             "name": "Northwind Traders",
+                         *             "erased": false
+                         *           },
+                         *           "model": null,
+                         *           "credential": null,
+                         *           "decided_by": {
+                         *             "type": "rule",
+                         *             "rule": "large-new-payee",
+                         *             "reviewer": null
+                         *           },
+                         *           "review": null
                          *         },
                          *         {
                          *           "id": "01a1f84c-3888-778f-8b1e-9906605976d2",
@@ -3381,7 +3421,28 @@ export interface paths {
                          *           "risk_score": 55,
                          *           "reason": "Review: the agent could not be identified.",
                          *           "agent_id": null,
-                         *           "a2a": null
+                         *           "a2a": null,
+                         *           "amount": 64900,
+                         *           "currency": "USD",
+                         *           "payee": {
+                         *             "id": "acct_1Pq7sWLmZ2",
+                         *             "name": "Globex Office Supply"
+                         *           },
+                         *           "transaction_id": "tx_7b1d0c52e9",
+                         *           "agent": null,
+                         *           "principal": null,
+                         *           "model": null,
+                         *           "credential": null,
+                         *           "decided_by": {
+                         *             "type": "score",
+                         *             "rule": null,
+                         *             "reviewer": null
+                         *           },
+                         *           "review": {
+                         *             "id": "01a1f84c-3888-78b6-824c-22f8b6f22b4a",
+                         *             "status": "open",
+                         *             "decision": null
+                         *           }
                          *         },
                          *         {
                          *           "id": "01a1f83b-fd78-7208-974a-047e80d58d4f",
@@ -3394,7 +3455,35 @@ export interface paths {
                          *           "risk_score": 12,
                          *           "reason": "Approved: known agent within policy.",
                          *           "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
-                         *           "a2a": null
+                         *           "a2a": null,
+                         *           "amount": 19900,
+                         *           "currency": "USD",
+                         *           "payee": {
+                         *             "id": "acct_1Pq7sWLmZ2",
+                         *             "name": "Globex Office Supply"
+                         *           },
+                         *           "transaction_id": "tx_2c88e01f7a",
+                         *           "agent": {
+                         *             "id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                         *             "name": "Office supplies buyer"
+                         *           },
+                         *           "principal": {
+                         *             "id": "01a1a0db-f2ca-7f4f-872b-6c042fcc5cd4",
+                         *             "name": "Northwind Traders",
+                         *             "erased": false
+                         *           },
+                         *           "model": null,
+                         *           "credential": {
+                         *             "status": "verified",
+                         *             "failure": null,
+                         *             "reason": null
+                         *           },
+                         *           "decided_by": {
+                         *             "type": "score",
+                         *             "rule": null,
+                         *             "reviewer": null
+                         *           },
+                         *           "review": null
                          *         }
                          *       ],
                          *       "has_more": true,
@@ -3645,7 +3734,41 @@ export interface paths {
                          *             "alg": "EdDSA",
                          *             "verify_url": "https://risk.example.com/.well-known/jwks.json"
                          *           },
-                         *           "audit_entry_id": "01a1f85e-e14d-70c7-b13b-1cd2dbfb6d9c"
+                         *           "audit_entry_id": "01a1f85e-e14d-70c7-b13b-1cd2dbfb6d9c",
+                         *           "assessment": {
+                         *             "id": "01a1f84c-3888-778f-8b1e-9906605976d2",
+                         *             "object": "assessment",
+                         *             "created": "2026-11-20T09:31:47.208Z",
+                         *             "kind": "ap2_payment",
+                         *             "livemode": true,
+                         *             "decision": "review",
+                         *             "risk_level": "elevated",
+                         *             "risk_score": 55,
+                         *             "reason": "Review: the agent could not be identified.",
+                         *             "agent_id": null,
+                         *             "a2a": null,
+                         *             "amount": 64900,
+                         *             "currency": "USD",
+                         *             "payee": {
+                         *               "id": "acct_1Pq7sWLmZ2",
+                         *               "name": "Globex Office Supply"
+                         *             },
+                         *             "transaction_id": "tx_7b1d0c52e9",
+                         *             "agent": null,
+                         *             "principal": null,
+                         *             "model": null,
+                         *             "credential": null,
+                         *             "decided_by": {
+                         *               "type": "person",
+                         *               "rule": null,
+                         *               "reviewer": "01a19b53-ddd6-7576-a6f6-980ac7cb8893"
+                         *             },
+                         *             "review": {
+                         *               "id": "01a1f84c-3888-78b6-824c-22f8b6f22b4a",
+                         *               "status": "resolved",
+                         *               "decision": "approve"
+                         *             }
+                         *           }
                          *         }
                          *       ],
                          *       "has_more": false,
@@ -3747,7 +3870,41 @@ export interface paths {
                          *       "resolved_by": null,
                          *       "credential_backed": false,
                          *       "risk_payload": null,
-                         *       "audit_entry_id": null
+                         *       "audit_entry_id": null,
+                         *       "assessment": {
+                         *         "id": "01a1f84c-3888-778f-8b1e-9906605976d2",
+                         *         "object": "assessment",
+                         *         "created": "2026-11-20T09:31:47.208Z",
+                         *         "kind": "ap2_payment",
+                         *         "livemode": true,
+                         *         "decision": "review",
+                         *         "risk_level": "elevated",
+                         *         "risk_score": 55,
+                         *         "reason": "Review: the agent could not be identified.",
+                         *         "agent_id": null,
+                         *         "a2a": null,
+                         *         "amount": 64900,
+                         *         "currency": "USD",
+                         *         "payee": {
+                         *           "id": "acct_1Pq7sWLmZ2",
+                         *           "name": "Globex Office Supply"
+                         *         },
+                         *         "transaction_id": "tx_7b1d0c52e9",
+                         *         "agent": null,
+                         *         "principal": null,
+                         *         "model": null,
+                         *         "credential": null,
+                         *         "decided_by": {
+                         *           "type": "score",
+                         *           "rule": null,
+                         *           "reviewer": null
+                         *         },
+                         *         "review": {
+                         *           "id": "01a1f84c-3888-78b6-824c-22f8b6f22b4a",
+                         *           "status": "open",
+                         *           "decision": null
+                         *         }
+                         *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Review"];
@@ -3867,7 +4024,41 @@ export interface paths {
                          *         "alg": "EdDSA",
                          *         "verify_url": "https://risk.example.com/.well-known/jwks.json"
                          *       },
-                         *       "audit_entry_id": "01a1f85e-e14d-70c7-b13b-1cd2dbfb6d9c"
+                         *       "audit_entry_id": "01a1f85e-e14d-70c7-b13b-1cd2dbfb6d9c",
+                         *       "assessment": {
+                         *         "id": "01a1f84c-3888-778f-8b1e-9906605976d2",
+                         *         "object": "assessment",
+                         *         "created": "2026-11-20T09:31:47.208Z",
+                         *         "kind": "ap2_payment",
+                         *         "livemode": true,
+                         *         "decision": "review",
+                         *         "risk_level": "elevated",
+                         *         "risk_score": 55,
+                         *         "reason": "Review: the agent could not be identified.",
+                         *         "agent_id": null,
+                         *         "a2a": null,
+                         *         "amount": 64900,
+                         *         "currency": "USD",
+                         *         "payee": {
+                         *           "id": "acct_1Pq7sWLmZ2",
+                         *           "name": "Globex Office Supply"
+                         *         },
+                         *         "transaction_id": "tx_7b1d0c52e9",
+                         *         "agent": null,
+                         *         "principal": null,
+                         *         "model": null,
+                         *         "credential": null,
+                         *         "decided_by": {
+                         *           "type": "person",
+                         *           "rule": null,
+                         *           "reviewer": "01a19b53-ddd6-7576-a6f6-980ac7cb8893"
+                         *         },
+                         *         "review": {
+                         *           "id": "01a1f84c-3888-78b6-824c-22f8b6f22b4a",
+                         *           "status": "resolved",
+                         *           "decision": "approve"
+                         *         }
+                         *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Review"];
@@ -15900,6 +16091,52 @@ export interface components {
             agent_id: string | null;
             /** @description The A2A binding, if any */
             a2a: ((components["schemas"]["A2ABinding"] | null) | null) | components["schemas"]["A2ABinding"] | null;
+            /** @description In the currency's minor units (ISO 4217 exponent: JPY has none) */
+            amount: number | null;
+            /** @description ISO 4217, as the mandate wrote it */
+            currency: string | null;
+            /** @description The payment's payee (AP2 `payee`: the merchant); null for other kinds */
+            payee: {
+                id: string;
+                name: string | null;
+            } | null;
+            /** @description The AP2 payment mandate's `transaction_id` (a checkout mandate's `checkout_hash`); null without one */
+            transaction_id: string | null;
+            /** @description The acting agent as it is named now; null when none was identified */
+            agent: {
+                id: string;
+                name: string;
+            } | null;
+            /** @description Who the agent acts for. `name` is null once the principal is erased (`erased: true`), or when it has none */
+            principal: {
+                id: string;
+                name: string | null;
+                erased: boolean;
+            } | null;
+            /** @description The active risk model's answer; null when the mode had none */
+            model: ((components["schemas"]["ModelOutcome"] | null) | null) | components["schemas"]["ModelOutcome"] | null;
+            /** @description What an AP2 credential proved: `refused` with the failure and the rejection reason's words; null for an assessment made without a credential */
+            credential: {
+                /** @enum {string} */
+                status: "verified" | "refused";
+                failure: string | null;
+                reason: string | null;
+            } | null;
+            /** @description `person` once a review resolved it (`reviewer`: the user or API key id); `rule` when a policy rule or limit decided (`rule`: the rule's id, or the limit's rejection key); `model` when the active risk model scored it; else `score` (docs/assess.md) */
+            decided_by: {
+                /** @enum {string} */
+                type: "person" | "rule" | "model" | "score";
+                rule: string | null;
+                reviewer: string | null;
+            };
+            /** @description The review a `review` decision opened, and how it ended */
+            review: {
+                id: string;
+                /** @enum {string} */
+                status: "open" | "resolved" | "expired";
+                /** @enum {string|null} */
+                decision: "approve" | "deny" | null;
+            } | null;
         };
         A2ABinding: {
             /** @enum {string} */
@@ -15939,6 +16176,7 @@ export interface components {
             credential_backed: boolean;
             risk_payload: components["schemas"]["ResolvedRiskPayload"];
             audit_entry_id: string | null;
+            assessment: components["schemas"]["AssessmentSummary"];
         };
         ResolveReview: {
             /** @enum {string} */
