@@ -33,6 +33,7 @@ const IssuerKeyInput = z
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   })
   .openapi("CredentialIssuerKeyInput", {
+    additionalProperties: true,
     description:
       "A public JWK: EC P-256 (ES256) or OKP Ed25519 (EdDSA). Private members (`d`, …) are " +
       "refused. `kid`, when present, is what a root's header `kid` is matched against.",

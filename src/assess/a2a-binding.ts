@@ -1,24 +1,13 @@
-import { z } from "@hono/zod-openapi";
 import { ApiError } from "../errors";
+import { A2A_VERSIONS, type A2ABinding, type A2AVersion } from "../schemas/assessments";
 
 // The A2A binding of an assessment request (docs/assess.md, "Validation"): the version it speaks
 // and the task, context and Agent Card it names, from the `A2A-Version` header and `a2a` block.
 
-export const A2A_VERSIONS = ["0.3", "1.0"] as const;
-export type A2AVersion = (typeof A2A_VERSIONS)[number];
+export { A2A_VERSIONS, A2ABinding, type A2AVersion } from "../schemas/assessments";
+
 /** What A2A assumes when no version is stated (A2A spec: an empty `A2A-Version` means 0.3). */
 export const A2A_DEFAULT_VERSION: A2AVersion = "0.3";
-
-/** The A2A binding of an assessment, as stored and as listed. */
-export const A2ABinding = z
-  .object({
-    version: z.enum(A2A_VERSIONS),
-    task_id: z.string().nullable(),
-    context_id: z.string().nullable(),
-    agent_card_ref: z.string().nullable(),
-  })
-  .openapi("A2ABinding");
-export type A2ABinding = z.infer<typeof A2ABinding>;
 
 /** The request's `a2a` block, as its schema (request.ts) let it through. */
 export interface A2ABlock {

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { type Column, getTableColumns, type SQL, sql } from "drizzle-orm";
 import { assessments } from "../db/schema";
+import { ModelOutcome } from "../schemas/assessments";
 import { Refinement } from "../schemas/reviews";
 import { ACTION_KINDS, DECISIONS, RISK_LEVELS } from "../schemas/vocabulary";
 import { CredentialOutcome } from "./ap2-credential";
@@ -24,19 +25,7 @@ const AgentSnapshotSchema = z
   .object({ id: z.string(), trust_score: z.number().int(), risk_tier: z.string() })
   .openapi({ description: "The acting agent as it stood when assessed; null when unknown" });
 
-/** The active learned model's answer (docs/risk-model.md, "The learned model"). */
-export const ModelOutcome = z
-  .object({
-    id: z.string(),
-    version: z.number().int().nullable(),
-    probability: z.number().min(0).max(1),
-  })
-  .openapi("ModelOutcome", {
-    description:
-      "The org's active risk model: its fraud probability for this action (4 decimals), from " +
-      "which `risk_score` derives. Absent when the mode has no active model",
-  });
-export type ModelOutcome = z.infer<typeof ModelOutcome>;
+export { ModelOutcome } from "../schemas/assessments";
 
 /**
  * An assessment as it is stored and as it is answered. The Outcome is a pure function of the

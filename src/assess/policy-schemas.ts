@@ -30,7 +30,7 @@ export const Policy = z
     shadow: z.boolean().openapi({
       description:
         "The org's shadow policy: a draft evaluated on every assessment next to the active " +
-        "one, recorded and never acted on (docs/shadow-policies.md)",
+        "one, recorded and never acted on",
     }),
     created: z.string(),
     activated_at: z.string().nullable(),

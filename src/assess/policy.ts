@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { duration, parseDuration } from "./rules/duration";
 import { compileRules, type Program } from "./rules/evaluate";
 import { GRAMMAR_VERSION, RuleList } from "./rules/grammar";
+import { RULES_REFERENCE } from "./rules/reference";
 
 // The rules of a policy (the spec's create shape), and their normalized form the model reads.
 
@@ -68,8 +69,8 @@ export const PolicyRules = z
   .openapi("PolicyRules", {
     description:
       "Every field is optional; an empty object allows everything. The limits (`max_amount`, " +
-      "`currencies`, `geo`, `velocity`) are the spec's create shape (docs/risk-model.md); " +
-      "`rules` is an ordered rule list in the rule language `grammar` (docs/rules.md)",
+      "`currencies`, `geo`, `velocity`) are the spec's create shape; `rules` is an ordered " +
+      `rule list in the rule language \`grammar\` ([Policy rules](${RULES_REFERENCE.section}))`,
   });
 export type PolicyRules = z.infer<typeof PolicyRules>;
 

@@ -88,6 +88,7 @@ export const AssessRequest = z
       .record(z.string(), z.unknown(), { error: () => "must be a JSON object" })
       .optional()
       .openapi({
+        additionalProperties: true,
         description:
           "For `ap2_payment` an AP2 v0.2 mandate; for other kinds any object. Required " +
           "without `credential`; beside one, it must equal the credential's leaf payload",

@@ -1,28 +1,8 @@
 import { z } from "@hono/zod-openapi";
 
-/** The spec's scope table. `keys:*` belong to sessions only. */
-export const SCOPES = [
-  "assess:write",
-  "assess:read",
-  "agents:read",
-  "agents:write",
-  "issuers:read",
-  "issuers:write",
-  "audit:read",
-  "policy:read",
-  "policy:write",
-  "webhooks:read",
-  "webhooks:write",
-  "gdpr:erase",
-  "keys:read",
-  "keys:write",
-  "artifact:write",
-  "session:write",
-  "review:read",
-  "review:write",
-] as const;
+import { SCOPES, type Scope, SESSION_ONLY_SCOPES } from "./scope-names";
 
-export type Scope = (typeof SCOPES)[number];
+export { SCOPES, type Scope, SESSION_ONLY_SCOPES };
 
 /** What a route needs: one scope, or any one of several (the spec's "artifact:write or assess:write"). */
 export type ScopeRequirement = Scope | readonly [Scope, ...Scope[]];
@@ -39,8 +19,6 @@ export function scopeDetails(required: ScopeRequirement) {
     ? { required: accepted[0], any_of: accepted }
     : { required: accepted[0] };
 }
-
-export const SESSION_ONLY_SCOPES: readonly Scope[] = ["keys:read", "keys:write"];
 
 export const scopeSchema = z.enum(SCOPES).openapi("Scope");
 

@@ -4,7 +4,10 @@ import { API_VERSION } from "../env";
 import { bodyLimitOf, sizeText } from "./body-limit";
 import type { AppEnv } from "./context";
 import { errorReference } from "./error-reference";
+import { gettingStarted } from "./getting-started";
 import { RESPONSE_EXAMPLES } from "./openapi-examples";
+import { withUnionTypes } from "./openapi-types";
+import { rulesReference } from "./rules-reference";
 
 type Document = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
 type Media = { schema?: unknown; example?: unknown };
@@ -75,16 +78,18 @@ function withBodyLimit(document: Document): Document {
 export function serveOpenApiDocument(app: OpenAPIHono<AppEnv>): void {
   let document: Document | undefined;
   app.get("/openapi.json", (c) => {
-    document ??= withBodyLimit(
-      withExamples(
-        app.getOpenAPI31Document({
-          openapi: "3.1.0",
-          info: {
-            title: "Agent Action Risk Assessment API",
-            version: API_VERSION,
-            description: `Scores agent-initiated actions and signs the verdict.\n\n${errorReference()}`,
-          },
-        }),
+    document ??= withUnionTypes(
+      withBodyLimit(
+        withExamples(
+          app.getOpenAPI31Document({
+            openapi: "3.1.0",
+            info: {
+              title: "Agent Action Risk Assessment API",
+              version: API_VERSION,
+              description: [gettingStarted(), rulesReference(), errorReference()].join("\n\n"),
+            },
+          }),
+        ),
       ),
     );
     return c.json(document);

@@ -89,6 +89,16 @@ const approvedOutcome = {
   latency_ms: 21,
 };
 
+/** What an example summary adds to its decision: the transaction and who decided. */
+interface SummaryParts {
+  amount: number;
+  payee: { id: string; name: string };
+  transaction_id: string;
+  decided_by: { type: string; rule: string | null; reviewer: string | null };
+  review?: { id: string; status: string; decision: string | null } | null;
+  credential?: { status: string; failure: string | null; reason: string | null } | null;
+}
+
 const summary = (
   id: string,
   created: string,
@@ -97,6 +107,7 @@ const summary = (
   risk_score: number,
   reason: string,
   agent_id: string | null,
+  parts: SummaryParts,
 ) => ({
   id,
   object: "assessment",
@@ -109,7 +120,34 @@ const summary = (
   reason,
   agent_id,
   a2a: null,
+  amount: parts.amount,
+  currency: "USD",
+  payee: parts.payee,
+  transaction_id: parts.transaction_id,
+  agent: agent_id === null ? null : { id: agent_id, name: "Office supplies buyer" },
+  principal: agent_id === null ? null : { id: PRINCIPAL, name: "Northwind Traders", erased: false },
+  model: null,
+  credential: parts.credential ?? null,
+  decided_by: parts.decided_by,
+  review: parts.review ?? null,
 });
+
+const reviewedSummary = summary(
+  REVIEWED,
+  "2026-11-20T09:31:47.208Z",
+  "review",
+  "elevated",
+  55,
+  "Review: the agent could not be identified.",
+  null,
+  {
+    amount: 64_900,
+    payee: { id: "acct_1Pq7sWLmZ2", name: "Globex Office Supply" },
+    transaction_id: "tx_7b1d0c52e9",
+    decided_by: { type: "score", rule: null, reviewer: null },
+    review: { id: REVIEW, status: "open", decision: null },
+  },
+);
 
 const assessmentList = list(
   [
@@ -121,16 +159,14 @@ const assessmentList = list(
       90,
       'Denied: policy rule "large-new-payee" matched (A first payment to a payee above 500.00).',
       AGENT,
+      {
+        amount: 215_000,
+        payee: { id: "acct_9Xw2kQ", name: "Initech Hardware" },
+        transaction_id: "tx_f3a9120c44",
+        decided_by: { type: "rule", rule: "large-new-payee", reviewer: null },
+      },
     ),
-    summary(
-      REVIEWED,
-      "2026-11-20T09:31:47.208Z",
-      "review",
-      "elevated",
-      55,
-      "Review: the agent could not be identified.",
-      null,
-    ),
+    reviewedSummary,
     summary(
       APPROVED,
       "2026-11-20T09:14:03.512Z",
@@ -139,6 +175,13 @@ const assessmentList = list(
       12,
       "Approved: known agent within policy.",
       AGENT,
+      {
+        amount: 19_900,
+        payee: { id: "acct_1Pq7sWLmZ2", name: "Globex Office Supply" },
+        transaction_id: "tx_2c88e01f7a",
+        decided_by: { type: "score", rule: null, reviewer: null },
+        credential: { status: "verified", failure: null, reason: null },
+      },
     ),
   ],
   APPROVED,
@@ -164,6 +207,7 @@ const openReview = {
   credential_backed: false,
   risk_payload: null,
   audit_entry_id: null,
+  assessment: reviewedSummary,
 };
 
 const resolvedReview = {
@@ -176,6 +220,11 @@ const resolvedReview = {
   resolved_by: ownerParty,
   risk_payload: riskPayload,
   audit_entry_id: "01a1f85e-e14d-70c7-b13b-1cd2dbfb6d9c",
+  assessment: {
+    ...reviewedSummary,
+    decided_by: { type: "person", rule: null, reviewer: OWNER },
+    review: { id: REVIEW, status: "resolved", decision: "approve" },
+  },
 };
 
 const feedback = {

@@ -1,22 +1,45 @@
 import { and, asc, desc, eq, gt, gte, lt, lte, type SQL } from "drizzle-orm";
+import { type SummaryRow, summaryColumns, summaryJoins } from "../assess/assessment-summary";
 import type { Tenant } from "../auth/tenant";
+import type { Database } from "../db/client";
 import { decodeIdCursor, type Page, page } from "../db/pagination";
-import { agentKeys, agents, assessments, credentialIssuers, reviews } from "../db/schema";
+import {
+  agentKeys,
+  agents,
+  assessments,
+  credentialIssuers,
+  principals,
+  reviews,
+} from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
 import type { REVIEW_STATUSES, ResolveReviewBody } from "../schemas/reviews";
 import { type Closed, closeReview } from "./close";
 import { recheckApproval, standingColumns, standingJoins } from "./recheck";
 import type { ReviewRow } from "./records";
 
-/** One review item of the caller's org and mode, or 404. */
-export async function getReview(tenant: Tenant, id: string): Promise<ReviewRow> {
+/** A review item and its assessment's summary columns (src/assess/assessment-summary.ts). */
+export interface ReviewWithSummary {
+  review: ReviewRow;
+  summary: SummaryRow;
+}
+
+/** Review items with their assessments' summaries: one statement, however many items. */
+function selectReviewItems(db: Database) {
+  return db
+    .select({ review: reviews, summary: summaryColumns })
+    .from(reviews)
+    .innerJoin(assessments, summaryJoins.review)
+    .leftJoin(agents, summaryJoins.agent)
+    .leftJoin(principals, summaryJoins.principal)
+    .$dynamic();
+}
+
+/** One review item of the caller's org and mode with its assessment's summary, or 404. */
+export async function getReview(tenant: Tenant, id: string): Promise<ReviewWithSummary> {
   const [rows] = await tenant.batch((db) => [
-    db
-      .select()
-      .from(reviews)
-      .where(and(eq(reviews.id, id), eq(reviews.livemode, tenant.livemode))),
+    selectReviewItems(db).where(and(eq(reviews.id, id), eq(reviews.livemode, tenant.livemode))),
   ]);
-  return orNotFound(rows[0]);
+  return orNotFound(rows[0] as ReviewWithSummary | undefined);
 }
 
 /**
@@ -105,7 +128,10 @@ interface ReviewFilters {
  * A page of the caller's review items in its own mode, oldest first by default (a queue is
  * worked from the longest waiting), keyset by the UUIDv7 id in either direction.
  */
-export async function listReviews(tenant: Tenant, q: ReviewFilters): Promise<Page<ReviewRow>> {
+export async function listReviews(
+  tenant: Tenant,
+  q: ReviewFilters,
+): Promise<Page<ReviewWithSummary>> {
   const after = decodeIdCursor(q.cursor);
   const ascending = q.order === "asc";
   const filters: (SQL | undefined)[] = [
@@ -117,12 +143,10 @@ export async function listReviews(tenant: Tenant, q: ReviewFilters): Promise<Pag
     q.to ? lte(reviews.createdAt, new Date(q.to)) : undefined,
   ];
   const [rows] = await tenant.batch((db) => [
-    db
-      .select()
-      .from(reviews)
+    selectReviewItems(db)
       .where(and(...filters))
       .orderBy(ascending ? asc(reviews.id) : desc(reviews.id))
       .limit(q.limit + 1),
   ]);
-  return page(rows, q.limit, (row) => row.id);
+  return page(rows as ReviewWithSummary[], q.limit, (row) => row.review.id);
 }

@@ -1,29 +1,12 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { A2ABinding } from "../assess/a2a-binding";
-import { getOutcome, listAssessmentRows, STATUS_FILTER } from "../assess/assessment-reads";
+import { getOutcome, listAssessmentSummaries, STATUS_FILTER } from "../assess/assessment-reads";
 import { Outcome } from "../assess/outcome";
-import { mapPage } from "../db/pagination";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, rowId } from "../http/schemas";
+import { AssessmentSearchFields, AssessmentSummary, checkRanges } from "../schemas/assessments";
 import { DateTime, listOf, PageQuery } from "../schemas/common";
-import { ACTION_KINDS, DECISIONS, RISK_LEVELS } from "../schemas/vocabulary";
-
-const AssessmentSummary = z
-  .object({
-    id: z.string(),
-    object: z.literal("assessment"),
-    created: z.string(),
-    kind: z.enum(ACTION_KINDS),
-    livemode: z.boolean(),
-    decision: z.enum(DECISIONS),
-    risk_level: z.enum(RISK_LEVELS),
-    risk_score: z.number().int(),
-    reason: z.string(),
-    agent_id: z.string().nullable(),
-    a2a: z.union([A2ABinding, z.null()]).openapi({ description: "The A2A binding, if any" }),
-  })
-  .openapi("AssessmentSummary");
+import { ACTION_KINDS } from "../schemas/vocabulary";
 
 const ListAssessmentsQuery = PageQuery.extend({
   status: z.enum(Object.keys(STATUS_FILTER) as [keyof typeof STATUS_FILTER]).optional(),
@@ -31,7 +14,8 @@ const ListAssessmentsQuery = PageQuery.extend({
   kind: z.enum(ACTION_KINDS).optional(),
   from: DateTime.optional().openapi({ description: "created at or after (ISO 8601)" }),
   to: DateTime.optional().openapi({ description: "created at or before (ISO 8601)" }),
-});
+  ...AssessmentSearchFields,
+}).superRefine(checkRanges);
 
 const tags = ["Assessments"];
 
@@ -41,6 +25,11 @@ const listAssessments = createRoute(
     path: "/v1/assessments",
     tags,
     summary: "List assessments, newest first",
+    description:
+      "Every filter combines with the others and with keyset pagination: `q` searches ids " +
+      "(assessment, transaction, payee, agent) exactly and payee and agent names by prefix; " +
+      "`payee`, `currency`, and the inclusive ranges `amount_gte`/`amount_lte` (minor units) " +
+      'and `score_gte`/`score_lte` narrow the list (docs/assess.md, "Listing assessments").',
     request: { query: ListAssessmentsQuery },
     responses: {
       200: json(listOf(AssessmentSummary, "AssessmentList"), "A page of assessments"),
@@ -62,22 +51,7 @@ const getAssessment = createRoute(
 
 export function registerAssessments(app: OpenAPIHono<AppEnv>) {
   app.openapi(listAssessments, async (c) => {
-    const q = c.req.valid("query");
-    const list = await listAssessmentRows(c.var.tenant, q);
-    const summary = (row: (typeof list.data)[number]) => ({
-      id: row.id,
-      object: "assessment" as const,
-      created: row.createdAt.toISOString(),
-      kind: row.kind as z.infer<typeof AssessmentSummary>["kind"],
-      livemode: row.livemode,
-      decision: row.decision,
-      risk_level: row.riskLevel,
-      risk_score: row.riskScore,
-      reason: row.reason,
-      agent_id: row.agentId,
-      a2a: row.a2a as A2ABinding | null,
-    });
-    return c.json(mapPage(list, summary), 200);
+    return c.json(await listAssessmentSummaries(c.var.tenant, c.req.valid("query")), 200);
   });
 
   app.openapi(getAssessment, async (c) => {

@@ -24,7 +24,7 @@ const BacktestRequest = z
         description:
           "A risk model of the key's mode with parameters (ready, shadow, active or retired), " +
           "replayed as the behaviour stage of each payment beside the policy, from the payment " +
-          "history and the labels known at each assessment's time (docs/risk-model.md)",
+          "history and the labels known at each assessment's time",
       }),
   })
   .openapi("BacktestRequest");
@@ -122,7 +122,7 @@ const route = createRoute(
       description:
         "Scores the assessments of the range (newest first, the credential's mode) again under " +
         "this policy, from the inputs recorded when they were made, and reports what would have " +
-        "changed. Writes nothing. See docs/rules.md.",
+        "changed. Writes nothing.",
       request: { params: IdParam, body: jsonBody(BacktestRequest) },
       responses: {
         200: json(BacktestResult, "What the policy would have decided"),

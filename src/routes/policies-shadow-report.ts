@@ -15,7 +15,7 @@ const route = createRoute(
     description:
       "Over the window's assessments of the key's mode that this policy shadowed: counts by " +
       "(active decision × shadow decision), each disagreement's outcomes by effective label, " +
-      "and a sample of disagreements (docs/shadow-policies.md).",
+      "and a sample of disagreements.",
     request: { params: IdParam, query: ShadowReportQuery },
     responses: {
       200: json(ShadowReport, "The shadow report"),

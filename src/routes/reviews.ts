@@ -1,11 +1,10 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { mapPage } from "../db/pagination";
 import { publicBaseUrl } from "../env";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, IdParam, json, jsonBody, rowId } from "../http/schemas";
 import { getReview, listReviews, resolveReview } from "../reviews/queue";
-import { reviewOf } from "../reviews/records";
+import { presentClosedReview, presentReviews } from "../reviews/records";
 import { listOf } from "../schemas/common";
 import {
   ListReviewsQuery,
@@ -65,23 +64,20 @@ export function registerReviews(app: OpenAPIHono<AppEnv>) {
   const verifyUrl = (env: AppEnv["Bindings"]) => `${publicBaseUrl(env)}/.well-known/jwks.json`;
 
   app.openapi(list, async (c) => {
-    const q = c.req.valid("query");
-    const rows = await listReviews(c.var.tenant, q);
-    const url = verifyUrl(c.env);
-    return c.json(
-      mapPage(rows, (row) => reviewOf(row, url)),
-      200,
-    );
+    const rows = await listReviews(c.var.tenant, c.req.valid("query"));
+    const data = await presentReviews(c.var.tenant, rows.data, verifyUrl(c.env));
+    return c.json({ ...rows, data }, 200);
   });
 
   app.openapi(get, async (c) => {
     const row = await getReview(c.var.tenant, rowId(c.req.valid("param").id));
-    return c.json(reviewOf(row, verifyUrl(c.env)), 200);
+    const [item] = await presentReviews(c.var.tenant, [row], verifyUrl(c.env));
+    return c.json(item as Review, 200);
   });
 
   app.openapi(resolve, async (c) => {
     const id = rowId(c.req.valid("param").id);
     const row = await resolveReview(c.var.tenant, id, c.req.valid("json"));
-    return c.json(reviewOf(row, verifyUrl(c.env)), 200);
+    return c.json(await presentClosedReview(c.var.tenant, row, verifyUrl(c.env)), 200);
   });
 }

@@ -15,6 +15,7 @@ export const Mandate = z
       description: "`sha256:<hex>` of the RFC 8785 mandate, as bound by the Risk Payload",
     }),
     mandate: z.record(z.string(), z.unknown()).openapi({
+      additionalProperties: true,
       description:
         "As submitted; once the agent's principal is erased, each member named in " +
         "`erased_fields` reads null",

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { AssessmentSummary } from "./assessments";
 import { DateTime, PageQuery, plainText } from "./common";
 import { AGENT_STATUSES } from "./vocabulary";
 
@@ -138,6 +139,8 @@ export const Review = z
     }),
     risk_payload: ResolvedPayload.nullable(),
     audit_entry_id: z.string().nullable(),
+    /** The reviewed assessment as GET /v1/assessments lists it (one shared component). */
+    assessment: AssessmentSummary,
   })
   .openapi("Review");
 export type Review = z.infer<typeof Review>;

@@ -133,8 +133,8 @@ export const ShadowReport = z
       )
       .openapi({
         description:
-          "Each cell of disagreement with its assessments counted by effective label " +
-          "(docs/shadow-policies.md); cells without assessments are left out",
+          "Each cell of disagreement with its assessments counted by effective label; cells " +
+          "without assessments are left out",
       }),
     samples: z.array(
       z.object({

@@ -1,4 +1,5 @@
 import { describe, expect, inject, it } from "vitest";
+import { expectAccessible } from "./support/axe";
 import { useBrowser } from "./support/browser";
 import { newUser, openSignedIn } from "./support/console-api";
 import { FIRST_SIGN_IN, unexpected, withKey } from "./support/console-b";
@@ -58,6 +59,53 @@ describe.skipIf(!origin)("console: API keys", () => {
     expect(await row.getByRole("button", { name: /Revoke/ }).count()).toBe(0);
     expect((await withKey(key, "GET", "/v1/agents")).status).toBe(401);
     await tab.screenshot("revoked");
+
+    expect(unexpected(await tab.problems(), [FIRST_SIGN_IN])).toEqual([]);
+  });
+
+  it("never offers a test key a scope it cannot use, and says what each scope does", async () => {
+    const tab = await openSignedIn(browser, newUser("key-scopes"));
+    const { page } = tab;
+    await page.goto(`${origin}/console/#/api-keys`);
+    await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor();
+    const scopes = page.getByRole("group", { name: "Scopes" });
+
+    // Live: agents:write is offered, with what it does.
+    await page.getByRole("radio", { name: "Live", exact: true }).check();
+    const agentsWrite = scopes.getByRole("checkbox", { name: "agents:write" });
+    await agentsWrite.check();
+    const hint = await agentsWrite.getAttribute("aria-describedby");
+    expect(await page.locator(`[id="${hint}"]`).innerText()).toBe(
+      "Register principals and agents, their keys and Agent Cards.",
+    );
+
+    // Test: it is gone (and unchecked), named as live-only; the modes are explained.
+    await page.getByRole("radio", { name: "Test", exact: true }).check();
+    expect(await scopes.getByRole("checkbox", { name: "agents:write" }).count()).toBe(0);
+    for (const scope of ["issuers:write", "gdpr:erase"]) {
+      expect(await scopes.getByRole("checkbox", { name: scope }).count()).toBe(0);
+    }
+    expect(await scopes.innerText()).toContain(
+      "Not offered to a test key, whose every use is live-only: agents:write, issuers:write, gdpr:erase.",
+    );
+    const policyWrite = scopes.getByRole("checkbox", { name: "policy:write" });
+    const policyHint = await policyWrite.getAttribute("aria-describedby");
+    expect(await page.locator(`[id="${policyHint}"]`).innerText()).toContain(
+      "A test key is refused policies, their shadowing, evaluation sets and runs.",
+    );
+    const testRadio = page.getByRole("radio", { name: "Test", exact: true });
+    const modeHint = await testRadio.getAttribute("aria-describedby");
+    expect(await page.locator(`[id="${modeHint}"]`).innerText()).toContain("never billed");
+
+    // The key made is a test key with the scopes shown, none live-only.
+    await page.getByLabel("Name").fill("test scopes");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const row = page.getByRole("row").filter({ hasText: "test scopes" });
+    await row.waitFor();
+    expect(await row.innerText()).toContain("assess:write, assess:read");
+    expect(await row.innerText()).not.toContain("agents:write");
+    await tab.screenshot("test-key-scopes");
+    await expectAccessible(page, "API keys");
 
     expect(unexpected(await tab.problems(), [FIRST_SIGN_IN])).toEqual([]);
   });

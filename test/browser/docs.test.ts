@@ -129,3 +129,47 @@ describe.skipIf(!origin)("GET /docs in Chromium", () => {
     expect(await tab.problems()).toEqual([]);
   });
 });
+
+describe.skipIf(!origin)("the reference's own checks and introduction", () => {
+  const browser = useBrowser("docs-validation");
+
+  it("loads the document with no validation warning from Scalar, and opens on getting started", async () => {
+    // Scalar checks the document against its own model when it adds it, and logs
+    // `document validation errors:` then the schemas it refuses (console.warn, which
+    // problems() does not count), then `addDocument: <ms>`. Listening from before the page.
+    const tab = await browser.open("/health");
+    const lines: string[] = [];
+    tab.page.on("console", (message) => lines.push(`${message.type()}: ${message.text()}`));
+    await tab.navigation(() => tab.page.goto(`${origin}/docs`));
+    await expect
+      .poll(() => lines.some((line) => /addDocument: \d+/.test(line)), { timeout: 30_000 })
+      .toBe(true);
+    expect(lines.filter((line) => line.startsWith("warning:"))).toEqual([]);
+
+    const intro = tab.page.locator('h2[id$="description/getting-started"]');
+    await intro.getByText("Getting started", { exact: true }).waitFor();
+    const text = (await tab.page.locator("body").innerText()).replaceAll(/\s+/g, " ");
+    for (const step of [
+      "1. Start the service.",
+      "2. Get an API key.",
+      "3. Assess a payment",
+      "4. Verify the payload offline",
+    ]) {
+      expect(text).toContain(step);
+    }
+    expect(text).toContain("verifyRiskPayload(data.riskPayloadJws");
+    await tab.screenshot("getting-started");
+    expect(await tab.problems()).toEqual([]);
+  });
+
+  it("serves the rule language at the address error messages give", async () => {
+    const tab = await browser.open("/docs#description/rule-attributes");
+    const heading = tab.page.locator('h3[id$="description/rule-attributes"]');
+    await heading.getByText("Rule attributes", { exact: true }).waitFor();
+    const text = (await tab.page.locator("body").innerText()).replaceAll(/\s+/g, " ");
+    expect(text).toContain("agent.risk_tier ordered enum low < medium < high < critical");
+    expect(text).toContain("Rule operators");
+    await tab.screenshot("rule-attributes");
+    expect(await tab.problems()).toEqual([]);
+  });
+});

@@ -114,3 +114,10 @@ describe("the learned model's answer", () => {
     expect(runModel(row, history(NOW), PAYMENT).probability).toBe(0.8808);
   });
 });
+
+describe("the model's reason signals", () => {
+  it("are exactly the catalog's model_* signals (the console words them from the catalog)", () => {
+    const catalog = Object.keys(SIGNAL_CATALOG).filter((type) => type.startsWith("model_"));
+    expect([...MODEL_SIGNAL_TYPES].sort()).toEqual(catalog.sort());
+  });
+});

@@ -44,10 +44,14 @@ function componentOf(document: Json, ref: string): Json | undefined {
   return match ? document.components?.schemas?.[match[1] as string] : undefined;
 }
 
-/** `{ type: object }` with nothing said about its members: any object at all. */
+/**
+ * `{ type: object }` with nothing said about its members: any object at all. A composition
+ * (`anyOf`, `oneOf`, `allOf`) says it through its members, which are checked on their own.
+ */
 function isFreeForm(schema: Json): boolean {
   const types = [schema.type].flat();
   if (!types.includes("object") || schema.properties || schema.$ref) return false;
+  if (schema.anyOf || schema.oneOf || schema.allOf) return false;
   const extra = schema.additionalProperties;
   return extra === undefined || extra === true || (isObject(extra) && !hasShape(extra));
 }

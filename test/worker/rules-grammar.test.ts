@@ -382,7 +382,9 @@ describe("validation", () => {
     [
       "an unknown attribute",
       rule(c("amout", "gt", 1)),
-      ["rules.0.when.attr: unknown attribute (see docs/rules.md for the attributes of grammar 1)"],
+      [
+        "rules.0.when.attr: unknown attribute (the attributes of grammar 1: /docs#description/rule-attributes)",
+      ],
     ],
     [
       "an unknown operator",
@@ -506,7 +508,9 @@ describe("validation", () => {
     [
       "an unknown aggregate subject",
       rule(c("count.card.1h", "gt", 1)),
-      ["rules.0.when.attr: unknown attribute (see docs/rules.md for the attributes of grammar 1)"],
+      [
+        "rules.0.when.attr: unknown attribute (the attributes of grammar 1: /docs#description/rule-attributes)",
+      ],
     ],
     [
       "two forms in one node",

@@ -1,7 +1,7 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
+import { keyScopes, LIVE_ONLY_SCOPES, SCOPE_GUIDE } from "../../../src/auth/scope-names";
 import { api, useAction } from "../api";
-import { Checkboxes } from "../components/checkboxes";
 import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
@@ -12,26 +12,6 @@ import { when } from "../format";
 type ApiKey = components["schemas"]["ApiKey"];
 type CreatedApiKey = components["schemas"]["CreatedApiKey"];
 type Scope = components["schemas"]["Scope"];
-
-/** The scopes a key may hold: every scope but the session-only `keys:*` (src/auth/scopes.ts). */
-const KEY_SCOPES = [
-  "assess:write",
-  "assess:read",
-  "agents:read",
-  "agents:write",
-  "issuers:read",
-  "issuers:write",
-  "audit:read",
-  "policy:read",
-  "policy:write",
-  "webhooks:read",
-  "webhooks:write",
-  "review:read",
-  "review:write",
-  "artifact:write",
-  "session:write",
-  "gdpr:erase",
-] as const satisfies readonly Scope[];
 
 const DEFAULT_SCOPES: Scope[] = ["assess:write", "assess:read"];
 
@@ -131,19 +111,97 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
                 name="key-mode"
                 value={value}
                 checked={mode === value}
-                onChange={() => setMode(value)}
+                aria-describedby={`key-mode-${value}-hint`}
+                onChange={() => {
+                  setMode(value);
+                  // A test key is never given a scope it could not use.
+                  if (value === "test")
+                    setScopes(scopes.filter((s) => !LIVE_ONLY_SCOPES.includes(s)));
+                }}
               />{" "}
-              {value === "test" ? "Test (aar_test_…: test data, never billed)" : "Live"}
+              {value === "test" ? "Test" : "Live"}
             </label>
           ))}
+          <ul class="muted mode-hints">
+            <li id="key-mode-test-hint">
+              <strong>Test</strong> (<code>aar_test_…</code>): assesses and reads test data only,
+              never billed, never seen by live traffic. It cannot change what both modes share
+              (agents, policies, issuers): those need a live key or the console.
+            </li>
+            <li id="key-mode-live-hint">
+              <strong>Live</strong> (<code>aar_live_…</code>): real traffic, billed; it can also
+              change what both modes share.
+            </li>
+          </ul>
         </fieldset>
-        <Checkboxes legend="Scopes" options={KEY_SCOPES} checked={scopes} onChange={setScopes} />
+        <ScopeChoices mode={mode} checked={scopes} onChange={setScopes} />
         <ErrorBanner failure={error} />
         <button type="submit" class="primary" disabled={busy || scopes.length === 0}>
           Create key
         </button>
       </form>
     </section>
+  );
+}
+
+/**
+ * The scopes a key of this mode may be given, each with what it lets the key do; a test key
+ * is not offered a scope whose every route is live-only (src/auth/scope-names.ts).
+ */
+function ScopeChoices({
+  mode,
+  checked,
+  onChange,
+}: {
+  mode: "live" | "test";
+  checked: Scope[];
+  onChange: (checked: Scope[]) => void;
+}) {
+  const hidden = mode === "test" ? LIVE_ONLY_SCOPES : [];
+  return (
+    <fieldset class="field scope-choices">
+      <legend>Scopes</legend>
+      {keyScopes(mode).map((scope) => {
+        const guide = SCOPE_GUIDE[scope];
+        const hintId = `scope-${scope.replace(":", "-")}-hint`;
+        return (
+          <div key={scope} class="scope-choice">
+            <label class="choice">
+              <input
+                type="checkbox"
+                value={scope}
+                checked={checked.includes(scope)}
+                aria-describedby={hintId}
+                onChange={(e) =>
+                  onChange(
+                    (e.currentTarget as HTMLInputElement).checked
+                      ? [...checked, scope]
+                      : checked.filter((s) => s !== scope),
+                  )
+                }
+              />{" "}
+              <code>{scope}</code>
+            </label>
+            <small id={hintId} class="muted">
+              {guide.does}.
+              {mode === "test" && guide.liveOnly && ` A test key is refused ${guide.liveOnly}.`}
+            </small>
+          </div>
+        );
+      })}
+      {hidden.length > 0 && (
+        <p class="muted">
+          Not offered to a test key, whose every use is live-only:{" "}
+          {hidden.map((scope, i) => (
+            <span key={scope}>
+              {i > 0 && ", "}
+              <code>{scope}</code>
+            </span>
+          ))}
+          .
+        </p>
+      )}
+    </fieldset>
   );
 }
 

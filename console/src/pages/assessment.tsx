@@ -1,6 +1,7 @@
 /**
- * One assessment (GET /v1/assessments/{id}): the decision and why, the five confidences as a
- * chart, the signals, the credential's verification, the review it opened, its audit entry
+ * One assessment (GET /v1/assessments/{id}): the decision and why, the transaction (amount,
+ * payee, agent and principal by name, who decided: components/transaction-panel.tsx), the five
+ * confidences as a chart, the signals, the credential's verification, the review it opened, its audit entry
  * with the inclusion proof (GET /v1/audit/{id}/proof), the Risk Payload verified here in the
  * browser, and its feedback labels.
  */
@@ -14,6 +15,7 @@ import { Decision } from "../components/decision";
 import { ErrorBanner } from "../components/error-banner";
 import { Feedback } from "../components/feedback";
 import { PayloadCheck } from "../components/payload-check";
+import { TransactionPanel } from "../components/transaction-panel";
 import { shortId, when } from "../format";
 import { href } from "../router";
 
@@ -111,18 +113,16 @@ function Details({ outcome }: { outcome: Outcome }) {
           <dd>{outcome.livemode ? "live" : "test"}</dd>
           <dt>Latency</dt>
           <dd>{outcome.latency_ms} ms</dd>
-          <dt>Agent</dt>
+          <dt>Agent's trust then</dt>
           <dd>
-            {outcome.agent ? (
-              <a href={href(`agents/${outcome.agent.id}`)}>
-                {outcome.agent.id} (trust {outcome.agent.trust_score}, {outcome.agent.risk_tier})
-              </a>
-            ) : (
-              "unknown"
-            )}
+            {outcome.agent
+              ? `${outcome.agent.trust_score} (${outcome.agent.risk_tier}), as it stood when assessed`
+              : "no agent identified"}
           </dd>
         </dl>
       </section>
+
+      <TransactionPanel outcome={outcome} />
 
       <section class="panel" aria-labelledby="confidences">
         <h2 id="confidences">Confidences</h2>
@@ -167,7 +167,7 @@ function Details({ outcome }: { outcome: Outcome }) {
         ) : null}
       </section>
 
-      <Credential credential={outcome.credential} />
+      <Credential outcome={outcome} />
 
       {outcome.refinement ? (
         <section class="panel" aria-labelledby="review">
@@ -225,29 +225,42 @@ function Details({ outcome }: { outcome: Outcome }) {
   );
 }
 
-function Credential({ credential }: { credential: Outcome["credential"] }) {
+function Credential({ outcome }: { outcome: Outcome }) {
+  const credential = outcome.credential;
+  // A refusal's words are its rejection reason's (`credential_<failure>`).
+  const refusal = credential?.failure
+    ? outcome.rejection_reasons.find((r) => r.key === `credential_${credential.failure}`)
+    : undefined;
   return (
     <section class="panel" aria-labelledby="credential">
       <h2 id="credential">Credential</h2>
       {credential ? (
-        <dl class="facts">
-          <dt>Verification</dt>
-          <dd class={credential.verified ? "verified" : "unverified"}>
-            {credential.verified ? "verified" : `not verified: ${credential.failure ?? "unknown"}`}
-          </dd>
-          <dt>Issuer</dt>
-          <dd>{credential.issuer ?? "—"}</dd>
-          <dt>Reference</dt>
-          <dd>
-            <code>{credential.reference ?? "—"}</code>
-          </dd>
-          <dt>Holder key thumbprint</dt>
-          <dd>
-            <code>{credential.holder_thumbprint ?? "—"}</code>
-          </dd>
-          <dt>Hops</dt>
-          <dd>{credential.hops}</dd>
-        </dl>
+        <>
+          <dl class="facts">
+            <dt>Verification</dt>
+            <dd class={credential.verified ? "verified" : "unverified"}>
+              {credential.verified
+                ? "verified"
+                : `refused: ${refusal?.description ?? credential.failure ?? "unknown"}`}
+            </dd>
+            <dt>Issuer</dt>
+            <dd>{credential.issuer ?? "—"}</dd>
+            <dt>Reference</dt>
+            <dd>
+              <code>{credential.reference ?? "—"}</code>
+            </dd>
+            <dt>Holder key thumbprint</dt>
+            <dd>
+              <code>{credential.holder_thumbprint ?? "—"}</code>
+            </dd>
+            <dt>Hops</dt>
+            <dd>{credential.hops}</dd>
+          </dl>
+          <details>
+            <summary>Decoded JSON</summary>
+            <pre>{JSON.stringify(credential, null, 2)}</pre>
+          </details>
+        </>
       ) : (
         <p class="muted">No AP2 credential was presented.</p>
       )}

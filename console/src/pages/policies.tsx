@@ -1,11 +1,11 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, useAction, useApiCall } from "../api";
-import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
+import { ActivationPreview } from "./activation-preview";
 import { previousActive } from "./policy-rollback";
 
 type Policy = components["schemas"]["Policy"];
@@ -78,7 +78,8 @@ export function PoliciesPage(_: { params: string[] }) {
 
 /**
  * Roll back: activate again the policy that was active before the current one (the draft
- * with the highest version, see policy-rollback.ts), after a confirmation.
+ * with the highest version, see policy-rollback.ts), after its 30-day backtest and a
+ * confirmation, as any activation.
  */
 function Rollback({ onDone }: { onDone: () => void }) {
   const target = useApiCall(async () => {
@@ -130,8 +131,9 @@ function Rollback({ onDone }: { onDone: () => void }) {
         </button>
       )}
       {previous && confirming && (
-        <Confirm
-          legend="Confirm the rollback"
+        <ActivationPreview
+          id={previous.id}
+          name={previous.name}
           action="Confirm rollback"
           busy={busy}
           onConfirm={() => rollBack(previous)}
@@ -140,7 +142,7 @@ function Rollback({ onDone }: { onDone: () => void }) {
           Activate <strong>{previous.name}</strong> again? It decides every assessment from now on,
           under a new version number; {active ? active.name : "the current policy"} returns to
           draft.
-        </Confirm>
+        </ActivationPreview>
       )}
     </section>
   );

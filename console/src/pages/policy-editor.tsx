@@ -1,26 +1,28 @@
 import type { components } from "@agent-risk/client";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, useAction } from "../api";
+import { CodePicker } from "../components/code-picker";
 import { ErrorBanner } from "../components/error-banner";
 import { Field, FieldErrors, Options } from "../components/field";
+import { minorDigits } from "../format";
+import { countryList, currencyList } from "../iso";
 import {
   ACTIONS,
   bodyOf,
   type DraftIssues,
   emptyIssues,
+  GRAMMAR_LINKS,
+  issueCount,
   newRule,
   type PolicyDraft,
+  parseCondition,
   type RuleDraft,
   sortIssues,
+  WINDOW_UNITS,
+  type WindowUnit,
 } from "./policy-form";
 
 type Policy = components["schemas"]["Policy"];
-
-function count(issues: DraftIssues): number {
-  let n = issues.name.length + issues.limits.length + issues.other.length;
-  for (const fields of issues.rules.values()) for (const list of fields.values()) n += list.length;
-  return n;
-}
 
 /**
  * The rule editor. Policies are immutable (docs/shadow-policies.md, Editing), so saving always
@@ -83,7 +85,7 @@ export function PolicyEditor({
     });
   };
 
-  const problems = count(issues);
+  const problems = issueCount(issues);
   return (
     <form class="policy-editor" onSubmit={submit} noValidate>
       <Field label="Name" id="policy-name" errors={issues.name}>
@@ -102,30 +104,7 @@ export function PolicyEditor({
           />
         )}
       </Field>
-      <Field
-        label={
-          <>
-            Limits (JSON: <code>max_amount</code>, <code>currencies</code>, <code>geo</code>,{" "}
-            <code>velocity</code>)
-          </>
-        }
-        id="policy-limits"
-        errors={issues.limits}
-      >
-        {(id, describedBy, invalid) => (
-          <textarea
-            id={id}
-            rows={5}
-            spellcheck={false}
-            value={draft.limits}
-            onInput={(e) =>
-              setDraft({ ...draft, limits: (e.currentTarget as HTMLTextAreaElement).value })
-            }
-            aria-invalid={invalid}
-            aria-describedby={describedBy}
-          />
-        )}
-      </Field>
+      <Limits draft={draft} issues={issues} onChange={setDraft} />
       <h3>Rules, in order (the first that matches decides)</h3>
       {draft.rules.length === 0 && <p>No rules: the limits and the model decide.</p>}
       <ol class="rule-list">
@@ -192,27 +171,18 @@ export function PolicyEditor({
                     />
                   )}
                 </Field>
-                <Field label="Condition (JSON)" id={`${base}-when`} errors={fields?.get("when")}>
-                  {(id, describedBy, invalid) => (
-                    <textarea
-                      id={id}
-                      rows={4}
-                      spellcheck={false}
-                      value={rule.when}
-                      onInput={(e) =>
-                        setRule(index, { when: (e.currentTarget as HTMLTextAreaElement).value })
-                      }
-                      aria-invalid={invalid}
-                      aria-describedby={describedBy}
-                    />
-                  )}
-                </Field>
+                <ConditionField
+                  id={`${base}-when`}
+                  text={rule.when}
+                  serverErrors={fields?.get("when")}
+                  onInput={(when) => setRule(index, { when })}
+                />
                 <FieldErrors id={`${base}-errors`} messages={ruleLevel} />
                 <div class="rule-actions">
                   <button
                     type="button"
                     disabled={index === 0}
-                    aria-label={`Move rule ${index + 1} up`}
+                    aria-label={`Move up rule ${index + 1}`}
                     onClick={() => move(index, -1)}
                   >
                     Move up
@@ -220,7 +190,7 @@ export function PolicyEditor({
                   <button
                     type="button"
                     disabled={index === draft.rules.length - 1}
-                    aria-label={`Move rule ${index + 1} down`}
+                    aria-label={`Move down rule ${index + 1}`}
                     onClick={() => move(index, 1)}
                   >
                     Move down
@@ -271,5 +241,202 @@ export function PolicyEditor({
         {submitLabel}
       </button>
     </form>
+  );
+}
+
+/**
+ * The create shape's limits as a person states them: the largest amount in major units of a
+ * currency (sent as minor units with that currency's exponent), the allowed currencies and
+ * countries picked from their ISO lists, and a velocity as a count per duration.
+ */
+function Limits({
+  draft,
+  issues,
+  onChange,
+}: {
+  draft: PolicyDraft;
+  issues: DraftIssues;
+  onChange: (draft: PolicyDraft) => void;
+}) {
+  const currencies = currencyList();
+  const digits = minorDigits(draft.amountCurrency);
+  const set = (change: Partial<PolicyDraft>) => onChange({ ...draft, ...change });
+  const amountErrors = issues.limits.get("max_amount");
+  const velocityErrors = issues.limits.get("velocity");
+  return (
+    <fieldset class="limits">
+      <legend>Limits (each optional: an empty one allows everything)</legend>
+      <div class="field">
+        <label for="policy-max-amount">Largest amount</label>
+        <div class="amount-input">
+          <input
+            id="policy-max-amount"
+            type="text"
+            inputMode="decimal"
+            placeholder={digits === 0 ? "2,150" : "2,150.00"}
+            value={draft.maxAmount}
+            onInput={(e) => set({ maxAmount: (e.currentTarget as HTMLInputElement).value })}
+            aria-invalid={amountErrors ? true : undefined}
+            aria-describedby={`policy-max-amount-hint${amountErrors ? " policy-max-amount-errors" : ""}`}
+          />
+          <label class="visually-hidden" for="policy-amount-currency">
+            Currency of the largest amount
+          </label>
+          <select
+            id="policy-amount-currency"
+            value={draft.amountCurrency}
+            onChange={(e) => set({ amountCurrency: (e.currentTarget as HTMLSelectElement).value })}
+          >
+            {currencies.map((c) => (
+              <option key={c.code} value={c.code}>
+                {c.code}
+              </option>
+            ))}
+          </select>
+        </div>
+        <small id="policy-max-amount-hint" class="muted">
+          In {draft.amountCurrency} ({digits === 0 ? "no minor unit" : `${digits} decimals`}). Sent
+          as minor units and compared with each action's amount in its own currency: pair it with
+          the allowed currencies.
+        </small>
+        <FieldErrors id="policy-max-amount-errors" messages={amountErrors} />
+      </div>
+      <CodePicker
+        id="policy-currencies"
+        legend="Allowed currencies"
+        noun="currency"
+        hint="ISO 4217. None chosen: any currency."
+        options={currencies}
+        selected={draft.currencies}
+        errors={issues.limits.get("currencies")}
+        onChange={(list) => set({ currencies: list })}
+      />
+      <CodePicker
+        id="policy-countries"
+        legend="Allowed countries"
+        noun="country"
+        hint="ISO 3166-1, where the request comes from. None chosen: any country."
+        options={countryList()}
+        selected={draft.countries}
+        errors={issues.limits.get("geo")}
+        onChange={(list) => set({ countries: list })}
+      />
+      <fieldset class="field velocity">
+        <legend>Velocity: assessments per agent</legend>
+        <div class="velocity-inputs">
+          <label for="policy-velocity-max">At most</label>
+          <input
+            id="policy-velocity-max"
+            type="number"
+            min={1}
+            step={1}
+            value={draft.velocityMax}
+            onInput={(e) => set({ velocityMax: (e.currentTarget as HTMLInputElement).value })}
+            aria-invalid={velocityErrors ? true : undefined}
+            aria-describedby={`policy-velocity-hint${velocityErrors ? " policy-velocity-errors" : ""}`}
+          />
+          <label for="policy-velocity-window">per</label>
+          <input
+            id="policy-velocity-window"
+            type="number"
+            min={1}
+            step={1}
+            value={draft.velocityWindow}
+            onInput={(e) => set({ velocityWindow: (e.currentTarget as HTMLInputElement).value })}
+          />
+          <label class="visually-hidden" for="policy-velocity-unit">
+            Window unit
+          </label>
+          <select
+            id="policy-velocity-unit"
+            value={draft.velocityUnit}
+            onChange={(e) =>
+              set({ velocityUnit: (e.currentTarget as HTMLSelectElement).value as WindowUnit })
+            }
+          >
+            {WINDOW_UNITS.map((u) => (
+              <option key={u.unit} value={u.unit}>
+                {u.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <small id="policy-velocity-hint" class="muted">
+          Empty: no velocity limit. The window is 1 second to 90 days.
+        </small>
+        <FieldErrors id="policy-velocity-errors" messages={velocityErrors} />
+      </fieldset>
+    </fieldset>
+  );
+}
+
+/**
+ * A rule's condition as JSON, checked as it is typed (its shape: see parseCondition) and by the
+ * server on save; either's faults show under it with a link to the rule language in the
+ * served API reference.
+ */
+function ConditionField({
+  id,
+  text,
+  serverErrors,
+  onInput,
+}: {
+  id: string;
+  text: string;
+  serverErrors: string[] | undefined;
+  onInput: (text: string) => void;
+}) {
+  const [touched, setTouched] = useState(false);
+  // A save's faults (the server's, or this check's at submit) replace what typing found.
+  useEffect(() => setTouched(false), [serverErrors]);
+  const parsed = parseCondition(text);
+  const local = touched && !parsed.ok ? parsed.faults : [];
+  // The server's faults are about the text it was sent; once it changes, the live check speaks.
+  const errors = touched ? local : (serverErrors ?? []);
+  const invalid = errors.length > 0;
+  return (
+    <div class="field">
+      <label for={id}>Condition (JSON)</label>
+      <textarea
+        id={id}
+        rows={4}
+        spellcheck={false}
+        value={text}
+        onInput={(e) => {
+          setTouched(true);
+          onInput((e.currentTarget as HTMLTextAreaElement).value);
+        }}
+        aria-invalid={invalid ? true : undefined}
+        aria-describedby={`${id}-hint${invalid ? ` ${id}-errors` : ""}`}
+      />
+      <small id={`${id}-hint`} class="muted">
+        <code>{"{all: [...]}"}</code>, <code>{"{any: [...]}"}</code>, <code>{"{not: {...}}"}</code>{" "}
+        or <code>{'{"attr", "op", "value"}'}</code>: the{" "}
+        <a href={GRAMMAR_LINKS.attributes} target="_blank" rel="noopener">
+          attributes
+        </a>{" "}
+        and{" "}
+        <a href={GRAMMAR_LINKS.operators} target="_blank" rel="noopener">
+          operators
+        </a>{" "}
+        in the API reference.
+      </small>
+      {invalid && (
+        <div id={`${id}-errors`} class="field-error">
+          <ul>
+            {errors.map((message) => (
+              <li key={message}>{message}</li>
+            ))}
+          </ul>
+          <p>
+            See{" "}
+            <a href={GRAMMAR_LINKS.section} target="_blank" rel="noopener">
+              the rule language in the API reference
+            </a>
+            .
+          </p>
+        </div>
+      )}
+    </div>
   );
 }

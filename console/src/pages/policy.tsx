@@ -1,12 +1,13 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { DECISIONS } from "../../../src/schemas/vocabulary";
 import { api, useAction, useApiCall } from "../api";
 import { DecisionChangeChart } from "../components/chart";
 import { DateRange, isoOf } from "../components/date-range";
+import { MatrixTable } from "../components/decision-matrix";
 import { ErrorBanner } from "../components/error-banner";
 import { Field } from "../components/field";
 import { percent, shortId, when } from "../format";
+import { ActivationPreview } from "./activation-preview";
 import { PolicyEditor } from "./policy-editor";
 import { draftOf } from "./policy-form";
 
@@ -43,6 +44,7 @@ function PolicyDetail({ id }: { id: string }) {
   );
   const { busy, error, run } = useAction();
   const [notice, setNotice] = useState("");
+  const [activating, setActivating] = useState(false);
 
   const act = (label: string, call: () => Promise<{ data: Policy }>) => {
     setNotice("");
@@ -82,17 +84,9 @@ function PolicyDetail({ id }: { id: string }) {
             </dd>
           </dl>
           <div class="actions">
-            {p.status === "draft" && (
-              <button
-                type="button"
-                disabled={busy}
-                onClick={() =>
-                  act("Activated: this policy now decides, as version {version}.", () =>
-                    api.POST("/v1/policies/{id}/activate", { params: { path: { id } } }),
-                  )
-                }
-              >
-                Activate
+            {p.status === "draft" && !activating && (
+              <button type="button" disabled={busy} onClick={() => setActivating(true)}>
+                Activate…
               </button>
             )}
             {p.status === "draft" && !p.shadow && (
@@ -122,6 +116,19 @@ function PolicyDetail({ id }: { id: string }) {
               </button>
             )}
           </div>
+          {activating && p.status === "draft" && (
+            <ActivationPreview
+              id={p.id}
+              name={p.name}
+              busy={busy}
+              onConfirm={() =>
+                act("Activated: this policy now decides, as version {version}.", () =>
+                  api.POST("/v1/policies/{id}/activate", { params: { path: { id } } }),
+                ).then(() => setActivating(false))
+              }
+              onCancel={() => setActivating(false)}
+            />
+          )}
           {notice && <p role="status">{notice}</p>}
           <ErrorBanner failure={error} />
           <BacktestPanel id={p.id} />
@@ -274,50 +281,6 @@ function BacktestResult({ result }: { result: Backtest }) {
           </div>
         </>
       )}
-    </div>
-  );
-}
-
-function MatrixTable({
-  matrix,
-  rowLabel,
-  columnLabel,
-}: {
-  matrix: Record<(typeof DECISIONS)[number], Record<(typeof DECISIONS)[number], number>>;
-  rowLabel: string;
-  columnLabel: string;
-}) {
-  return (
-    <div class="table-scroll">
-      <table class="matrix">
-        <caption>
-          {rowLabel} decision (rows) against {columnLabel.toLowerCase()} (columns)
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">
-              {rowLabel} ↓ / {columnLabel} →
-            </th>
-            {DECISIONS.map((d) => (
-              <th scope="col" key={d}>
-                {d}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {DECISIONS.map((from) => (
-            <tr key={from}>
-              <th scope="row">{from}</th>
-              {DECISIONS.map((to) => (
-                <td key={to} class={from === to ? "same" : "changed"}>
-                  {matrix[from][to]}
-                </td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
     </div>
   );
 }

@@ -11,6 +11,7 @@ import type { RuleInput } from "../risk-input";
 import { AMOUNT_KINDS, isProven } from "../risk-input";
 import { SIGNAL_CATALOG } from "../signals";
 import { parseDuration } from "./duration";
+import { RULES_REFERENCE } from "./reference";
 
 /**
  * The attributes a rule of grammar 1 can read (docs/rules.md): what the request and its
@@ -197,7 +198,7 @@ export function attributeOf(attr: string): Attribute | string {
   if (known) return known;
   const aggregate = aggregateOf(attr);
   if (aggregate === null) {
-    return "unknown attribute (see docs/rules.md for the attributes of grammar 1)";
+    return `unknown attribute (the attributes of grammar 1: ${RULES_REFERENCE.attributes})`;
   }
   if (typeof aggregate === "string") return aggregate;
   return {

@@ -8,6 +8,8 @@ import {
   attributeOf,
   type Scalar,
 } from "./attributes";
+import { OPERATORS, type Operator } from "./operators";
+import { RULES_REFERENCE } from "./reference";
 
 /**
  * Grammar 1 of the policy rule language (docs/rules.md): an ordered list of rules, each an
@@ -21,22 +23,7 @@ export const GRAMMAR_VERSION = 1;
 export const RULE_ACTIONS = DECISIONS;
 export type RuleAction = (typeof RULE_ACTIONS)[number];
 
-export const OPERATORS = [
-  "eq",
-  "ne",
-  "lt",
-  "lte",
-  "gt",
-  "gte",
-  "between",
-  "in",
-  "not_in",
-  "contains",
-  "contains_any",
-  "contains_all",
-  "exists",
-] as const;
-export type Operator = (typeof OPERATORS)[number];
+export { OPERATORS, type Operator } from "./operators";
 
 /**
  * Bounds that keep a policy cheap to evaluate on the hot path. `aggregates`: distinct window
@@ -63,7 +50,9 @@ export interface ConditionNode {
 }
 
 const ScalarValue = z.union([storableText(256), z.number(), z.boolean()]);
-const Value = z.union([ScalarValue, z.array(ScalarValue).min(1).max(LIMITS.values)]);
+const Value = z.union([ScalarValue, z.array(ScalarValue).min(1).max(LIMITS.values)]).openapi({
+  description: "One value of the attribute's type, or a list of them (`in`, `between`…)",
+});
 
 export const Condition: z.ZodType<ConditionNode> = z
   .strictObject({
@@ -84,7 +73,8 @@ export const Condition: z.ZodType<ConditionNode> = z
   .openapi("RuleCondition", {
     description:
       "Exactly one of: `{all: [...]}`, `{any: [...]}`, `{not: {...}}`, or a comparison " +
-      "`{attr, op, value}` (docs/rules.md lists the attributes and the operators each allows)",
+      `\`{attr, op, value}\` ([attributes](${RULES_REFERENCE.attributes}), ` +
+      `[operators](${RULES_REFERENCE.operators}))`,
     example: { attr: "amount", op: "gt", value: 50_000 },
   });
 

@@ -140,6 +140,21 @@ export const assessments = pgTable(
     index("assessments_shadow_model_idx")
       .on(t.orgId, sql`(${t.shadowModel}->>'id')`, t.createdAt)
       .where(sql`${t.shadowModel} is not null`),
+    // The list's search and filters (GET /v1/assessments: docs/assess.md, "Listing
+    // assessments"), from the recorded inputs: the payee's id in keyset order, the payee's name
+    // by prefix (text_pattern_ops: LIKE 'x%' whatever the collation), the transaction exactly;
+    // the amount and score ranges.
+    index("assessments_payee_idx")
+      .on(t.orgId, t.livemode, sql`(${t.inputs} #>> '{facts,payee,id}')`, t.id)
+      .where(sql`(${t.inputs} #>> '{facts,payee,id}') is not null`),
+    index("assessments_payee_name_idx")
+      .on(t.orgId, sql`lower(${t.inputs} #>> '{facts,payee,name}') text_pattern_ops`)
+      .where(sql`(${t.inputs} #>> '{facts,payee,name}') is not null`),
+    index("assessments_transaction_idx")
+      .on(t.orgId, sql`(${t.inputs} #>> '{facts,transactionId}')`)
+      .where(sql`(${t.inputs} #>> '{facts,transactionId}') is not null`),
+    index("assessments_amount_idx").on(t.orgId, t.livemode, t.currency, t.amount),
+    index("assessments_score_idx").on(t.orgId, t.livemode, t.riskScore, t.id),
     oneOf("assessments_decision_check", t.decision, DECISIONS),
   ],
 );

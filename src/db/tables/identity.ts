@@ -104,6 +104,8 @@ export const agents = pgTable(
     uniqueIndex("agents_org_id_idx").on(t.orgId, t.id),
     index("agents_principal_idx").on(t.orgId, t.principalId, t.id),
     index("agents_card_digest_idx").on(t.orgId, t.cardDigest),
+    // The assessments search finds agents by name prefix, case-insensitive (LIKE 'x%').
+    index("agents_name_idx").on(t.orgId, sql`lower(${t.name}) text_pattern_ops`),
     oneOf("agents_status_check", t.status, AGENT_STATUSES),
     oneOf("agents_risk_tier_check", t.riskTier, RISK_TIERS),
     oneOf("agents_card_status_check", t.cardStatus, CARD_STATUSES),

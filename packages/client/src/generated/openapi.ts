@@ -3637,7 +3637,9 @@ export interface paths {
         };
         /**
          * List assessments, newest first
-         * @description Requires scope `assess:read`.
+         * @description Every filter combines with the others and with keyset pagination: `q` searches ids (assessment, transaction, payee, agent) exactly and payee and agent names by prefix; `payee`, `currency`, and the inclusive ranges `amount_gte`/`amount_lte` (minor units) and `score_gte`/`score_lte` narrow the list (docs/assess.md, "Listing assessments").
+         *
+         *     Requires scope `assess:read`.
          */
         get: {
             parameters: {
@@ -3652,6 +3654,20 @@ export interface paths {
                     from?: string;
                     /** @description created at or before (ISO 8601) */
                     to?: string;
+                    /** @description One box: an assessment id, a `transaction_id` or a payee id (exact), a payee name or an agent name (prefix, case-insensitive), or an agent id (exact) */
+                    q?: string;
+                    /** @description The payee's id (exact) */
+                    payee?: string;
+                    /** @description ISO 4217 code, any case */
+                    currency?: string;
+                    /** @description Amount at least, in minor units */
+                    amount_gte?: number;
+                    /** @description Amount at most, in minor units */
+                    amount_lte?: number;
+                    /** @description risk_score at least (0-100) */
+                    score_gte?: number;
+                    /** @description risk_score at most (0-100) */
+                    score_lte?: number;
                 };
                 header?: never;
                 path?: never;
@@ -3680,7 +3696,31 @@ export interface paths {
                          *           "risk_score": 90,
                          *           "reason": "Denied: policy rule \"large-new-payee\" matched (A first payment to a payee above 500.00).",
                          *           "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
-                         *           "a2a": null
+                         *           "a2a": null,
+                         *           "amount": 215000,
+                         *           "currency": "USD",
+                         *           "payee": {
+                         *             "id": "acct_9Xw2kQ",
+                         *             "name": "Initech Hardware"
+                         *           },
+                         *           "transaction_id": "tx_f3a9120c44",
+                         *           "agent": {
+                         *             "id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                         *             "name": "Office supplies buyer"
+                         *           },
+                         *           "principal": {
+                         *             "id": "01a1a0db-f2ca-7f4f-872b-6c042fcc5cd4",
+                         *             "name": "Northwind Traders",
+                         *             "erased": false
+                         *           },
+                         *           "model": null,
+                         *           "credential": null,
+                         *           "decided_by": {
+                         *             "type": "rule",
+                         *             "rule": "large-new-payee",
+                         *             "reviewer": null
+                         *           },
+                         *           "review": null
                          *         },
                          *         {
                          *           "id": "01a1f84c-3888-778f-8b1e-9906605976d2",
@@ -3693,7 +3733,28 @@ export interface paths {
                          *           "risk_score": 55,
                          *           "reason": "Review: the agent could not be identified.",
                          *           "agent_id": null,
-                         *           "a2a": null
+                         *           "a2a": null,
+                         *           "amount": 64900,
+                         *           "currency": "USD",
+                         *           "payee": {
+                         *             "id": "acct_1Pq7sWLmZ2",
+                         *             "name": "Globex Office Supply"
+                         *           },
+                         *           "transaction_id": "tx_7b1d0c52e9",
+                         *           "agent": null,
+                         *           "principal": null,
+                         *           "model": null,
+                         *           "credential": null,
+                         *           "decided_by": {
+                         *             "type": "score",
+                         *             "rule": null,
+                         *             "reviewer": null
+                         *           },
+                         *           "review": {
+                         *             "id": "01a1f84c-3888-78b6-824c-22f8b6f22b4a",
+                         *             "status": "open",
+                         *             "decision": null
+                         *           }
                          *         },
                          *         {
                          *           "id": "01a1f83b-fd78-7208-974a-047e80d58d4f",
@@ -3706,7 +3767,35 @@ export interface paths {
                          *           "risk_score": 12,
                          *           "reason": "Approved: known agent within policy.",
                          *           "agent_id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
-                         *           "a2a": null
+                         *           "a2a": null,
+                         *           "amount": 19900,
+                         *           "currency": "USD",
+                         *           "payee": {
+                         *             "id": "acct_1Pq7sWLmZ2",
+                         *             "name": "Globex Office Supply"
+                         *           },
+                         *           "transaction_id": "tx_2c88e01f7a",
+                         *           "agent": {
+                         *             "id": "01a1a0de-6907-78cb-9aa9-4d0d45d0e308",
+                         *             "name": "Office supplies buyer"
+                         *           },
+                         *           "principal": {
+                         *             "id": "01a1a0db-f2ca-7f4f-872b-6c042fcc5cd4",
+                         *             "name": "Northwind Traders",
+                         *             "erased": false
+                         *           },
+                         *           "model": null,
+                         *           "credential": {
+                         *             "status": "verified",
+                         *             "failure": null,
+                         *             "reason": null
+                         *           },
+                         *           "decided_by": {
+                         *             "type": "score",
+                         *             "rule": null,
+                         *             "reviewer": null
+                         *           },
+                         *           "review": null
                          *         }
                          *       ],
                          *       "has_more": true,
@@ -3957,7 +4046,41 @@ export interface paths {
                          *             "alg": "EdDSA",
                          *             "verify_url": "https://risk.example.com/.well-known/jwks.json"
                          *           },
-                         *           "audit_entry_id": "01a1f85e-e14d-70c7-b13b-1cd2dbfb6d9c"
+                         *           "audit_entry_id": "01a1f85e-e14d-70c7-b13b-1cd2dbfb6d9c",
+                         *           "assessment": {
+                         *             "id": "01a1f84c-3888-778f-8b1e-9906605976d2",
+                         *             "object": "assessment",
+                         *             "created": "2026-11-20T09:31:47.208Z",
+                         *             "kind": "ap2_payment",
+                         *             "livemode": true,
+                         *             "decision": "review",
+                         *             "risk_level": "elevated",
+                         *             "risk_score": 55,
+                         *             "reason": "Review: the agent could not be identified.",
+                         *             "agent_id": null,
+                         *             "a2a": null,
+                         *             "amount": 64900,
+                         *             "currency": "USD",
+                         *             "payee": {
+                         *               "id": "acct_1Pq7sWLmZ2",
+                         *               "name": "Globex Office Supply"
+                         *             },
+                         *             "transaction_id": "tx_7b1d0c52e9",
+                         *             "agent": null,
+                         *             "principal": null,
+                         *             "model": null,
+                         *             "credential": null,
+                         *             "decided_by": {
+                         *               "type": "person",
+                         *               "rule": null,
+                         *               "reviewer": "01a19b53-ddd6-7576-a6f6-980ac7cb8893"
+                         *             },
+                         *             "review": {
+                         *               "id": "01a1f84c-3888-78b6-824c-22f8b6f22b4a",
+                         *               "status": "resolved",
+                         *               "decision": "approve"
+                         *             }
+                         *           }
                          *         }
                          *       ],
                          *       "has_more": false,
@@ -4059,7 +4182,41 @@ export interface paths {
                          *       "resolved_by": null,
                          *       "credential_backed": false,
                          *       "risk_payload": null,
-                         *       "audit_entry_id": null
+                         *       "audit_entry_id": null,
+                         *       "assessment": {
+                         *         "id": "01a1f84c-3888-778f-8b1e-9906605976d2",
+                         *         "object": "assessment",
+                         *         "created": "2026-11-20T09:31:47.208Z",
+                         *         "kind": "ap2_payment",
+                         *         "livemode": true,
+                         *         "decision": "review",
+                         *         "risk_level": "elevated",
+                         *         "risk_score": 55,
+                         *         "reason": "Review: the agent could not be identified.",
+                         *         "agent_id": null,
+                         *         "a2a": null,
+                         *         "amount": 64900,
+                         *         "currency": "USD",
+                         *         "payee": {
+                         *           "id": "acct_1Pq7sWLmZ2",
+                         *           "name": "Globex Office Supply"
+                         *         },
+                         *         "transaction_id": "tx_7b1d0c52e9",
+                         *         "agent": null,
+                         *         "principal": null,
+                         *         "model": null,
+                         *         "credential": null,
+                         *         "decided_by": {
+                         *           "type": "score",
+                         *           "rule": null,
+                         *           "reviewer": null
+                         *         },
+                         *         "review": {
+                         *           "id": "01a1f84c-3888-78b6-824c-22f8b6f22b4a",
+                         *           "status": "open",
+                         *           "decision": null
+                         *         }
+                         *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Review"];
@@ -4179,7 +4336,41 @@ export interface paths {
                          *         "alg": "EdDSA",
                          *         "verify_url": "https://risk.example.com/.well-known/jwks.json"
                          *       },
-                         *       "audit_entry_id": "01a1f85e-e14d-70c7-b13b-1cd2dbfb6d9c"
+                         *       "audit_entry_id": "01a1f85e-e14d-70c7-b13b-1cd2dbfb6d9c",
+                         *       "assessment": {
+                         *         "id": "01a1f84c-3888-778f-8b1e-9906605976d2",
+                         *         "object": "assessment",
+                         *         "created": "2026-11-20T09:31:47.208Z",
+                         *         "kind": "ap2_payment",
+                         *         "livemode": true,
+                         *         "decision": "review",
+                         *         "risk_level": "elevated",
+                         *         "risk_score": 55,
+                         *         "reason": "Review: the agent could not be identified.",
+                         *         "agent_id": null,
+                         *         "a2a": null,
+                         *         "amount": 64900,
+                         *         "currency": "USD",
+                         *         "payee": {
+                         *           "id": "acct_1Pq7sWLmZ2",
+                         *           "name": "Globex Office Supply"
+                         *         },
+                         *         "transaction_id": "tx_7b1d0c52e9",
+                         *         "agent": null,
+                         *         "principal": null,
+                         *         "model": null,
+                         *         "credential": null,
+                         *         "decided_by": {
+                         *           "type": "person",
+                         *           "rule": null,
+                         *           "reviewer": "01a19b53-ddd6-7576-a6f6-980ac7cb8893"
+                         *         },
+                         *         "review": {
+                         *           "id": "01a1f84c-3888-78b6-824c-22f8b6f22b4a",
+                         *           "status": "resolved",
+                         *           "decision": "approve"
+                         *         }
+                         *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Review"];
@@ -4843,10 +5034,7 @@ export interface paths {
                          *           "vct": "string",
                          *           "content_hash": "string",
                          *           "mandate_hash": "string",
-                         *           "mandate": {
-                         *             "property1": null,
-                         *             "property2": null
-                         *           },
+                         *           "mandate": {},
                          *           "livemode": true,
                          *           "created": "string",
                          *           "erased_at": "string",
@@ -4946,10 +5134,7 @@ export interface paths {
                          *       "vct": "string",
                          *       "content_hash": "string",
                          *       "mandate_hash": "string",
-                         *       "mandate": {
-                         *         "property1": null,
-                         *         "property2": null
-                         *       },
+                         *       "mandate": {},
                          *       "livemode": true,
                          *       "created": "string",
                          *       "erased_at": "string",
@@ -5904,7 +6089,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a policy (draft or active) over the org's assessment history
-         * @description Scores the assessments of the range (newest first, the credential's mode) again under this policy, from the inputs recorded when they were made, and reports what would have changed. Writes nothing. See docs/rules.md.
+         * @description Scores the assessments of the range (newest first, the credential's mode) again under this policy, from the inputs recorded when they were made, and reports what would have changed. Writes nothing.
          *
          *     Requires scope `policy:read`.
          */
@@ -6104,7 +6289,7 @@ export interface paths {
         };
         /**
          * What a shadow policy would have decided, against what was decided and learned
-         * @description Over the window's assessments of the key's mode that this policy shadowed: counts by (active decision × shadow decision), each disagreement's outcomes by effective label, and a sample of disagreements (docs/shadow-policies.md).
+         * @description Over the window's assessments of the key's mode that this policy shadowed: counts by (active decision × shadow decision), each disagreement's outcomes by effective label, and a sample of disagreements.
          *
          *     Requires scope `policy:read`.
          */
@@ -15396,7 +15581,7 @@ export interface components {
             /** @example api_key.created */
             type: string;
             actor: components["schemas"]["Party"];
-            subject: components["schemas"]["Party"] | null;
+            subject: ((components["schemas"]["Party"] | null) | null) | components["schemas"]["Party"] | null;
             /** @description `sha256:` + hex of the RFC 8785 payload */
             digest: string;
             time: string;
@@ -16571,7 +16756,53 @@ export interface components {
             reason: string;
             agent_id: string | null;
             /** @description The A2A binding, if any */
-            a2a: components["schemas"]["A2ABinding"] | null;
+            a2a: ((components["schemas"]["A2ABinding"] | null) | null) | components["schemas"]["A2ABinding"] | null;
+            /** @description In the currency's minor units (ISO 4217 exponent: JPY has none) */
+            amount: number | null;
+            /** @description ISO 4217, as the mandate wrote it */
+            currency: string | null;
+            /** @description The payment's payee (AP2 `payee`: the merchant); null for other kinds */
+            payee: {
+                id: string;
+                name: string | null;
+            } | null;
+            /** @description The AP2 payment mandate's `transaction_id` (a checkout mandate's `checkout_hash`); null without one */
+            transaction_id: string | null;
+            /** @description The acting agent as it is named now; null when none was identified */
+            agent: {
+                id: string;
+                name: string;
+            } | null;
+            /** @description Who the agent acts for. `name` is null once the principal is erased (`erased: true`), or when it has none */
+            principal: {
+                id: string;
+                name: string | null;
+                erased: boolean;
+            } | null;
+            /** @description The active risk model's answer; null when the mode had none */
+            model: ((components["schemas"]["ModelOutcome"] | null) | null) | components["schemas"]["ModelOutcome"] | null;
+            /** @description What an AP2 credential proved: `refused` with the failure and the rejection reason's words; null for an assessment made without a credential */
+            credential: {
+                /** @enum {string} */
+                status: "verified" | "refused";
+                failure: string | null;
+                reason: string | null;
+            } | null;
+            /** @description `person` once a review resolved it (`reviewer`: the user or API key id); `rule` when a policy rule or limit decided (`rule`: the rule's id, or the limit's rejection key); `model` when the active risk model scored it; else `score` (docs/assess.md) */
+            decided_by: {
+                /** @enum {string} */
+                type: "person" | "rule" | "model" | "score";
+                rule: string | null;
+                reviewer: string | null;
+            };
+            /** @description The review a `review` decision opened, and how it ended */
+            review: {
+                id: string;
+                /** @enum {string} */
+                status: "open" | "resolved" | "expired";
+                /** @enum {string|null} */
+                decision: "approve" | "deny" | null;
+            } | null;
         };
         A2ABinding: {
             /** @enum {string} */
@@ -16611,6 +16842,7 @@ export interface components {
             credential_backed: boolean;
             risk_payload: components["schemas"]["ResolvedRiskPayload"];
             audit_entry_id: string | null;
+            assessment: components["schemas"]["AssessmentSummary"];
         };
         ResolveReview: {
             /** @enum {string} */
@@ -16762,12 +16994,12 @@ export interface components {
             /** @description Assigned at each activation from an org-wide counter (the `policy_version` of the assessments it governs); null for a policy never activated */
             version: number | null;
             rules: components["schemas"]["PolicyRules"];
-            /** @description The org's shadow policy: a draft evaluated on every assessment next to the active one, recorded and never acted on (docs/shadow-policies.md) */
+            /** @description The org's shadow policy: a draft evaluated on every assessment next to the active one, recorded and never acted on */
             shadow: boolean;
             created: string;
             activated_at: string | null;
         };
-        /** @description Every field is optional; an empty object allows everything. The limits (`max_amount`, `currencies`, `geo`, `velocity`) are the spec's create shape (docs/risk-model.md); `rules` is an ordered rule list in the rule language `grammar` (docs/rules.md) */
+        /** @description Every field is optional; an empty object allows everything. The limits (`max_amount`, `currencies`, `geo`, `velocity`) are the spec's create shape; `rules` is an ordered rule list in the rule language `grammar` ([Policy rules](/docs#description/policy-rules)) */
         PolicyRules: {
             /**
              * @description Largest amount allowed, in ISO 4217 minor units of the action's currency
@@ -16818,7 +17050,7 @@ export interface components {
             description?: string;
         };
         /**
-         * @description Exactly one of: `{all: [...]}`, `{any: [...]}`, `{not: {...}}`, or a comparison `{attr, op, value}` (docs/rules.md lists the attributes and the operators each allows)
+         * @description Exactly one of: `{all: [...]}`, `{any: [...]}`, `{not: {...}}`, or a comparison `{attr, op, value}` ([attributes](/docs#description/rule-attributes), [operators](/docs#description/rule-operators))
          * @example {
          *       "attr": "amount",
          *       "op": "gt",
@@ -16833,7 +17065,8 @@ export interface components {
             attr?: string;
             /** @enum {string} */
             op?: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "between" | "in" | "not_in" | "contains" | "contains_any" | "contains_all" | "exists";
-            value?: string | number | boolean | (string | number | boolean)[];
+            /** @description One value of the attribute's type, or a list of them (`in`, `between`…) */
+            value?: ((string | number | boolean | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[]) | (number | string | boolean | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[]) | (boolean | string | number | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[]) | (unknown[] | string | number | boolean | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[])) | string | number | boolean | (((string | number | boolean) | (number | string | boolean) | (boolean | string | number)) | string | number | boolean)[];
         };
         CreatePolicyRequest: {
             name: string;
@@ -16960,7 +17193,7 @@ export interface components {
             samples?: number;
             /**
              * Format: uuid
-             * @description A risk model of the key's mode with parameters (ready, shadow, active or retired), replayed as the behaviour stage of each payment beside the policy, from the payment history and the labels known at each assessment's time (docs/risk-model.md)
+             * @description A risk model of the key's mode with parameters (ready, shadow, active or retired), replayed as the behaviour stage of each payment beside the policy, from the payment history and the labels known at each assessment's time
              */
             risk_model?: string;
         };
@@ -16999,7 +17232,7 @@ export interface components {
                     deny: number;
                 };
             };
-            /** @description Each cell of disagreement with its assessments counted by effective label (docs/shadow-policies.md); cells without assessments are left out */
+            /** @description Each cell of disagreement with its assessments counted by effective label; cells without assessments are left out */
             disagreements: {
                 /** @enum {string} */
                 decision: "approve" | "review" | "deny";
@@ -17664,7 +17897,7 @@ export interface components {
             name: string | null;
             email: string | null;
             phone: string | null;
-            address: components["schemas"]["Address"] | null;
+            address: ((components["schemas"]["Address"] | null) | null) | components["schemas"]["Address"] | null;
             external_ref: string | null;
             metadata: {
                 [key: string]: string;
@@ -18105,7 +18338,7 @@ export interface components {
                 jws: string;
                 claims: components["schemas"]["GrantClaims"];
             } | null;
-            redemption: components["schemas"]["ActionRedemption"] | null;
+            redemption: ((components["schemas"]["ActionRedemption"] | null) | null) | components["schemas"]["ActionRedemption"] | null;
             ledger: {
                 /** @description The entry exactly as hashed: v, org_id, sequence, id, type, actor, … */
                 entry: {
@@ -18201,7 +18434,16 @@ export interface components {
             resource: string | null;
             amount: number | null;
             currency: string | null;
-            gate: {
+            gate: (({
+                /** Format: uuid */
+                assessment_id: string;
+            } | {
+                /** Format: uuid */
+                grant_id: string;
+            } | {
+                /** Format: uuid */
+                decision_id: string;
+            } | null) | null) | {
                 /** Format: uuid */
                 assessment_id: string;
             } | {
@@ -18638,7 +18880,7 @@ export interface components {
              * @description The clock's time to begin with: ISO 8601 with an offset, or unix seconds
              * @example 2018-07-25T00:00:00Z
              */
-            frozen_time: string | number;
+            frozen_time: ((string | number) | (number | string)) | string | number;
             /** @description What the clock is for */
             name?: string;
         };
@@ -18654,7 +18896,7 @@ export interface components {
              * @description The clock's new time, not earlier than its current one (the same is a no-op): ISO 8601 with an offset, or unix seconds
              * @example 2018-07-25T00:00:00Z
              */
-            frozen_time: string | number;
+            frozen_time: ((string | number) | (number | string)) | string | number;
         };
         DeletedTestClock: {
             id: string;
