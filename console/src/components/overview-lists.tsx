@@ -41,7 +41,7 @@ export function CodeTable({
   if (codes.length === 0) return <p class="muted">{caption}: none in the period.</p>;
   return (
     <div class="table-scroll">
-      <table>
+      <table class="stack">
         <caption>{caption}</caption>
         <thead>
           <tr>
@@ -57,9 +57,9 @@ export function CodeTable({
               <th scope="row">
                 {words(c.code, kind)} <code class="muted">{c.code}</code>
               </th>
-              <td>{c.category}</td>
-              <td>{c.count}</td>
-              <td>
+              <td data-label="Category">{c.category}</td>
+              <td data-label="Assessments">{c.count}</td>
+              <td data-label="Share">
                 <meter min={0} max={Math.max(1, total)} value={c.count} aria-hidden="true" />{" "}
                 {percent(total === 0 ? null : c.count / total)}
               </td>
@@ -113,13 +113,13 @@ export function FraudFigures({ labels, total }: { labels: Breakdown["labels"]; t
 function TrafficCells({ row }: { row: Payee | Agent }) {
   return (
     <>
-      <td>{row.count}</td>
-      <td>{amounts(row.amounts)}</td>
-      <td>
+      <td data-label="Assessments">{row.count}</td>
+      <td data-label="Amount">{amounts(row.amounts)}</td>
+      <td data-label="approve / review / deny">
         {row.approve} / {row.review} / {row.deny}
       </td>
-      <td>{percent(row.flagged_rate)}</td>
-      <td>{row.mean_score}</td>
+      <td data-label="Review or deny">{percent(row.flagged_rate)}</td>
+      <td data-label="Mean score">{row.mean_score}</td>
     </>
   );
 }
@@ -143,7 +143,7 @@ export function PayeeTable({ caption, rows }: { caption: string; rows: Payee[] }
   if (rows.length === 0) return <p class="muted">{caption}: no payee in the period.</p>;
   return (
     <div class="table-scroll">
-      <table>
+      <table class="stack">
         <caption>{caption}</caption>
         <TrafficHead first="Payee" />
         <tbody>
@@ -171,7 +171,7 @@ export function AgentTable({ caption, rows }: { caption: string; rows: Agent[] }
   if (rows.length === 0) return <p class="muted">{caption}: no agent in the period.</p>;
   return (
     <div class="table-scroll">
-      <table>
+      <table class="stack">
         <caption>{caption}</caption>
         <TrafficHead first="Agent" />
         <tbody>

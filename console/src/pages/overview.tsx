@@ -194,7 +194,7 @@ function Breakdown({ breakdown: b, span }: { breakdown: BreakdownBody; span: str
         <DecisionLegend counts={b.decisions} label={`Scored assessments by decision, ${span}`} />
         <ScoreHistogram bins={b.score_histogram} />
         <div class="table-scroll">
-          <table data-testid="score-histogram-table">
+          <table class="stack" data-testid="score-histogram-table">
             <caption>Assessments per risk score bin, by decision</caption>
             <thead>
               <tr>
@@ -211,7 +211,9 @@ function Breakdown({ breakdown: b, span }: { breakdown: BreakdownBody; span: str
                 <tr key={row}>
                   <th scope="row">{row}</th>
                   {b.score_histogram.map((bin) => (
-                    <td key={bin.min}>{bin[row]}</td>
+                    <td key={bin.min} data-label={`${bin.min}–${bin.max}`}>
+                      {bin[row]}
+                    </td>
                   ))}
                 </tr>
               ))}
