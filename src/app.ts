@@ -18,6 +18,7 @@ import { registerApiKeys } from "./routes/api-keys";
 import { registerArtifacts } from "./routes/artifacts";
 import { registerAssess } from "./routes/assess";
 import { registerAssessments } from "./routes/assessments";
+import { registerAssessmentsBreakdown } from "./routes/assessments-breakdown";
 import { registerAssessmentsEvidence } from "./routes/assessments-evidence";
 import { registerAssessmentsFeedback } from "./routes/assessments-feedback";
 import { registerAssessmentsSummary } from "./routes/assessments-summary";
@@ -119,6 +120,7 @@ export function buildApp() {
   registerWebhooksDispatch(app);
   registerAssess(app);
   registerAssessmentsSummary(app); // before the read by id: see the function
+  registerAssessmentsBreakdown(app); // the same
   registerAssessments(app);
   registerReviews(app);
   registerReviewSettings(app);

@@ -17,6 +17,13 @@ export interface SummaryWindow {
   to: string;
   /** The IANA zone whose days the assessments are counted in. */
   tz: string;
+  /** Only this agent's assessments (read through the index (org, agent_id, created_at)). */
+  agent?: string | null;
+}
+
+/** The window's condition on the agent, when it names one. */
+export function agentCondition(window: SummaryWindow) {
+  return window.agent ? sql`and a.agent_id = ${window.agent}::uuid` : sql``;
 }
 
 interface SummaryRow {
@@ -52,6 +59,7 @@ function statement(window: SummaryWindow, livemode: boolean) {
       select (a.created_at at time zone ${zone})::date as day, a.decision, a.latency_ms
       from assessments a
       where a.livemode = ${livemode} and a.created_at >= ${from} and a.created_at < ${to}
+        ${agentCondition(window)}
     ), days as (
       select d::date as day
       from generate_series(

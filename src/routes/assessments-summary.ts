@@ -37,13 +37,15 @@ const route = createRoute(
  */
 export function registerAssessmentsSummary(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const window = summaryWindow(c.req.valid("query"), Date.now());
-    const body = await assessmentsSummary(c.var.tenant, window);
+    const query = c.req.valid("query");
+    const window = summaryWindow(query, Date.now());
+    const body = await assessmentsSummary(c.var.tenant, { ...window, agent: query.agent ?? null });
     return c.json(
       {
         object: "assessment_summary" as const,
         livemode: c.var.tenant.livemode,
         ...window,
+        ...(query.agent === undefined ? {} : { agent: query.agent }),
         ...body,
       },
       200,

@@ -40,6 +40,9 @@ export const SummaryQuery = z
       )
       .optional()
       .openapi({ description: "The days' time zone (IANA); default UTC", example: "UTC" }),
+    agent: z.uuid().toLowerCase().optional().openapi({
+      description: "Only the assessments of this agent (its id); an unknown id counts nothing",
+    }),
   })
   .superRefine((q, ctx) => {
     const zone = canonicalZone(q.tz ?? "UTC");
@@ -142,6 +145,9 @@ export const AssessmentsSummary = z
     from: z.string().openapi({ description: "The window's start (inclusive), UTC" }),
     to: z.string().openapi({ description: "The window's end (exclusive), UTC" }),
     tz: z.string().openapi({ description: "The days' time zone (IANA), canonical" }),
+    agent: z.string().optional().openapi({
+      description: "The agent counted, as asked with `agent`; absent when the query named none",
+    }),
     days: z.array(Day).openapi({
       description:
         "Every day (in `tz`) the window touches, oldest first, days without assessments included " +

@@ -1,6 +1,6 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, useAction, useApiCall } from "../api";
+import { api, currentMode, useAction, useApiCall } from "../api";
 import { TrustChart } from "../components/chart";
 import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
@@ -45,9 +45,11 @@ export function AgentPage({ params }: { params: string[] }) {
             <dd>
               <code>{a.principal_id}</code>
             </dd>
-            <dt>Approvals / reviews / denials</dt>
+            <ModeCounts id={id} />
+            <dt>Trust evidence</dt>
             <dd>
-              {a.evidence.approvals} / {a.evidence.reviews} / {a.evidence.denials}
+              {a.evidence.approvals} approvals / {a.evidence.reviews} reviews / {a.evidence.denials}{" "}
+              denials <span class="muted">(live assessments that proved the agent's key)</span>
             </dd>
             <dt>Confirmed fraud / legitimate</dt>
             <dd>
@@ -73,6 +75,50 @@ export function AgentPage({ params }: { params: string[] }) {
           <CardStatus id={id} />
         </>
       )}
+    </>
+  );
+}
+
+/** The reader's time zone: the twelve months counted end with their today. */
+const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+/** 365 days before today, as a local date: with today, the longest window a summary reads. */
+function yearAgo(): string {
+  const day = new Date();
+  day.setDate(day.getDate() - 365);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${day.getFullYear()}-${pad(day.getMonth() + 1)}-${pad(day.getDate())}`;
+}
+
+/**
+ * The agent's assessments of the mode the console shows (GET /v1/assessments/summary?agent=),
+ * by decision as recorded. Not the trust evidence below it, which counts live assessments
+ * that proved the agent's key only: test traffic never moves live trust.
+ */
+function ModeCounts({ id }: { id: string }) {
+  const mode = currentMode();
+  const summary = useApiCall(
+    async () =>
+      (
+        await api.GET("/v1/assessments/summary", {
+          params: { query: { agent: id, from: yearAgo(), tz: ZONE } },
+        })
+      ).data,
+    [id],
+  );
+  const t = summary.data?.totals;
+  return (
+    <>
+      <dt>Assessments, {mode} mode</dt>
+      <dd data-testid="agent-mode-counts">
+        {t
+          ? `${t.approve} approve / ${t.review} review / ${t.deny} deny`
+          : summary.failure
+            ? "—"
+            : "…"}{" "}
+        <span class="muted">(in {mode} mode, the last 12 months)</span>
+        <ErrorBanner failure={summary.failure} />
+      </dd>
     </>
   );
 }

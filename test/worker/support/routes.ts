@@ -226,6 +226,12 @@ export const ROUTES: RouteCase[] = [
   },
   {
     method: "GET",
+    path: "/v1/assessments/breakdown",
+    scope: "assess:read",
+    filters: { from: BAD_DATE, to: BAD_DATE, tz: UNKNOWN },
+  },
+  {
+    method: "GET",
     path: "/v1/assessments/{id}",
     scope: "assess:read",
     resource: async (org) => (await assessOnce(org)).assessmentId,

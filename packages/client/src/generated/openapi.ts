@@ -3199,6 +3199,8 @@ export interface paths {
                     to?: string;
                     /** @description The days' time zone (IANA); default UTC */
                     tz?: string;
+                    /** @description Only the assessments of this agent (its id); an unknown id counts nothing */
+                    agent?: string;
                 };
                 header?: never;
                 path?: never;
@@ -3268,6 +3270,316 @@ export interface paths {
                          *     }
                          */
                         "application/json": components["schemas"]["AssessmentsSummary"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/assessments/breakdown": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The period's decisions, scores, signals, labels, payees and agents
+         * @description Over the window's assessments of the key's mode (the window is read as by `GET /v1/assessments/summary`, at most 366 days): the decisions and their rates, the `risk_score` histogram by decision, the top 10 signals and rejection reasons, the effective feedback labels (fraud rate, fraud caught and missed with amounts per currency), and the top payees and agents by volume and by risk (docs/assess.md, Breakdown).
+         *
+         *     Requires scope `assess:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Assessments created at or after; default `to` minus 30 days. A date is its midnight in `tz` */
+                    from?: string;
+                    /** @description Assessments created before; default the end of today in `tz` (its next midnight). A date is its midnight in `tz` */
+                    to?: string;
+                    /** @description The days' time zone (IANA); default UTC */
+                    tz?: string;
+                    /** @description Only the assessments of this agent (its id); an unknown id counts nothing */
+                    agent?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The breakdown */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "assessment_breakdown",
+                         *       "livemode": true,
+                         *       "from": "2026-11-01T00:00:00.000Z",
+                         *       "to": "2026-11-04T00:00:00.000Z",
+                         *       "tz": "UTC",
+                         *       "decisions": {
+                         *         "approve": 800,
+                         *         "review": 56,
+                         *         "deny": 23,
+                         *         "total": 879,
+                         *         "rates": {
+                         *           "approve": 0.9101,
+                         *           "review": 0.0637,
+                         *           "deny": 0.0262
+                         *         }
+                         *       },
+                         *       "score_histogram": [
+                         *         {
+                         *           "min": 0,
+                         *           "max": 9,
+                         *           "approve": 512,
+                         *           "review": 0,
+                         *           "deny": 0,
+                         *           "total": 512
+                         *         },
+                         *         {
+                         *           "min": 10,
+                         *           "max": 19,
+                         *           "approve": 201,
+                         *           "review": 0,
+                         *           "deny": 0,
+                         *           "total": 201
+                         *         },
+                         *         {
+                         *           "min": 20,
+                         *           "max": 29,
+                         *           "approve": 87,
+                         *           "review": 0,
+                         *           "deny": 0,
+                         *           "total": 87
+                         *         },
+                         *         {
+                         *           "min": 30,
+                         *           "max": 39,
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 0,
+                         *           "total": 0
+                         *         },
+                         *         {
+                         *           "min": 40,
+                         *           "max": 49,
+                         *           "approve": 0,
+                         *           "review": 31,
+                         *           "deny": 0,
+                         *           "total": 31
+                         *         },
+                         *         {
+                         *           "min": 50,
+                         *           "max": 59,
+                         *           "approve": 0,
+                         *           "review": 25,
+                         *           "deny": 0,
+                         *           "total": 25
+                         *         },
+                         *         {
+                         *           "min": 60,
+                         *           "max": 69,
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 0,
+                         *           "total": 0
+                         *         },
+                         *         {
+                         *           "min": 70,
+                         *           "max": 79,
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 9,
+                         *           "total": 9
+                         *         },
+                         *         {
+                         *           "min": 80,
+                         *           "max": 89,
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 5,
+                         *           "total": 5
+                         *         },
+                         *         {
+                         *           "min": 90,
+                         *           "max": 100,
+                         *           "approve": 0,
+                         *           "review": 0,
+                         *           "deny": 9,
+                         *           "total": 9
+                         *         }
+                         *       ],
+                         *       "top_signals": [
+                         *         {
+                         *           "code": "agent_unknown",
+                         *           "category": "identity",
+                         *           "count": 41
+                         *         },
+                         *         {
+                         *           "code": "amount_unusual",
+                         *           "category": "behavior",
+                         *           "count": 17
+                         *         }
+                         *       ],
+                         *       "top_rejection_reasons": [
+                         *         {
+                         *           "code": "policy_max_amount",
+                         *           "category": "policy",
+                         *           "count": 14
+                         *         }
+                         *       ],
+                         *       "labels": {
+                         *         "labeled": 64,
+                         *         "fraud": 12,
+                         *         "legitimate": 49,
+                         *         "fraud_rate": 0.0137,
+                         *         "fraud_caught": {
+                         *           "count": 10,
+                         *           "amounts": [
+                         *             {
+                         *               "currency": "USD",
+                         *               "amount": 1845000
+                         *             }
+                         *           ]
+                         *         },
+                         *         "fraud_missed": {
+                         *           "count": 2,
+                         *           "amounts": [
+                         *             {
+                         *               "currency": "USD",
+                         *               "amount": 21500
+                         *             }
+                         *           ]
+                         *         },
+                         *         "legitimate_flagged": 9
+                         *       },
+                         *       "payees": {
+                         *         "by_volume": [
+                         *           {
+                         *             "counterparty": "sha256:3f1c…",
+                         *             "id": "merchant_1",
+                         *             "name": "Demo Merchant",
+                         *             "count": 402,
+                         *             "amounts": [
+                         *               {
+                         *                 "currency": "USD",
+                         *                 "amount": 3120400
+                         *               }
+                         *             ],
+                         *             "approve": 390,
+                         *             "review": 10,
+                         *             "deny": 2,
+                         *             "flagged_rate": 0.0299,
+                         *             "mean_score": 14.2
+                         *           }
+                         *         ],
+                         *         "by_risk": [
+                         *           {
+                         *             "counterparty": "sha256:9b07…",
+                         *             "id": "gift-cards-now",
+                         *             "name": "Gift Cards Now",
+                         *             "count": 21,
+                         *             "amounts": [
+                         *               {
+                         *                 "currency": "USD",
+                         *                 "amount": 940000
+                         *               }
+                         *             ],
+                         *             "approve": 3,
+                         *             "review": 9,
+                         *             "deny": 9,
+                         *             "flagged_rate": 0.8571,
+                         *             "mean_score": 71.4
+                         *           }
+                         *         ]
+                         *       },
+                         *       "agents": {
+                         *         "by_volume": [
+                         *           {
+                         *             "id": "0193a5b2-7c1d-7e4f-8a90-1b2c3d4e5f60",
+                         *             "name": "Shopping agent",
+                         *             "count": 611,
+                         *             "amounts": [
+                         *               {
+                         *                 "currency": "USD",
+                         *                 "amount": 4020100
+                         *               }
+                         *             ],
+                         *             "approve": 570,
+                         *             "review": 30,
+                         *             "deny": 11,
+                         *             "flagged_rate": 0.0671,
+                         *             "mean_score": 18.9
+                         *           }
+                         *         ],
+                         *         "by_risk": [
+                         *           {
+                         *             "id": "0193a5b2-7c1d-7e4f-8a90-1b2c3d4e5f60",
+                         *             "name": "Shopping agent",
+                         *             "count": 611,
+                         *             "amounts": [
+                         *               {
+                         *                 "currency": "USD",
+                         *                 "amount": 4020100
+                         *               }
+                         *             ],
+                         *             "approve": 570,
+                         *             "review": 30,
+                         *             "deny": 11,
+                         *             "flagged_rate": 0.0671,
+                         *             "mean_score": 18.9
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["AssessmentsBreakdown"];
                     };
                 };
                 /** @description Malformed request */
@@ -16039,6 +16351,8 @@ export interface components {
             to: string;
             /** @description The days' time zone (IANA), canonical */
             tz: string;
+            /** @description The agent counted, as asked with `agent`; absent when the query named none */
+            agent?: string;
             /** @description Every day (in `tz`) the window touches, oldest first, days without assessments included (zeros, null percentiles) */
             days: {
                 /**
@@ -16066,6 +16380,358 @@ export interface components {
         SummaryLatency: {
             p50: number | null;
             p99: number | null;
+        };
+        /**
+         * @example {
+         *       "object": "assessment_breakdown",
+         *       "livemode": true,
+         *       "from": "2026-11-01T00:00:00.000Z",
+         *       "to": "2026-11-04T00:00:00.000Z",
+         *       "tz": "UTC",
+         *       "decisions": {
+         *         "approve": 800,
+         *         "review": 56,
+         *         "deny": 23,
+         *         "total": 879,
+         *         "rates": {
+         *           "approve": 0.9101,
+         *           "review": 0.0637,
+         *           "deny": 0.0262
+         *         }
+         *       },
+         *       "score_histogram": [
+         *         {
+         *           "min": 0,
+         *           "max": 9,
+         *           "approve": 512,
+         *           "review": 0,
+         *           "deny": 0,
+         *           "total": 512
+         *         },
+         *         {
+         *           "min": 10,
+         *           "max": 19,
+         *           "approve": 201,
+         *           "review": 0,
+         *           "deny": 0,
+         *           "total": 201
+         *         },
+         *         {
+         *           "min": 20,
+         *           "max": 29,
+         *           "approve": 87,
+         *           "review": 0,
+         *           "deny": 0,
+         *           "total": 87
+         *         },
+         *         {
+         *           "min": 30,
+         *           "max": 39,
+         *           "approve": 0,
+         *           "review": 0,
+         *           "deny": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "min": 40,
+         *           "max": 49,
+         *           "approve": 0,
+         *           "review": 31,
+         *           "deny": 0,
+         *           "total": 31
+         *         },
+         *         {
+         *           "min": 50,
+         *           "max": 59,
+         *           "approve": 0,
+         *           "review": 25,
+         *           "deny": 0,
+         *           "total": 25
+         *         },
+         *         {
+         *           "min": 60,
+         *           "max": 69,
+         *           "approve": 0,
+         *           "review": 0,
+         *           "deny": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "min": 70,
+         *           "max": 79,
+         *           "approve": 0,
+         *           "review": 0,
+         *           "deny": 9,
+         *           "total": 9
+         *         },
+         *         {
+         *           "min": 80,
+         *           "max": 89,
+         *           "approve": 0,
+         *           "review": 0,
+         *           "deny": 5,
+         *           "total": 5
+         *         },
+         *         {
+         *           "min": 90,
+         *           "max": 100,
+         *           "approve": 0,
+         *           "review": 0,
+         *           "deny": 9,
+         *           "total": 9
+         *         }
+         *       ],
+         *       "top_signals": [
+         *         {
+         *           "code": "agent_unknown",
+         *           "category": "identity",
+         *           "count": 41
+         *         },
+         *         {
+         *           "code": "amount_unusual",
+         *           "category": "behavior",
+         *           "count": 17
+         *         }
+         *       ],
+         *       "top_rejection_reasons": [
+         *         {
+         *           "code": "policy_max_amount",
+         *           "category": "policy",
+         *           "count": 14
+         *         }
+         *       ],
+         *       "labels": {
+         *         "labeled": 64,
+         *         "fraud": 12,
+         *         "legitimate": 49,
+         *         "fraud_rate": 0.0137,
+         *         "fraud_caught": {
+         *           "count": 10,
+         *           "amounts": [
+         *             {
+         *               "currency": "USD",
+         *               "amount": 1845000
+         *             }
+         *           ]
+         *         },
+         *         "fraud_missed": {
+         *           "count": 2,
+         *           "amounts": [
+         *             {
+         *               "currency": "USD",
+         *               "amount": 21500
+         *             }
+         *           ]
+         *         },
+         *         "legitimate_flagged": 9
+         *       },
+         *       "payees": {
+         *         "by_volume": [
+         *           {
+         *             "counterparty": "sha256:3f1c…",
+         *             "id": "merchant_1",
+         *             "name": "Demo Merchant",
+         *             "count": 402,
+         *             "amounts": [
+         *               {
+         *                 "currency": "USD",
+         *                 "amount": 3120400
+         *               }
+         *             ],
+         *             "approve": 390,
+         *             "review": 10,
+         *             "deny": 2,
+         *             "flagged_rate": 0.0299,
+         *             "mean_score": 14.2
+         *           }
+         *         ],
+         *         "by_risk": [
+         *           {
+         *             "counterparty": "sha256:9b07…",
+         *             "id": "gift-cards-now",
+         *             "name": "Gift Cards Now",
+         *             "count": 21,
+         *             "amounts": [
+         *               {
+         *                 "currency": "USD",
+         *                 "amount": 940000
+         *               }
+         *             ],
+         *             "approve": 3,
+         *             "review": 9,
+         *             "deny": 9,
+         *             "flagged_rate": 0.8571,
+         *             "mean_score": 71.4
+         *           }
+         *         ]
+         *       },
+         *       "agents": {
+         *         "by_volume": [
+         *           {
+         *             "id": "0193a5b2-7c1d-7e4f-8a90-1b2c3d4e5f60",
+         *             "name": "Shopping agent",
+         *             "count": 611,
+         *             "amounts": [
+         *               {
+         *                 "currency": "USD",
+         *                 "amount": 4020100
+         *               }
+         *             ],
+         *             "approve": 570,
+         *             "review": 30,
+         *             "deny": 11,
+         *             "flagged_rate": 0.0671,
+         *             "mean_score": 18.9
+         *           }
+         *         ],
+         *         "by_risk": [
+         *           {
+         *             "id": "0193a5b2-7c1d-7e4f-8a90-1b2c3d4e5f60",
+         *             "name": "Shopping agent",
+         *             "count": 611,
+         *             "amounts": [
+         *               {
+         *                 "currency": "USD",
+         *                 "amount": 4020100
+         *               }
+         *             ],
+         *             "approve": 570,
+         *             "review": 30,
+         *             "deny": 11,
+         *             "flagged_rate": 0.0671,
+         *             "mean_score": 18.9
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        AssessmentsBreakdown: {
+            /** @enum {string} */
+            object: "assessment_breakdown";
+            livemode: boolean;
+            /** @description The window's start (inclusive), UTC */
+            from: string;
+            /** @description The window's end (exclusive), UTC */
+            to: string;
+            /** @description The time zone the date bounds were read in */
+            tz: string;
+            /** @description The agent counted, as asked with `agent`; absent when the query named none */
+            agent?: string;
+            decisions: {
+                approve: number;
+                review: number;
+                deny: number;
+                total: number;
+                /** @description Each decision / total, to 4 decimals; null without assessments */
+                rates: {
+                    approve: number | null;
+                    review: number | null;
+                    deny: number | null;
+                };
+            };
+            /** @description `risk_score` in 10 bins (0–9, 10–19, …, 90–100) by decision as recorded */
+            score_histogram: {
+                /** @description Lowest score of the bin */
+                min: number;
+                /** @description Highest score of the bin (inclusive) */
+                max: number;
+                approve: number;
+                review: number;
+                deny: number;
+                total: number;
+            }[];
+            /** @description The 10 signal types carried by the most assessments (then by code) */
+            top_signals: {
+                /** @description The signal's `type`, or the rejection reason's `key` */
+                code: string;
+                category: string;
+                /** @description Assessments of the period that carry it */
+                count: number;
+            }[];
+            /** @description The 10 rejection reason keys carried by the most assessments (then by code) */
+            top_rejection_reasons: {
+                /** @description The signal's `type`, or the rejection reason's `key` */
+                code: string;
+                category: string;
+                /** @description Assessments of the period that carry it */
+                count: number;
+            }[];
+            /** @description The period's assessments against their effective feedback labels as known now (docs/feedback.md): the same definitions as a backtest's `labeled` */
+            labels: {
+                /** @description Assessments with an effective label */
+                labeled: number;
+                /** @description Effective label `fraud` or `chargeback` */
+                fraud: number;
+                /** @description Effective label `legitimate` */
+                legitimate: number;
+                /** @description fraud / all assessments, to 4 decimals */
+                fraud_rate: number | null;
+                /** @description Fraud decided `review` or `deny`, with its amounts */
+                fraud_caught: {
+                    count: number;
+                    /** @description Amounts summed per currency (minor units), by currency code; assessments without an amount are counted but add nothing */
+                    amounts: components["schemas"]["BreakdownAmount"][];
+                };
+                /** @description Fraud decided `approve`, with its amounts */
+                fraud_missed: {
+                    count: number;
+                    /** @description Amounts summed per currency (minor units), by currency code; assessments without an amount are counted but add nothing */
+                    amounts: components["schemas"]["BreakdownAmount"][];
+                };
+                /** @description Effective label `legitimate`, decided `review` or `deny` */
+                legitimate_flagged: number;
+            };
+            payees: {
+                /** @description The 10 with the most assessments (then by key) */
+                by_volume: components["schemas"]["BreakdownPayee"][];
+                /** @description The 10 with the most review or deny decisions, then the highest mean score (then by key): a count, so that one denied assessment does not outrank a hundred */
+                by_risk: components["schemas"]["BreakdownPayee"][];
+            };
+            agents: {
+                /** @description The 10 with the most assessments (then by key) */
+                by_volume: components["schemas"]["BreakdownAgent"][];
+                /** @description The 10 with the most review or deny decisions, then the highest mean score (then by key): a count, so that one denied assessment does not outrank a hundred */
+                by_risk: components["schemas"]["BreakdownAgent"][];
+            };
+        };
+        BreakdownAmount: {
+            /** @example USD */
+            currency: string;
+            /** @description Summed, in the currency's minor units */
+            amount: number;
+        };
+        BreakdownPayee: {
+            /** @description The payee as history matches it (a digest of its id): the grouping key */
+            counterparty: string;
+            /** @description The payee's id (a payment mandate's `payee.id`) or a message's recipient, read from one of its mandates; null when none says (or erasure cleared it) */
+            id: string | null;
+            /** @description The payee's `name`, when a mandate gives one */
+            name: string | null;
+            count: number;
+            /** @description Amounts summed per currency (minor units), by currency code; assessments without an amount are counted but add nothing */
+            amounts: components["schemas"]["BreakdownAmount"][];
+            approve: number;
+            review: number;
+            deny: number;
+            /** @description (review + deny) / count, to 4 decimals */
+            flagged_rate: number;
+            /** @description Mean `risk_score`, to 0.1 */
+            mean_score: number;
+        };
+        BreakdownAgent: {
+            id: string;
+            /** @description null for an agent no longer found */
+            name: string | null;
+            count: number;
+            /** @description Amounts summed per currency (minor units), by currency code; assessments without an amount are counted but add nothing */
+            amounts: components["schemas"]["BreakdownAmount"][];
+            approve: number;
+            review: number;
+            deny: number;
+            /** @description (review + deny) / count, to 4 decimals */
+            flagged_rate: number;
+            /** @description Mean `risk_score`, to 0.1 */
+            mean_score: number;
         };
         AssessmentList: {
             /** @enum {string} */
