@@ -108,8 +108,8 @@ export function ModelPage({ params }: { params: string[] }) {
           <section aria-labelledby="metrics-heading">
             <h2 id="metrics-heading">Metrics on the held-out slice</h2>
             <p class="muted">
-              Measured on the latest quarter of the mature payments, by a fit that never saw them
-              (docs/risk-model.md, "Reading the metrics").
+              Measured on the latest quarter of the mature payments, by a fit that never saw them (
+              <a href="/docs#tag/risk-models">risk models in the API reference</a>).
             </p>
             <MetricTiles model={model} />
           </section>

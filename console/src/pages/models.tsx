@@ -84,8 +84,8 @@ export function ModelsPage(_: { params: string[] }) {
       <h1>Models</h1>
       <p>
         Learned risk models of {modeWord().toLowerCase()} mode, trained on the mode's payment
-        history and labels (docs/risk-model.md). Import history on the{" "}
-        <a href={href("retro-study")}>Retro study</a> page.
+        history and labels (<a href="/docs#tag/risk-models">the API reference</a>). Import history
+        on the <a href={href("retro-study")}>Retro study</a> page.
       </p>
       <ActiveModel onDone={() => setRound((n) => n + 1)} />
       <section class="panel" aria-labelledby="train-heading">

@@ -105,7 +105,7 @@ export function RetroStudyPage(_: { params: string[] }) {
         Here are months of payments and their chargebacks: what would the model have caught, and how
         many good payments would it have stopped? Upload the history ({modeWord().toLowerCase()}{" "}
         mode), train a model as of a day of it, and read the answer on the later payments it did not
-        train on (docs/history.md).
+        train on (<a href="/docs#tag/history">the import in the API reference</a>).
       </p>
       <UploadHistory onUploaded={() => setRound((n) => n + 1)} />
       <Imports round={round} />
