@@ -22,6 +22,13 @@ export interface Env {
   /** JSON array of retired Ed25519 public JWKs, still published to verify old payloads. */
   SIGNING_KEYS_RETIRED?: string;
   /**
+   * The network keys (a secret): a JSON array of 256-bit `oct` JWKs with a `kid`, the key read
+   * with first; every one is written with (src/network/keys.ts). Unset: no network signals.
+   */
+  NETWORK_KEYS?: string;
+  /** The network's k-anonymity floor (default and minimum 3; docs/network.md). */
+  NETWORK_K?: string;
+  /**
    * The master key that wraps each principal's data key, as a JSON JWK
    * (`{"kty":"oct","k":<32 bytes base64url>,"kid":...}`; a secret). Never stored in the database.
    */

@@ -119,6 +119,18 @@ export const assessments = pgTable(
      * decision}`); never signed, never in the Outcome.
      */
     shadowModel: jsonb("shadow_model"),
+    /**
+     * The network's counts as the Outcome shows them (`outcome.network`, docs/network.md); null
+     * when the org's mode does not consume network signals.
+     */
+    network: jsonb("network"),
+    /**
+     * The identifiers this payment can contribute to the network, raw and internal
+     * (`{agent_key, issuer_key, instrument}`: RFC 7638 thumbprints and the instrument's
+     * fingerprint; the payee is `counterparty`). Digested under the network key only when
+     * contributed (src/network/contributions.ts); never in the Outcome, never leaves the org.
+     */
+    networkIds: jsonb("network_ids"),
   },
   (t) => [
     uniqueIndex("assessments_content_idx").on(t.orgId, t.contentHash),
