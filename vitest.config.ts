@@ -84,6 +84,7 @@ export default defineConfig({
                   // publishes must come from here, and the suite would notice one that did not.
                   PUBLIC_BASE_URL: "https://risk-service.test",
                   PRINCIPAL_MASTER_KEY: inject("principalMasterKey"),
+                  NETWORK_KEYS: inject("networkKeys"),
                   // A real HTTP server on loopback that serves what the tests publish.
                   TEST_FIXTURE_URL: inject("fixtureServer"),
                   // Scale measurements (seeding 10,000 rows) run only when asked: a benchmark,

@@ -6,9 +6,11 @@
  *   it goes into SIGNING_KEYS_RETIRED).
  * - `npm run -s keygen master`: a 256-bit master key for PRINCIPAL_MASTER_KEY, which wraps each
  *   principal's data key.
+ * - `npm run -s keygen network`: a 256-bit network key, to put into the NETWORK_KEYS array
+ *   (docs/network.md, "Rotating the network key").
  */
 import { createHash } from "node:crypto";
-import { ed25519Jwk, principalMasterKey } from "./local-keys.ts";
+import { ed25519Jwk, networkKey, principalMasterKey } from "./local-keys.ts";
 
 const kind = process.argv[2] ?? "signing";
 if (kind === "master") {
@@ -22,7 +24,11 @@ if (kind === "master") {
     .digest("base64url");
   console.error(`public key (kid ${thumbprint}): ${JSON.stringify(publicJwk)}`);
   console.log(JSON.stringify(privateJwk));
+} else if (kind === "network") {
+  const key = networkKey();
+  console.error(`network key (kid ${key.kid}): add it to the NETWORK_KEYS array`);
+  console.log(JSON.stringify(key));
 } else {
-  console.error("usage: keygen [signing|master]");
+  console.error("usage: keygen [signing|master|network]");
   process.exit(2);
 }

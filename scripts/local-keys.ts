@@ -42,3 +42,13 @@ export function principalMasterKey(): Record<string, string> {
   const kid = `pmk_${createHash("sha256").update(k).digest("base64url").slice(0, 16)}`;
   return { kty: "oct", k, kid };
 }
+
+/**
+ * A fresh network key (NETWORK_KEYS holds a JSON array of these; src/network/keys.ts): 256
+ * random bits as an oct JWK, its kid derived from the key.
+ */
+export function networkKey(): Record<string, string> {
+  const k = randomBytes(32).toString("base64url");
+  const kid = `nk_${createHash("sha256").update(k).digest("base64url").slice(0, 16)}`;
+  return { kty: "oct", k, kid };
+}

@@ -3,7 +3,12 @@ import { resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import { ensureReferenceBundle } from "../../scripts/build-reference";
 import { startLocalIdpServer } from "../../scripts/dev-idp-server";
-import { ed25519Jwk, localIdentityProvider, principalMasterKey } from "../../scripts/local-keys";
+import {
+  ed25519Jwk,
+  localIdentityProvider,
+  networkKey,
+  principalMasterKey,
+} from "../../scripts/local-keys";
 import { startSqlEndpoint } from "../../scripts/sql-endpoint";
 import { startFixtureServer } from "./fixture-server";
 
@@ -12,6 +17,7 @@ declare module "vitest" {
     sqlEndpoint: string;
     signingKey: string;
     principalMasterKey: string;
+    networkKeys: string;
     fixtureServer: string;
     idp: string;
     stripeSecretKey: string;
@@ -43,6 +49,7 @@ export default async function setup(project: TestProject) {
   project.provide("stripeWebhookSecret", stripe.webhookSecret);
   project.provide("fixtureServer", fixtures.url);
   project.provide("principalMasterKey", JSON.stringify(principalMasterKey()));
+  project.provide("networkKeys", JSON.stringify([networkKey()]));
   // The local identity provider, served on loopback: the console's sign-in is walked through
   // it (test/worker/console-auth.test.ts), and every session token names it as its issuer.
   const idp = localIdentityProvider("");
