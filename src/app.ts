@@ -37,6 +37,7 @@ import { registerHistory } from "./routes/history";
 import { registerJwks } from "./routes/jwks";
 import { registerMandates } from "./routes/mandates";
 import { registerMe } from "./routes/me";
+import { registerNetworkSettings } from "./routes/network-settings";
 import { registerOrgs } from "./routes/orgs";
 import { registerPolicies } from "./routes/policies";
 import { registerPoliciesBacktest } from "./routes/policies-backtest";
@@ -135,6 +136,7 @@ export function buildApp() {
   registerEvalSets(app);
   registerEvals(app);
   registerHistory(app);
+  registerNetworkSettings(app);
   registerPrincipals(app);
   // verify-card before /v1/agents/{id}: a literal path segment must win over the parameter.
   registerAgentsVerifyCard(app);

@@ -1,5 +1,6 @@
 import { ApiError } from "./errors";
 import { logError } from "./lib/log";
+import type { NetworkMessage } from "./network/queue";
 import type { OrgLedger } from "./org-ledger/org-ledger";
 import type { DeliveryMessage } from "./outbox/enqueue";
 import type { TrainingMessage } from "./risk-models/training-queue";
@@ -72,10 +73,20 @@ export interface Env {
    * training never runs on a request's path.
    */
   TRAINING_QUEUE?: Queue<TrainingMessage>;
+  /**
+   * Orgs' modes whose payments and labels are due to be contributed to the network (one message
+   * per org and mode; src/network/contributions.ts): never on a request's path.
+   */
+  NETWORK_QUEUE?: Queue<NetworkMessage>;
   /** Comma-separated retry delays in seconds, overriding the default schedule (tests, ops). */
   WEBHOOK_RETRY_SCHEDULE?: string;
   /** Tests only (honoured when ENVIRONMENT is `test`): the backtest's page size. */
   TEST_BACKTEST_PAGE_SIZE?: string;
+  /**
+   * Tests only (honoured when ENVIRONMENT is `test`): how old a payment or label must be before
+   * it is contributed to the network (default 10 s; src/network/queue.ts).
+   */
+  TEST_NETWORK_SETTLE_SECONDS?: string;
   /** Tests only (honoured when ENVIRONMENT is `test`): assess components to fail on purpose. */
   TEST_FAULTS?: string;
   /** Stripe's secret API key (a secret; never logged). Without it checkout answers 503. */

@@ -21,12 +21,16 @@ export const SCOPES = [
   "session:write",
   "review:read",
   "review:write",
+  "network:write",
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
 
-/** The scopes only a session holds: an API key never manages keys. */
-export const SESSION_ONLY_SCOPES: readonly Scope[] = ["keys:read", "keys:write"];
+/**
+ * The scopes only a session holds: an API key never manages keys, nor decides whether the org
+ * shares its fraud signals with other orgs (docs/network.md): that is a person's choice.
+ */
+export const SESSION_ONLY_SCOPES: readonly Scope[] = ["keys:read", "keys:write", "network:write"];
 
 /**
  * The scopes a test key could hold but never use: every route that takes them is live-only
@@ -74,4 +78,5 @@ export const SCOPE_GUIDE: Record<Scope, { does: string; liveOnly?: string }> = {
   "session:write": { does: "Record agent sessions and their events" },
   "review:read": { does: "Read the review queue and its settings" },
   "review:write": { does: "Resolve reviews (approve or deny)", liveOnly: "the review settings" },
+  "network:write": { does: "Join or leave the network signals of a mode (sessions only)" },
 };

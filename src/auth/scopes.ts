@@ -40,8 +40,8 @@ const REVIEW_SCOPES: readonly Scope[] = ["review:read", "review:write"];
 const ISSUER_SCOPES: readonly Scope[] = ["issuers:read", "issuers:write"];
 
 /**
- * The owner has every scope on session routes; an admin manages keys, decides reviews and
- * manages trust anchors; a member reads its context.
+ * The owner has every scope on session routes; an admin manages keys and the org's network
+ * membership, decides reviews and manages trust anchors; a member reads its context.
  */
 export function scopesOfRole(role: Role): Scope[] {
   switch (role) {

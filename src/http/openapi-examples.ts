@@ -655,6 +655,17 @@ const billing = {
   customer: "cus_R8mLqTz3nY6kWp",
 };
 
+// --- Network -----------------------------------------------------------------------------
+
+const networkSettings = {
+  object: "network_settings",
+  livemode: true,
+  contribute: true,
+  consume: true,
+  excluded: false,
+  updated_at: "2026-11-21T09:30:12.408Z",
+};
+
 /** The examples, by operation (`METHOD /path`): each the body of its success response. */
 export const RESPONSE_EXAMPLES: Record<string, unknown> = {
   "GET /v1/me": {
@@ -781,4 +792,6 @@ export const RESPONSE_EXAMPLES: Record<string, unknown> = {
     checkpoint,
   },
   "GET /v1/billing": billing,
+  "GET /v1/network-settings": networkSettings,
+  "POST /v1/network-settings": networkSettings,
 };

@@ -54,6 +54,7 @@ describe("the scopes a key is offered", () => {
     expect(keyScopes("test").filter((s) => LIVE_ONLY_SCOPES.includes(s))).toEqual([]);
     expect(keyScopes("live")).toContain("agents:write");
     expect(keyScopes("live")).not.toContain("keys:write");
-    expect(keyScopes("live")).toHaveLength(SCOPES.length - 2);
+    expect(keyScopes("live")).not.toContain("network:write");
+    expect(keyScopes("live")).toHaveLength(SCOPES.length - 3);
   });
 });

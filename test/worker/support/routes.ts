@@ -258,6 +258,14 @@ export const ROUTES: RouteCase[] = [
     liveOnly: true,
     body: { sla_seconds: 3600 },
   },
+  { method: "GET", path: "/v1/network-settings", scope: null, sessionOnly: true },
+  {
+    method: "POST",
+    path: "/v1/network-settings",
+    scope: "network:write",
+    sessionOnly: true,
+    body: { contribute: false, consume: false },
+  },
   {
     method: "POST",
     path: "/v1/assessments/{id}/feedback",

@@ -9023,6 +9023,183 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/network-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the org shares and reads network fraud signals in this mode
+         * @description Every member of the org may read them. Only keyed digests of identifiers (payee, agent key, credential issuer key, payment instrument fingerprint) and per-day flags cross orgs, counted only where at least k = 3 orgs contributed, the reader's own share subtracted (docs/network.md). Per mode: a session's `x-mode` picks it, and test mode only ever meets test mode.
+         *
+         *     Requires any valid credential. Session only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The settings (off until set) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "network_settings",
+                         *       "livemode": true,
+                         *       "contribute": true,
+                         *       "consume": true,
+                         *       "excluded": false,
+                         *       "updated_at": "2026-11-21T09:30:12.408Z"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["NetworkSettings"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Join or leave the network in this mode (owners and admins)
+         * @description `contribute`: the mode's payments and fraud labels of the last 180 days count in the network, and keep counting as they come. `consume`: assessments read the network's counts; only with `contribute` (an org that does not contribute does not consume). `contribute: false` deletes everything the org contributed in that mode. Recorded in the audit ledger as `network_settings.updated`. Only keyed digests of identifiers (payee, agent key, credential issuer key, payment instrument fingerprint) and per-day flags cross orgs, counted only where at least k = 3 orgs contributed, the reader's own share subtracted (docs/network.md). Per mode: a session's `x-mode` picks it, and test mode only ever meets test mode.
+         *
+         *     Requires scope `network:write`. Session only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "contribute": true,
+                     *       "consume": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UpdateNetworkSettings"];
+                };
+            };
+            responses: {
+                /** @description The updated settings */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "network_settings",
+                         *       "livemode": true,
+                         *       "contribute": true,
+                         *       "consume": true,
+                         *       "excluded": false,
+                         *       "updated_at": "2026-11-21T09:30:12.408Z"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["NetworkSettings"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/principals": {
         parameters: {
             query?: never;
@@ -15469,7 +15646,7 @@ export interface components {
             role: "owner" | "admin" | "member";
         };
         /** @enum {string} */
-        Scope: "assess:write" | "assess:read" | "agents:read" | "agents:write" | "issuers:read" | "issuers:write" | "audit:read" | "policy:read" | "policy:write" | "webhooks:read" | "webhooks:write" | "gdpr:erase" | "keys:read" | "keys:write" | "artifact:write" | "session:write" | "review:read" | "review:write";
+        Scope: "assess:write" | "assess:read" | "agents:read" | "agents:write" | "issuers:read" | "issuers:write" | "audit:read" | "policy:read" | "policy:write" | "webhooks:read" | "webhooks:write" | "gdpr:erase" | "keys:read" | "keys:write" | "artifact:write" | "session:write" | "review:read" | "review:write" | "network:write";
         Organization: {
             /** @enum {string} */
             object: "organization";
@@ -17884,6 +18061,42 @@ export interface components {
             data: components["schemas"]["HistoryImport"][];
             has_more: boolean;
             next_cursor: string | null;
+        };
+        /**
+         * @example {
+         *       "object": "network_settings",
+         *       "livemode": true,
+         *       "contribute": true,
+         *       "consume": true,
+         *       "excluded": false,
+         *       "updated_at": "2026-11-21T09:30:12.408Z"
+         *     }
+         */
+        NetworkSettings: {
+            /** @enum {string} */
+            object: "network_settings";
+            /** @description The mode these settings are for */
+            livemode: boolean;
+            /** @description The org's payments and labels of this mode count in the network, as keyed digests */
+            contribute: boolean;
+            /** @description Assessments of this mode read the network's counts (only with `contribute`) */
+            consume: boolean;
+            /** @description An operator excluded the org from the network: its contributions do not count and it reads nothing, whatever it sets */
+            excluded: boolean;
+            /** @description When the settings last changed; null while never set */
+            updated_at: string | null;
+        };
+        /**
+         * @example {
+         *       "contribute": true,
+         *       "consume": true
+         *     }
+         */
+        UpdateNetworkSettings: {
+            /** @description Contribute this mode's payments and labels; false deletes what it contributed */
+            contribute: boolean;
+            /** @description Read the network's counts in this mode */
+            consume: boolean;
         };
         /** @description After erasure every personal field reads null and metadata is empty. */
         Principal: {
