@@ -98,6 +98,8 @@ export default defineConfig({
                   WEBHOOK_RETRY_SCHEDULE: "1,1,1",
                   // Backtests read pages of 2: the suite's short histories cross pages.
                   TEST_BACKTEST_PAGE_SIZE: "2",
+                  // What a test writes is contributed to the network at once, not 10 s later.
+                  TEST_NETWORK_SETTLE_SECONDS: "0",
                   IDP_ISSUER: idp.issuer,
                   IDP_AUDIENCE: idp.audience,
                   IDP_JWKS: JSON.stringify(idp.jwks),

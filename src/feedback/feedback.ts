@@ -5,6 +5,7 @@ import { assessmentFeedback, assessments } from "../db/schema";
 import { ApiError, orNotFound } from "../errors";
 import { commit, ORPHANED } from "../ledger/commit";
 import { newId } from "../lib/ids";
+import { contributes, contributesQuery, nudge } from "../network/queue";
 import {
   type AssessmentFeedback,
   type CreateFeedback,
@@ -149,6 +150,8 @@ export async function addFeedback(
         ...(moves && assessment.agentId
           ? [db.execute(moveTrust(row, assessment.agentId, effect))]
           : []),
+        // Last: whether the org contributes this mode to the network (docs/network.md).
+        contributesQuery(db, row.livemode),
       ];
     },
     {
@@ -160,7 +163,13 @@ export async function addFeedback(
     },
   );
   if (!("entry" in committed)) return committed;
-  const { terms, replayed } = committed;
+  const { terms, replayed, results } = committed;
+  if (contributes(results.at(-1))) {
+    nudge(tenant.env, (work) => tenant.later(work), {
+      org_id: who.orgId,
+      livemode: tenant.livemode,
+    });
+  }
   return { row: replayed ? revive(terms) : draft, created: !replayed };
 }
 

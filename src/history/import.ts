@@ -7,6 +7,7 @@ import { historyImports } from "../db/schema";
 import { ApiError } from "../errors";
 import { commit } from "../ledger/commit";
 import { newId } from "../lib/ids";
+import { contributes, contributesQuery, nudge } from "../network/queue";
 import { type HistoryImport, MAX_HISTORY_RECORDS } from "../schemas/history";
 import { HISTORY_LABELS, type HistoryLabel } from "../schemas/vocabulary";
 import {
@@ -172,7 +173,7 @@ async function store(
     createdAt: new Date(now),
   };
   const { audit_entry_id: _, ...payload } = toHistoryImport(row);
-  const { entry } = await commit(
+  const { entry, results } = await commit(
     tenant,
     {
       type: "history.imported",
@@ -181,8 +182,15 @@ async function store(
       // Kept a day with the entry: the import's summary, never its records.
       terms: { id },
     },
-    (db, { entry }) => writes(db, { ...row, auditEntryId: entry.id }, fresh),
+    // Last: whether the org contributes this mode to the network (docs/network.md).
+    (db, { entry }) => [
+      ...writes(db, { ...row, auditEntryId: entry.id }, fresh),
+      contributesQuery(db, row.livemode),
+    ],
   );
+  if (fresh.length > 0 && contributes(results.at(-1))) {
+    nudge(tenant.env, (work) => tenant.later(work), { org_id: who.orgId, livemode: row.livemode });
+  }
   return toHistoryImport({ ...row, auditEntryId: entry.id });
 }
 
