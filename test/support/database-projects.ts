@@ -7,6 +7,7 @@
 export const NODE_DATABASE_TESTS = [
   "test/node/dev.test.ts",
   "test/node/migration-history.test.ts",
+  "test/node/network-exclude.test.ts",
   "test/node/readme-walkthrough.test.ts",
   "test/node/sql-endpoint.test.ts",
 ];
