@@ -32,6 +32,7 @@ const NAV: { path: string; label: string }[] = [
   { path: "agents", label: "Agents" },
   { path: "audit", label: "Audit" },
   { path: "webhooks", label: "Webhooks" },
+  { path: "network", label: "Network" },
   { path: "api-keys", label: "API keys" },
   { path: "billing", label: "Billing" },
 ];

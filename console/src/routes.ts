@@ -11,6 +11,7 @@ import { AuditPage } from "./pages/audit";
 import { BillingPage } from "./pages/billing";
 import { ModelPage } from "./pages/model";
 import { ModelsPage } from "./pages/models";
+import { NetworkPage } from "./pages/network";
 import { OverviewPage } from "./pages/overview";
 import { PoliciesPage } from "./pages/policies";
 import { PolicyPage } from "./pages/policy";
@@ -30,6 +31,7 @@ export const routes: Record<string, Page> = {
   agents: AgentsPage,
   "agents/:id": AgentPage,
   webhooks: WebhooksPage,
+  network: NetworkPage,
   "api-keys": ApiKeysPage,
   billing: BillingPage,
   models: ModelsPage,

@@ -51,6 +51,7 @@ const NAV = [
   "Agents",
   "Audit",
   "Webhooks",
+  "Network",
   "API keys",
   "Billing",
 ];

@@ -29,6 +29,7 @@ describe.skipIf(!origin)("console: pages B on a phone", () => {
       ["policies/new", "New policy draft", "Add a rule"],
       ["agents", "Agents", "No agents."],
       ["webhooks", "Webhooks", "https://example.com/phone"],
+      ["network", "Network signals", "Settings (live mode)"],
       ["api-keys", "API keys", "No API keys yet."],
       ["billing", "Billing", "Plan: Free"],
     ];

@@ -313,7 +313,7 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
     const tab = await openSignedIn(browser, owner, { viewport: { width: 390, height: 844 } });
     const nav = tab.page.getByRole("navigation", { name: "Console" });
     const links = nav.getByRole("link");
-    expect(await links.count()).toBe(11);
+    expect(await links.count()).toBe(12);
     for (const link of await links.all()) {
       const box = await link.boundingBox();
       expect(box && box.x >= 0 && box.x + box.width <= 390, await link.innerText()).toBe(true);

@@ -66,6 +66,12 @@ export const CONSOLE_PAGES: ConsolePage[] = [
     h1: () => "Shopping agent",
   },
   { route: "webhooks", name: "webhooks", path: () => "webhooks", selector: ROW },
+  {
+    route: "network",
+    name: "network",
+    path: () => "network",
+    selector: 'main [aria-labelledby="network-settings"]',
+  },
   { route: "api-keys", name: "api-keys", path: () => "api-keys", selector: ROW },
   { route: "billing", name: "billing", path: () => "billing", selector: "main dl.facts" },
   { route: "models", name: "models", path: () => "models", selector: ROW },
