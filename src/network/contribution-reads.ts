@@ -89,13 +89,16 @@ export function labelsPage(db: Database, livemode: boolean, settleSeconds: numbe
     order by l.created_at`);
 }
 
-/** Adds the rows and moves the cursors, in one statement: -1 when the org stopped contributing. */
+/**
+ * Adds the rows and moves the cursors (null: leaves one where it is), in one statement: -1 when
+ * the org stopped contributing.
+ */
 export function contributeQuery(
   db: Database,
   livemode: boolean,
   rows: unknown[],
-  paymentsThrough: string,
-  labelsThrough: string,
+  paymentsThrough: string | null,
+  labelsThrough: string | null,
 ) {
   return db.execute<{ written: number }>(sql`
     select network_contribute(${livemode}, ${JSON.stringify(rows)}::json,

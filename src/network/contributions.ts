@@ -22,6 +22,9 @@ import { type NetworkMessage, sendNetworkMessages, settleSeconds } from "./queue
 // re-read only re-adds what is there, and leaving the network wins over a step in flight (the
 // function writes nothing for an org that does not contribute).
 
+/** Contribution rows per request (a row is about 130 bytes of JSON). */
+export const CHUNK = 5_000;
+
 /** Attempts at a fault (the database unreachable) before the message is dropped for the sweep. */
 export const FAULT_ATTEMPTS = 3;
 
@@ -53,6 +56,7 @@ export async function contributeStep(
   env: Env,
   keys: readonly NetworkKey[],
   message: NetworkMessage,
+  chunk = CHUNK,
 ): Promise<{ more: boolean; written: number }> {
   const { org_id: orgId, livemode } = message;
   const settle = settleSeconds(env);
@@ -66,11 +70,25 @@ export async function contributeStep(
   const seen = rowsOf<Paged<SeenPayment>>(payments);
   const known = rowsOf<Paged<KnownLabel>>(labels);
   const rows = contributionRows(keys, seen, known);
-  const [result] = await orgBatchOf(env, orgId, (db) => [
-    contributeQuery(db, livemode, rows, through(seen, first.bound), through(known, first.bound)),
-  ]);
-  const written = Number(rowsOf<{ written: number }>(result)[0]?.written ?? -1);
-  return { more: written >= 0 && (seen.length >= PAGE || known.length >= PAGE), written };
+  // In chunks, so that no request grows with an import's 10,000 payments under two keys; only
+  // the last moves the cursors, so a fault before it leaves them where a retry re-reads all.
+  let written = 0;
+  for (let at = 0; at === 0 || at < rows.length; at += chunk) {
+    const last = at + chunk >= rows.length;
+    const [result] = await orgBatchOf(env, orgId, (db) => [
+      contributeQuery(
+        db,
+        livemode,
+        rows.slice(at, at + chunk),
+        last ? through(seen, first.bound) : null,
+        last ? through(known, first.bound) : null,
+      ),
+    ]);
+    const n = Number(rowsOf<{ written: number }>(result)[0]?.written ?? -1);
+    if (n < 0) return { more: false, written: -1 };
+    written += n;
+  }
+  return { more: seen.length >= PAGE || known.length >= PAGE, written };
 }
 
 let warnedNoKeys = false;

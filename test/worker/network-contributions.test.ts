@@ -9,6 +9,7 @@ import {
 import { beforeAll, describe, expect, it } from "vitest";
 import { payloadDigest } from "#audit/digest";
 import type { Env } from "../../src/env";
+import { contributeStep } from "../../src/network/contributions";
 import { type NetworkKind, networkDigest, networkKeys } from "../../src/network/keys";
 import worker from "../../workers/main";
 import { call, newOrg, type TestOrg } from "./support/api";
@@ -277,6 +278,21 @@ describe("the network queue's consumer", () => {
     expect(next.explicitAcks).toEqual(["m1"]);
     expect(sent).toEqual([message]);
     expect(await contributed(org)).toBe(1_001);
+  });
+
+  it("writes a large step in requests of a bounded size, moving the cursors with the last", async () => {
+    const org = await quietMember(1_001);
+    const keys = networkKeys(env) ?? [];
+    const step = await contributeStep(env, keys, { org_id: org.id, livemode: true }, 400);
+    expect(step).toEqual({ more: true, written: 1_001 });
+    expect(await contributed(org)).toBe(1_001);
+    const [member] = await ownerSql`select payments_through is not null as moved
+      from network_members where org_id = ${org.id}`;
+    expect(member).toEqual({ moved: true });
+    expect(await contributeStep(env, keys, { org_id: org.id, livemode: true }, 400)).toEqual({
+      more: false,
+      written: 0,
+    });
   });
 });
 
