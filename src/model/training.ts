@@ -43,6 +43,7 @@ import {
   boostedProbability,
   trainBoostedTrees,
 } from "./boosting";
+import { calibrationBins, prCurve, rocCurve, thinCurve } from "./curves";
 import { FEATURE_NAMES, featureTable, type HistoryEvent, historyHorizonMs } from "./features";
 import {
   alertsAt,
@@ -50,12 +51,8 @@ import {
   averagePrecision,
   brierScore,
   type Caught,
-  calibrationBins,
   cardPrecisionAtK,
   caughtByThreshold,
-  prCurve,
-  rocCurve,
-  thinCurve,
   thresholdForPrecision,
 } from "./metrics";
 
