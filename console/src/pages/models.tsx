@@ -1,8 +1,9 @@
 import { useState } from "preact/hooks";
+import { RISK_MODEL_STATUSES } from "../../../src/schemas/vocabulary";
 import { api, currentMode, useAction, useApiCall } from "../api";
 import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
-import { Field } from "../components/field";
+import { Options, SelectField } from "../components/field";
 import type { RiskModel } from "../components/model-charts";
 import { Table, useKeyset } from "../components/table";
 import { TrainForm } from "../components/train-model";
@@ -10,14 +11,6 @@ import { shortId, when } from "../format";
 import { href, navigate } from "../router";
 
 type StatusFilter = "" | RiskModel["status"];
-const STATUSES: RiskModel["status"][] = [
-  "training",
-  "ready",
-  "active",
-  "shadow",
-  "retired",
-  "failed",
-];
 
 /** How a person names a model: its activation version, or its id while it has none. */
 export function modelName(model: Pick<RiskModel, "id" | "version">): string {
@@ -93,24 +86,10 @@ export function ModelsPage(_: { params: string[] }) {
         <TrainForm onStarted={(model) => navigate(`models/${model.id}`)} />
       </section>
       <div class="filters">
-        <Field label="Show" id="models-status">
-          {(id) => (
-            <select
-              id={id}
-              value={filter}
-              onChange={(event) =>
-                setFilter((event.currentTarget as HTMLSelectElement).value as StatusFilter)
-              }
-            >
-              <option value="">All</option>
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectField label="Show" id="models-status" value={filter} onValue={setFilter}>
+          <option value="">All</option>
+          <Options values={RISK_MODEL_STATUSES} />
+        </SelectField>
       </div>
       <Table<RiskModel>
         caption="Risk models, newest first"

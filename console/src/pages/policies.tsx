@@ -2,7 +2,7 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, useAction, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
-import { Field } from "../components/field";
+import { SelectField } from "../components/field";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
 import { ActivationPreview } from "./activation-preview";
@@ -38,22 +38,12 @@ export function PoliciesPage(_: { params: string[] }) {
       </p>
       <Rollback onDone={() => setRound((n) => n + 1)} />
       <div class="filters">
-        <Field label="Show">
-          {(id) => (
-            <select
-              id={id}
-              value={filter}
-              onChange={(event) =>
-                setFilter((event.currentTarget as HTMLSelectElement).value as StatusFilter)
-              }
-            >
-              <option value="">All</option>
-              <option value="active">Active</option>
-              <option value="draft">Drafts</option>
-              <option value="shadow">Shadow</option>
-            </select>
-          )}
-        </Field>
+        <SelectField label="Show" value={filter} onValue={setFilter}>
+          <option value="">All</option>
+          <option value="active">Active</option>
+          <option value="draft">Drafts</option>
+          <option value="shadow">Shadow</option>
+        </SelectField>
       </div>
       <Table<Policy>
         caption="Policies, newest first"
