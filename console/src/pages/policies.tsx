@@ -1,8 +1,9 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, useAction, useApiCall } from "../api";
+import { api, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
 import { SelectField } from "../components/field";
+import { useRollback } from "../components/rollback";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
 import { ActivationPreview } from "./activation-preview";
@@ -78,23 +79,19 @@ function Rollback({ onDone }: { onDone: () => void }) {
     });
     return { active: active.data.data[0] ?? null, previous: await previousActive() };
   }, []);
-  const [confirming, setConfirming] = useState(false);
-  const { busy, error, run } = useAction();
-  const [done, setDone] = useState<Policy | null>(null);
+  const { confirming, setConfirming, done, busy, error, rollBack } = useRollback(
+    async (policy: Policy) =>
+      (
+        await api.POST("/v1/policies/{id}/activate", {
+          params: { path: { id: policy.id } },
+        })
+      ).data,
+    target.reload,
+    onDone,
+  );
   if (target.failure) return <ErrorBanner failure={target.failure} />;
   if (!target.data) return null;
   const { active, previous } = target.data;
-
-  const rollBack = (policy: Policy) =>
-    run(async () => {
-      const { data } = await api.POST("/v1/policies/{id}/activate", {
-        params: { path: { id: policy.id } },
-      });
-      setDone(data);
-      setConfirming(false);
-      target.reload();
-      onDone();
-    });
 
   return (
     <section aria-labelledby="active-policy" class="panel">
