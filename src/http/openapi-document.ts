@@ -15,7 +15,7 @@ type Content = Record<string, Media>;
 
 /**
  * Gives every JSON body of the document (request bodies and success responses) an example:
- * the one written for the operation in openapi-examples.ts, else the one written on its schema
+ * the one written for the operation in openapi-examples/, else the one written on its schema
  * (`.openapi({ example })`), else one built from the schema itself by openapi-sampler
  * (test/node/openapi-contract.test.ts validates each one against its schema).
  */

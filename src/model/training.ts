@@ -37,65 +37,22 @@
 //   (`modelScore` in score.ts reads it so), and its precision is null.
 // - Reported numbers are rounded to 4 decimals; the model itself is not.
 
+import { type BoostedTrees, boostedProbability, trainBoostedTrees } from "./boosting";
+import { FEATURE_NAMES } from "./features";
+import { heldOutMetrics, type ModelMetrics, round4 } from "./held-out-metrics";
 import {
-  type BoostedTrees,
-  type BoostingOptions,
-  boostedProbability,
-  trainBoostedTrees,
-} from "./boosting";
-import { FEATURE_NAMES, featureTable, type HistoryEvent, historyHorizonMs } from "./features";
-import {
-  alertsAt,
-  aucRoc,
-  averagePrecision,
-  brierScore,
-  type Caught,
-  calibrationBins,
-  cardPrecisionAtK,
-  caughtByThreshold,
-  prCurve,
-  rocCurve,
-  thinCurve,
-  thresholdForPrecision,
-} from "./metrics";
+  type TrainingEvent,
+  type TrainingRequest,
+  type TrainingSet,
+  type TrainingWindow,
+  trainingSet,
+} from "./training-set";
 
-const DAY_MS = 86_400_000;
 const HELD_OUT_SHARE = 0.25;
 const MIN_TRAINING_ROWS = 100;
 const MIN_TRAINING_FRAUDS = 10;
 const MIN_HELD_OUT_FRAUDS = 5;
 const MIN_HELD_OUT_LEGITIMATE = 5;
-/** The most points of each curve the metrics keep (thinned along the curve's length). */
-export const CURVE_POINTS = 100;
-/**
- * The probabilities "what would have been caught" is reported at, besides the review and deny
- * thresholds: a fixed grid, so two models of an org read side by side.
- */
-export const CAUGHT_GRID = [
-  0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99,
-] as const;
-
-/** A payment of the org's history. */
-export interface TrainingEvent extends HistoryEvent {
-  /** Epoch ms a `legitimate` label was known; it makes a payment newer than the delay a negative. */
-  labelKnownAt?: number | null;
-  /** ISO 4217 code of `amount`, for the money the metrics report (`caught`); null if unknown. */
-  currency?: string | null;
-}
-
-export interface TrainingRequest {
-  /** Epoch ms: training happens as of this time. */
-  asOf: number;
-  /** How long a fraud label may take to arrive (the caller's default: 7 days). */
-  labelDelayMs: number;
-  /** The span of mature payments trained on (the caller's default: 7 days). */
-  trainingWindowMs: number;
-  /** The review threshold's precision on the held-out slice (default 0.25). */
-  reviewPrecision?: number;
-  /** The deny threshold's precision on the held-out slice (default 0.9). */
-  denyPrecision?: number;
-  boosting?: Partial<BoostingOptions>;
-}
 
 export interface TrainingCounts {
   /** Events before `asOf`: the history the features read. */
@@ -106,43 +63,6 @@ export interface TrainingCounts {
   /** Payments in the window, newer than the label delay, with no label known yet. */
   left_out_unlabeled: number;
   held_out: { rows: number; positives: number };
-}
-
-export interface ThresholdReport {
-  /** Alerts are probability ≥ this; 1 means the target precision was never reached. */
-  probability: number;
-  /** Null when nothing fires. */
-  precision: number | null;
-  recall: number;
-  fire_rate: number;
-}
-
-export interface ModelMetrics {
-  auc_roc: number;
-  average_precision: number;
-  /** Per UTC day, the 100 agents with the highest score that day: the share with a fraud that day, averaged. */
-  card_precision_at_100: number;
-  brier_score: number;
-  /** 10 equal-width probability bins; empty bins left out. */
-  calibration: {
-    from: number;
-    to: number;
-    count: number;
-    mean_probability: number;
-    fraud_rate: number;
-  }[];
-  thresholds: { review: ThresholdReport; deny: ThresholdReport };
-  /** The ROC curve at the held-out probabilities (4 decimals), highest first, ≤ CURVE_POINTS. */
-  roc: { threshold: number; fpr: number; tpr: number }[];
-  /** The precision–recall curve, the same way. */
-  pr: { threshold: number; precision: number; recall: number }[];
-  /** At CAUGHT_GRID and the review and deny thresholds: frauds caught and good payments stopped. */
-  caught: Caught;
-}
-
-export interface TrainingWindow {
-  from: number;
-  to: number;
 }
 
 export type TrainingResult =
@@ -156,99 +76,6 @@ export type TrainingResult =
       metrics: ModelMetrics;
     }
   | { status: "failed"; reason: string; counts: TrainingCounts; window: TrainingWindow };
-
-/** The selected rows, in time order, and what was left out. */
-export interface TrainingSelection {
-  y: Uint8Array;
-  /** The rows' indices in `events`. */
-  rows: Int32Array;
-  /** Rows [0, mature) are older than the label delay; the rest are early-labelled newer ones. */
-  mature: number;
-  eventsConsidered: number;
-  leftOutUnlabeled: number;
-  window: TrainingWindow;
-}
-
-/** The selection with its features (row-major, `FEATURE_NAMES` wide). */
-export interface TrainingSet extends TrainingSelection {
-  x: Float64Array;
-}
-
-const round4 = (v: number) => Math.round(v * 1e4) / 1e4;
-
-/**
- * The earliest event time training as of `request.asOf` reads (the window's start less the
- * features' horizon): a caller may load the history from here to `asOf` and no more.
- */
-export function trainingHistoryStart(request: TrainingRequest): number {
-  const { asOf, labelDelayMs, trainingWindowMs } = request;
-  return asOf - labelDelayMs - trainingWindowMs - historyHorizonMs({ labelDelayMs });
-}
-
-/** Applies the selection rules (see the header); no features. */
-export function selectTrainingRows(
-  events: readonly TrainingEvent[],
-  request: TrainingRequest,
-): TrainingSelection {
-  const { asOf, labelDelayMs, trainingWindowMs } = request;
-  if (!Number.isFinite(asOf) || !(labelDelayMs >= 0) || !(trainingWindowMs > 0)) {
-    throw new RangeError("asOf must be a time, labelDelayMs ≥ 0 and trainingWindowMs > 0");
-  }
-  const from = asOf - labelDelayMs - trainingWindowMs;
-  const matureEnd = asOf - labelDelayMs;
-  let end = 0;
-  const mature: number[] = [];
-  const early: number[] = [];
-  let leftOut = 0;
-  for (; end < events.length; end++) {
-    const e = events[end] as TrainingEvent;
-    if (end > 0 && e.time < (events[end - 1] as TrainingEvent).time) {
-      throw new RangeError(
-        `events must be in time order (event ${end} is earlier than ${end - 1})`,
-      );
-    }
-    if (e.time >= asOf) break;
-    if (e.time < from) continue;
-    const fraud = e.fraudKnownAt !== null && e.fraudKnownAt <= asOf;
-    const legitimate = e.labelKnownAt != null && e.labelKnownAt <= asOf;
-    if (e.time < matureEnd) mature.push(end);
-    else if (fraud || legitimate) early.push(end);
-    else leftOut++;
-  }
-  const rows = Int32Array.from([...mature, ...early]);
-  const y = Uint8Array.from(rows, (i) => {
-    const known = (events[i] as TrainingEvent).fraudKnownAt;
-    return known !== null && known <= asOf ? 1 : 0;
-  });
-  return {
-    y,
-    rows,
-    mature: mature.length,
-    eventsConsidered: end,
-    leftOutUnlabeled: leftOut,
-    window: { from, to: asOf },
-  };
-}
-
-/** The selected rows (`selectTrainingRows`) and their features. */
-export function trainingSet(
-  events: readonly TrainingEvent[],
-  request: TrainingRequest,
-): TrainingSet {
-  const selection = selectTrainingRows(events, request);
-  // Features read one horizon back from the window and no event past its last row, each
-  // row's labels as known at its own time; older history is never walked.
-  const horizonStart = trainingHistoryStart(request);
-  const end = selection.eventsConsidered;
-  let start = 0;
-  while (start < end && (events[start] as TrainingEvent).time < horizonStart) start++;
-  const x = featureTable(
-    events.slice(start, end),
-    selection.rows.map((i) => i - start),
-    { labelDelayMs: request.labelDelayMs },
-  );
-  return { ...selection, x };
-}
 
 /** Trains the org's risk model as of `request.asOf` (see the header for every rule). */
 export function trainRiskModel(
@@ -338,81 +165,4 @@ function heldOutStart(set: TrainingSet, events: readonly TrainingEvent[]): numbe
   const time = (r: number) => (events[set.rows[r] as number] as TrainingEvent).time;
   while (cut > 0 && cut < set.mature && time(cut) === time(cut - 1)) cut++;
   return cut;
-}
-
-function heldOutMetrics(
-  events: readonly TrainingEvent[],
-  rows: Int32Array,
-  labels: Uint8Array,
-  probabilities: Float64Array,
-  reviewPrecision: number,
-  denyPrecision: number,
-): ModelMetrics {
-  const cards = Array.from(rows, (i, r) => {
-    const e = events[i] as TrainingEvent;
-    return {
-      day: Math.floor(e.time / DAY_MS),
-      card: e.agent,
-      fraud: labels[r] as number,
-      score: probabilities[r] as number,
-    };
-  });
-  // Thresholds are chosen among the probabilities as the service reports them (4 decimals).
-  const shown = probabilities.map(round4);
-  const threshold = (precision: number) => {
-    const t = thresholdForPrecision(labels, shown, precision);
-    if (t === null || t >= 1) return { probability: 1, precision: null, recall: 0, fire_rate: 0 };
-    const a = alertsAt(labels, shown, t);
-    return {
-      probability: t,
-      precision: a.precision === null ? null : round4(a.precision),
-      recall: round4(a.recall),
-      fire_rate: round4(a.fireRate),
-    };
-  };
-  const review = threshold(reviewPrecision);
-  const deny = threshold(denyPrecision);
-  const grid = [...new Set([...CAUGHT_GRID, review.probability, deny.probability])]
-    .filter((t) => t < 1)
-    .sort((a, b) => a - b);
-  const roc = thinCurve(
-    rocCurve(labels, shown),
-    (p) => p.fpr,
-    (p) => p.tpr,
-    CURVE_POINTS,
-  ).map((p) => ({ threshold: p.threshold, fpr: round4(p.fpr), tpr: round4(p.tpr) }));
-  const pr = thinCurve(
-    prCurve(labels, shown),
-    (p) => p.recall,
-    (p) => p.precision,
-    CURVE_POINTS,
-  ).map((p) => ({
-    threshold: p.threshold,
-    precision: round4(p.precision),
-    recall: round4(p.recall),
-  }));
-  const caught = caughtByThreshold(
-    labels,
-    shown,
-    Array.from(rows, (i) => (events[i] as TrainingEvent).amount),
-    Array.from(rows, (i) => (events[i] as TrainingEvent).currency ?? null),
-    grid,
-  );
-  return {
-    auc_roc: round4(aucRoc(labels, probabilities)),
-    average_precision: round4(averagePrecision(labels, probabilities)),
-    card_precision_at_100: round4(cardPrecisionAtK(cards, 100)),
-    brier_score: round4(brierScore(labels, probabilities)),
-    calibration: calibrationBins(labels, probabilities).map((b) => ({
-      from: round4(b.from),
-      to: round4(b.to),
-      count: b.count,
-      mean_probability: round4(b.meanProbability),
-      fraud_rate: round4(b.fraudRate),
-    })),
-    thresholds: { review, deny },
-    roc,
-    pr,
-    caught,
-  };
 }

@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { historyHorizonMs } from "../model/features";
-import type { TrainingEvent } from "../model/training";
+import type { TrainingEvent } from "../model/training-set";
 
 // What a training run reads: the org's payments of one mode up to `as_of`, in time order, each
 // with the earliest time a fraud (or chargeback) label and a legitimate (or refund) label on it

@@ -1,5 +1,6 @@
 import { payloadDigest } from "#audit/digest";
-import { type TrainingEvent, trainRiskModel } from "../model/training";
+import { trainRiskModel } from "../model/training";
+import type { TrainingEvent } from "../model/training-set";
 import type { RiskModelRow, Targets } from "./records";
 
 /** What a training run came to: the trained model's numbers, or why there is none. */

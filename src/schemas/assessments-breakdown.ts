@@ -95,6 +95,19 @@ const Caught = z.object({
   amounts: Amounts,
 });
 
+/** The agent of the breakdown's example. */
+const EXAMPLE_AGENT = {
+  id: "0193a5b2-7c1d-7e4f-8a90-1b2c3d4e5f60",
+  name: "Shopping agent",
+  count: 611,
+  amounts: [{ currency: "USD", amount: 4_020_100 }],
+  approve: 570,
+  review: 30,
+  deny: 11,
+  flagged_rate: 0.0671,
+  mean_score: 18.9,
+};
+
 export const AssessmentsBreakdown = z
   .object({
     object: z.literal("assessment_breakdown"),
@@ -215,34 +228,8 @@ export const AssessmentsBreakdown = z
           },
         ],
       },
-      agents: {
-        by_volume: [
-          {
-            id: "0193a5b2-7c1d-7e4f-8a90-1b2c3d4e5f60",
-            name: "Shopping agent",
-            count: 611,
-            amounts: [{ currency: "USD", amount: 4_020_100 }],
-            approve: 570,
-            review: 30,
-            deny: 11,
-            flagged_rate: 0.0671,
-            mean_score: 18.9,
-          },
-        ],
-        by_risk: [
-          {
-            id: "0193a5b2-7c1d-7e4f-8a90-1b2c3d4e5f60",
-            name: "Shopping agent",
-            count: 611,
-            amounts: [{ currency: "USD", amount: 4_020_100 }],
-            approve: 570,
-            review: 30,
-            deny: 11,
-            flagged_rate: 0.0671,
-            mean_score: 18.9,
-          },
-        ],
-      },
+      // The example org's one agent leads both lists.
+      agents: { by_volume: [EXAMPLE_AGENT], by_risk: [EXAMPLE_AGENT] },
     },
   });
 export type AssessmentsBreakdown = z.infer<typeof AssessmentsBreakdown>;

@@ -2,7 +2,13 @@ import { generateKeyPairSync } from "node:crypto";
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
 import { newUser, openSignedIn } from "./support/console-api";
-import { asSession, FIRST_SIGN_IN, horizontalOverflow, unexpected } from "./support/console-b";
+import {
+  asSession,
+  FIRST_SIGN_IN,
+  horizontalOverflow,
+  newAgent,
+  unexpected,
+} from "./support/console-b";
 
 const origin = inject("browserOrigin");
 
@@ -19,14 +25,7 @@ describe.skipIf(!origin)("console: agents", () => {
   it("lists the agents; the detail shows the trust chart, the keys and the card status", async () => {
     const tab = await openSignedIn(browser, newUser("agents"));
     const { page } = tab;
-    const { body: principal } = await asSession(tab, "POST", "/v1/principals", {
-      type: "individual",
-      name: "Ada",
-    });
-    const { body: agent } = await asSession(tab, "POST", "/v1/agents", {
-      principal_id: principal.id,
-      name: "Shopping agent",
-    });
+    const agent = await newAgent(tab, "Shopping agent");
 
     await page.goto(`${origin}/console/#/agents`);
     await page.getByRole("link", { name: "Shopping agent" }).click();
@@ -61,11 +60,7 @@ describe.skipIf(!origin)("console: agents", () => {
       viewport: { width: 390, height: 844 },
     });
     const { page } = tab;
-    const { body: principal } = await asSession(tab, "POST", "/v1/principals", { name: "Bo" });
-    const { body: agent } = await asSession(tab, "POST", "/v1/agents", {
-      principal_id: principal.id,
-      name: "Phone agent",
-    });
+    const agent = await newAgent(tab, "Phone agent", "Bo");
     await page.goto(`${origin}/console/#/agents/${agent.id}`);
     await page.locator(".chart canvas").first().waitFor();
     const { overflow, wide } = await horizontalOverflow(tab);

@@ -6,6 +6,7 @@
  * activation after a confirmation that says what changes.
  */
 import { describe, expect, inject, it } from "vitest";
+import { type HistoryRecord, historyRecords } from "../support/payment-history";
 import { expectAccessible } from "./support/axe";
 import { useBrowser } from "./support/browser";
 import { newUser, openSignedIn } from "./support/console-api";
@@ -13,56 +14,6 @@ import { asSession, FIRST_SIGN_IN, unexpected } from "./support/console-b";
 
 const origin = inject("browserOrigin");
 const DAY_MS = 86_400_000;
-
-/** mulberry32: the same seed, the same history. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-/**
- * 30 days of 60 payments a day ending two days ago (every label, known two days after its
- * payment, is in the past), over the agents and 30 payees. Learnable, as the API's training
- * tests seed it (test/worker/support/risk-models.ts): three payees are compromised and large
- * amounts are often frauds.
- */
-interface HistoryRecord {
-  id: string;
-  occurred_at: string;
-  agent_id: string;
-  payee: { id: string };
-  amount: { amount: number; currency: string };
-  label?: { label: string; labeled_at: string };
-}
-
-function history(agents: string[], end: number): HistoryRecord[] {
-  const next = random(7);
-  return Array.from({ length: 30 * 60 }, (_, i) => {
-    const time = end - 30 * DAY_MS + Math.floor(next() * 30 * DAY_MS);
-    const payee = Math.floor(next() * 30);
-    const large = next() < 0.08;
-    const amount = large ? 40_000 + Math.floor(next() * 60_000) : 500 + Math.floor(next() * 9_500);
-    const fraud = (payee < 3 && next() < 0.7) || (large && next() < 0.6) || next() < 0.01;
-    return {
-      id: `txn-${i}`,
-      occurred_at: new Date(time).toISOString(),
-      agent_id: agents[Math.floor(next() * agents.length)] as string,
-      payee: { id: `payee-${payee}` },
-      amount: { amount, currency: "USD" },
-      ...(fraud
-        ? {
-            label: { label: "chargeback", labeled_at: new Date(time + 2 * DAY_MS).toISOString() },
-          }
-        : {}),
-    };
-  });
-}
 
 describe.skipIf(!origin)("console: retro study and models", () => {
   const browser = useBrowser("console-models");
@@ -104,7 +55,13 @@ describe.skipIf(!origin)("console: retro study and models", () => {
       });
       agents.push(body.id);
     }
-    const records = history(agents, Date.now() - 2 * DAY_MS - 60_000);
+    // 30 days of 60 payments a day ending two days ago: every label, known two days after its
+    // payment, is in the past.
+    const records = historyRecords(agents, {
+      asOf: Date.now() - 2 * DAY_MS - 60_000,
+      seed: 7,
+      label: "chargeback",
+    });
     // Row 7 of the file is bad: a currency of two letters.
     records[6] = { ...(records[6] as HistoryRecord), amount: { amount: 100, currency: "US" } };
     const ndjson = `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
@@ -130,7 +87,7 @@ describe.skipIf(!origin)("console: retro study and models", () => {
     const bad = page.getByRole("table", { name: "Rows not stored" }).getByRole("row");
     expect(await bad.count()).toBe(2);
     expect(await bad.nth(1).innerText()).toMatch(
-      /^Row 7\s+txn-6\s+amount\.currency\s+\S.*3 letters/,
+      /^Row 7\s+txn-7-6\s+amount\.currency\s+\S.*3 letters/,
     );
     // The imports: the two calls that stored.
     const imports = page.getByRole("table", { name: /History imports/ }).getByRole("row");
@@ -172,7 +129,7 @@ describe.skipIf(!origin)("console: retro study and models", () => {
       .waitFor();
     const conflict = page.getByRole("table", { name: "Rows not stored" }).getByRole("row");
     expect(await conflict.count()).toBe(2);
-    expect(await conflict.nth(1).innerText()).toMatch(/^Row 3\s+txn-1\s+—\s+conflict: /);
+    expect(await conflict.nth(1).innerText()).toMatch(/^Row 3\s+txn-7-1\s+—\s+conflict: /);
 
     // Train on it: a 3-day label delay and 14 days of mature payments.
     await page.getByLabel("Label delay (days)").fill("3");

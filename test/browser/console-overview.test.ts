@@ -12,7 +12,7 @@ import { describe, expect, inject, it } from "vitest";
 import { expectAccessible } from "./support/axe";
 import { useBrowser } from "./support/browser";
 import { createKey, fromPage, newUser, openSignedIn } from "./support/console-api";
-import { asSession, FIRST_SIGN_IN, unexpected, withKey } from "./support/console-b";
+import { FIRST_SIGN_IN, newAgent, unexpected, withKey } from "./support/console-b";
 import { REPO } from "./support/service";
 
 const origin = inject("browserOrigin");
@@ -27,14 +27,7 @@ describe.skipIf(!origin)("console: overview and the agent's per-mode counts", ()
   it("shows totals without hovering, the histogram, top signals, fraud caught vs missed, and the agent's test-mode counts", async () => {
     const tab = await openSignedIn(browser, newUser("overview"));
     const { page } = tab;
-    const { body: principal } = await asSession(tab, "POST", "/v1/principals", {
-      type: "individual",
-      name: "Ada",
-    });
-    const { body: agent } = await asSession(tab, "POST", "/v1/agents", {
-      principal_id: principal.id,
-      name: "Travel agent",
-    });
+    const agent = await newAgent(tab, "Travel agent");
     const testKey = await createKey(tab, "test");
     // Three test-mode payments naming the agent (no key proves it: not trust evidence).
     const made: { assessmentId: string; decision: "approve" | "review" | "deny" }[] = [];

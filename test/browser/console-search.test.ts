@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, inject, it } from "vitest";
 import { expectAccessible } from "./support/axe";
 import { useBrowser } from "./support/browser";
 import { createKey, newUser, openSignedIn, shortId } from "./support/console-api";
-import { asSession, withKey } from "./support/console-b";
+import { newAgent, withKey } from "./support/console-b";
 
 const origin = inject("browserOrigin");
 
@@ -22,12 +22,7 @@ describe.skipIf(!origin)("the transaction on the assessments pages", () => {
   beforeAll(async () => {
     const tab = await openSignedIn(browser, owner);
     const key = await createKey(tab);
-    const principal = await asSession(tab, "POST", "/v1/principals", { name: "Marie Curie" });
-    const agent = await asSession(tab, "POST", "/v1/agents", {
-      principal_id: principal.body.id,
-      name: "Atlas Buyer",
-    });
-    made.agent = agent.body.id as string;
+    made.agent = (await newAgent(tab, "Atlas Buyer", "Marie Curie")).id as string;
     const pay = async (payee: object, amount: number, currency: string) => {
       const answer = await withKey(key, "POST", "/v1/assess", {
         agent_id: made.agent,

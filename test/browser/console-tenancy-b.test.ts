@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
 import { assessFromNode, createKey, newUser, openSignedIn } from "./support/console-api";
-import { asSession, FIRST_SIGN_IN, unexpected, withKey } from "./support/console-b";
+import { asSession, FIRST_SIGN_IN, newAgent, unexpected, withKey } from "./support/console-b";
 
 const origin = inject("browserOrigin");
 
@@ -16,11 +16,7 @@ describe.skipIf(!origin)("console: pages B across organizations", () => {
       name: `${mark} policy`,
       rules: {},
     });
-    const { body: principal } = await asSession(first, "POST", "/v1/principals", { name: "A" });
-    const { body: agent } = await asSession(first, "POST", "/v1/agents", {
-      principal_id: principal.id,
-      name: `${mark} agent`,
-    });
+    const agent = await newAgent(first, `${mark} agent`, "A");
     await asSession(first, "POST", "/v1/webhook-endpoints", {
       url: `https://example.com/${mark}`,
     });
@@ -92,11 +88,7 @@ describe.skipIf(!origin)("console: pages B across organizations", () => {
     const { body: endpoint } = await asSession(first, "POST", "/v1/webhook-endpoints", {
       url: "https://example.com/tenant-a-deliveries",
     });
-    const { body: principal } = await asSession(first, "POST", "/v1/principals", { name: "A" });
-    const { body: agent } = await asSession(first, "POST", "/v1/agents", {
-      principal_id: principal.id,
-      name: "tenant-a agent",
-    });
+    const agent = await newAgent(first, "tenant-a agent", "A");
     await first.page.goto(`${origin}/console/#/billing`);
     await first.page.getByTestId("usage-assessments").getByText("1", { exact: true }).waitFor();
 

@@ -9,14 +9,14 @@ import {
 import { boostedProbability } from "../../src/model/boosting.ts";
 import { FEATURE_NAMES, featureTable } from "../../src/model/features.ts";
 import { aucRoc, averagePrecision } from "../../src/model/metrics.ts";
+import { trainRiskModel } from "../../src/model/training.ts";
 import {
   selectTrainingRows,
   type TrainingEvent,
   type TrainingRequest,
   trainingHistoryStart,
   trainingSet,
-  trainRiskModel,
-} from "../../src/model/training.ts";
+} from "../../src/model/training-set.ts";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

@@ -1,19 +1,13 @@
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { FEATURE_NAMES } from "../../src/model/features";
+import { historyRecords } from "../support/payment-history";
 import { call, newOrg, type TestOrg } from "./support/api";
 import { assessOk, fetchWith } from "./support/assess";
 import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
 import { newAgent } from "./support/identity";
-import {
-  entriesOf,
-  historyRecords,
-  seedHistory,
-  settled,
-  TRAINING,
-  trainModel,
-} from "./support/risk-models";
+import { entriesOf, seedHistory, settled, TRAINING, trainModel } from "./support/risk-models";
 import { assessOnce } from "./support/routes";
 
 // docs/risk-model.md, "The API: training, activating, shadowing a model".

@@ -68,3 +68,35 @@ export function Options({ values }: { values: readonly string[] }) {
     </>
   );
 }
+
+/**
+ * A select in its labelled Field, as the lists' filters use it: `children` are its options,
+ * `onValue` receives the chosen option's value (typed as the options' values are).
+ */
+export function SelectField<T extends string>({
+  label,
+  id,
+  value,
+  onValue,
+  children,
+}: {
+  label: ComponentChildren;
+  id?: string;
+  value: T;
+  onValue: (value: T) => void;
+  children: ComponentChildren;
+}) {
+  return (
+    <Field label={label} id={id}>
+      {(fieldId) => (
+        <select
+          id={fieldId}
+          value={value}
+          onChange={(event) => onValue((event.currentTarget as HTMLSelectElement).value as T)}
+        >
+          {children}
+        </select>
+      )}
+    </Field>
+  );
+}

@@ -13,6 +13,8 @@ export interface ListPage<Row> {
 export interface Column<Row> {
   header: string;
   cell: (row: Row) => ComponentChildren;
+  /** The cell's tooltip (the exact time behind a relative one, say). */
+  title?: (row: Row) => string | undefined;
 }
 
 export interface Keyset<Row> extends Loaded<ListPage<Row>> {
@@ -54,26 +56,36 @@ export function useKeyset<Row>(
   };
 }
 
-/** A list as a table, with its paging buttons and its error, if the page failed. */
+/**
+ * A list as a table, with its paging buttons and its error, if the page failed. A table a
+ * person works through (the review queue) marks its `selected` row (`aria-current`), takes a
+ * `class` of its own and is described by the element `describedBy` names (its keys).
+ */
 export function Table<Row>({
   caption,
   columns,
   rowKey,
   keyset,
   empty = "Nothing here yet.",
+  selected,
+  class: extraClass,
+  describedBy,
 }: {
   caption: string;
   columns: Column<Row>[];
   rowKey: (row: Row) => string;
   keyset: Keyset<Row>;
   empty?: string;
+  selected?: (row: Row) => boolean;
+  class?: string;
+  describedBy?: string;
 }) {
   const rows = keyset.data?.data ?? [];
   return (
-    <div class="table-block">
+    <div class={extraClass ? `table-block ${extraClass}` : "table-block"}>
       <ErrorBanner failure={keyset.failure} />
       <div class="table-scroll">
-        <table class="stack" aria-busy={keyset.loading}>
+        <table class="stack" aria-busy={keyset.loading} aria-describedby={describedBy}>
           <caption>{caption}</caption>
           <thead>
             <tr>
@@ -85,15 +97,22 @@ export function Table<Row>({
             </tr>
           </thead>
           <tbody>
-            {rows.map((row) => (
-              <tr key={rowKey(row)}>
-                {columns.map((column) => (
-                  <td key={column.header} data-label={column.header}>
-                    {column.cell(row)}
-                  </td>
-                ))}
-              </tr>
-            ))}
+            {rows.map((row) => {
+              const current = selected?.(row) ?? false;
+              return (
+                <tr
+                  key={rowKey(row)}
+                  class={current ? "selected" : undefined}
+                  aria-current={current ? "true" : undefined}
+                >
+                  {columns.map((column) => (
+                    <td key={column.header} data-label={column.header} title={column.title?.(row)}>
+                      {column.cell(row)}
+                    </td>
+                  ))}
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       </div>

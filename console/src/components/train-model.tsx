@@ -59,103 +59,110 @@ export function TrainForm({
   return (
     <form onSubmit={submit} class="train-form">
       <div class="form-row">
-        <Field
+        <TrainInput
           label="As of"
           id="train-as-of"
           hint="Train on what was known at this time (empty: now)"
           errors={errorsOf("as_of")}
-        >
-          {(id, describedBy, invalid) => (
-            <input
-              id={id}
-              type="datetime-local"
-              value={asOf}
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              onInput={(e) => setAsOf((e.currentTarget as HTMLInputElement).value)}
-            />
-          )}
-        </Field>
-        <Field
+          type="datetime-local"
+          value={asOf}
+          onValue={setAsOf}
+        />
+        <TrainInput
           label="Label delay (days)"
           id="train-label-delay"
           hint="How long a chargeback may take to arrive"
           errors={errorsOf("label_delay")}
-        >
-          {(id, describedBy, invalid) => (
-            <input
-              id={id}
-              type="number"
-              min={0}
-              max={90}
-              step="any"
-              value={labelDelay}
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              onInput={(e) => setLabelDelay((e.currentTarget as HTMLInputElement).value)}
-            />
-          )}
-        </Field>
-        <Field
+          type="number"
+          min={0}
+          max={90}
+          step="any"
+          value={labelDelay}
+          onValue={setLabelDelay}
+        />
+        <TrainInput
           label="Training window (days)"
           id="train-window"
           hint="The span of mature payments trained on"
           errors={errorsOf("training_window")}
-        >
-          {(id, describedBy, invalid) => (
-            <input
-              id={id}
-              type="number"
-              min={1}
-              max={365}
-              step="any"
-              value={window}
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              onInput={(e) => setWindow((e.currentTarget as HTMLInputElement).value)}
-            />
-          )}
-        </Field>
-        <Field
+          type="number"
+          min={1}
+          max={365}
+          step="any"
+          value={window}
+          onValue={setWindow}
+        />
+        <TrainInput
           label="Review precision"
           id="train-review-precision"
           errors={errorsOf("review_precision")}
-        >
-          {(id, describedBy, invalid) => (
-            <input
-              id={id}
-              type="number"
-              min={0.01}
-              max={1}
-              step="0.01"
-              value={review}
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              onInput={(e) => setReview((e.currentTarget as HTMLInputElement).value)}
-            />
-          )}
-        </Field>
-        <Field label="Deny precision" id="train-deny-precision" errors={errorsOf("deny_precision")}>
-          {(id, describedBy, invalid) => (
-            <input
-              id={id}
-              type="number"
-              min={0.01}
-              max={1}
-              step="0.01"
-              value={deny}
-              aria-describedby={describedBy}
-              aria-invalid={invalid}
-              onInput={(e) => setDeny((e.currentTarget as HTMLInputElement).value)}
-            />
-          )}
-        </Field>
+          type="number"
+          min={0.01}
+          max={1}
+          step="0.01"
+          value={review}
+          onValue={setReview}
+        />
+        <TrainInput
+          label="Deny precision"
+          id="train-deny-precision"
+          errors={errorsOf("deny_precision")}
+          type="number"
+          min={0.01}
+          max={1}
+          step="0.01"
+          value={deny}
+          onValue={setDeny}
+        />
       </div>
       <ErrorBanner failure={error} />
       <button type="submit" disabled={busy}>
         {busy ? "Starting…" : "Train a model"}
       </button>
     </form>
+  );
+}
+
+/** One input of the form in its labelled Field, with the errors the API named for it. */
+function TrainInput({
+  label,
+  id,
+  hint,
+  errors,
+  type,
+  min,
+  max,
+  step,
+  value,
+  onValue,
+}: {
+  label: string;
+  id: string;
+  hint?: string;
+  errors: string[] | undefined;
+  type: "datetime-local" | "number";
+  min?: number;
+  max?: number;
+  step?: string;
+  value: string;
+  onValue: (value: string) => void;
+}) {
+  return (
+    <Field label={label} id={id} hint={hint} errors={errors}>
+      {(fieldId, describedBy, invalid) => (
+        <input
+          id={fieldId}
+          type={type}
+          min={min}
+          max={max}
+          step={step}
+          value={value}
+          aria-describedby={describedBy}
+          aria-invalid={invalid}
+          onInput={(e) => onValue((e.currentTarget as HTMLInputElement).value)}
+        />
+      )}
+    </Field>
   );
 }
 

@@ -1,19 +1,17 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
+import { AGENT_STATUSES, RISK_TIERS } from "../../../src/schemas/vocabulary";
 import { api } from "../api";
-import { Field, Options } from "../components/field";
+import { Options, SelectField } from "../components/field";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
 
 type Agent = components["schemas"]["Agent"];
 
-const STATUSES = ["active", "suspended", "revoked"] as const;
-const TIERS = ["low", "medium", "high", "critical"] as const;
-
 /** `#/agents`: the org's agents, newest first, filtered by status and risk tier. */
 export function AgentsPage(_: { params: string[] }) {
-  const [status, setStatus] = useState<"" | (typeof STATUSES)[number]>("");
-  const [tier, setTier] = useState<"" | (typeof TIERS)[number]>("");
+  const [status, setStatus] = useState<"" | (typeof AGENT_STATUSES)[number]>("");
+  const [tier, setTier] = useState<"" | (typeof RISK_TIERS)[number]>("");
   const keyset = useKeyset(
     async (cursor) =>
       (
@@ -34,34 +32,14 @@ export function AgentsPage(_: { params: string[] }) {
     <>
       <h1>Agents</h1>
       <div class="filters">
-        <Field label="Status">
-          {(id) => (
-            <select
-              id={id}
-              value={status}
-              onChange={(e) => {
-                setStatus((e.currentTarget as HTMLSelectElement).value as typeof status);
-              }}
-            >
-              <option value="">Any</option>
-              <Options values={STATUSES} />
-            </select>
-          )}
-        </Field>
-        <Field label="Risk tier">
-          {(id) => (
-            <select
-              id={id}
-              value={tier}
-              onChange={(e) => {
-                setTier((e.currentTarget as HTMLSelectElement).value as typeof tier);
-              }}
-            >
-              <option value="">Any</option>
-              <Options values={TIERS} />
-            </select>
-          )}
-        </Field>
+        <SelectField label="Status" value={status} onValue={setStatus}>
+          <option value="">Any</option>
+          <Options values={AGENT_STATUSES} />
+        </SelectField>
+        <SelectField label="Risk tier" value={tier} onValue={setTier}>
+          <option value="">Any</option>
+          <Options values={RISK_TIERS} />
+        </SelectField>
       </div>
       <Table<Agent>
         caption="Agents, newest first"

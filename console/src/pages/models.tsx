@@ -1,23 +1,17 @@
 import { useState } from "preact/hooks";
-import { api, currentMode, useAction, useApiCall } from "../api";
+import { RISK_MODEL_STATUSES } from "../../../src/schemas/vocabulary";
+import { api, currentMode, useApiCall } from "../api";
 import { Confirm } from "../components/confirm";
 import { ErrorBanner } from "../components/error-banner";
-import { Field } from "../components/field";
+import { Options, SelectField } from "../components/field";
 import type { RiskModel } from "../components/model-charts";
+import { useRollback } from "../components/rollback";
 import { Table, useKeyset } from "../components/table";
 import { TrainForm } from "../components/train-model";
 import { shortId, when } from "../format";
 import { href, navigate } from "../router";
 
 type StatusFilter = "" | RiskModel["status"];
-const STATUSES: RiskModel["status"][] = [
-  "training",
-  "ready",
-  "active",
-  "shadow",
-  "retired",
-  "failed",
-];
 
 /** How a person names a model: its activation version, or its id while it has none. */
 export function modelName(model: Pick<RiskModel, "id" | "version">): string {
@@ -93,24 +87,10 @@ export function ModelsPage(_: { params: string[] }) {
         <TrainForm onStarted={(model) => navigate(`models/${model.id}`)} />
       </section>
       <div class="filters">
-        <Field label="Show" id="models-status">
-          {(id) => (
-            <select
-              id={id}
-              value={filter}
-              onChange={(event) =>
-                setFilter((event.currentTarget as HTMLSelectElement).value as StatusFilter)
-              }
-            >
-              <option value="">All</option>
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectField label="Show" id="models-status" value={filter} onValue={setFilter}>
+          <option value="">All</option>
+          <Options values={RISK_MODEL_STATUSES} />
+        </SelectField>
       </div>
       <Table<RiskModel>
         caption="Risk models, newest first"
@@ -144,22 +124,19 @@ export function ModelsPage(_: { params: string[] }) {
 /** The active model, and "Roll back" to the one active before it, after a confirmation. */
 function ActiveModel({ onDone }: { onDone: () => void }) {
   const slots = useApiCall(modelSlots, []);
-  const [confirming, setConfirming] = useState(false);
-  const [done, setDone] = useState<RiskModel | null>(null);
-  const { busy, error, run } = useAction();
+  const { confirming, setConfirming, done, busy, error, rollBack } = useRollback(
+    async (target: RiskModel) =>
+      (
+        await api.POST("/v1/risk-models/{id}/activate", {
+          params: { path: { id: target.id } },
+        })
+      ).data,
+    slots.reload,
+    onDone,
+  );
   if (slots.failure) return <ErrorBanner failure={slots.failure} />;
   if (!slots.data) return null;
   const { active, shadow, previous } = slots.data;
-  const rollBack = (target: RiskModel) =>
-    run(async () => {
-      const { data } = await api.POST("/v1/risk-models/{id}/activate", {
-        params: { path: { id: target.id } },
-      });
-      setDone(data);
-      setConfirming(false);
-      slots.reload();
-      onDone();
-    });
   return (
     <section class="panel" aria-labelledby="active-model">
       <h2 id="active-model">Active model</h2>

@@ -9,7 +9,7 @@ import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
 import { api, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
-import { Field } from "../components/field";
+import { SelectField } from "../components/field";
 import { DecisionLegend, ScoreHistogram, VolumeChart } from "../components/overview-charts";
 import { AgentTable, CodeTable, FraudFigures, PayeeTable } from "../components/overview-lists";
 import { milliseconds, money, percent } from "../format";
@@ -65,21 +65,18 @@ export function OverviewPage(_: { params: string[] }) {
     <>
       <h1>Overview</h1>
       <form class="filters" onSubmit={(event) => event.preventDefault()}>
-        <Field label="Period" id="overview-period">
-          {(id) => (
-            <select
-              id={id}
-              value={String(period)}
-              onChange={(e) => setPeriod(Number(e.currentTarget.value) as Period)}
-            >
-              {PERIODS.map((days) => (
-                <option key={days} value={String(days)}>
-                  {days === 1 ? "Today" : `Last ${days} days`}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectField
+          label="Period"
+          id="overview-period"
+          value={String(period)}
+          onValue={(value) => setPeriod(Number(value) as Period)}
+        >
+          {PERIODS.map((days) => (
+            <option key={days} value={String(days)}>
+              {days === 1 ? "Today" : `Last ${days} days`}
+            </option>
+          ))}
+        </SelectField>
       </form>
       <ErrorBanner failure={summary.failure} />
       <ErrorBanner failure={breakdown.failure} />

@@ -1,8 +1,9 @@
 import type { components } from "@agent-risk/client";
 import { useState } from "preact/hooks";
-import { api, useAction, useApiCall } from "../api";
+import { api, useApiCall } from "../api";
 import { ErrorBanner } from "../components/error-banner";
-import { Field } from "../components/field";
+import { SelectField } from "../components/field";
+import { useRollback } from "../components/rollback";
 import { Table, useKeyset } from "../components/table";
 import { when } from "../format";
 import { ActivationPreview } from "./activation-preview";
@@ -38,22 +39,12 @@ export function PoliciesPage(_: { params: string[] }) {
       </p>
       <Rollback onDone={() => setRound((n) => n + 1)} />
       <div class="filters">
-        <Field label="Show">
-          {(id) => (
-            <select
-              id={id}
-              value={filter}
-              onChange={(event) =>
-                setFilter((event.currentTarget as HTMLSelectElement).value as StatusFilter)
-              }
-            >
-              <option value="">All</option>
-              <option value="active">Active</option>
-              <option value="draft">Drafts</option>
-              <option value="shadow">Shadow</option>
-            </select>
-          )}
-        </Field>
+        <SelectField label="Show" value={filter} onValue={setFilter}>
+          <option value="">All</option>
+          <option value="active">Active</option>
+          <option value="draft">Drafts</option>
+          <option value="shadow">Shadow</option>
+        </SelectField>
       </div>
       <Table<Policy>
         caption="Policies, newest first"
@@ -88,23 +79,19 @@ function Rollback({ onDone }: { onDone: () => void }) {
     });
     return { active: active.data.data[0] ?? null, previous: await previousActive() };
   }, []);
-  const [confirming, setConfirming] = useState(false);
-  const { busy, error, run } = useAction();
-  const [done, setDone] = useState<Policy | null>(null);
+  const { confirming, setConfirming, done, busy, error, rollBack } = useRollback(
+    async (policy: Policy) =>
+      (
+        await api.POST("/v1/policies/{id}/activate", {
+          params: { path: { id: policy.id } },
+        })
+      ).data,
+    target.reload,
+    onDone,
+  );
   if (target.failure) return <ErrorBanner failure={target.failure} />;
   if (!target.data) return null;
   const { active, previous } = target.data;
-
-  const rollBack = (policy: Policy) =>
-    run(async () => {
-      const { data } = await api.POST("/v1/policies/{id}/activate", {
-        params: { path: { id: policy.id } },
-      });
-      setDone(data);
-      setConfirming(false);
-      target.reload();
-      onDone();
-    });
 
   return (
     <section aria-labelledby="active-policy" class="panel">

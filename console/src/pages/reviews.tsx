@@ -10,8 +10,8 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { api, useApiCall } from "../api";
 import { Decision } from "../components/decision";
 import { ErrorBanner } from "../components/error-banner";
-import { Field, Options } from "../components/field";
-import { type Keyset, type ListPage, useKeyset } from "../components/table";
+import { Options, SelectField } from "../components/field";
+import { type Keyset, type ListPage, Table, useKeyset } from "../components/table";
 import { money, shortId, when } from "../format";
 import { href } from "../router";
 import {
@@ -172,21 +172,17 @@ export function ReviewsPage(_: { params: string[] }) {
     <>
       <h1>Reviews</h1>
       <div class="form-row">
-        <Field label="Status">
-          {(id) => (
-            <select
-              id={id}
-              value={status}
-              onChange={(event) => {
-                setSelectedId(undefined);
-                setPending(null);
-                setStatus(event.currentTarget.value as Status);
-              }}
-            >
-              <Options values={STATUSES} />
-            </select>
-          )}
-        </Field>
+        <SelectField
+          label="Status"
+          value={status}
+          onValue={(value) => {
+            setSelectedId(undefined);
+            setPending(null);
+            setStatus(value);
+          }}
+        >
+          <Options values={STATUSES} />
+        </SelectField>
         <p class="muted sla">
           {sla === undefined
             ? ""
@@ -204,7 +200,6 @@ export function ReviewsPage(_: { params: string[] }) {
       <ErrorBanner failure={settings.failure} />
       <div class="review-desk">
         <Queue
-          rows={rows}
           status={status}
           selectedId={selected?.id}
           now={now}
@@ -227,110 +222,87 @@ export function ReviewsPage(_: { params: string[] }) {
   );
 }
 
+/** The queue: a row a review, its age and deadline (or decision), and the button that opens it. */
 function Queue({
-  rows,
   status,
   selectedId,
   now,
   keyset,
   onSelect,
 }: {
-  rows: Review[];
   status: Status;
   selectedId: string | undefined;
   now: number;
   keyset: Keyset<Review>;
   onSelect: (row: Review) => void;
 }) {
+  const decided = status === "open" ? "Time left" : "Decision";
   return (
-    <div class="table-block review-queue">
-      <ErrorBanner failure={keyset.failure} />
-      <div class="table-scroll">
-        <table class="stack" aria-busy={keyset.loading} aria-describedby="review-keys">
-          <caption>
-            {status === "open" ? "Open reviews, the longest waiting first" : `Reviews ${status}`}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Assessment</th>
-              <th scope="col">Amount</th>
-              <th scope="col">Waiting</th>
-              <th scope="col">{status === "open" ? "Time left" : "Decision"}</th>
-              <th scope="col">Action</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => {
-              const summary = summaryOf(row);
-              const left = Date.parse(row.expires_at) - now;
-              const end = row.resolved_at ? Date.parse(row.resolved_at) : now;
-              const current = row.id === selectedId;
-              return (
-                <tr
-                  key={row.id}
-                  class={current ? "selected" : undefined}
-                  aria-current={current ? "true" : undefined}
-                >
-                  <td data-label="Assessment">
-                    <a href={href(`assessments/${row.assessment_id}`)} title={row.assessment_id}>
-                      {shortId(row.assessment_id)}
-                    </a>
-                    {summary.payee ? (
-                      <span class="muted"> {summary.payee.name ?? summary.payee.id}</span>
-                    ) : null}
-                  </td>
-                  <td data-label="Amount">
-                    {summary.amount != null && summary.currency
-                      ? money(summary.amount, summary.currency)
-                      : "—"}
-                  </td>
-                  <td data-label="Waiting" title={when(row.created)}>
-                    {span(end - Date.parse(row.created))}
-                  </td>
-                  <td
-                    data-label={status === "open" ? "Time left" : "Decision"}
-                    title={row.status === "open" ? when(row.expires_at) : undefined}
-                  >
-                    {row.status === "open" ? (
-                      left > 0 ? (
-                        <span class={left < 3_600_000 ? "due-soon" : undefined}>
-                          {span(left)} left
-                        </span>
-                      ) : (
-                        <span class="due-soon">overdue: denied at the next sweep</span>
-                      )
-                    ) : (
-                      <Decision value={row.decision} />
-                    )}
-                  </td>
-                  <td data-label="Action">
-                    <button
-                      type="button"
-                      aria-label={`${row.status === "open" ? "Resolve" : "Show"} review of assessment ${shortId(row.assessment_id)}`}
-                      aria-pressed={current}
-                      onClick={() => onSelect(row)}
-                    >
-                      {row.status === "open" ? "Resolve" : "Show"}
-                    </button>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
-      {!keyset.loading && !keyset.failure && rows.length === 0 ? (
-        <p class="muted">{status === "open" ? "The queue is empty." : "None."}</p>
-      ) : null}
-      <div class="pager">
-        <button type="button" onClick={keyset.previous} disabled={!keyset.previous}>
-          Previous page
-        </button>
-        <span class="muted">Page {keyset.page}</span>
-        <button type="button" onClick={keyset.next} disabled={!keyset.next}>
-          Next page
-        </button>
-      </div>
-    </div>
+    <Table<Review>
+      class="review-queue"
+      describedBy="review-keys"
+      caption={status === "open" ? "Open reviews, the longest waiting first" : `Reviews ${status}`}
+      keyset={keyset}
+      rowKey={(row) => row.id}
+      selected={(row) => row.id === selectedId}
+      empty={status === "open" ? "The queue is empty." : "None."}
+      columns={[
+        {
+          header: "Assessment",
+          cell: (row) => {
+            const { payee } = summaryOf(row);
+            return (
+              <>
+                <a href={href(`assessments/${row.assessment_id}`)} title={row.assessment_id}>
+                  {shortId(row.assessment_id)}
+                </a>
+                {payee ? <span class="muted"> {payee.name ?? payee.id}</span> : null}
+              </>
+            );
+          },
+        },
+        {
+          header: "Amount",
+          cell: (row) => {
+            const { amount, currency } = summaryOf(row);
+            return amount != null && currency ? money(amount, currency) : "—";
+          },
+        },
+        {
+          header: "Waiting",
+          title: (row) => when(row.created),
+          cell: (row) => {
+            const end = row.resolved_at ? Date.parse(row.resolved_at) : now;
+            return span(end - Date.parse(row.created));
+          },
+        },
+        {
+          header: decided,
+          title: (row) => (row.status === "open" ? when(row.expires_at) : undefined),
+          cell: (row) => {
+            if (row.status !== "open") return <Decision value={row.decision} />;
+            const left = Date.parse(row.expires_at) - now;
+            return left > 0 ? (
+              <span class={left < 3_600_000 ? "due-soon" : undefined}>{span(left)} left</span>
+            ) : (
+              <span class="due-soon">overdue: denied at the next sweep</span>
+            );
+          },
+        },
+        {
+          header: "Action",
+          cell: (row) => (
+            <button
+              type="button"
+              aria-label={`${row.status === "open" ? "Resolve" : "Show"} review of assessment ${shortId(row.assessment_id)}`}
+              aria-pressed={row.id === selectedId}
+              onClick={() => onSelect(row)}
+            >
+              {row.status === "open" ? "Resolve" : "Show"}
+            </button>
+          ),
+        },
+      ]}
+    />
   );
 }

@@ -44,6 +44,26 @@ export async function withKey(
   return { status: response.status, body: await response.json().catch(() => null) };
 }
 
+/**
+ * An agent of a new principal (an individual named `principal`), created from the signed-in
+ * page; the agent as the API returned it.
+ */
+export async function newAgent(
+  tab: BrowserTab,
+  name: string,
+  principal = "Ada",
+): Promise<Answer["body"]> {
+  const { body: owner } = await asSession(tab, "POST", "/v1/principals", {
+    type: "individual",
+    name: principal,
+  });
+  const { body: agent } = await asSession(tab, "POST", "/v1/agents", {
+    principal_id: owner.id,
+    name,
+  });
+  return agent;
+}
+
 /** A live key of the signed-in org holding `scopes`, created through the API. */
 export async function liveKey(tab: BrowserTab, scopes: string[]): Promise<string> {
   const { body } = await asSession(tab, "POST", "/v1/api-keys", {

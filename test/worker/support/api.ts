@@ -1,6 +1,6 @@
 import { env, SELF } from "cloudflare:test";
 import { importJWK, type JWK, SignJWT } from "jose";
-import type { Scope } from "../../../src/auth/scopes";
+import { keyScopes, type Scope } from "../../../src/auth/scope-names";
 import type {
   CallOptions,
   Documented,
@@ -99,24 +99,8 @@ export async function sessionToken(
     .sign(key);
 }
 
-export const ALL_KEY_SCOPES: Scope[] = [
-  "assess:write",
-  "assess:read",
-  "agents:read",
-  "agents:write",
-  "issuers:read",
-  "issuers:write",
-  "audit:read",
-  "policy:read",
-  "policy:write",
-  "webhooks:read",
-  "webhooks:write",
-  "gdpr:erase",
-  "artifact:write",
-  "session:write",
-  "review:read",
-  "review:write",
-];
+/** Every scope an API key may hold (the session-only `keys:*` are not among them). */
+export const ALL_KEY_SCOPES: Scope[] = keyScopes("live");
 
 export interface TestOrg {
   id: string;
