@@ -2,13 +2,15 @@ import { env } from "cloudflare:test";
 import { calculateJwkThumbprint } from "jose";
 import { describe, expect, it } from "vitest";
 import { type NetworkKind, networkDigest, networkKeys } from "../../src/network/keys";
+import type { RiskModelRow } from "../../src/risk-models/records";
+import { readModelHistory } from "../../src/risk-models/training-job";
 import { INSTRUMENT, MERCHANT } from "../support/ap2-chains";
 import { call } from "./support/api";
 import { assessOk, createPolicy, type Json, orgWithKey } from "./support/assess";
 import { provenAgentOrg } from "./support/credentials";
 import { ownerSql } from "./support/db";
 import { newAgent } from "./support/identity";
-import { clock, DAY, payeeKey, paymentTo } from "./support/models";
+import { clock, DAY, fraudInHistory, payeeKey, paymentTo } from "./support/models";
 
 // Network signals on POST /v1/assess (issue 41; docs/architecture.md, "ADR: the learned model
 // and network signals on the assess path", point 7 as built): the counts other orgs contributed,
@@ -233,6 +235,39 @@ describe("the issuer's network digests", () => {
     const print = await calculateJwkThumbprint(jwk);
     expect(row?.network_digests).toEqual([
       { key_id: key?.kid, kid: "issuer-1", digest: networkDigest(key as never, "issuer", print) },
+    ]);
+  });
+});
+
+describe("a training run", () => {
+  it("reads, for each payment trained on, the network's counts of the day before it", async () => {
+    const { org, agentId, payee, payeeRaw } = await testModeOrg();
+    const asOf = Date.now() - DAY;
+    const paidAt = asOf - 3 * DAY;
+    await fraudInHistory(org.id, agentId, payee, paidAt, asOf + DAY);
+    for (const fraud of [true, true, false]) {
+      await contributor(false, [
+        { kind: "payee", value: payeeRaw, day: dayOf(paidAt - DAY), fraud },
+      ]);
+    }
+    // The day of the payment itself is not read: a label learnt later that day was not known.
+    await contributor(false, [{ kind: "payee", value: payeeRaw, day: dayOf(paidAt), fraud: true }]);
+    const row = {
+      livemode: false,
+      asOf: new Date(asOf),
+      labelDelaySeconds: 7 * 86_400,
+      trainingWindowSeconds: 7 * 86_400,
+    } as RiskModelRow;
+    const events = await readModelHistory(env as never, org.id, row);
+    expect(events.map((e) => e.network)).toEqual([
+      {
+        payee_fraud_orgs: 2,
+        payee_legitimate_orgs: 0,
+        agent_key_fraud_orgs: 0,
+        agent_key_legitimate_orgs: 0,
+        issuer_fraud_orgs: 0,
+        instrument_fraud_orgs: 0,
+      },
     ]);
   });
 });
