@@ -10,7 +10,6 @@
 import { sql } from "drizzle-orm";
 import type { RootHeader } from "../ap2-credentials/issuers";
 import { type Placeholders, preparedOnce } from "../db/prepared";
-import type { Env } from "../env";
 import type { NetworkOutcome } from "../schemas/assessments";
 import type { NetworkCount } from "./counts";
 import {
@@ -53,7 +52,7 @@ export interface NetworkQuery {
  * given for payment kinds only: a message's recipient is a person, never a network identifier.
  */
 export function networkQuery(
-  env: Pick<Env, "NETWORK_KEYS" | "NETWORK_K">,
+  env: { NETWORK_KEYS?: string; NETWORK_K?: string },
   ids: { payee: string | null; agentKey: string | null; instrument: string | null },
   credentialRoot: RootHeader | null | undefined,
 ): NetworkQuery | null {
