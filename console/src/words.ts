@@ -37,6 +37,15 @@ const SIGNALS: Record<string, string> = {
   model_payee_new: "A payee new to the agent raised the model's fraud probability.",
   model_payee_activity: "The payee's recent volume raised the model's fraud probability.",
   model_payee_fraud: "The payee's known frauds raised the model's fraud probability.",
+  model_network_fraud:
+    "Frauds other organizations confirmed on this payment's identifiers raised the model's fraud probability.",
+  network_payee_fraud: "Other organizations confirmed fraud on this payee in the last 30 days.",
+  network_agent_key_fraud:
+    "Other organizations confirmed fraud on this agent key in the last 30 days.",
+  network_issuer_fraud:
+    "Other organizations confirmed fraud on this credential's issuer key in the last 30 days.",
+  network_instrument_fraud:
+    "Other organizations confirmed fraud on this payment instrument in the last 30 days.",
   kya_fault: "The identity check failed internally; it could not judge the agent.",
   policy_fault: "The policy check failed internally; it could not judge the rules.",
   risk_fault: "The risk model failed internally; it could not judge the behaviour.",
@@ -50,6 +59,7 @@ export const MODEL_GROUPS: Record<string, string> = {
   model_payee_new: "Payee new to the agent",
   model_payee_activity: "The payee's recent volume",
   model_payee_fraud: "The payee's known frauds",
+  model_network_fraud: "Frauds other organizations confirmed",
 };
 
 const REJECTIONS: Record<string, string> = {

@@ -1,5 +1,6 @@
 // npm run bench:quality -- [--seed 0[,1,2]] [--customers 5000] [--terminals 10000] [--offline]
 //                           [--measure] [--oracle] [--dump transactions.csv]
+//                           [--orgs 4 [--k 3]]
 //                           [--http [--lanes 4] [--timeout 5400]]
 //
 // Decision quality on the Fraud Detection Handbook's benchmark (issue 39, part a): generates
@@ -11,6 +12,11 @@
 // port. --oracle adds the ceiling: a scorer that knows the simulator's rules and only what is
 // knowable at each transaction's time (quality/oracle.ts). A smaller --customers/--terminals scales the radius and the daily compromises so that
 // each customer reaches as many terminals and the fraud rate stays the Handbook's.
+//
+// --orgs N adds issue 41's network benchmark (quality/network.ts): the same population split
+// across N orgs that share the terminals, each org's model with the network's counts off and on,
+// per org, with precision and recall on the compromised terminals (scenario 2) alone. k is the
+// service's (3, never less): with --orgs 3 each org has 2 others, so nothing is ever released.
 //
 // --http adds parts (b) and (c): the same seed end to end through the HTTP API of the service
 // started as `npm run dev` starts it (scripts/bench/quality-http.ts), beside the service's
@@ -34,6 +40,7 @@ import { startStack } from "./assess-stack.ts";
 import { sessionToken } from "./assess-tenant.ts";
 import { runBench } from "./harness.ts";
 import { HANDBOOK_FEATURES, handbookFeatures, handbookSplit } from "./quality/handbook.ts";
+import { ALERT_PROBABILITY, type OrgResult, type OrgScores, orgsBench } from "./quality/network.ts";
 import { oracleScores } from "./quality/oracle.ts";
 import {
   HANDBOOK,
@@ -62,6 +69,8 @@ const { values } = parseArgs({
     http: { type: "boolean", default: false },
     lanes: { type: "string", default: "4" },
     timeout: { type: "string", default: "5400" },
+    orgs: { type: "string", default: "1" },
+    k: { type: "string", default: "3" },
   },
 });
 
@@ -154,6 +163,31 @@ function seconds(since: number): number {
   return (performance.now() - since) / 1000;
 }
 
+const fixed = (v: number | null, digits = 3) => (v === null ? "–" : v.toFixed(digits));
+
+/** The network benchmark's table: per org, the network off and on (see quality/network.ts). */
+function orgsTable(title: string, results: OrgResult[]): void {
+  console.log(`\n${title}`);
+  console.log(
+    "org  customers  test rows / frauds / s2  released  payee flagged  network  AUC ROC  AP     CP@k        " +
+      `s2 AP  s2 precision  s2 recall  s2 missed before alert  (alert: p ≥ ${ALERT_PROBABILITY})`,
+  );
+  const line = (r: OrgResult, name: string, s: OrgScores, first: boolean) =>
+    console.log(
+      `${first ? String(r.org).padEnd(5) : "     "}${first ? String(r.customers).padEnd(11) : "".padEnd(11)}` +
+        `${first ? `${r.testRows} / ${r.testFrauds} / ${r.s2Frauds}`.padEnd(25) : "".padEnd(25)}` +
+        `${first ? `${(100 * r.testReleased).toFixed(1)}%`.padEnd(10) : "".padEnd(10)}` +
+        `${first ? `${(100 * r.testFlaggedByNetwork).toFixed(1)}%`.padEnd(15) : "".padEnd(15)}` +
+        `${name.padEnd(9)}${fixed(s.auc).padEnd(9)}${fixed(s.ap).padEnd(7)}` +
+        `${`${fixed(s.cp)} (${r.cardsK})`.padEnd(12)}${fixed(s.s2.ap).padEnd(7)}` +
+        `${fixed(s.s2.precision).padEnd(14)}${fixed(s.s2.recall).padEnd(11)}${fixed(s.s2.missedBeforeAlert, 2)}`,
+    );
+  for (const r of results) {
+    line(r, "off", r.off, true);
+    line(r, "on", r.on, false);
+  }
+}
+
 function runSeed(seed: number, customers: number, terminals: number) {
   const started = performance.now();
   const simulator = scaledOptions(seed, customers, terminals);
@@ -234,6 +268,15 @@ function runSeed(seed: number, customers: number, terminals: number) {
     .map(([n, g]) => `${n} ${g.toFixed(0)}`)
     .join(", ");
   console.log(`  importance: ${top}`);
+  if (orgs > 1) {
+    const networkStarted = performance.now();
+    const results = orgsBench(tx, split, { orgs, k, terminals, labelDelayMs: LABEL_DELAY_MS });
+    orgsTable(
+      `seed ${seed}: ${orgs} orgs sharing ${terminals} terminals, k = ${k} (test week; ` +
+        `${seconds(networkStarted).toFixed(1)} s)`,
+      results,
+    );
+  }
   return rows;
 }
 
@@ -253,6 +296,12 @@ function table(title: string, rows: [string, Scores][]): void {
   }
 }
 
+const orgs = Number(values.orgs);
+const k = Number(values.k);
+if (!Number.isInteger(orgs) || orgs < 1) throw new Error(`--orgs must be a whole number ≥ 1`);
+// The service never releases a count from fewer than 3 other orgs: neither does its benchmark.
+if (!Number.isInteger(k) || k < 3)
+  throw new Error("--k must be a whole number ≥ 3 (the service's floor)");
 const customers = Number(values.customers);
 const terminals = Number(values.terminals);
 cardsK = Math.round((100 * customers) / HANDBOOK.customers);

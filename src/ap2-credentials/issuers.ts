@@ -28,6 +28,7 @@ import { logError } from "../lib/log";
 import { checkOutboundUrl, outboundPolicy } from "../net/outbound";
 import { isoOrNull } from "../schemas/common";
 import type { TrustAnchors } from "./hops";
+import { issuerNetworkDigests, sameDigests, storeIssuerDigests } from "./issuer-digests";
 import {
   fetchIssuerJwks,
   isIssuerKey,
@@ -50,6 +51,7 @@ const ANCHOR_COLUMNS = {
   fetchedAt: credentialIssuers.fetchedAt,
   etag: credentialIssuers.etag,
   fetchAttemptedAt: credentialIssuers.fetchAttemptedAt,
+  networkDigests: credentialIssuers.networkDigests,
 };
 
 export type AnchorRow = Pick<IssuerRow, keyof typeof ANCHOR_COLUMNS>;
@@ -107,7 +109,13 @@ function refresh(tenant: Tenant, row: AnchorRow, now: number): Promise<AnchorRow
       const at = new Date(now);
       const next: AnchorRow =
         fetched.outcome === "fetched"
-          ? { ...row, fetchedJwks: fetched.keys, etag: fetched.etag, fetchedAt: at }
+          ? {
+              ...row,
+              fetchedJwks: fetched.keys,
+              etag: fetched.etag,
+              fetchedAt: at,
+              networkDigests: issuerNetworkDigests(tenant.env, fetched.keys) ?? row.networkDigests,
+            }
           : fetched.outcome === "not_modified"
             ? { ...row, fetchedAt: at }
             : row;
@@ -134,6 +142,7 @@ async function storeFetch(tenant: Tenant, row: AnchorRow): Promise<void> {
           fetchedAt: row.fetchedAt,
           etag: row.etag,
           fetchAttemptedAt: at,
+          networkDigests: row.networkDigests,
         })
         .where(
           and(
@@ -175,10 +184,22 @@ async function current(
   return cached;
 }
 
+/**
+ * An issuer whose network digests are not the ones its keys make now (keys stored before the
+ * network keys were set, or before a network key was added): written after the response, so
+ * the next request's context read asks the network about its keys.
+ */
+function refreshDigests(tenant: Tenant, env: Env, row: AnchorRow): void {
+  const keys = keysOf(row);
+  const digests = issuerNetworkDigests(env, keys);
+  if (digests === null || sameDigests(row.networkDigests, digests)) return;
+  tenant.later(storeIssuerDigests(tenant, row.id, keys, digests));
+}
+
 /** The anchors the rows of `activeIssuers` make, oldest issuer first. */
 export async function anchorsOf(
   tenant: Tenant,
-  _env: Env,
+  env: Env,
   rows: AnchorRow[],
   root?: RootHeader,
 ): Promise<TrustAnchors> {
@@ -188,6 +209,10 @@ export async function anchorsOf(
   const trusted = await Promise.all(
     rows.map((row) => (row.jwksUrl === null ? row : current(tenant, row, now, kidKnown))),
   );
+  // A row fetched anew just now writes its digests with its keys (storeFetch).
+  trusted.forEach((row, i) => {
+    if (row === rows[i]) refreshDigests(tenant, env, row);
+  });
   return {
     keys: trusted.flatMap((row) =>
       keysOf(row).map((jwk) => ({ issuerId: row.id, jwk: jwk as JWK })),
@@ -275,14 +300,16 @@ export async function createIssuer(
     fetchedAt: at,
     etag: fetched?.etag ?? null,
     fetchAttemptedAt: at,
+    networkDigests: issuerNetworkDigests(tenant.env, jwks ?? fetched?.keys ?? []),
     createdAt: now,
     revokedAt: null,
   };
   const json = (keys: IssuerJwk[] | null | undefined) => (keys ? JSON.stringify(keys) : null);
   const columns = sql`(id, name, jwks, jwks_url, principal_id, fetched_jwks, etag, fetched_at,
-    fetch_attempted_at, created_at)`;
+    fetch_attempted_at, network_digests, created_at)`;
   const values = sql`${row.id}, ${row.name}, ${json(jwks)}::jsonb, ${jwksUrl}, ${principalId}::uuid,
     ${json(row.fetchedJwks)}::jsonb, ${row.etag}, ${atText}::timestamptz, ${atText}::timestamptz,
+    ${row.networkDigests ? JSON.stringify(row.networkDigests) : null}::jsonb,
     ${now.toISOString()}::timestamptz`;
   const issuer = toIssuer(row);
   const { results } = await commit(

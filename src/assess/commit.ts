@@ -63,6 +63,8 @@ export interface AssessmentCommit {
   shadow?: PersistPlan["shadow"] | null;
   /** The shadow risk model's would-be answer: stored, never signed. */
   shadowModel?: PersistPlan["shadowModel"] | null;
+  /** A payment's raw network identifiers: stored, never signed; absent for other kinds. */
+  networkIds?: PersistPlan["networkIds"] | null;
   verdict: Verdict;
   spend: CredentialSpend | null;
   /**

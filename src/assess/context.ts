@@ -9,6 +9,7 @@ import type { Tenant } from "../auth/tenant";
 import { spendStateOf } from "../billing/guard";
 import { type Placeholders, preparedOnce } from "../db/prepared";
 import { assessments, reviews } from "../db/schema";
+import { type NetworkQuery, networkCountsOf, networkRead } from "../network/assess";
 import type { AgentRowView, AssessContext, ModelContext, ModelRow } from "./input";
 import { recordJson } from "./outcome";
 import { refinementColumns } from "./refinement";
@@ -34,6 +35,11 @@ export interface ContextQuery {
   testClock?: string | null;
   /** The risk models whose parameters this isolate holds already (none are sent again). */
   modelsHeld?: string | null;
+  /**
+   * What the network is asked about this request (src/network/assess.ts): one more statement
+   * of the same batch. Null or absent without network keys: no statement.
+   */
+  network?: NetworkQuery | null;
 }
 
 /**
@@ -44,10 +50,13 @@ export interface ContextQuery {
  * no statement), and the spend guard's state (plan, cap, meter). The
  * agent chosen is the key's, else the card's, else the explicit one; the history is that
  * agent's. For a replay that last statement answers NULL; the anchoring frontier, which only
- * a replay's answer needs, rides in the replay lookup.
+ * a replay's answer needs, rides in the replay lookup. With network keys, the network's counts
+ * for the request's identifiers come in the same batch (`network_context`); with a credential,
+ * the org's active issuers' keys too (both in either order: each is one statement).
  */
 export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<AssessContext> {
-  const [replay, keyOwner, identity, issuers] = await tenant.batch((db) => [
+  const network = q.network ?? null;
+  const [replay, keyOwner, identity, ...rest] = await tenant.batch((db) => [
     replayOf(db, { contentHash: q.contentHash }),
     keyOwnerOf(db, { livemode: q.livemode, idempotencyKey: q.idempotencyKey ?? "" }),
     identityAndHistory(db, {
@@ -61,8 +70,11 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
       testClock: q.testClock ?? null,
       modelsHeld: q.modelsHeld ?? null,
     }),
+    ...(network ? [networkRead(db, network, q.livemode, q.testClock ?? null)] : []),
     ...(q.credentialRoot ? [activeIssuers(db)] : []),
   ]);
+  const networkResult = network ? rest[0] : undefined;
+  const issuers = (network ? rest[1] : rest[0]) as AnchorRow[] | undefined;
   const rows = (identity as unknown as { rows: { context: Record<string, unknown> }[] }).rows;
   const row = rows[0]?.context ?? {};
   type PolicyRow = { id: string; version: number | null; rules: unknown };
@@ -97,14 +109,10 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     ...(row.as_of && q.testClock ? { asOf: new Date(row.as_of as string).toISOString() } : {}),
     ...(row.test_clock_missing ? { testClockMissing: true } : {}),
     ...(row.model || row.shadow_model ? { models: modelsOf(row) } : {}),
+    ...(network ? { network: networkCountsOf(networkResult) } : {}),
     ...(q.credentialRoot && !replay[0]
       ? {
-          anchors: await anchorsOf(
-            tenant,
-            tenant.env,
-            (issuers ?? []) as AnchorRow[],
-            q.credentialRoot,
-          ),
+          anchors: await anchorsOf(tenant, tenant.env, issuers ?? [], q.credentialRoot),
         }
       : {}),
   };

@@ -1,5 +1,7 @@
 import type { TrustAnchors } from "../ap2-credentials/verify";
 import type { SpendState } from "../billing/plans";
+import type { NetworkCount } from "../network/counts";
+import type { NetworkOutcome } from "../schemas/assessments";
 import type { AssessmentRecord } from "./outcome";
 import type { NormalizedRules } from "./policy";
 import { parsedPolicy } from "./policy-cache";
@@ -65,6 +67,11 @@ export interface AssessContext {
   testClockMissing?: boolean;
   /** The mode's active and shadow risk models, with the history their features read. */
   models?: ModelContext;
+  /**
+   * The network's counts for the request's digests and the issuer keys its root could name;
+   * null when the org's mode does not consume; absent when nothing was asked (no network keys).
+   */
+  network?: NetworkCount[] | null;
 }
 
 /** A risk model as the context read names it; `params` only when the isolate lacked them. */
@@ -120,7 +127,8 @@ export function rulesUnreadable(context: AssessContext): boolean {
 
 /**
  * `credential` is the verifier's verdict on the request's credential (null without one); the
- * agent it names by its last hop's key is proven only when the chain verified.
+ * agent it names by its last hop's key is proven only when the chain verified. `network` is
+ * `outcome.network` (null when the org's mode does not consume).
  */
 export function riskInput(
   request: ParsedAssessRequest,
@@ -128,6 +136,7 @@ export function riskInput(
   thumbprint: string | null,
   now: number,
   credential: CredentialEvidence | null = null,
+  network: NetworkOutcome | null = null,
 ): RiskInput {
   const rules = rulesOf(context);
   const agent = context.agent;
@@ -153,6 +162,7 @@ export function riskInput(
     now,
     geo: geoOf(request.facts.riskData),
     ...(request.credential === null ? {} : { credential }),
+    ...(network === null ? {} : { network }),
     ...(specs.length === 0
       ? {}
       : {

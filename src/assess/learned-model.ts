@@ -5,7 +5,7 @@
 // the features that raised it. Pure but for the isolate's model cache.
 
 import { type BoostedTrees, boostedProbability } from "../model/boosting";
-import { paymentFeatures } from "../model/features";
+import { NETWORK_FEATURES_FROM, type NetworkCounts, paymentFeatures } from "../model/features";
 import { modelScore, topContributions } from "../model/score";
 import type { ModelContext, ModelRow } from "./input";
 import type { ComponentResult } from "./risk-model";
@@ -56,6 +56,8 @@ export interface ModelAnswer {
   score: number;
   /** The features that raised the probability most, as signals. */
   signals: Signal[];
+  /** The model split on the network's counts: it scores them (src/assess/risk.ts, learnedRaw). */
+  readsNetwork: boolean;
 }
 
 /** The payment being assessed, as the features see it. */
@@ -64,6 +66,8 @@ export interface ModelPayment {
   amount: number;
   /** The counterparty digest, as history stores it. */
   payee: string | null;
+  /** `outcome.network`'s counts; null when the org's mode does not consume (zeros). */
+  network?: NetworkCounts | null;
 }
 
 /** The model's answer for a payment, from the history the context read returned. */
@@ -76,6 +80,7 @@ export function runModel(row: ModelRow, models: ModelContext, payment: ModelPaym
     models.agentPast.map(([time, amount, to]) => ({ time, amount, payee: to ?? "" })),
     models.payeePast.map(([time, known]) => ({ time, fraudKnownAt: known })),
     { labelDelayMs },
+    payment.network,
   );
   // Rounded as answered: the training chose its thresholds among 4-decimal probabilities, so
   // the score agrees with the `probability` the Outcome shows.
@@ -90,7 +95,16 @@ export function runModel(row: ModelRow, models: ModelContext, payment: ModelPaym
     probability,
     score: modelScore(probability, thresholds),
     signals: reasonSignals(trees, features),
+    readsNetwork: readsNetwork(trees),
   };
+}
+
+/** Whether any split of the model is on one of the network's counts. */
+function readsNetwork(trees: BoostedTrees): boolean {
+  for (let f = NETWORK_FEATURES_FROM; f < trees.importance.length; f++) {
+    if ((trees.importance[f] ?? 0) > 0) return true;
+  }
+  return false;
 }
 
 /** What the learned model found, as the behaviour stage's result: its reasons, its confidence. */
@@ -124,6 +138,12 @@ const GROUP_OF: Record<string, SignalType> = {
   payee_count_7d: "model_payee_activity",
   payee_count_30d: "model_payee_activity",
   payee_fraud_share_since_first: "model_payee_fraud",
+  network_payee_fraud_orgs: "model_network_fraud",
+  network_payee_legitimate_orgs: "model_network_fraud",
+  network_agent_key_fraud_orgs: "model_network_fraud",
+  network_agent_key_legitimate_orgs: "model_network_fraud",
+  network_issuer_fraud_orgs: "model_network_fraud",
+  network_instrument_fraud_orgs: "model_network_fraud",
 };
 
 /** Every signal the model's reasons can be: the groups, and the payee's fraud history. */

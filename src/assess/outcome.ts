@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { type Column, getTableColumns, type SQL, sql } from "drizzle-orm";
 import { assessments } from "../db/schema";
-import { ModelOutcome } from "../schemas/assessments";
+import { ModelOutcome, NetworkOutcome } from "../schemas/assessments";
 import { Refinement } from "../schemas/reviews";
 import { ACTION_KINDS, DECISIONS, RISK_LEVELS } from "../schemas/vocabulary";
 import { CredentialOutcome } from "./ap2-credential";
@@ -65,6 +65,8 @@ export const AssessmentRecord = z.object({
   credential: CredentialOutcome.nullable().optional(),
   /** The active learned model's answer; absent (null) without one. */
   model: ModelOutcome.nullable().optional(),
+  /** The network's counts (`outcome.network`); absent (null) when the org did not consume. */
+  network: NetworkOutcome.nullable().optional(),
 });
 export type AssessmentRecord = z.infer<typeof AssessmentRecord>;
 
@@ -82,6 +84,7 @@ export const Outcome = z
       reason: z.string(),
       policy_version: z.number().int(),
       model: ModelOutcome.optional(),
+      network: NetworkOutcome.optional(),
     }),
     confidences: ConfidencesSchema,
     signals: z.array(SignalSchema),
@@ -139,6 +142,7 @@ export function toOutcome(
       reason: record.reason,
       policy_version: record.policy_version,
       ...(record.model ? { model: record.model } : {}),
+      ...(record.network ? { network: record.network } : {}),
     },
     confidences: record.confidences,
     signals: record.signals,

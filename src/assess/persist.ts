@@ -47,6 +47,17 @@ export const PersistPlan = z.object({
    * the record, never signed; absent when the mode shadows no model.
    */
   shadowModel: ShadowModelVerdict.optional(),
+  /**
+   * The payment's raw network identifiers (`assessments.network_ids`, src/network/assess.ts):
+   * internal, never signed nor shown; absent for other kinds.
+   */
+  networkIds: z
+    .object({
+      agent_key: z.string().nullable(),
+      issuer_key: z.string().nullable(),
+      instrument: z.string().nullable(),
+    })
+    .optional(),
 });
 export type PersistPlan = z.infer<typeof PersistPlan>;
 
@@ -88,6 +99,7 @@ export function persistStatement(
     inputs: plan.inputs ?? null,
     shadow: plan.shadow ?? null,
     shadow_model: plan.shadowModel ?? null,
+    network_ids: plan.networkIds ?? null,
   };
   const mandateRow = {
     id: mandate.id,

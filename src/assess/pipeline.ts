@@ -8,6 +8,14 @@ import { ApiError } from "../errors";
 import { commitAssessment } from "../ledger/ledger";
 import { newId } from "../lib/ids";
 import { logError } from "../lib/log";
+import {
+  instrumentFingerprint,
+  type NetworkIds,
+  type NetworkQuery,
+  networkOutcome,
+  networkQuery,
+} from "../network/assess";
+import type { NetworkOutcome } from "../schemas/assessments";
 import type { Refinement } from "../schemas/reviews";
 import type { ShadowModelVerdict } from "../schemas/shadow";
 import { signer } from "../signing/signer";
@@ -68,6 +76,16 @@ export async function runAssessment(
   const contentHash = contentHashOf(request, livemode);
   // With a credential, the agent is named by the key its last hop claims to be signed with.
   const thumbprint = presented ? presented.claimedHolder : await holderThumbprint(request);
+  const credentialRoot = presented ? presented.chain.hops[0]?.header : null;
+  const network = networkQuery(
+    tenant.env,
+    {
+      payee: isPayment(request) ? counterpartyKey(request) : null,
+      agentKey: thumbprint,
+      instrument: isPayment(request) ? instrumentFingerprint(request.mandate) : null,
+    },
+    credentialRoot,
+  );
   const context = await timing.time("context", () =>
     loadContext(tenant, {
       contentHash,
@@ -78,9 +96,10 @@ export async function runAssessment(
       agentId: request.agentId,
       currency: request.facts.amount?.currency ?? null,
       counterparty: counterpartyKey(request),
-      credentialRoot: presented ? presented.chain.hops[0]?.header : null,
+      credentialRoot,
       testClock: request.testClock ?? null,
       modelsHeld: modelsHeld(),
+      network,
     }),
   );
   if (context.keyOwner !== null && context.keyOwner !== contentHash) throw keyReused();
@@ -107,21 +126,22 @@ export async function runAssessment(
     detail: verdict.detail,
   };
   const credential = verdict && credentialOutcome(verdict);
-  const input = riskInput(request, context, thumbprint, now, evidence);
+  const networked = networkOf(network, context, verdict?.issuerKeyThumbprint ?? null);
+  const input = riskInput(request, context, thumbprint, now, evidence, networked);
   const faults = injectedFaults(tenant.env);
   if (rulesUnreadable(context)) faults.add("policy");
   const kya = timing.timeSync("kya", () => component("kya", faults, () => scoreIdentity(input)));
   const policy = timing.timeSync("policy", () =>
     component("policy", faults, () => evaluatePolicy(input)),
   );
-  const payment = modelPayment(request, now);
+  const payment = modelPayment(request, now, networked);
   const risk = timing.timeSync("risk", () => riskStage(input, context, payment, faults));
   const decision = timing.timeSync("risk", () =>
     decide({ kya, policy, risk: risk.part }, input, risk.model ?? undefined),
   );
   // Recorded with the assessment, never acted on, never signed (docs/shadow-policies.md).
   const shadow = timing.timeSync("policy", () =>
-    shadowVerdict(request, context, thumbprint, now, evidence),
+    shadowVerdict(request, context, thumbprint, now, evidence, networked),
   );
   const shadowModel = timing.timeSync("risk", () =>
     shadowModelVerdict(context, payment, { kya, policy }, input),
@@ -160,6 +180,7 @@ export async function runAssessment(
           },
         }
       : {}),
+    ...(networked ? { network: networked } : {}),
   };
   // What every verdict of this assessment states besides the decision itself.
   const facts: PayloadFacts = {
@@ -194,6 +215,9 @@ export async function runAssessment(
     inputs: recordInputs(input),
     shadow,
     shadowModel,
+    ...(isPayment(request)
+      ? { networkIds: networkIdsOf(request, thumbprint, verdict?.issuerKeyThumbprint ?? null) }
+      : {}),
     verdict: chosen,
     spend:
       verdict?.spend && chosen.fields.decision === "approve"
@@ -288,6 +312,40 @@ async function holderThumbprint(request: ParsedAssessRequest): Promise<string | 
 }
 
 /**
+ * A payment, as the network counts it: its payee is a merchant. A message's or call's
+ * recipient is a person, never a network identifier (docs/network.md).
+ */
+function isPayment(request: ParsedAssessRequest): boolean {
+  return request.kind === "ap2_payment";
+}
+
+/**
+ * `outcome.network`: the network's answer for the request's digests and the issuer key that
+ * verified the root; null without network keys or when the org's mode does not consume.
+ */
+function networkOf(
+  query: NetworkQuery | null,
+  context: AssessContext,
+  issuerKeyThumbprint: string | null,
+): NetworkOutcome | null {
+  if (query === null || context.network === undefined) return null;
+  return networkOutcome(query, context.network, issuerKeyThumbprint);
+}
+
+/** What this payment can contribute to the network (`assessments.network_ids`), raw. */
+function networkIdsOf(
+  request: ParsedAssessRequest,
+  thumbprint: string | null,
+  issuerKeyThumbprint: string | null,
+): NetworkIds {
+  return {
+    agent_key: thumbprint,
+    issuer_key: issuerKeyThumbprint,
+    instrument: instrumentFingerprint(request.mandate),
+  };
+}
+
+/**
  * The counterparty as history stores and matches it: a digest, so an identifier of any length
  * fits the index and the comparison stays exact.
  */
@@ -350,10 +408,14 @@ function shadowModelVerdict(
 }
 
 /** A payment the learned model can score: one with an amount. */
-function modelPayment(request: ParsedAssessRequest, now: number): ModelPayment | null {
+function modelPayment(
+  request: ParsedAssessRequest,
+  now: number,
+  network: NetworkOutcome | null,
+): ModelPayment | null {
   const amount = request.facts.amount?.amount;
   if (amount === undefined || amount === null) return null;
-  return { time: now, amount, payee: counterpartyKey(request) };
+  return { time: now, amount, payee: counterpartyKey(request), network };
 }
 
 function testClockRefused(message: string): ApiError {

@@ -1,3 +1,4 @@
+import type { NetworkOutcome } from "../schemas/assessments";
 import type { ActionKind, AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../schemas/vocabulary";
 import type { MandateFacts } from "./facts";
 import type { MandateType } from "./request";
@@ -108,6 +109,11 @@ export interface RuleInput {
   aggregates?: Record<string, number | null>;
   /** The AP2 credential the mandate came from; null or absent for decoded JSON. */
   credential?: CredentialEvidence | null;
+  /**
+   * What other organizations of the network confirmed about the action's identifiers
+   * (`outcome.network`); absent when the org's mode does not consume network signals.
+   */
+  network?: NetworkOutcome | null;
 }
 
 /** Kinds whose amount the amount rules and the behaviour model read; others carry none. */

@@ -1,6 +1,7 @@
 import { DECISIONS, type Decision as Verdict } from "../schemas/vocabulary";
 import { scoreBehavior } from "./behavior";
 import { type ModelAnswer, modelFindings } from "./learned-model";
+import { networkSignals, networkSignalText } from "./network-signals";
 import { evaluatePolicy } from "./policy-rules";
 import { isProven } from "./risk-input";
 import {
@@ -164,6 +165,8 @@ export function decide(
   const signals = strongestPerType([
     ...results.flatMap((result) => result.signals),
     ...faults.map((component) => signal(FAULT_TYPE[component], "high")),
+    // Facts of the context read, like the overrides: they hold whichever stage failed.
+    ...networkSignals(input.network),
   ]);
   const raw = model ? learnedRaw(model, signals) : handWeightedRaw(signals, input);
   const matched = matchRule(parts, input, raw, signals);
@@ -202,6 +205,8 @@ export function decide(
 /** The learned model's score, when the org's mode has an active model (src/assess/learned-model.ts). */
 export interface LearnedScore {
   score: number;
+  /** The model learned from the network's counts (split on one of its network features). */
+  readsNetwork?: boolean;
 }
 
 /** Without a learned model: the signals' weights and the agent's missing trust. */
@@ -212,12 +217,14 @@ function handWeightedRaw(signals: Signal[], input: RiskInput): number {
 
 /**
  * With a learned model, its score stands for behaviour and recipient (it learned them from the
- * org's labels, and its signals only explain it); what it cannot see still adds its weight: who
- * acts and how well that is proven, the mandate, the policy, a faulty stage.
+ * org's labels, and its signals only explain it), and for the network's counts when it learned
+ * from them; what it cannot see still adds its weight: who acts and how well that is proven,
+ * the mandate, the policy, a faulty stage, the network for a model that never used it.
  */
 function learnedRaw(model: LearnedScore, signals: Signal[]): number {
   const points = signals
     .filter((s) => s.category !== "behavior" && s.category !== "recipient")
+    .filter((s) => !(s.category === "network" && model.readsNetwork))
     .reduce((sum, s) => sum + SEVERITY_WEIGHTS[s.severity], 0);
   return Math.min(100, model.score + points);
 }
@@ -350,7 +357,10 @@ function scoreReason(
   if (decision === "approve" && matched?.action === "approve") return ruleText(matched);
   const top = signals[0];
   if (decision !== "approve" && top) {
-    const text = SIGNAL_CATALOG[top.type as keyof typeof SIGNAL_CATALOG]?.text ?? top.type;
+    const text =
+      networkSignalText(top.type, input.network) ??
+      SIGNAL_CATALOG[top.type as keyof typeof SIGNAL_CATALOG]?.text ??
+      top.type;
     return `risk score ${score}, mainly because ${text}`;
   }
   const who = input.identity.agent === null ? "unidentified agent" : "known agent";

@@ -1,4 +1,5 @@
 import { logError } from "../lib/log";
+import type { NetworkOutcome } from "../schemas/assessments";
 import type { ShadowVerdict } from "../schemas/shadow";
 import { scoreBehavior } from "./behavior";
 import { type AssessContext, riskInput, rulesUnreadable } from "./input";
@@ -21,13 +22,14 @@ export function shadowVerdict(
   thumbprint: string | null,
   now: number,
   credential: CredentialEvidence | null,
+  network: NetworkOutcome | null = null,
 ): ShadowVerdict | null {
   const shadow = context.shadow;
   if (!shadow) return null;
   const recorded = { policy_id: shadow.id, version: shadow.version };
   try {
     const view = shadowView(context, shadow);
-    const input = riskInput(request, view, thumbprint, now, credential);
+    const input = riskInput(request, view, thumbprint, now, credential, network);
     const decision = decide(
       {
         kya: attempt(() => scoreIdentity(input)),

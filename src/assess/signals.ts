@@ -12,6 +12,7 @@ export const CATEGORIES = [
   "policy",
   "behavior",
   "recipient",
+  "network",
   "system",
 ] as const;
 export type Category = (typeof CATEGORIES)[number];
@@ -99,6 +100,29 @@ export const SIGNAL_CATALOG = {
   model_payee_fraud: {
     category: "recipient",
     text: "the payee's known frauds raised the model's fraud probability",
+  },
+  model_network_fraud: {
+    category: "network",
+    text: "frauds other organizations confirmed raised the model's fraud probability",
+  },
+  // What other organizations of the network confirmed (src/assess/network-signals.ts, which
+  // words a reason with the count: "the payee was confirmed in fraud at 4 other organizations
+  // this month").
+  network_payee_fraud: {
+    category: "network",
+    text: "the payee was confirmed in fraud at other organizations this month",
+  },
+  network_agent_key_fraud: {
+    category: "network",
+    text: "the agent key was confirmed in fraud at other organizations this month",
+  },
+  network_issuer_fraud: {
+    category: "network",
+    text: "the credential's issuer key was confirmed in fraud at other organizations this month",
+  },
+  network_instrument_fraud: {
+    category: "network",
+    text: "the payment instrument was confirmed in fraud at other organizations this month",
   },
   kya_fault: { category: "system", text: "internal fault in kya" },
   policy_fault: { category: "system", text: "internal fault in policy" },

@@ -41,6 +41,36 @@ export interface PayeePayment {
   fraudKnownAt: number | null;
 }
 
+/**
+ * The network's counts a payment reads (issue 41; `outcome.network`): other organizations that
+ * confirmed fraud on, or a legitimate payment to, its payee, its agent key, the issuer key of
+ * its credential and its payment instrument in the 30 days to it. Zeros when the org does not
+ * consume network signals, or the payment carries no such identifier.
+ */
+export interface NetworkCounts {
+  payee_fraud_orgs: number;
+  payee_legitimate_orgs: number;
+  agent_key_fraud_orgs: number;
+  agent_key_legitimate_orgs: number;
+  issuer_fraud_orgs: number;
+  instrument_fraud_orgs: number;
+}
+
+/** The network counts, in the order FEATURE_NAMES has them from NETWORK_FEATURES_FROM on. */
+export const NETWORK_COUNTS = [
+  "payee_fraud_orgs",
+  "payee_legitimate_orgs",
+  "agent_key_fraud_orgs",
+  "agent_key_legitimate_orgs",
+  "issuer_fraud_orgs",
+  "instrument_fraud_orgs",
+] as const satisfies readonly (keyof NetworkCounts)[];
+
+/**
+ * The inputs of every model, in the order its trees index them. Append only: a stored model
+ * keeps its `width` (the features it was trained on, a prefix of this list) and reads only
+ * those, so a model trained before a feature was added keeps scoring exactly as it did.
+ */
 export const FEATURE_NAMES = [
   "amount",
   "weekend",
@@ -71,8 +101,18 @@ export const FEATURE_NAMES = [
   "payee_fraud_run_days",
   "payee_clean_before_run_days",
   "payee_fraud_share_since_first",
+  // Issue 41: the network's counts (NETWORK_COUNTS), from index NETWORK_FEATURES_FROM.
+  "network_payee_fraud_orgs",
+  "network_payee_legitimate_orgs",
+  "network_agent_key_fraud_orgs",
+  "network_agent_key_legitimate_orgs",
+  "network_issuer_fraud_orgs",
+  "network_instrument_fraud_orgs",
 ] as const;
 export type FeatureName = (typeof FEATURE_NAMES)[number];
+
+/** Where the network's counts start in FEATURE_NAMES: a model of this width or less ignores them. */
+export const NETWORK_FEATURES_FROM = FEATURE_NAMES.indexOf("network_payee_fraud_orgs");
 
 /** The longest history `paymentFeatures` reads before the payment's time (ms). */
 export function historyHorizonMs(options: FeatureOptions): number {
@@ -84,12 +124,14 @@ export function historyHorizonMs(options: FeatureOptions): number {
  * earlier payments and `payeePast` the payee's, both in time order and all before the payment;
  * rows older than the windows are ignored, so a caller may pass longer lists. The agent windows
  * count the payment itself (the Handbook's convention); the ratios compare it with the past only.
+ * `network` is what the network answered for the payment (zeros without it).
  */
 export function paymentFeatures(
   payment: Payment,
   agentPast: readonly Payment[],
   payeePast: readonly PayeePayment[],
   options: FeatureOptions,
+  network?: NetworkCounts | null,
 ): Float64Array {
   const now = payment.time;
   const out = new Float64Array(FEATURE_NAMES.length);
@@ -218,6 +260,11 @@ export function paymentFeatures(
   out[26] = Number.isNaN(runStart) ? horizonDays : runStart / DAY_MS;
   out[27] = Number.isNaN(cleanBeforeRun) ? horizonDays : cleanBeforeRun / DAY_MS;
   out[28] = labelledAtFirstFraud ? labelledFrauds / labelledAtFirstFraud : 0;
+  if (network) {
+    for (let n = 0; n < NETWORK_COUNTS.length; n++) {
+      out[NETWORK_FEATURES_FROM + n] = network[NETWORK_COUNTS[n] as keyof NetworkCounts];
+    }
+  }
   return out;
 }
 
@@ -237,6 +284,8 @@ function median(values: number[], fallback: number): number {
 export interface HistoryEvent extends Payment {
   agent: string | number;
   fraudKnownAt: number | null;
+  /** What the network would have answered for it (src/risk-models/network-read.ts); absent: zeros. */
+  network?: NetworkCounts | null;
 }
 
 /**
@@ -280,6 +329,7 @@ export function featureTable(
         recent(agentPast, e.time - horizon),
         recent(payeePast, e.time - horizon),
         options,
+        e.network,
       );
       for (const t of rowOf.get(i) ?? []) out.set(row, t * width);
     }

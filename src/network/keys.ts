@@ -11,7 +11,6 @@
  */
 import { createHmac } from "node:crypto";
 import { fromBase64url } from "#audit/encoding";
-import type { Env } from "../env";
 
 /** What a digest identifies. */
 export const NETWORK_KINDS = ["payee", "agent_key", "issuer", "instrument"] as const;
@@ -29,9 +28,10 @@ const parsed = new Map<string, NetworkKey[] | null>();
 
 /**
  * The network keys, read key first; null when NETWORK_KEYS is missing or unusable (the
- * network is then off for everyone: no digest can be made or looked up).
+ * network is then off for everyone: no digest can be made or looked up). Takes the one member
+ * it reads, not the Worker's `Env`: Node tests and benchmarks call it too.
  */
-export function networkKeys(env: Pick<Env, "NETWORK_KEYS">): NetworkKey[] | null {
+export function networkKeys(env: { NETWORK_KEYS?: string }): NetworkKey[] | null {
   const raw = env.NETWORK_KEYS;
   if (!raw) return null;
   const cached = parsed.get(raw);
@@ -65,7 +65,7 @@ export function networkDigest(key: NetworkKey, kind: NetworkKind, value: string)
 }
 
 /** The k the service releases counts at: NETWORK_K when set and at least MIN_K, else MIN_K. */
-export function networkK(env: Pick<Env, "NETWORK_K">): number {
+export function networkK(env: { NETWORK_K?: string }): number {
   const k = Number(env.NETWORK_K);
   return Number.isInteger(k) && k >= MIN_K ? k : MIN_K;
 }

@@ -30,6 +30,7 @@ export function assessmentPlan(
     ...(commit.inputs ? { inputs: commit.inputs } : {}),
     ...(commit.shadow ? { shadow: commit.shadow } : {}),
     ...(commit.shadowModel ? { shadowModel: commit.shadowModel } : {}),
+    ...(commit.networkIds ? { networkIds: commit.networkIds } : {}),
     // Only a verdict that is still `review` opens an item (a refused spend is a denial).
     ...(commit.review && record.decision === "review" ? { review: commit.review } : {}),
   };

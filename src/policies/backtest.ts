@@ -257,6 +257,8 @@ export function replayRow(
     time: Date.parse(row.created),
     amount: Number(amount),
     payee: row.counterparty ?? null,
+    // The network's counts as the assessment read them (recorded with its inputs).
+    network: input.network ?? null,
   };
   return scoreActionWithModel(input, () => runModel(model, history, payment));
 }

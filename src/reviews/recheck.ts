@@ -47,6 +47,7 @@ export const standingColumns = {
     fetchedAt: credentialIssuers.fetchedAt,
     etag: credentialIssuers.etag,
     fetchAttemptedAt: credentialIssuers.fetchAttemptedAt,
+    networkDigests: credentialIssuers.networkDigests,
   },
   holderKey: { status: agentKeys.status },
   agent: { status: agents.status },

@@ -43,6 +43,21 @@ export interface HistoryRow {
   amount: number;
   fraud: number | null;
   legit: number | null;
+  /** An assessed payment's raw network identifiers (`assessments.network_ids`); null for history. */
+  network_ids?: NetworkIdentifiers | null;
+}
+
+/** `assessments.network_ids`: what a payment is known by in the network, raw. */
+export interface NetworkIdentifiers {
+  agent_key: string | null;
+  issuer_key: string | null;
+  instrument: string | null;
+}
+
+/** The raw identifiers the network features of one event are read for (network-read.ts). */
+export interface EventIdentifiers extends Partial<NetworkIdentifiers> {
+  payee: string | null;
+  agent: string | null;
 }
 
 const instant = (ms: number) =>
@@ -61,8 +76,10 @@ export function historyPage(
   return sql`select (extract(epoch from p.occurred_at) * 1000)::float8 as t, p.id,
       p.agent_id, p.currency, p.counterparty, p.amount::float8 as amount,
       (extract(epoch from l.fraud) * 1000)::float8 as fraud,
-      (extract(epoch from l.legit) * 1000)::float8 as legit
+      (extract(epoch from l.legit) * 1000)::float8 as legit,
+      a.network_ids
     from payments p
+    left join assessments a on a.org_id = p.org_id and a.id = p.assessment_id
     left join lateral (
       select min(x.known_at) filter (where x.label in ('fraud', 'chargeback')) as fraud,
              min(x.known_at) filter (where x.label in ('legitimate', 'refund')) as legit
@@ -84,6 +101,8 @@ export function historyPage(
  */
 export class HistoryEvents {
   readonly events: TrainingEvent[] = [];
+  /** Each event's raw identifiers, for its network features (same index as `events`). */
+  readonly identifiers: EventIdentifiers[] = [];
   #agents = new Map<string, number>();
   #payees = new Map<string, number>();
   /** One string per currency, shared by the events (the metrics' amounts per currency). */
@@ -103,6 +122,11 @@ export class HistoryEvents {
         fraudKnownAt: row.fraud === null ? null : Number(row.fraud),
         labelKnownAt: row.legit === null ? null : Number(row.legit),
         currency: row.currency === null ? null : this.#currency(row.currency),
+      });
+      this.identifiers.push({
+        payee: row.counterparty,
+        agent: row.agent_id,
+        ...(row.network_ids ?? {}),
       });
     }
   }
@@ -138,12 +162,21 @@ export async function readHistory(
   read: (query: SQL) => Promise<HistoryRow[]>,
   pageRows = HISTORY_PAGE_ROWS,
 ): Promise<TrainingEvent[]> {
+  return (await readHistoryEvents(window, read, pageRows)).events;
+}
+
+/** The same, with each event's raw identifiers (for its network features). */
+export async function readHistoryEvents(
+  window: HistoryWindow,
+  read: (query: SQL) => Promise<HistoryRow[]>,
+  pageRows = HISTORY_PAGE_ROWS,
+): Promise<HistoryEvents> {
   const built = new HistoryEvents();
   let after: HistoryRow | null = null;
   for (;;) {
     const rows = await read(historyPage(window, after, pageRows));
     built.add(rows);
-    if (rows.length < pageRows) return built.events;
+    if (rows.length < pageRows) return built;
     after = rows[rows.length - 1] as HistoryRow;
   }
 }

@@ -1,11 +1,12 @@
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { orgActor, orgBatchOf } from "../auth/tenant";
 import { database } from "../db/client";
-import { riskModels } from "../db/schema";
+import { agentKeys, riskModels } from "../db/schema";
 import type { Env } from "../env";
 import { logError } from "../lib/log";
-import { type HistoryRow, historyWindow, readHistory } from "./history-read";
+import { type HistoryRow, historyWindow, readHistoryEvents } from "./history-read";
 import { completeTraining } from "./lifecycle";
+import { attachNetworkCounts, seriesQuery } from "./network-read";
 import { modelColumns, type RiskModelRow } from "./records";
 import { trainingOutcome } from "./training-outcome";
 import type { TrainingMessage } from "./training-queue";
@@ -51,18 +52,48 @@ async function readTraining(env: Env, msg: TrainingMessage): Promise<RiskModelRo
   return rows[0];
 }
 
-/** The org's history a model trains on, read in the org's transactions page by page. */
-export function readModelHistory(env: Env, orgId: string, row: RiskModelRow) {
-  const window = historyWindow(
-    row.livemode,
-    row.asOf.getTime(),
-    row.labelDelaySeconds * 1000,
-    row.trainingWindowSeconds * 1000,
-  );
-  return readHistory(window, async (query: SQL) => {
+/**
+ * The org's history a model trains on, read in the org's transactions page by page, with the
+ * network's counts for the payments trained on when the org's mode consumes network signals
+ * (src/risk-models/network-read.ts: a few more statements, none when it does not).
+ */
+export async function readModelHistory(env: Env, orgId: string, row: RiskModelRow) {
+  const asOf = row.asOf.getTime();
+  const labelDelayMs = row.labelDelaySeconds * 1000;
+  const trainingWindowMs = row.trainingWindowSeconds * 1000;
+  const window = historyWindow(row.livemode, asOf, labelDelayMs, trainingWindowMs);
+  const execute = async (query: SQL) => {
     const [result] = await orgBatchOf(env, orgId, (db) => [db.execute(query)]);
-    return (result as unknown as { rows: HistoryRow[] }).rows;
-  });
+    return (result as unknown as { rows: Record<string, unknown>[] }).rows;
+  };
+  const history = await readHistoryEvents(
+    window,
+    async (query) => (await execute(query)) as unknown as HistoryRow[],
+  );
+  await attachNetworkCounts(
+    env,
+    row.livemode,
+    history.events,
+    history.identifiers,
+    { from: asOf - labelDelayMs - trainingWindowMs, asOf },
+    async () => agentKeysOf(env, orgId),
+    async (ask) => (await execute(seriesQuery(ask)))[0]?.series ?? null,
+  );
+  return history.events;
+}
+
+/** Every agent's key thumbprints (any status: a revoked key still signed what it signed). */
+async function agentKeysOf(env: Env, orgId: string): Promise<Map<string, string[]>> {
+  const [rows] = await orgBatchOf(env, orgId, (db) => [
+    db.select({ agentId: agentKeys.agentId, thumbprint: agentKeys.thumbprint }).from(agentKeys),
+  ]);
+  const keys = new Map<string, string[]>();
+  for (const { agentId, thumbprint } of rows) {
+    const list = keys.get(agentId) ?? [];
+    keys.set(agentId, list);
+    list.push(thumbprint);
+  }
+  return keys;
 }
 
 /** Trains one message's model; a fault is thrown to the caller, which retries or gives up. */

@@ -34,6 +34,81 @@ export const ModelOutcome = z
   });
 export type ModelOutcome = z.infer<typeof ModelOutcome>;
 
+/** A count of other organizations, as `outcome.network` gives it. */
+function orgCount(description: string) {
+  return z.number().int().min(0).openapi({ description, example: 0 });
+}
+
+/**
+ * What the network of opted-in organizations knows of this action's identifiers (issue 41;
+ * docs/network.md): counts of other organizations, never any organization's records.
+ */
+export const NetworkOutcome = z
+  .object({
+    payee_fraud_orgs: orgCount(
+      "Other organizations that confirmed fraud (or a chargeback) on a payment to this payee " +
+        "in the window",
+    ),
+    payee_legitimate_orgs: orgCount(
+      "Other organizations that confirmed a payment to this payee legitimate in the window",
+    ),
+    agent_key_fraud_orgs: orgCount(
+      "Other organizations that confirmed fraud on a payment signed with this agent key " +
+        "(its RFC 7638 thumbprint) in the window",
+    ),
+    agent_key_legitimate_orgs: orgCount(
+      "Other organizations that confirmed a payment by this agent key legitimate in the window",
+    ),
+    issuer_fraud_orgs: orgCount(
+      "Other organizations that confirmed fraud on a payment whose AP2 credential this " +
+        "issuer key verified, in the window; 0 without a credential whose root verified",
+    ),
+    issuer_legitimate_orgs: orgCount(
+      "Other organizations that confirmed such a payment legitimate in the window",
+    ),
+    instrument_fraud_orgs: orgCount(
+      "Other organizations that confirmed fraud on a payment with this payment instrument " +
+        "(the payment mandate's `payment_instrument.fingerprint`) in the window; 0 without one",
+    ),
+    instrument_legitimate_orgs: orgCount(
+      "Other organizations that confirmed a payment with this instrument legitimate in the window",
+    ),
+    window_days: z.literal(30).openapi({
+      description: "The window counted: the 30 UTC days up to the assessment's time",
+    }),
+    k: z
+      .number()
+      .int()
+      .min(3)
+      .openapi({
+        description:
+          "The k-anonymity floor: an identifier fewer than `k` other organizations sent anything " +
+          "about in the window reads 0 in every count",
+        example: 3,
+      }),
+  })
+  .openapi("NetworkOutcome", {
+    description:
+      "What other organizations of the network confirmed about this action's payee, agent key, " +
+      "credential issuer key and payment instrument in the last 30 days: numbers of " +
+      "organizations, the asking one never among them. A fraud count weighs each organization " +
+      "by the precision of its labels once it has enough of them, rounded. Absent when the " +
+      "organization does not consume network signals in this mode",
+    example: {
+      payee_fraud_orgs: 4,
+      payee_legitimate_orgs: 1,
+      agent_key_fraud_orgs: 0,
+      agent_key_legitimate_orgs: 0,
+      issuer_fraud_orgs: 0,
+      issuer_legitimate_orgs: 0,
+      instrument_fraud_orgs: 0,
+      instrument_legitimate_orgs: 0,
+      window_days: 30,
+      k: 3,
+    },
+  });
+export type NetworkOutcome = z.infer<typeof NetworkOutcome>;
+
 /** Who made an assessment's decision, as `decided_by` derives it (docs/assess.md). */
 export const DECIDERS = ["person", "rule", "model", "score"] as const;
 export type Decider = (typeof DECIDERS)[number];

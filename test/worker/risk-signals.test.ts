@@ -5,11 +5,30 @@ import { MODEL_SIGNAL_TYPES } from "../../src/assess/learned-model";
 import { normalizeRules } from "../../src/assess/policy";
 import { evaluatePolicy } from "../../src/assess/policy-rules";
 import { type MandateFacts, parseAssessRequest } from "../../src/assess/request";
-import { COMPONENTS, scoreAction } from "../../src/assess/risk";
+import { COMPONENTS, decide, scoreAction, scoreIdentity } from "../../src/assess/risk";
 import type { RiskInput } from "../../src/assess/risk-model";
 import { REJECTION_CATALOG, SIGNAL_CATALOG, type Signal } from "../../src/assess/signals";
 import openPaymentExample from "../fixtures/ap2/open_payment_mandate.json";
 import { AGENT_ID, both, type Change, given, limits, NOW_S, withRules } from "./support/risk";
+
+/** `outcome.network` with some fraud counts (docs/risk-model.md, "Network signals"). */
+function network(counts: Partial<NonNullable<RiskInput["network"]>>): Change {
+  return (i) => {
+    i.network = {
+      payee_fraud_orgs: 0,
+      payee_legitimate_orgs: 0,
+      agent_key_fraud_orgs: 0,
+      agent_key_legitimate_orgs: 0,
+      issuer_fraud_orgs: 0,
+      issuer_legitimate_orgs: 0,
+      instrument_fraud_orgs: 0,
+      instrument_legitimate_orgs: 0,
+      window_days: 30,
+      k: 3,
+      ...counts,
+    };
+  };
+}
 
 const SIGNALS: [string, Signal["severity"], Change][] = [
   ["agent_unknown", "high", (i) => Object.assign(i.identity, { agent: null, method: null })],
@@ -47,6 +66,13 @@ const SIGNALS: [string, Signal["severity"], Change][] = [
       i.history.recipientSeen = false;
     },
   ],
+  ["network_payee_fraud", "medium", network({ payee_fraud_orgs: 1 })],
+  ["network_payee_fraud", "high", network({ payee_fraud_orgs: 2, payee_legitimate_orgs: 5 })],
+  ["network_payee_fraud", "critical", network({ payee_fraud_orgs: 4 })],
+  ["network_agent_key_fraud", "high", network({ agent_key_fraud_orgs: 3 })],
+  ["network_issuer_fraud", "low", network({ issuer_fraud_orgs: 3 })],
+  ["network_issuer_fraud", "medium", network({ issuer_fraud_orgs: 4 })],
+  ["network_instrument_fraud", "critical", network({ instrument_fraud_orgs: 9 })],
   ["recipient_missing", "medium", (i) => (i.kind = "message_send")],
   ["recipient_missing", "medium", (i) => (i.kind = "voice_call")],
   [
@@ -284,5 +310,35 @@ describe("what proves the mandate (docs/risk-model.md)", () => {
     // and no trust: the 20 points of an agent of trust 0, against 0 for trust 100
     const proven = scoreAction(given(() => {}));
     expect(claimed.risk_score - proven.risk_score).toBe(20);
+  });
+});
+
+describe('network signals (docs/risk-model.md, "Network signals")', () => {
+  it("word the reason with the count of other organizations", () => {
+    const decided = scoreAction(given(network({ payee_fraud_orgs: 4 })));
+    expect(decided.reason).toBe(
+      `Review: risk score ${decided.risk_score}, mainly because the payee was confirmed in ` +
+        "fraud at 4 other organizations this month.",
+    );
+    const one = scoreAction(given(network({ agent_key_fraud_orgs: 1 })));
+    expect(one.signals).toEqual([
+      { category: "network", type: "network_agent_key_fraud", severity: "medium" },
+    ]);
+  });
+
+  it("weigh on a learned model's score only when the model did not learn from the network", () => {
+    const input = given(network({ payee_fraud_orgs: 2 }));
+    const parts = {
+      kya: scoreIdentity(input),
+      policy: evaluatePolicy(input),
+      risk: { signals: [], rejection_reasons: [], confidences: {} },
+    };
+    expect(decide(parts, input, { score: 10 }).risk_score).toBe(40);
+    expect(decide(parts, input, { score: 10, readsNetwork: true }).risk_score).toBe(10);
+  });
+
+  it("are none without network counts, and none for legitimate ones", () => {
+    expect(scoreAction(given(network({ payee_legitimate_orgs: 7 }))).signals).toEqual([]);
+    expect(scoreAction(given(() => {})).signals).toEqual([]);
   });
 });

@@ -158,7 +158,34 @@ export const ATTRIBUTES: Record<string, Attribute> = {
     kind: text(/^[A-Z]{2}$/, "an ISO 3166-1 alpha-2 code of 2 uppercase letters"),
     read: (s) => s.input.geo,
   },
+  ...networkAttributes(),
 };
+
+/**
+ * `network.<count>`: `outcome.network`'s counts of other organizations (docs/network.md), null
+ * when the org's mode does not consume network signals.
+ */
+function networkAttributes(): Record<string, Attribute> {
+  const counts = [
+    "payee_fraud_orgs",
+    "payee_legitimate_orgs",
+    "agent_key_fraud_orgs",
+    "agent_key_legitimate_orgs",
+    "issuer_fraud_orgs",
+    "issuer_legitimate_orgs",
+    "instrument_fraud_orgs",
+    "instrument_legitimate_orgs",
+  ] as const;
+  return Object.fromEntries(
+    counts.map((count) => [
+      `network.${count}`,
+      {
+        kind: integer(0, Number.MAX_SAFE_INTEGER),
+        read: (s: RuleSubject) => s.input.network?.[count] ?? null,
+      },
+    ]),
+  );
+}
 
 // --- Window aggregates: `count.<per>.<window>` and `sum.<per>.<window>` ---
 

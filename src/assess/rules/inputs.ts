@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import type { NetworkOutcome } from "../../schemas/assessments";
 import type { ActionKind } from "../../schemas/vocabulary";
 import type { OpenMandateLimits } from "../facts";
 import type { NormalizedRules } from "../policy";
@@ -27,6 +28,8 @@ export interface RecordedInputs {
   now: number;
   /** What the request's AP2 credential proved; absent for decoded JSON (and older records). */
   credential?: CredentialEvidence;
+  /** `outcome.network` as the model read it; absent when the org did not consume (or older). */
+  network?: NetworkOutcome;
 }
 
 export function recordInputs(input: RiskInput): RecordedInputs {
@@ -41,6 +44,7 @@ export function recordInputs(input: RiskInput): RecordedInputs {
     geo: input.geo,
     now: input.now,
     ...(input.credential ? { credential: input.credential } : {}),
+    ...(input.network ? { network: input.network } : {}),
   };
 }
 
@@ -161,6 +165,7 @@ export function replayInput(
     now: recorded.now,
     geo: recorded.geo,
     ...(recorded.credential ? { credential: recorded.credential } : {}),
+    ...(recorded.network ? { network: recorded.network } : {}),
     ...(rules.program?.aggregates.length ? { aggregates: values } : {}),
   };
 }

@@ -18,6 +18,13 @@ import { principals } from "./identity";
 export type IssuerJwk = { kty: string; crv: string; x: string; y?: string; kid?: string };
 
 /**
+ * One issuer key's network digest (src/ap2-credentials/issuer-digests.ts): under network key `key_id`,
+ * `digest` is the keyed digest of the key's RFC 7638 thumbprint, and `kid` the name a root
+ * header would use for the key (its JWK `kid`, else its thumbprint).
+ */
+export type IssuerNetworkDigest = { key_id: string; kid: string; digest: string };
+
+/**
  * A credential issuer: inline public keys (`jwks`) or an https JWKS URL whose last good answer
  * is cached in `fetched_jwks` (docs/credentials.md, "Trust anchors"). Revoked is terminal.
  */
@@ -41,6 +48,12 @@ export const credentialIssuers = pgTable(
     etag: text("etag"),
     /** The last attempt to fetch `jwks_url`, successful or not: what rate-limits refetches. */
     fetchAttemptedAt: timestamp("fetch_attempted_at", { withTimezone: true, precision: 3 }),
+    /**
+     * The network digests of the keys trusted now (inline or last fetched), under every network
+     * key: what lets the assess path's one context read ask the network about the issuer key a
+     * root could name before the chain is verified (docs/architecture.md, "ADR: the learned model and network signals on the assess path", as built for issue 41). Null until written.
+     */
+    networkDigests: jsonb("network_digests").$type<IssuerNetworkDigest[]>(),
     createdAt: createdAt(),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
   },
