@@ -262,10 +262,12 @@ describe.skipIf(!origin)("the console's pages in Chromium", () => {
   });
 
   it("pages through the assessments with Next page and Previous page", async () => {
-    // 26 new assessments: the list's page holds 25, so the oldest of them is on page 2.
-    const made: string[] = [];
-    for (let i = 0; i < 26; i++) made.push((await assessFromNode(key)).assessmentId);
-    const [oldest, ...newer] = made as [string, ...string[]];
+    // 26 new assessments: the list's page holds 25, so the oldest of them is on page 2. The 25
+    // after it are made at once: any order among them, all newer than it and than the rest.
+    const oldest = (await assessFromNode(key)).assessmentId;
+    const newer = (await Promise.all(Array.from({ length: 25 }, () => assessFromNode(key)))).map(
+      (made) => made.assessmentId,
+    );
     const tab = await openSignedIn(browser, owner);
     await tab.page.goto(`${origin}/console/#/assessments`);
     const linkTo = (id: string) => tab.page.getByRole("link", { name: shortId(id), exact: true });

@@ -4,6 +4,7 @@
  * fails, and says which request held the page. Held here with a route that never answers.
  */
 import { createServer } from "node:http";
+import type { Route } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
 import { getFromDevServer } from "./support/service";
@@ -52,7 +53,10 @@ describe.skipIf(!origin)("a navigation in the browser tests", () => {
 
   it("fails, naming the request, when what holds the page is not a static file", async () => {
     const tab = await browser.open("/health");
-    await tab.page.route("**/v1/me", () => {}); // never answered
+    let held: Route | undefined;
+    await tab.page.route("**/v1/me", (route) => {
+      held = route; // never answered
+    });
     tab.page.setDefaultNavigationTimeout(3_000);
     const failed = await tab
       .navigation(() => tab.page.goto(`${origin}/v1/me`))
@@ -62,6 +66,8 @@ describe.skipIf(!origin)("a navigation in the browser tests", () => {
       );
     expect(failed).toMatch(/Timeout 3000ms exceeded/);
     expect(failed).toContain(`requests still open: GET ${origin}/v1/me (`);
+    // Let it go: the tab is closed once its requests are over, and this one never would be.
+    await held?.abort();
   });
 
   it("asks a read the dev server leaves unanswered once more, and only once", async () => {

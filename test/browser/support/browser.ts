@@ -20,6 +20,7 @@ import { join } from "node:path";
 import {
   type Browser,
   type BrowserContext,
+  type Cookie,
   chromium,
   errors,
   type Page,
@@ -66,6 +67,8 @@ export interface BrowserTab {
 export interface OpenOptions {
   /** Default 1280×800, the console's desktop size (390×844 is its phone size). */
   viewport?: { width: number; height: number };
+  /** Cookies the context starts with (a session an earlier sign-in made: console-api.ts). */
+  cookies?: Cookie[];
 }
 
 /**
@@ -77,6 +80,32 @@ function isSafeToAskAgain(url: string, origin: string): boolean {
   if (!url.startsWith(`${origin}/`)) return false;
   const path = new URL(url).pathname;
   return !path.startsWith("/v1/") && !path.startsWith("/console/auth/");
+}
+
+/** The page a request belongs to; none for a service worker's. */
+function pageOf(request: Request): Page | null {
+  try {
+    return request.frame().page();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether `response` is a new document of a page's main frame: a navigation's final answer
+ * (not a redirect, and not a 204, which leaves the page as it was).
+ */
+function replacesDocument(response: Response): boolean {
+  const request = response.request();
+  const status = response.status();
+  if (!request.isNavigationRequest() || status === 204 || (status >= 300 && status < 400)) {
+    return false;
+  }
+  try {
+    return request.frame().parentFrame() === null;
+  } catch {
+    return false;
+  }
 }
 
 /** How long a finished test waits for its tabs' requests still in flight before closing them. */
@@ -126,6 +155,7 @@ export function useBrowser(suite: string) {
       const context = await browser.newContext({
         viewport: options.viewport ?? { width: 1280, height: 800 },
       });
+      if (options.cookies) await context.addCookies(options.cookies);
       context.setDefaultTimeout(PAGE_TIMEOUT_MS);
       context.setDefaultNavigationTimeout(PAGE_TIMEOUT_MS);
       const problems: string[] = [];
@@ -161,6 +191,16 @@ export function useBrowser(suite: string) {
           problems.push(
             `HTTP ${response.status()}: ${response.request().method()} ${response.url()}`,
           );
+        }
+        if (replacesDocument(response)) {
+          // The old document's requests still open are dropped by the browser without a
+          // `requestfailed` (a reload, a `goto` mid-load): they would never leave `pending`,
+          // and waiting for them held such a test's close for SETTLE_MS. Nothing of the new
+          // document can have started before its own response arrived.
+          const page = pageOf(response.request());
+          for (const open of pending.keys()) {
+            if (open !== response.request() && pageOf(open) === page) pending.delete(open);
+          }
         }
       });
 

@@ -6,8 +6,9 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Cookie } from "playwright-core";
 import { expect, inject } from "vitest";
-import type { BrowserTab } from "./browser";
+import type { BrowserTab, OpenOptions } from "./browser";
 import { csrfToken, signIn } from "./console";
 import { REPO } from "./service";
 
@@ -40,18 +41,33 @@ export async function fromPage(
   );
 }
 
+/** Each user's session cookies from their first sign-in in this test file (`openSignedIn`). */
+const sessions = new Map<string, Cookie[]>();
+
 /**
- * Opens a tab signed in as `user` on the console, its shell drawn. The tab starts on /health,
- * not the console, so a signed-out console's 401 is not among its problems.
+ * Opens a tab signed in as `user` on the console, its shell drawn. A user's first tab signs in
+ * through the identity provider, starting on /health, not the console, so a signed-out
+ * console's 401 is not among its problems. Later tabs of the same user start with the session
+ * cookies that sign-in set, as a browser kept from one visit to the next would: the session is
+ * the ID token itself, valid until it expires, and the sign-in is the same each time (2-4 s of
+ * a test on this machine, paid once instead of in every test).
  */
 export async function openSignedIn(
-  browser: { open(path: string, options?: object): Promise<BrowserTab> },
+  browser: { open(path: string, options?: OpenOptions): Promise<BrowserTab> },
   user: string,
   options: { viewport?: { width: number; height: number } } = {},
 ): Promise<BrowserTab> {
+  const nav = (tab: BrowserTab) => tab.page.getByRole("navigation", { name: "Console" });
+  const cookies = sessions.get(user);
+  if (cookies) {
+    const tab = await browser.open("/console/", { ...options, cookies });
+    await nav(tab).waitFor();
+    return tab;
+  }
   const tab = await browser.open("/health", options);
   await signIn(tab, user);
-  await tab.page.getByRole("navigation", { name: "Console" }).waitFor();
+  await nav(tab).waitFor();
+  sessions.set(user, await tab.page.context().cookies(inject("browserOrigin") ?? undefined));
   return tab;
 }
 
