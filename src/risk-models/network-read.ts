@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { NetworkCounts } from "../model/features";
-import type { TrainingEvent } from "../model/training";
+import type { TrainingEvent } from "../model/training-set";
 import { type NetworkKind, networkDigest, networkK, networkKeys } from "../network/keys";
 import type { EventIdentifiers } from "./history-read";
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { TrainingEvent } from "../../src/model/training";
+import type { TrainingEvent } from "../../src/model/training-set";
 import { networkDigest, networkKeys } from "../../src/network/keys";
 import type { EventIdentifiers } from "../../src/risk-models/history-read";
 import { attachNetworkCounts, type SeriesAsk } from "../../src/risk-models/network-read";
