@@ -12,9 +12,12 @@ ALTER TABLE "credential_issuers" ADD COLUMN "network_digests" jsonb;--> statemen
 -- the verified key's count.
 -- ---------------------------------------------------------------------------------------------
 
--- network_signals as PL/pgSQL: the same query, whose plan each database session keeps (as
--- assess_context's, docs/architecture.md, "The assess path"); as a SQL function it was planned
--- anew on every call, 0.5 ms of the 0.6 ms it took on this machine's PostgreSQL 15.
+-- network_signals as PL/pgSQL, the same answers: the counting query's plan is kept by each
+-- database session (as assess_context's, docs/architecture.md, "The assess path"), where the SQL
+-- function was planned anew on every call; and an org that does not consume, most of them, is
+-- answered NULL before the counting query runs. Measured on this machine's PostgreSQL 15 (2,000
+-- calls in a loop): about 0.3 ms a call before for either, 0.02 ms now for an org that does not
+-- consume.
 CREATE OR REPLACE FUNCTION network_signals(
   p_livemode boolean,
   p_as_of timestamptz,
@@ -24,10 +27,15 @@ CREATE OR REPLACE FUNCTION network_signals(
 ) RETURNS json
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = public, pg_temp
-SET plan_cache_mode = force_generic_plan
-SET jit = off
 AS $$
 BEGIN
+  IF NOT EXISTS (
+    SELECT 1 FROM network_members m
+    WHERE m.org_id = nullif(current_setting('app.org_id', true), '')::uuid
+      AND m.livemode = p_livemode AND m.consume AND m.excluded_at IS NULL
+  ) THEN
+    RETURN NULL;
+  END IF;
   RETURN (
     WITH me AS (
       SELECT m.org_id FROM network_members m
@@ -90,10 +98,9 @@ CREATE FUNCTION network_context(
   p_issuers boolean,
   p_issuer_kid text
 ) RETURNS json
+-- Names are schema-qualified instead of a pinned search_path: a function with SET clauses pays
+-- for them on every call, and this one runs on every assessment.
 LANGUAGE plpgsql STABLE SECURITY INVOKER
-SET search_path = public, pg_temp
-SET plan_cache_mode = force_generic_plan
-SET jit = off
 AS $$
 DECLARE
   v_as_of timestamptz := now();
@@ -101,7 +108,7 @@ DECLARE
 BEGIN
   IF p_test_clock IS NOT NULL THEN
     -- A clock of another org (or none) is refused by the request itself (assess_context).
-    SELECT c.frozen_time INTO v_as_of FROM test_clocks c WHERE c.id = p_test_clock;
+    SELECT c.frozen_time INTO v_as_of FROM public.test_clocks c WHERE c.id = p_test_clock;
     IF NOT FOUND THEN
       RETURN NULL;
     END IF;
@@ -113,12 +120,12 @@ BEGIN
       UNION ALL
       -- Duplicates are harmless: network_signals asks each (kind, digest) once.
       SELECT json_build_array('issuer', e->>'digest')
-      FROM credential_issuers i, jsonb_array_elements(i.network_digests) e
+      FROM public.credential_issuers i, jsonb_array_elements(i.network_digests) e
       WHERE i.status = 'active' AND e->>'key_id' = p_key_id
         AND (p_issuer_kid IS NULL OR e->>'kid' = p_issuer_kid)
     ) d;
   END IF;
-  RETURN network_signals(p_livemode, v_as_of, p_k, p_key_id, v_digests);
+  RETURN public.network_signals(p_livemode, v_as_of, p_k, p_key_id, v_digests);
 END
 $$;
 --> statement-breakpoint
