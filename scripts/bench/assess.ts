@@ -30,6 +30,7 @@ import { parseArgs } from "node:util";
 import { type NeonQueryFunction, neon, neonConfig } from "@neondatabase/serverless";
 import { redactDatabaseUrl } from "../database-url.ts";
 import { REPO_ROOT } from "../dev-state.ts";
+import { readDevVars } from "../dev-vars.ts";
 import { localDatabaseUrl } from "../local-keys.ts";
 import { type DelaySampler, describeDbRtt, parseDbRtt } from "../sql-endpoint/delay.ts";
 import { measureCompute, measureModelInference } from "./assess-compute.ts";
@@ -37,6 +38,7 @@ import { cpuMsBetween, descendantCpuMs, workerCpuClock, workerSleeps } from "./a
 import { Client, type Reply } from "./assess-http.ts";
 import { printLatencySweep, type RttLevel } from "./assess-latency.ts";
 import { type AssessBody, assessBodies, withCredentials } from "./assess-mandates.ts";
+import { setUpNetwork } from "./assess-network.ts";
 import { startProfile } from "./assess-profile.ts";
 import {
   CPU_WINDOW,
@@ -70,6 +72,8 @@ interface Options {
   credentialShare: number;
   /** Installs a shadow policy next to the active one. */
   shadow: boolean;
+  /** The org consumes network signals, and other orgs contributed (assess-network.ts). */
+  network: boolean;
   /** `--db-rtt` values, one fresh and one replay phase each; the first also feeds the report. */
   dbRtts: string[];
   runtime: Runtime;
@@ -92,6 +96,9 @@ const USAGE = `usage: npm run bench:assess [-- options]
   --credentials P  percent of assess bodies that are AP2 credentials, 3-hop ES256 chains whose
                    last hop the first agent signs (default 25; 100 for credentials only)
   --shadow         also install a shadow policy (SHADOW_RULES), evaluated on every assessment
+  --network        the org consumes network signals and three other orgs contributed about its
+                   payees, agent keys and issuer key (assess-network.ts); without it the context
+                   read still asks the network, which answers that the org does not consume
   --db-rtt LIST    injected round trip per SQL request, one fresh and one replay phase per
                    value, comma-separated: MS, MEAN±SD (or MEAN+-SD, normal) or
                    uniform:LOW-HIGH (default 0,20,80; see docs/latency.md)
@@ -145,6 +152,7 @@ function parseOptions(argv: string[]): Options | null {
       runtime: { type: "string" },
       timeout: { type: "string" },
       shadow: { type: "boolean" },
+      network: { type: "boolean" },
       profile: { type: "string" },
       seed: { type: "string" },
       priced: { type: "string" },
@@ -170,6 +178,7 @@ function parseOptions(argv: string[]): Options | null {
     agents: integer("agents", values.agents, 1, 1),
     credentialShare: Math.min(100, integer("credentials", values.credentials, 25, 0)),
     shadow: values.shadow === true,
+    network: values.network === true,
     timeoutS: integer("timeout", values.timeout, 900, 10),
     profileDir: values.profile ?? null,
     seed: integer("seed", values.seed, 1, 0),
@@ -400,6 +409,10 @@ async function benchmark(options: Options, run: Run) {
       `active policy ${JSON.stringify(POLICY_RULES)}` +
       (options.shadow ? `, shadow policy ${JSON.stringify(SHADOW_RULES)}` : ", no shadow policy"),
   );
+  if (options.network) {
+    const keys = readDevVars(join(workDir, ".dev.vars"))?.get("NETWORK_KEYS") ?? "";
+    say(await setUpNetwork(owner, tenant, keys));
+  }
   const traffic = new TrafficWatch(stack.endpoint.port);
   run.defer(() => traffic.close());
   const plain = stack.runtime === "workerd";
