@@ -118,11 +118,18 @@ describe("row-level security as the application role", () => {
 });
 
 describe("every org-scoped table", () => {
-  it("has row-level security enabled and forced, with a policy scoped to app.org_id", async () => {
+  // Two ways to be safe: forced row-level security with a policy on `app.org_id`, or no
+  // privilege at all for the application role (the network's tables, drizzle/0021: read and
+  // written only through SECURITY DEFINER functions scoped to the calling org).
+  it("has forced row-level security scoped to app.org_id, or grants the application role nothing", async () => {
+    const [{ app_role }] = (await appSql`select current_user as app_role`) as {
+      app_role: string;
+    }[];
     const tables = (await ownerSql`
       select c.relname, c.relrowsecurity, c.relforcerowsecurity,
         exists (select 1 from pg_policies p
-                where p.tablename = c.relname and p.qual like '%app.org_id%') as scoped
+                where p.tablename = c.relname and p.qual like '%app.org_id%') as scoped,
+        has_table_privilege(${app_role}, c.oid, 'SELECT, INSERT, UPDATE, DELETE') as granted
       from pg_class c
       join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
       where c.relkind = 'r'
@@ -134,6 +141,7 @@ describe("every org-scoped table", () => {
       relrowsecurity: boolean;
       relforcerowsecurity: boolean;
       scoped: boolean;
+      granted: boolean;
     }[];
     expect(tables.map((t) => t.relname)).toEqual(
       expect.arrayContaining([
@@ -143,11 +151,24 @@ describe("every org-scoped table", () => {
         "eval_sets",
         "evals",
         "assessments",
+        "network_members",
+        "network_contributions",
       ]),
     );
     const unprotected = tables.filter(
-      (t) => !t.relrowsecurity || !t.relforcerowsecurity || !t.scoped,
+      (t) => t.granted && (!t.relrowsecurity || !t.relforcerowsecurity || !t.scoped),
     );
     expect(unprotected).toEqual([]);
+    expect(tables.filter((t) => !t.granted).map((t) => t.relname)).toEqual([
+      "network_contributions",
+      "network_members",
+    ]);
+  });
+
+  it("refuses the application role any read of the network's tables", async () => {
+    await expect(appSql`select count(*) from network_contributions`).rejects.toThrow(
+      /permission denied/,
+    );
+    await expect(appSql`select count(*) from network_members`).rejects.toThrow(/permission denied/);
   });
 });
