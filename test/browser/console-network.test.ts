@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from "vitest";
 import { useBrowser } from "./support/browser";
-import { fromPage, newUser, openSignedIn } from "./support/console-api";
+import { assessFromNode, createKey, fromPage, newUser, openSignedIn } from "./support/console-api";
 import { asSession, FIRST_SIGN_IN, unexpected } from "./support/console-b";
 
 const origin = inject("browserOrigin");
@@ -38,6 +38,8 @@ describe.skipIf(!origin)("console: network signals", () => {
     await page.getByRole("heading", { level: 1, name: "Network signals" }).waitFor();
     await page.getByRole("heading", { level: 2, name: "Settings (live mode)" }).waitFor();
     await page.getByRole("heading", { name: "What is shared, and what never is" }).waitFor();
+    const key = await createKey(tab);
+    const before = await assessFromNode(key);
     const contribute = page.getByRole("switch", { name: /^Contribute/ });
     const consume = page.getByRole("switch", { name: /^Read the network/ });
     expect(await contribute.isChecked()).toBe(false);
@@ -61,6 +63,30 @@ describe.skipIf(!origin)("console: network signals", () => {
     const joined = (await asSession(tab, "GET", "/v1/network-settings")).body;
     expect(joined).toMatchObject({ livemode: true, contribute: true, consume: true });
     await tab.screenshot("joined");
+
+    // An assessment made while reading shows the network's counts (no other org has sent
+    // anything: every count reads 0); one made before says the org was not reading.
+    const after = await assessFromNode(key);
+    await page.goto(`${origin}/console/#/assessments/${after.assessmentId}`);
+    const panel = page.getByRole("region", { name: "Network" });
+    await panel.getByRole("caption").filter({ hasText: "over the 30 days" }).waitFor();
+    const rows = await panel.getByRole("row").allInnerTexts();
+    expect(rows.map((row) => row.split("\t").map((cell) => cell.trim()))).toEqual([
+      ["Identifier", "Confirmed fraud", "Confirmed legitimate"],
+      ["Payee", "0", "0"],
+      ["Agent key", "0", "0"],
+      ["Credential issuer key", "0", "0"],
+      ["Payment instrument", "0", "0"],
+    ]);
+    await panel.getByText("at least 3 other organizations").waitFor();
+    await tab.screenshot("assessment-network");
+    await page.goto(`${origin}/console/#/assessments/${before.assessmentId}`);
+    await page
+      .getByRole("region", { name: "Network" })
+      .getByText("did not read the network's counts in this mode")
+      .waitFor();
+    await page.goto(`${origin}/console/#/network`);
+    await page.getByRole("heading", { level: 2, name: "Settings (live mode)" }).waitFor();
 
     // Test mode is another membership: still off.
     const test = await fromPage(tab, "/v1/network-settings", { mode: "test" });

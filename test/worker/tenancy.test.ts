@@ -122,14 +122,12 @@ describe("every org-scoped table", () => {
   // privilege at all for the application role (the network's tables, drizzle/0021: read and
   // written only through SECURITY DEFINER functions scoped to the calling org).
   it("has forced row-level security scoped to app.org_id, or grants the application role nothing", async () => {
-    const [{ app_role }] = (await appSql`select current_user as app_role`) as {
-      app_role: string;
-    }[];
+    const [role] = (await appSql`select current_user as name`) as { name: string }[];
     const tables = (await ownerSql`
       select c.relname, c.relrowsecurity, c.relforcerowsecurity,
         exists (select 1 from pg_policies p
                 where p.tablename = c.relname and p.qual like '%app.org_id%') as scoped,
-        has_table_privilege(${app_role}, c.oid, 'SELECT, INSERT, UPDATE, DELETE') as granted
+        has_table_privilege(${role?.name}, c.oid, 'SELECT, INSERT, UPDATE, DELETE') as granted
       from pg_class c
       join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
       where c.relkind = 'r'

@@ -1,7 +1,8 @@
 /**
  * One assessment (GET /v1/assessments/{id}): the decision and why, the transaction (amount,
  * payee, agent and principal by name, who decided: components/transaction-panel.tsx), the five
- * confidences as a chart, the signals, the credential's verification, the review it opened, its audit entry
+ * confidences as a chart, the signals, the credential's verification, the network's counts of
+ * its identifiers (components/network-panel.tsx), the review it opened, its audit entry
  * with the inclusion proof (GET /v1/audit/{id}/proof), the Risk Payload verified here in the
  * browser, and its feedback labels.
  */
@@ -14,6 +15,7 @@ import { CopyButton } from "../components/copy-button";
 import { Decision } from "../components/decision";
 import { ErrorBanner } from "../components/error-banner";
 import { Feedback } from "../components/feedback";
+import { NetworkPanel } from "../components/network-panel";
 import { PayloadCheck } from "../components/payload-check";
 import { TransactionPanel } from "../components/transaction-panel";
 import { shortId, when } from "../format";
@@ -168,6 +170,8 @@ function Details({ outcome }: { outcome: Outcome }) {
       </section>
 
       <Credential outcome={outcome} />
+
+      <NetworkPanel network={outcome.outcome.network} />
 
       {outcome.refinement ? (
         <section class="panel" aria-labelledby="review">

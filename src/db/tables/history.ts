@@ -68,6 +68,8 @@ export const payments = pgTable(
     index("payments_agent_idx").on(t.orgId, t.livemode, t.agentId, t.occurredAt),
     index("payments_counterparty_idx").on(t.orgId, t.livemode, t.counterparty, t.occurredAt),
     index("payments_time_idx").on(t.orgId, t.livemode, t.occurredAt),
+    // The network's contribution cursor reads an org's mode's payments in arrival order.
+    index("payments_created_idx").on(t.orgId, t.livemode, t.createdAt),
     oneOf("payments_decision_check", t.decision, DECISIONS),
   ],
 );
@@ -98,6 +100,8 @@ export const paymentLabels = pgTable(
       name: "payment_labels_payment_fk",
     }),
     index("payment_labels_payment_idx").on(t.orgId, t.paymentId, t.knownAt),
+    // The network's contribution cursor reads an org's mode's labels in arrival order.
+    index("payment_labels_created_idx").on(t.orgId, t.livemode, t.createdAt),
     uniqueIndex("payment_labels_feedback_idx")
       .on(t.orgId, t.feedbackId)
       .where(sql`${t.feedbackId} is not null`),

@@ -1,0 +1,2 @@
+CREATE INDEX "payment_labels_created_idx" ON "payment_labels" USING btree ("org_id","livemode","created_at");--> statement-breakpoint
+CREATE INDEX "payments_created_idx" ON "payments" USING btree ("org_id","livemode","created_at");
