@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import clients from "../fixtures/http-signatures/clients.json";
 import { call } from "./support/api";
 import {
   assess,
@@ -12,7 +13,14 @@ import {
   signalTypes,
 } from "./support/assess";
 import { clockAt, publishDirectory, signHttp } from "./support/http-signatures";
-import { type AgentKeyPair, keyPair, newAgent, registerKey } from "./support/identity";
+import {
+  type AgentKeyPair,
+  keyPair,
+  merchantCard,
+  newAgent,
+  registerKey,
+  signCard,
+} from "./support/identity";
 
 // POST /v1/assess with the agent's own HTTP message signature (issue 42 §5,
 // docs/http-signatures.md): RFC 9421 Appendix B and Web Bot Auth vectors, time and nonce
@@ -166,6 +174,46 @@ describe("Web Bot Auth vectors (cloudflare/web-bot-auth test data)", () => {
   });
 });
 
+describe("signatures made by third-party clients (test/fixtures/http-signatures)", () => {
+  it("web-bot-auth's Ed25519 and http-message-signatures' TAP P-256 signatures verify, bound to one agent", async () => {
+    const { org, key } = await orgWithKey("test");
+    const agent = await newAgent(org);
+    for (const jwk of [clients.web_bot_auth.public_jwk, clients.tap_payer.public_jwk]) {
+      const res = await call(`/v1/agents/${agent.id}/keys`, {
+        method: "POST",
+        token: org.token,
+        body: { jwk },
+      });
+      expect(res.status).toBe(201);
+    }
+    const clock = await clockAt(key, clients.created + 10);
+    const mandate = () => openPayment(clients.tap_payer.public_jwk);
+    const wba = await assessOk(key, {
+      mandate: mandate(),
+      test_clock: clock,
+      http_signature: clients.web_bot_auth.http_signature,
+    });
+    expect(outcomeOf(wba)).toMatchObject({
+      verified: true,
+      tag: "web-bot-auth",
+      keyid: clients.web_bot_auth.keyid,
+      key_source: "registered",
+      agent_binding: "same_agent",
+    });
+    const tap = await assessOk(key, {
+      mandate: mandate(),
+      test_clock: clock,
+      http_signature: clients.tap_payer.http_signature,
+    });
+    expect(outcomeOf(tap)).toMatchObject({
+      verified: true,
+      tag: "agent-payer-auth",
+      alg: "ecdsa-p256-sha256",
+      agent_binding: "same_key",
+    });
+  });
+});
+
 /** An org whose agent holds an ES256 key (the open mandate's `cnf`) and an Ed25519 key. */
 async function agentWithTwoKeys() {
   const { org, key } = await orgWithKey();
@@ -233,6 +281,37 @@ describe("the agent binding", () => {
       key_source: "directory",
       agent_binding: "mismatch",
     });
+  });
+
+  it("same_key with a card: the key that signs the agent's verified Agent Card signed the request", async () => {
+    const { org, key } = await orgWithKey();
+    const agent = await newAgent(org);
+    const cardKey = await registerKey(org, agent.id);
+    const card = await signCard(merchantCard(), cardKey);
+    const verified = await call("/v1/agents/verify-card", {
+      method: "POST",
+      token: org.token,
+      body: { agent_id: agent.id, card },
+    });
+    expect(verified.json.status).toBe("verified");
+    const status = await call(`/v1/agents/${agent.id}/card-status`, { token: org.token });
+    const a2a = { agent_card_ref: status.json.digest as string };
+    const signed = await assessOk(key, {
+      mandate: payment(),
+      a2a,
+      http_signature: await signHttp({ pair: cardKey, covered: COVERED }),
+    });
+    expect(outcomeOf(signed)).toMatchObject({ verified: true, agent_binding: "same_key" });
+
+    // Another agent's key beside this card: a mismatch.
+    const other = await newAgent(org);
+    const otherKey = await registerKey(org, other.id);
+    const crossed = await assessOk(key, {
+      mandate: payment(),
+      a2a,
+      http_signature: await signHttp({ pair: otherKey, covered: COVERED }),
+    });
+    expect(outcomeOf(crossed)).toMatchObject({ verified: true, agent_binding: "mismatch" });
   });
 
   it("absent: nothing to bind to (no cnf key, no card)", async () => {
