@@ -12,7 +12,7 @@
  */
 import { parseArgs } from "node:util";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from "jose";
-import { httpSignatureQuery } from "../../src/assess/http-signature/read.ts";
+import { httpSignatureQuery } from "../../src/assess/http-signature/nonce.ts";
 import { verifyHttpSignature } from "../../src/assess/http-signature/verify.ts";
 import { mandateCanonicalHash, parseAssessRequest } from "../../src/assess/request.ts";
 import { percentile } from "./assess-report.ts";

@@ -2,7 +2,7 @@ import type { TrustAnchors } from "../ap2-credentials/verify";
 import type { SpendState } from "../billing/plans";
 import type { NetworkCount } from "../network/counts";
 import type { NetworkOutcome } from "../schemas/assessments";
-import type { HttpSignatureRead } from "./http-signature/read";
+import type { HttpSignatureRead } from "./http-signature/verify";
 import type { AssessmentRecord } from "./outcome";
 import type { NormalizedRules } from "./policy";
 import { parsedPolicy } from "./policy-cache";

@@ -25,8 +25,8 @@ import type { AssessmentCommit, RecordDraft } from "./commit";
 import { loadContext } from "./context";
 import { withoutServiceRiskData, withRiskPayload } from "./facts";
 import { directoryKeys } from "./http-signature/directory";
+import { httpSignatureQuery } from "./http-signature/nonce";
 import { httpSignatureOf, withHttpSignature } from "./http-signature/outcome";
-import { httpSignatureQuery } from "./http-signature/read";
 import type { AssessContext } from "./input";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import {

@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import clients from "../fixtures/http-signatures/clients.json";
 import { call } from "./support/api";
@@ -418,6 +419,30 @@ describe("unverifiable and hostile fields", () => {
     });
   });
 
+  it("a Signature-Agent origin's directory is read at its well-known path", async () => {
+    const { key } = await orgWithKey();
+    const stranger = await keyPair("EdDSA");
+    const res = await fetch(`${env.TEST_FIXTURE_URL}/docs/well-known-directory`, {
+      method: "PUT",
+      headers: { "content-type": "application/http-message-signatures-directory+json" },
+      body: JSON.stringify({ keys: [stranger.publicJwk] }),
+    });
+    expect(res.status).toBe(204);
+    const body = await assessOk(key, {
+      mandate: payment(),
+      http_signature: await signHttp({
+        pair: stranger,
+        covered: COVERED,
+        signatureAgent: `sig1="${env.TEST_FIXTURE_URL}"`,
+      }),
+    });
+    expect(outcomeOf(body)).toMatchObject({
+      verified: true,
+      key_source: "directory",
+      key_thumbprint: stranger.kid,
+    });
+  });
+
   it("directory_unavailable: a Signature-Agent the outbound guard refuses", async () => {
     const { key } = await orgWithKey();
     const stranger = await keyPair("EdDSA");
@@ -498,8 +523,8 @@ describe("unverifiable and hostile fields", () => {
     const signed = await signHttp({ pair, covered: COVERED });
     const res = await assessRaw(key, { mandate: payment(), http_signature: change(signed) });
     expect(res.status).toBe(400);
-    expect(res.json.error).toBe("invalid_request");
-    expect(res.json.details.map((d: Json) => d.path)).toContain(path);
+    expect(res.error.error).toBe("invalid_request");
+    expect((res.error.details as Json[]).map((d) => d.path)).toContain(path);
   });
 
   it("an unsupported component (@query-param) is a failure, not a 400", async () => {

@@ -3,6 +3,7 @@ import type { Env } from "../../env";
 import { logError } from "../../lib/log";
 import { fetchJson, OutboundError, outboundPolicy } from "../../net/outbound";
 import type { SignatureAgent } from "./presented";
+import type { DirectoryKey, DirectoryKeys } from "./verify";
 
 /**
  * A signer's key directory (draft-meunier-webbotauth-httpsig-directory: a JWKS at
@@ -19,14 +20,6 @@ const MAX_ENTRIES = 256;
 const MAX_BYTES = 64 * 1024;
 const TIMEOUT_MS = 3000;
 const MAX_KEYS = 64;
-
-/** A directory key with its RFC 7638 thumbprint (Web Bot Auth's `keyid`). */
-export interface DirectoryKey {
-  jwk: JWK;
-  thumbprint: string;
-}
-
-export type DirectoryKeys = { ok: true; keys: DirectoryKey[] } | { ok: false; reason: string };
 
 const cache = new Map<string, { at: number; keys: DirectoryKeys }>();
 

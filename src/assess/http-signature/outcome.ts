@@ -3,9 +3,8 @@ import type { HttpSignatureOutcome } from "../../schemas/http-signature";
 import type { AssessContext } from "../input";
 import type { HttpSignatureEvidence } from "../risk-input";
 import type { RiskInput } from "../risk-model";
-import type { DirectoryKeys } from "./directory";
 import type { PresentedHttpSignature } from "./presented";
-import { verifyHttpSignature } from "./verify";
+import { type DirectoryKeys, verifyHttpSignature } from "./verify";
 
 /**
  * `outcome.http_signature` for a fresh assessment: the signature verified under the registered

@@ -1,10 +1,9 @@
-import type { JWK } from "jose";
+import { type CryptoKey, importJWK, type JWK } from "jose";
 import type {
   AgentBinding,
   HttpSignatureFailure,
   HttpSignatureOutcome,
 } from "../../schemas/http-signature";
-import type { DirectoryKeys } from "./directory";
 import type { PresentedHttpSignature } from "./presented";
 
 /**
@@ -29,6 +28,21 @@ export interface RegisteredHttpKey {
   signs_card: boolean;
 }
 
+/** A directory key with its RFC 7638 thumbprint (Web Bot Auth's `keyid`). */
+export interface DirectoryKey {
+  jwk: JWK;
+  thumbprint: string;
+}
+
+export type DirectoryKeys = { ok: true; keys: DirectoryKey[] } | { ok: false; reason: string };
+
+/** What the context read answers about the signature (src/assess/http-signature/read.ts). */
+export interface HttpSignatureRead {
+  key: RegisteredHttpKey | null;
+  /** False when the nonce was seen for this keyid in this mode; null without a nonce. */
+  nonce_fresh: boolean | null;
+}
+
 /** What the binding compares the HTTP key with: the mandate's `cnf` key and the named card. */
 export interface BindingTargets {
   /** RFC 7638 thumbprint of the mandate's `cnf.jwk` (or the credential's holder key). */
@@ -49,7 +63,8 @@ export interface HttpSignatureInputs {
 }
 
 type Algorithm = {
-  importAs: Parameters<typeof crypto.subtle.importKey>[2];
+  /** The JWS algorithm jose imports the key for (the WebCrypto parameters it implies). */
+  importAs: "Ed25519" | "ES256" | "ES384" | "PS512" | "RS256";
   verifyAs: Parameters<typeof crypto.subtle.verify>[0];
   fits: (jwk: JWK) => boolean;
 };
@@ -57,27 +72,27 @@ type Algorithm = {
 /** RFC 9421 §6.2's algorithms that a public key verifies (`hmac-sha256` needs a shared secret). */
 const ALGORITHMS: Record<string, Algorithm> = {
   ed25519: {
-    importAs: { name: "Ed25519" },
+    importAs: "Ed25519",
     verifyAs: { name: "Ed25519" },
     fits: (k) => k.kty === "OKP" && k.crv === "Ed25519",
   },
   "ecdsa-p256-sha256": {
-    importAs: { name: "ECDSA", namedCurve: "P-256" },
+    importAs: "ES256",
     verifyAs: { name: "ECDSA", hash: "SHA-256" },
     fits: (k) => k.kty === "EC" && k.crv === "P-256",
   },
   "ecdsa-p384-sha384": {
-    importAs: { name: "ECDSA", namedCurve: "P-384" },
+    importAs: "ES384",
     verifyAs: { name: "ECDSA", hash: "SHA-384" },
     fits: (k) => k.kty === "EC" && k.crv === "P-384",
   },
   "rsa-pss-sha512": {
-    importAs: { name: "RSA-PSS", hash: "SHA-512" },
+    importAs: "PS512",
     verifyAs: { name: "RSA-PSS", saltLength: 64 },
     fits: (k) => k.kty === "RSA",
   },
   "rsa-v1_5-sha256": {
-    importAs: { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" },
+    importAs: "RS256",
     verifyAs: { name: "RSASSA-PKCS1-v1_5" },
     fits: (k) => k.kty === "RSA",
   },
@@ -104,13 +119,10 @@ async function cryptoKey(thumbprint: string, jwk: JWK, alg: string, algorithm: A
   if (held) return held;
   // The public members only: a stray `alg`, `use` or `key_ops` must not refuse the import.
   const { kty, crv, x, y, n, e } = jwk;
-  const key = await crypto.subtle.importKey(
-    "jwk",
-    { kty, crv, x, y, n, e } as JsonWebKey,
-    algorithm.importAs,
-    false,
-    ["verify"],
+  const members = Object.fromEntries(
+    Object.entries({ kty, crv, x, y, n, e }).filter(([, value]) => value !== undefined),
   );
+  const key = (await importJWK(members, algorithm.importAs, { extractable: false })) as CryptoKey;
   if (imported.size >= MAX_IMPORTED) imported.delete(imported.keys().next().value as string);
   imported.set(id, key);
   return key;
