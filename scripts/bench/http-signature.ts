@@ -1,5 +1,5 @@
 /**
- * `node --import tsx scripts/bench/http-signature.ts [-- --runs 2000 --warmup 200 --alg EdDSA]`
+ * `node --import tsx scripts/bench/http-signature.ts [--runs 2000 --warmup 200 --alg EdDSA]`
  *
  * The CPU the agent's HTTP message signature (docs/http-signatures.md) adds to one fresh
  * assessment, in the pure code the Worker runs between its I/O waits: the request parsed and
@@ -20,7 +20,7 @@ import { optionsOrExit, runBench } from "./harness.ts";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-const USAGE = `usage: node --import tsx scripts/bench/http-signature.ts [-- options]
+const USAGE = `usage: node --import tsx scripts/bench/http-signature.ts [options]
   --runs N     timed runs (default 2000)
   --warmup N   untimed runs first, for the JIT (default 200)
   --alg A      the agent's key: EdDSA or ES256 (default EdDSA)
