@@ -10,6 +10,11 @@ import { spendStateOf } from "../billing/guard";
 import { type Placeholders, preparedOnce } from "../db/prepared";
 import { assessments, reviews } from "../db/schema";
 import { type NetworkQuery, networkCountsOf, networkRead } from "../network/assess";
+import {
+  type HttpSignatureQuery,
+  httpSignatureRead,
+  httpSignatureReadOf,
+} from "./http-signature/read";
 import type { AgentRowView, AssessContext, ModelContext, ModelRow } from "./input";
 import { recordJson } from "./outcome";
 import { refinementColumns } from "./refinement";
@@ -40,6 +45,11 @@ export interface ContextQuery {
    * of the same batch. Null or absent without network keys: no statement.
    */
   network?: NetworkQuery | null;
+  /**
+   * The agent's HTTP signature (docs/http-signatures.md): the key its `keyid` names, and its
+   * nonce remembered, as one more statement of the same batch. Absent without a signature.
+   */
+  httpSignature?: HttpSignatureQuery | null;
 }
 
 /**
@@ -56,6 +66,7 @@ export interface ContextQuery {
  */
 export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<AssessContext> {
   const network = q.network ?? null;
+  const signature = q.httpSignature ?? null;
   const [replay, keyOwner, identity, ...rest] = await tenant.batch((db) => [
     replayOf(db, { contentHash: q.contentHash }),
     keyOwnerOf(db, { livemode: q.livemode, idempotencyKey: q.idempotencyKey ?? "" }),
@@ -72,9 +83,20 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     }),
     ...(network ? [networkRead(db, network, q.livemode, q.testClock ?? null)] : []),
     ...(q.credentialRoot ? [activeIssuers(db)] : []),
+    ...(signature
+      ? [
+          httpSignatureRead(db, {
+            ...signature,
+            livemode: q.livemode,
+            testClock: q.testClock ?? null,
+          }),
+        ]
+      : []),
   ]);
-  const networkResult = network ? rest[0] : undefined;
-  const issuers = (network ? rest[1] : rest[0]) as AnchorRow[] | undefined;
+  // The optional statements answer in the order they were added.
+  const networkResult = network ? rest.shift() : undefined;
+  const issuers = (q.credentialRoot ? rest.shift() : undefined) as AnchorRow[] | undefined;
+  const signatureResult = signature ? rest.shift() : undefined;
   const rows = (identity as unknown as { rows: { context: Record<string, unknown> }[] }).rows;
   const row = rows[0]?.context ?? {};
   type PolicyRow = { id: string; version: number | null; rules: unknown };
@@ -110,6 +132,7 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     ...(row.test_clock_missing ? { testClockMissing: true } : {}),
     ...(row.model || row.shadow_model ? { models: modelsOf(row) } : {}),
     ...(network ? { network: networkCountsOf(networkResult) } : {}),
+    ...(signature ? { httpSignature: httpSignatureReadOf(signatureResult) } : {}),
     ...(q.credentialRoot && !replay[0]
       ? {
           anchors: await anchorsOf(tenant, tenant.env, issuers ?? [], q.credentialRoot),

@@ -2,6 +2,7 @@ import type { TrustAnchors } from "../ap2-credentials/verify";
 import type { SpendState } from "../billing/plans";
 import type { NetworkCount } from "../network/counts";
 import type { NetworkOutcome } from "../schemas/assessments";
+import type { HttpSignatureRead } from "./http-signature/verify";
 import type { AssessmentRecord } from "./outcome";
 import type { NormalizedRules } from "./policy";
 import { parsedPolicy } from "./policy-cache";
@@ -72,6 +73,11 @@ export interface AssessContext {
    * null when the org's mode does not consume; absent when nothing was asked (no network keys).
    */
   network?: NetworkCount[] | null;
+  /**
+   * The registered agent key the HTTP signature's `keyid` names, and whether its nonce is new;
+   * absent when the request carried no HTTP signature.
+   */
+  httpSignature?: HttpSignatureRead;
 }
 
 /** A risk model as the context read names it; `params` only when the isolate lacked them. */

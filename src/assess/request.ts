@@ -4,6 +4,7 @@ import { sha256 } from "#audit/digest";
 import { toHex, utf8 } from "#audit/encoding";
 import { ApiError } from "../errors";
 import { hasLoneSurrogate, withUnicodePattern } from "../schemas/common";
+import { HttpSignatureRequest } from "../schemas/http-signature";
 import { ACTION_KINDS, type ActionKind } from "../schemas/vocabulary";
 import { type A2ABinding, a2aBinding } from "./a2a-binding";
 import {
@@ -21,6 +22,7 @@ import {
   presentCredential,
 } from "./ap2-credential";
 import { actionFacts, ap2Facts, type MandateFacts, withoutServiceRiskData } from "./facts";
+import { type PresentedHttpSignature, parsePresented } from "./http-signature/presented";
 import { type IssueDetail, unstorableAt } from "./storable";
 
 export type { MandateType } from "./ap2";
@@ -47,6 +49,12 @@ export interface ParsedAssessRequest {
    * `iat`. Part of the idempotency identity: another clock is another request.
    */
   testClock?: string | null;
+  /**
+   * The agent's HTTP message signature as sent (`http_signature`) and as parsed, not yet
+   * verified (docs/http-signatures.md); null or absent without one. Part of the idempotency
+   * identity: another signature is another request.
+   */
+  httpSignature?: { sent: HttpSignatureRequest; presented: PresentedHttpSignature } | null;
 }
 
 /** Identifiers from another system: bounded, and free of control characters (logs, SQL text). */
@@ -138,6 +146,7 @@ export const AssessRequest = z
       .max(255)
       .regex(/^[\x21-\x7e]*$/, "must be printable ASCII without spaces")
       .optional(),
+    http_signature: HttpSignatureRequest.optional(),
     test_clock: z
       .uuid()
       .optional()
@@ -186,6 +195,9 @@ export function parseAssessRequest(body: unknown, a2aHeader: string | null): Par
     audience: request.audience ?? null,
     credential: null,
     testClock: request.test_clock ?? null,
+    httpSignature: request.http_signature
+      ? { sent: request.http_signature, presented: parsePresented(request.http_signature) }
+      : null,
   };
   if (request.credential !== undefined) {
     return credentialRequest(request.credential, request, submitted, base);
@@ -335,21 +347,24 @@ function isObject(value: unknown): value is Record<string, unknown> {
  */
 export function mandateCanonicalHash(
   request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate"> &
-    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a" | "audience" | "credential" | "testClock">>,
+    Partial<Pick<ParsedAssessRequest, HashedParts>>,
 ): string {
   return toHex(sha256(utf8(canonicalize(idempotencyIdentity(request)))));
 }
 
+type HashedParts = "agentId" | "a2a" | "audience" | "credential" | "testClock" | "httpSignature";
+
 /** The object mandateCanonicalHash hashes. */
 function idempotencyIdentity(
   request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate"> &
-    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a" | "audience" | "credential" | "testClock">>,
+    Partial<Pick<ParsedAssessRequest, HashedParts>>,
 ): Record<string, unknown> {
   const agentId = request.agentId ?? null;
   const cardRef = request.a2a?.agent_card_ref ?? null;
   const audience = request.audience ?? null;
   const credential = request.credential ?? null;
   const testClock = request.testClock ?? null;
+  const signature = request.httpSignature?.sent ?? null;
   return {
     kind: request.kind,
     mandateType: request.mandateType,
@@ -362,5 +377,6 @@ function idempotencyIdentity(
     ...(cardRef === null ? {} : { agent_card_ref: cardRef }),
     ...(audience === null ? {} : { audience }),
     ...(testClock === null ? {} : { test_clock: testClock }),
+    ...(signature === null ? {} : { http_signature: signature }),
   };
 }
