@@ -41,12 +41,13 @@ function checkEach<T, C>(
   for (const constraint of constraintList(open)) {
     const type = own(constraint, "type") as string;
     const check = Object.hasOwn(checks, type) ? checks[type] : undefined;
-    const violation = check
-      ? check(constraint, subject, context)
-      : `unknown constraint type ${type}`;
+    const violation = check ? check(constraint, subject, context) : `${UNKNOWN_CONSTRAINT} ${type}`;
     if (violation !== null) refuse("constraint_violated", violation, type);
   }
 }
+
+/** How a refusal names a constraint type the verifier does not know (AP2's `unresolved_constraint`). */
+export const UNKNOWN_CONSTRAINT = "unknown constraint type";
 
 /**
  * Checks a closed payment mandate against its open hops; answers it read as a payment. With a

@@ -30,12 +30,17 @@ export interface Verdict {
   /** The Risk Payload's claims for this verdict, exactly as they will be signed. */
   claims: Record<string, unknown>;
   events: PersistPlan["events"];
+  /**
+   * The AP2 Mandate Receipt's claims for this verdict, signed ES256 beside the Risk Payload;
+   * null without a credential (docs/credentials.md, "The Mandate Receipt").
+   */
+  receipt: Record<string, unknown> | null;
 }
 
 /** The record as the Worker drafts it: everything but the verdict and what the ledger adds. */
 export type RecordDraft = Omit<
   PersistPlan["record"],
-  keyof VerdictFields | "jws" | "kid" | "latency_ms"
+  keyof VerdictFields | "jws" | "kid" | "latency_ms" | "mandate_receipt"
 >;
 
 /**
@@ -88,7 +93,7 @@ export type CommitAnswer =
 export function signedRecord(
   draft: RecordDraft,
   verdict: Verdict,
-  signature: { jws: string; kid: string },
+  signature: { jws: string; kid: string; mandate_receipt: string | null },
   latencyMs: number,
 ): PersistPlan["record"] {
   return { ...draft, ...verdict.fields, ...signature, latency_ms: latencyMs };

@@ -64,6 +64,8 @@ export const AssessmentRecord = z.object({
   counterparty: z.string().nullable(),
   /** What an AP2 credential proved; absent (null) for an assessment without one. */
   credential: CredentialOutcome.nullable().optional(),
+  /** The AP2 Mandate Receipt (compact JWS, ES256); absent (null) without a credential. */
+  mandate_receipt: z.string().nullable().optional(),
   /** The active learned model's answer; absent (null) without one. */
   model: ModelOutcome.nullable().optional(),
   /** The network's counts (`outcome.network`); absent (null) when the org did not consume. */
@@ -117,6 +119,19 @@ export const Outcome = z
     refinement: Refinement.nullable(),
     agent: AgentSnapshotSchema.nullable(),
     credential: CredentialOutcome.nullable(),
+    mandate_receipt: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "The AP2 v0.2 Mandate Receipt of a presented credential: a compact JWS (ES256, `typ` " +
+          "ap2-mandate-receipt+jwt) signed by the key `kid` of `/.well-known/jwks.json`, with " +
+          "`iss`, `iat`, `result` (`success`|`error`), `reference` (AP2's, over the final " +
+          "SD-JWT), `error`/`error_description` on error, `closed_mandate_reference` (the " +
+          "SDK's, SHA-256 of the leaf JWS) and `assessment_id`; null without a credential " +
+          "(docs/credentials.md)",
+        example: null,
+      }),
     latency_ms: z.number().int().openapi({
       description: "From receipt of the request to the signed decision (persistence excluded)",
     }),
@@ -161,6 +176,7 @@ export function toOutcome(
     refinement,
     agent: record.agent,
     credential: record.credential ?? null,
+    mandate_receipt: record.mandate_receipt ?? null,
     latency_ms: record.latency_ms,
   };
 }

@@ -36,6 +36,7 @@ import {
   modelsHeld,
   runModel,
 } from "./learned-model";
+import { receiptReferences } from "./mandate-receipt";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
 import { evaluatePolicy } from "./policy-rules";
 import { recheckTerms } from "./recheck-terms";
@@ -212,8 +213,16 @@ export async function runAssessment(
     agentId: agent?.id ?? null,
     issuedAt: now,
     ttlSeconds,
+    receipt: presented
+      ? {
+          issuer,
+          issuedAt: now,
+          assessmentId: id,
+          references: receiptReferences(presented.chain),
+        }
+      : null,
   };
-  const chosen = verdictOf(decision, facts, credential);
+  const chosen = verdictOf(decision, facts, credential, verdict?.detail ?? null);
   const commit: AssessmentCommit = {
     once: onceKeys(draft),
     actor: { type: who.actor.type, id: who.actor.id },
@@ -275,8 +284,11 @@ async function commitTo(
   who: Caller,
   commit: AssessmentCommit,
 ): Promise<{ record: AssessmentRecord; reviewId: string | null }> {
-  // The ledger object signs with the same key; without one nothing is sequenced (503).
-  await signer(tenant.env);
+  // The ledger object signs with the same keys; without one nothing is sequenced (503): the
+  // Ed25519 key always, the ES256 key when a Mandate Receipt is to be signed.
+  const key = await signer(tenant.env);
+  if (commit.verdict.receipt && key.es256.kid === null)
+    throw new ApiError("signing_key_unavailable");
   const answered = await commitAssessment(tenant.env, who, commit);
   if (answered.kind === "refused") {
     throw new ApiError("spending_cap_reached", {

@@ -1,9 +1,11 @@
+import type { FailureDetail } from "../ap2-credentials/failures";
 import type { ChainVerdict } from "../ap2-credentials/verify";
 import { newId } from "../lib/ids";
 import type { ActionKind } from "../schemas/vocabulary";
 import type { AssessmentEventData } from "../schemas/webhook-events";
 import { type AssessedFailure, type CredentialOutcome, refusedDecision } from "./ap2-credential";
 import type { CredentialSpend, Verdict, VerdictFields } from "./commit";
+import { mandateReceiptClaims, type ReceiptFacts } from "./mandate-receipt";
 import { spendTerms } from "./review-opening";
 import type { Decision } from "./risk";
 import { type RiskPayloadFacts, riskPayloadClaims } from "./risk-payload";
@@ -12,11 +14,14 @@ import { type RiskPayloadFacts, riskPayloadClaims } from "./risk-payload";
 // assess path"): the record's fields, the Risk Payload's claims and the events, and for a
 // credential-backed approval the two verdicts it answers instead when it refuses the spend.
 
-/** What a Risk Payload states besides its verdict, its credential and its own id. */
+/**
+ * What a Risk Payload states besides its verdict, its credential and its own id; and, when a
+ * credential was presented, what its Mandate Receipt states besides its result.
+ */
 export type PayloadFacts = Omit<
   RiskPayloadFacts,
   "decision" | "riskScore" | "riskLevel" | "payloadId" | "credentialReference" | "mandateVerified"
->;
+> & { receipt: ReceiptFacts | null };
 
 /**
  * What approving a verified payment spends, for the ledger object to judge against what it
@@ -31,11 +36,12 @@ export function spendOf(
   const spend = verdict.spend;
   if (!spend || !credential) return null;
   const refused = (failure: AssessedFailure, description: string) =>
-    verdictOf(refusedDecision(decision, failure, description), facts, {
-      ...credential,
-      verified: false,
-      failure,
-    });
+    verdictOf(
+      refusedDecision(decision, failure, description),
+      facts,
+      { ...credential, verified: false, failure },
+      { message: description },
+    );
   return {
     ...spendTerms(spend),
     instead: {
@@ -51,11 +57,15 @@ export function spendOf(
   };
 }
 
-/** A decision as a verdict the ledger object may sign: its record fields, claims and events. */
+/**
+ * A decision as a verdict the ledger object may sign: its record fields, claims, events and,
+ * with a credential, its Mandate Receipt's claims (`detail`: why the credential failed).
+ */
 export function verdictOf(
   decision: Decision,
   facts: PayloadFacts,
   credential: CredentialOutcome | null,
+  detail: FailureDetail | null = null,
 ): Verdict {
   const fields: VerdictFields = {
     decision: decision.decision,
@@ -81,6 +91,8 @@ export function verdictOf(
       payloadId: newId(facts.issuedAt),
     }),
     events: eventsOf(facts.assessmentId, fields, facts.kind, facts.agentId),
+    receipt:
+      credential && facts.receipt ? mandateReceiptClaims(facts.receipt, credential, detail) : null,
   };
 }
 

@@ -1,5 +1,6 @@
 import { CHECKPOINT_TYP } from "#audit/checkpoint";
 import { GRANT_TYP, PACK_TYP, RECEIPT_TYP } from "../action/grant";
+import { MANDATE_RECEIPT_TYP } from "../assess/mandate-receipt";
 import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
 import { publicBatch } from "../auth/tenant";
 import { REPORT_TYP } from "../control-coverage/report";
@@ -39,7 +40,7 @@ export const KEY_PURPOSES = [
  * What the ES256 key signs, by JWS `typ` (issue 42's ADR): the artefacts a verifier without
  * EdDSA must check. test/node holds it against every `es256.signClaims` in src/.
  */
-export const ES256_KEY_PURPOSES = [] as const satisfies readonly string[];
+export const ES256_KEY_PURPOSES = [MANDATE_RECEIPT_TYP] as const;
 
 /** A key's window as the Cron sweep noted it in `signing_keys`. */
 export interface NotedKey {

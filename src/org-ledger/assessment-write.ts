@@ -15,7 +15,7 @@ import type { LedgerStore, StoredEntry } from "../ledger/ledger-store";
 export function assessmentPlan(
   commit: AssessmentCommit,
   verdict: Verdict,
-  signature: { jws: string; kid: string },
+  signature: { jws: string; kid: string; mandate_receipt: string | null },
 ): PersistPlan {
   const record = signedRecord(
     commit.record,

@@ -4,6 +4,7 @@ import { payloadDigest } from "#audit/digest";
 import { consistencyProof } from "#audit/merkle";
 import type { SpendRefusal } from "../ap2-credentials/spend";
 import type { AssessmentCommit, CommitAnswer, Verdict } from "../assess/commit";
+import { MANDATE_RECEIPT_TYP } from "../assess/mandate-receipt";
 import type { AnsweredPlan, PersistPlan } from "../assess/persist";
 import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
 import { type Env, modeOf } from "../env";
@@ -267,6 +268,12 @@ export class OrgLedger extends DurableObject<Env> {
     const signatures = await Promise.all(
       candidates.map((verdict) => key.signClaims(verdict.claims, RISK_PAYLOAD_TYP)),
     );
+    // Each verdict's Mandate Receipt, signed beside its Risk Payload (issue 42's ADR, point 2).
+    const receipts = await Promise.all(
+      candidates.map((verdict) =>
+        verdict.receipt ? key.es256.signClaims(verdict.receipt, MANDATE_RECEIPT_TYP) : null,
+      ),
+    );
     // The entry this commit sequenced with its plan, or the earlier commit's entry alone.
     const committed = await this.sections.inTurn<{ entry: StoredEntry; plan?: PersistPlan }>(
       (head) => {
@@ -274,7 +281,11 @@ export class OrgLedger extends DurableObject<Env> {
         if (earlier) return [{ entry: earlier }, head];
         const choice = spendChoice(this.store, commit);
         const verdict = candidates[choice] as Verdict;
-        const signature = { jws: signatures[choice] as string, kid: key.kid };
+        const signature = {
+          jws: signatures[choice] as string,
+          kid: key.kid,
+          mandate_receipt: receipts[choice] ?? null,
+        };
         const plan = assessmentPlan(commit, verdict, signature);
         const { record } = plan;
         const digest = payloadDigest(record);

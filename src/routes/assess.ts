@@ -26,6 +26,15 @@ const AssessResponse = z
     mandate: z.record(z.string(), z.unknown()).openapi({
       description: 'The submitted mandate with the Risk Payload in `risk_data["agent-risk"]`',
     }),
+    mandate_receipt: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "The AP2 v0.2 Mandate Receipt of a presented `credential` (compact JWS, ES256; " +
+          "`outcome.mandate_receipt`, docs/credentials.md): what an AP2 Verifier returns the " +
+          "agent. The same bytes on every replay; null without a credential",
+      }),
     outcome: Outcome,
     idempotency_key: z.string().nullable().openapi({ description: "Echoed from the request" }),
   })
@@ -75,6 +84,7 @@ function assessResponseExample() {
     refinement: openedRefinement("0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7e"),
     agent: null,
     credential: null,
+    mandate_receipt: null,
     latency_ms: 18,
   };
   return {
@@ -85,6 +95,7 @@ function assessResponseExample() {
     riskPayloadJws: jws,
     // Built by the function that builds the real answer's forwarded mandate.
     mandate: withRiskPayload(EXAMPLE_MANDATE, outcome as Outcome),
+    mandate_receipt: null,
     outcome,
     idempotency_key: "order-1042",
   };
@@ -159,6 +170,7 @@ export function registerAssess(app: OpenAPIHono<AppEnv>) {
         mandateId: record.mandate_id,
         riskPayloadJws: outcome.risk_payload.jws,
         mandate,
+        mandate_receipt: outcome.mandate_receipt,
         outcome,
         idempotency_key: request.idempotencyKey,
       },

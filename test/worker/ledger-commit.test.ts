@@ -30,6 +30,7 @@ function verdict(decision: "approve" | "deny", key: string): Verdict {
     },
     claims: { decision, because: key },
     events: [],
+    receipt: null,
   };
 }
 

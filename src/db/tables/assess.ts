@@ -105,6 +105,11 @@ export const assessments = pgTable(
      */
     credential: jsonb("credential"),
     /**
+     * The AP2 Mandate Receipt (compact JWS, ES256) signed in the commit that signed the Risk
+     * Payload (docs/credentials.md); null for an assessment made without a credential.
+     */
+    mandateReceipt: text("mandate_receipt"),
+    /**
      * The shadow policy's would-be verdict (`{policy_id, version, decision, risk_score, reason,
      * rule}`, docs/shadow-policies.md); null when the org shadowed nothing. Never signed, never
      * in the Outcome.

@@ -60,6 +60,9 @@ const approvedOutcome = {
     hops: 2,
     failure: null,
   },
+  // Signed ES256 by the key set's P-256 key (docs/credentials.md, "The Mandate Receipt").
+  mandate_receipt:
+    "eyJhbGciOiJFUzI1NiIsImtpZCI6IjU2U0ZnMG5zd0ZQOE1IbE9Lc3doRHBjdXBqamxJUF9kSXlvYUY3R1gxWk0iLCJ0eXAiOiJhcDItbWFuZGF0ZS1yZWNlaXB0K2p3dCJ9.eyJpc3MiOiJodHRwczovL3Jpc2suZXhhbXBsZS5jb20iLCJpYXQiOjE3NjM2MzAwNDMsInJlc3VsdCI6InN1Y2Nlc3MiLCJyZWZlcmVuY2UiOiJ2M2M4a0FuRjFvS3hQcTJsSDFtV203cVoyY0RxWHIwWWIzYVo1c1Q4dUx3IiwiY2xvc2VkX21hbmRhdGVfcmVmZXJlbmNlIjoiUlJzOEFJZUNOZ1hSbDhEc0JVOWhtY3EtRGJENlAxdE1TdmpwUWs2MmZOZyIsImFzc2Vzc21lbnRfaWQiOiIwMWExZjgzYi1mZDc4LTcyMDgtOTc0YS0wNDdlODBkNThkNGYifQ.Pa6hTEwfsXDMj29ZAMsiFqfdonpMxA1beD-kEyDru6V5vNPE6mD_w4Rjgk-_3u1uzNmEVWuoeNTiLO9V5H_XuQ",
   latency_ms: 21,
 };
 

@@ -177,6 +177,7 @@ export function expectOutcome(outcome: Json) {
       "kind",
       "latency_ms",
       "livemode",
+      "mandate_receipt",
       "object",
       "outcome",
       "refinement",

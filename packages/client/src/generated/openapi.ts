@@ -3025,6 +3025,7 @@ export interface paths {
                          *           }
                          *         }
                          *       },
+                         *       "mandate_receipt": null,
                          *       "outcome": {
                          *         "object": "assessment",
                          *         "id": "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b",
@@ -3080,6 +3081,7 @@ export interface paths {
                          *         },
                          *         "agent": null,
                          *         "credential": null,
+                         *         "mandate_receipt": null,
                          *         "latency_ms": 18
                          *       },
                          *       "idempotency_key": "order-1042"
@@ -3937,6 +3939,7 @@ export interface paths {
                          *         "hops": 2,
                          *         "failure": null
                          *       },
+                         *       "mandate_receipt": "eyJhbGciOiJFUzI1NiIsImtpZCI6IjU2U0ZnMG5zd0ZQOE1IbE9Lc3doRHBjdXBqamxJUF9kSXlvYUY3R1gxWk0iLCJ0eXAiOiJhcDItbWFuZGF0ZS1yZWNlaXB0K2p3dCJ9.eyJpc3MiOiJodHRwczovL3Jpc2suZXhhbXBsZS5jb20iLCJpYXQiOjE3NjM2MzAwNDMsInJlc3VsdCI6InN1Y2Nlc3MiLCJyZWZlcmVuY2UiOiJ2M2M4a0FuRjFvS3hQcTJsSDFtV203cVoyY0RxWHIwWWIzYVo1c1Q4dUx3IiwiY2xvc2VkX21hbmRhdGVfcmVmZXJlbmNlIjoiUlJzOEFJZUNOZ1hSbDhEc0JVOWhtY3EtRGJENlAxdE1TdmpwUWs2MmZOZyIsImFzc2Vzc21lbnRfaWQiOiIwMWExZjgzYi1mZDc4LTcyMDgtOTc0YS0wNDdlODBkNThkNGYifQ.Pa6hTEwfsXDMj29ZAMsiFqfdonpMxA1beD-kEyDru6V5vNPE6mD_w4Rjgk-_3u1uzNmEVWuoeNTiLO9V5H_XuQ",
                          *       "latency_ms": 21
                          *     }
                          */
@@ -16247,6 +16250,7 @@ export interface components {
          *           }
          *         }
          *       },
+         *       "mandate_receipt": null,
          *       "outcome": {
          *         "object": "assessment",
          *         "id": "0196a3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b",
@@ -16302,6 +16306,7 @@ export interface components {
          *         },
          *         "agent": null,
          *         "credential": null,
+         *         "mandate_receipt": null,
          *         "latency_ms": 18
          *       },
          *       "idempotency_key": "order-1042"
@@ -16319,6 +16324,8 @@ export interface components {
             mandate: {
                 [key: string]: unknown;
             };
+            /** @description The AP2 v0.2 Mandate Receipt of a presented `credential` (compact JWS, ES256; `outcome.mandate_receipt`, docs/credentials.md): what an AP2 Verifier returns the agent. The same bytes on every replay; null without a credential */
+            mandate_receipt: string | null;
             outcome: components["schemas"]["Outcome"];
             /** @description Echoed from the request */
             idempotency_key: string | null;
@@ -16386,6 +16393,11 @@ export interface components {
                 risk_tier: string;
             } | null;
             credential: components["schemas"]["CredentialOutcome"];
+            /**
+             * @description The AP2 v0.2 Mandate Receipt of a presented credential: a compact JWS (ES256, `typ` ap2-mandate-receipt+jwt) signed by the key `kid` of `/.well-known/jwks.json`, with `iss`, `iat`, `result` (`success`|`error`), `reference` (AP2's, over the final SD-JWT), `error`/`error_description` on error, `closed_mandate_reference` (the SDK's, SHA-256 of the leaf JWS) and `assessment_id`; null without a credential (docs/credentials.md)
+             * @example null
+             */
+            mandate_receipt: string | null;
             /** @description From receipt of the request to the signed decision (persistence excluded) */
             latency_ms: number;
         };
