@@ -5,6 +5,7 @@
  */
 import { canonicalize } from "#audit/canonical";
 import { type Claims, has, isClaims, own, safeInteger, text } from "./claims";
+import type { PaymentConstraintType } from "./constraint-types";
 import { type ClosedPayment, isMerchant, merchantMatches, readAmount } from "./mandates";
 import { budgetMaxMinor } from "./spend";
 
@@ -147,7 +148,7 @@ const reference: Check = (c, _closed, { openCheckoutHash }) => {
 };
 
 /** Every payment constraint type AP2 v0.2 defines; any other type is a violation. */
-export const PAYMENT_CHECKS: Record<string, Check> = {
+export const PAYMENT_CHECKS: Record<PaymentConstraintType, Check> = {
   "payment.amount_range": amountRange,
   "payment.budget": budget,
   "payment.agent_recurrence": agentRecurrence,

@@ -200,6 +200,14 @@ export const ROUTES: RouteCase[] = [
   },
   {
     method: "POST",
+    path: "/v1/credential-issuers/{id}",
+    liveOnly: true,
+    scope: "issuers:write",
+    resource: newIssuer,
+    body: { required_constraints: ["payment.budget"] },
+  },
+  {
+    method: "POST",
     path: "/v1/credential-issuers/{id}/revoke",
     liveOnly: true,
     scope: "issuers:write",

@@ -11041,6 +11041,9 @@ export interface paths {
                          *             "fetched_at": "string"
                          *           },
                          *           "principal_id": "string",
+                         *           "required_constraints": [
+                         *             "string"
+                         *           ],
                          *           "status": "active",
                          *           "created": "string",
                          *           "revoked_at": "string"
@@ -11122,7 +11125,11 @@ export interface paths {
                      *         ]
                      *       },
                      *       "jwks_url": "https://issuer.example/.well-known/jwks.json",
-                     *       "principal_id": "b0fe3bdd-8201-445a-aab3-a018692d6aca"
+                     *       "principal_id": "b0fe3bdd-8201-445a-aab3-a018692d6aca",
+                     *       "required_constraints": [
+                     *         "payment.budget",
+                     *         "payment.amount_range"
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["CreateCredentialIssuerRequest"];
@@ -11165,6 +11172,9 @@ export interface paths {
                          *         "fetched_at": "string"
                          *       },
                          *       "principal_id": "string",
+                         *       "required_constraints": [
+                         *         "string"
+                         *       ],
                          *       "status": "active",
                          *       "created": "string",
                          *       "revoked_at": "string"
@@ -11302,6 +11312,9 @@ export interface paths {
                          *         "fetched_at": "string"
                          *       },
                          *       "principal_id": "string",
+                         *       "required_constraints": [
+                         *         "string"
+                         *       ],
                          *       "status": "active",
                          *       "created": "string",
                          *       "revoked_at": "string"
@@ -11349,7 +11362,148 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /**
+         * Update a credential issuer: its name and the constraints it requires disclosed
+         * @description `required_constraints` replaces the list whole, and applies from the next assessment: a root of this issuer whose open mandate does not disclose one of them is `constraint_withheld` (docs/credentials.md). Keys are not updated: register a new issuer and revoke this one. An update that changes nothing records nothing.
+         *
+         *     Requires scope `issuers:write`. Live keys and sessions only (a test key: 403 `live_key_required`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "string",
+                     *       "required_constraints": [
+                     *         "payment.budget",
+                     *         "payment.amount_range"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UpdateCredentialIssuerRequest"];
+                };
+            };
+            responses: {
+                /** @description The issuer */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "credential_issuer",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "jwks": {
+                         *         "keys": [
+                         *           {
+                         *             "kty": "string",
+                         *             "crv": "string",
+                         *             "x": "string",
+                         *             "y": "string",
+                         *             "kid": "string"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "jwks_url": "string",
+                         *       "jwks_cache": {
+                         *         "keys": [
+                         *           {
+                         *             "kty": "string",
+                         *             "crv": "string",
+                         *             "x": "string",
+                         *             "y": "string",
+                         *             "kid": "string"
+                         *           }
+                         *         ],
+                         *         "fetched_at": "string"
+                         *       },
+                         *       "principal_id": "string",
+                         *       "required_constraints": [
+                         *         "string"
+                         *       ],
+                         *       "status": "active",
+                         *       "created": "string",
+                         *       "revoked_at": "string"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["CredentialIssuer"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -11418,6 +11572,9 @@ export interface paths {
                          *         "fetched_at": "string"
                          *       },
                          *       "principal_id": "string",
+                         *       "required_constraints": [
+                         *         "string"
+                         *       ],
                          *       "status": "active",
                          *       "created": "string",
                          *       "revoked_at": "string"
@@ -17871,7 +18028,7 @@ export interface components {
                  * @default null
                  * @enum {string|null}
                  */
-                failure?: "signature_invalid" | "untrusted_issuer" | "delegation_broken" | "disclosure_invalid" | "audience_mismatch" | "nonce_mismatch" | "expired" | "not_yet_valid" | "constraint_violated" | "already_consumed" | "budget_exceeded" | null;
+                failure?: "signature_invalid" | "untrusted_issuer" | "delegation_broken" | "disclosure_invalid" | "audience_mismatch" | "nonce_mismatch" | "expired" | "not_yet_valid" | "constraint_violated" | "constraint_withheld" | "already_consumed" | "budget_exceeded" | null;
                 /**
                  * @description The refusal's words, as the verifier (or the ledger) gave them
                  * @default null
@@ -18424,6 +18581,8 @@ export interface components {
                 fetched_at: string;
             } | null;
             principal_id: string | null;
+            /** @description Constraint types every open mandate this issuer signs must disclose (`constraint_withheld` otherwise) */
+            required_constraints: string[];
             /** @enum {string} */
             status: "active" | "revoked";
             created: string;
@@ -18452,6 +18611,7 @@ export interface components {
              * @description The principal whose own key this is, when the user signs the root
              */
             principal_id?: string;
+            required_constraints?: components["schemas"]["RequiredConstraints"];
         };
         /**
          * @description A public JWK: EC P-256 (ES256) or OKP Ed25519 (EdDSA). Private members (`d`, …) are refused. `kid`, when present, is what a root's header `kid` is matched against.
@@ -18466,12 +18626,25 @@ export interface components {
         CredentialIssuerKeyInput: {
             [key: string]: unknown;
         };
+        /**
+         * @description Constraint types every open mandate this issuer signs must disclose: a root whose open mandate lacks one (its holder withheld a selectively disclosable constraint, AP2 #339) is refused as `constraint_withheld`. Only the types of the mandate's kind apply (`payment.*` to payment mandates, `checkout.*` to checkout mandates). Default none.
+         * @example [
+         *       "payment.budget",
+         *       "payment.amount_range"
+         *     ]
+         */
+        RequiredConstraints: ("payment.agent_recurrence" | "payment.allowed_payees" | "payment.allowed_payment_instruments" | "payment.allowed_pisps" | "payment.amount_range" | "payment.budget" | "payment.execution_date" | "payment.reference" | "checkout.allowed_merchants" | "checkout.line_items")[];
         CredentialIssuerList: {
             /** @enum {string} */
             object: "list";
             data: components["schemas"]["CredentialIssuer"][];
             has_more: boolean;
             next_cursor: string | null;
+        };
+        /** @description The members to change; absent members are kept. Keys are not updated: register a new issuer and revoke this one. */
+        UpdateCredentialIssuerRequest: {
+            name?: string;
+            required_constraints?: components["schemas"]["RequiredConstraints"];
         };
         ActionMandate: {
             /** @enum {string} */
