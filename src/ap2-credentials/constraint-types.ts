@@ -11,6 +11,7 @@ export const PAYMENT_CONSTRAINT_TYPES = [
   "payment.allowed_pisps",
   "payment.amount_range",
   "payment.budget",
+  "payment.cumulative",
   "payment.execution_date",
   "payment.reference",
 ] as const;

@@ -268,6 +268,7 @@ async function verify(
         },
         opens,
         closed,
+        options.now * 1000,
       )
     : null;
   return { ...verdict, verified: true, spend, window: validityWindow(hops) };

@@ -193,15 +193,18 @@ export class OrgLedger extends DurableObject<Env> {
         };
       case "spending": {
         const { spend, livemode, notAfter } = rule;
+        // An item opened before period caps has no `at`: it counts at its approval.
+        const approvedAt = Date.now();
         return {
           ...(notAfter === undefined ? {} : { notAfter }),
           refusal: () => {
-            const refused = spendRefusal(this.store, livemode, spend);
+            const refused = spendRefusal(this.store, livemode, spend, approvedAt);
             return refused === null ? null : { refused };
           },
           also: (sequence) => {
             const { root, transaction, amount, currency } = spend;
-            this.store.addSpend(livemode, root, transaction, amount, currency, sequence);
+            const at = spend.at ?? approvedAt;
+            this.store.addSpend(livemode, root, transaction, amount, currency, sequence, at);
           },
         };
       }
@@ -285,8 +288,8 @@ export class OrgLedger extends DurableObject<Env> {
         this.store.setWrite(sequence, JSON.stringify(plan), Date.now());
         this.commits.hold(sequence, entry.hash, plan);
         if (commit.spend && choice === 0 && record.decision === "approve") {
-          const { root, transaction, amount, currency } = commit.spend;
-          this.store.addSpend(record.livemode, root, transaction, amount, currency, sequence);
+          const { root, transaction, amount, currency, at } = commit.spend;
+          this.store.addSpend(record.livemode, root, transaction, amount, currency, sequence, at);
         }
         return [{ entry, plan }, next];
       },

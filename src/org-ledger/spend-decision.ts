@@ -1,3 +1,4 @@
+import { periodWindow } from "../ap2-credentials/period-caps";
 import type { SpendRefusal } from "../ap2-credentials/spend";
 import type { AssessmentCommit, Verdict } from "../assess/commit";
 import type { LedgerStore } from "../ledger/ledger-store";
@@ -29,12 +30,15 @@ export function spendChoice(store: LedgerStore, commit: AssessmentCommit): 0 | 1
 
 /**
  * Why this org may not approve the spend now in this mode, or null when it may: test approvals
- * never spend a live consent, nor live ones a test consent. Synchronous.
+ * never spend a live consent, nor live ones a test consent. A period cap (`payment.cumulative`)
+ * passed is `budget_exceeded` too: a budget per UTC calendar period, the period holding the
+ * spend's `at` (`now`, the approval's time, for an item opened before caps). Synchronous.
  */
 export function spendRefusal(
   store: LedgerStore,
   livemode: boolean,
   spend: ReviewSpend,
+  now: number = Date.now(),
 ): SpendRefusal | null {
   const spent = store.spent(livemode, spend, spend.transaction, spend.currency);
   if (spent.consumedBy !== null) return "already_consumed";
@@ -42,5 +46,10 @@ export function spendRefusal(
     (budget) => budget.currency === spend.currency && spent.total + spend.amount > budget.max,
   );
   const exhausted = spend.maxOccurrences !== null && spent.uses >= spend.maxOccurrences;
-  return overBudget || exhausted ? "budget_exceeded" : null;
+  const overCap = (spend.caps ?? []).some((cap) => {
+    if (cap.currency !== spend.currency) return false;
+    const [from, to] = periodWindow(cap.period, spend.at ?? now);
+    return store.spentWithin(livemode, spend, spend.currency, from, to) + spend.amount > cap.max;
+  });
+  return overBudget || exhausted || overCap ? "budget_exceeded" : null;
 }
