@@ -27,6 +27,14 @@ export interface ConsentKey {
   rootSpellings?: string[];
 }
 
+/** What a consent's payments are judged under, as a review item's spend states them. */
+export interface ConsentTerms {
+  currency: string;
+  budgets: { max: number; currency: string }[];
+  caps: { max: number; currency: string; period: "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" }[];
+  maxOccurrences: number | null;
+}
+
 /** A write's fate: not yet in Postgres, stored, refused at the spending cap, or lost to another. */
 export type WriteStatus = "pending" | "stored" | "refused" | "other";
 
@@ -50,6 +58,11 @@ const SCHEMA = [
      livemode integer not null, consent text not null, tx text not null,
      amount integer not null, currency text not null, sequence integer not null,
      at integer, primary key (livemode, consent, tx))`,
+  // The terms of the last payment approved under a consent, per mode (its budgets, period caps
+  // and recurrence, as JSON): what the remaining-budget attestation states them from.
+  `create table if not exists consent_terms (
+     livemode integer not null, consent text not null, terms text not null,
+     primary key (livemode, consent))`,
   // What voids grants, by key (`action_mandate:<id>`): set by the revocation's own append, in
   // its transaction, and read by a redemption's, so the two are ordered by sequence.
   `create table if not exists voids (
@@ -406,6 +419,28 @@ export class LedgerStore {
       sequence,
       at,
     );
+  }
+
+  /** Keeps the terms a consent's latest approved payment was judged under (one row per mode). */
+  setConsentTerms(livemode: boolean, consent: string, terms: ConsentTerms): void {
+    this.sql.exec(
+      "insert or replace into consent_terms (livemode, consent, terms) values (?, ?, ?)",
+      livemode ? 1 : 0,
+      consent,
+      JSON.stringify(terms),
+    );
+  }
+
+  /** The terms kept for a consent in one mode; undefined when none of its payments was approved. */
+  consentTerms(livemode: boolean, consent: string): ConsentTerms | undefined {
+    const row = this.sql
+      .exec<{ terms: string }>(
+        "select terms from consent_terms where livemode = ? and consent = ?",
+        livemode ? 1 : 0,
+        consent,
+      )
+      .toArray()[0];
+    return row ? (JSON.parse(row.terms) as ConsentTerms) : undefined;
   }
 
   /** A spend whose assessment the database refused (the spending cap): it never happened. */

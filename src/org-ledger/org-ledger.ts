@@ -21,7 +21,14 @@ import { signer } from "../signing/signer";
 import { assessmentPlan, commitAnswer, earlierCommit } from "./assessment-write";
 import { CriticalSections } from "./critical-sections";
 import { GroupCommit } from "./group-commit";
-import { candidateVerdicts, spendChoice, spendRefusal } from "./spend-decision";
+import {
+  candidateVerdicts,
+  type MandateBudgetState,
+  mandateBudgetOf,
+  spendChoice,
+  spendRefusal,
+  termsOf,
+} from "./spend-decision";
 
 export { ANCHOR_DELAY_MS, anchorDelay } from "../ledger/anchoring";
 export type { InclusionAnswer } from "../ledger/inclusion";
@@ -205,6 +212,7 @@ export class OrgLedger extends DurableObject<Env> {
             const { root, transaction, amount, currency } = spend;
             const at = spend.at ?? approvedAt;
             this.store.addSpend(livemode, root, transaction, amount, currency, sequence, at);
+            this.store.setConsentTerms(livemode, root, termsOf(spend));
           },
         };
       }
@@ -290,6 +298,7 @@ export class OrgLedger extends DurableObject<Env> {
         if (commit.spend && choice === 0 && record.decision === "approve") {
           const { root, transaction, amount, currency, at } = commit.spend;
           this.store.addSpend(record.livemode, root, transaction, amount, currency, sequence, at);
+          this.store.setConsentTerms(record.livemode, root, termsOf(commit.spend));
         }
         return [{ entry, plan }, next];
       },
@@ -350,6 +359,15 @@ export class OrgLedger extends DurableObject<Env> {
   inclusions(sequences: number[]): InclusionAnswer[] | null {
     const answers = sequences.map((sequence) => this.inclusion(sequence));
     return answers.every((answer) => answer !== null) ? (answers as InclusionAnswer[]) : null;
+  }
+
+  /**
+   * What remains of an open mandate's budget in one mode, at `at` (epoch ms): the terms its last
+   * approved payment was judged under and the approved totals, overall and in each capped
+   * period. Null when no payment under the consent was approved in this mode.
+   */
+  mandateBudget(livemode: boolean, consent: string, at: number): MandateBudgetState | null {
+    return mandateBudgetOf(this.store, livemode, consent, at);
   }
 
   /** An RFC 6962 consistency proof between two tree sizes this ledger has reached. */

@@ -1,7 +1,7 @@
 import { periodWindow } from "../ap2-credentials/period-caps";
 import type { SpendRefusal } from "../ap2-credentials/spend";
 import type { AssessmentCommit, Verdict } from "../assess/commit";
-import type { LedgerStore } from "../ledger/ledger-store";
+import type { ConsentTerms, LedgerStore } from "../ledger/ledger-store";
 import type { ReviewSpend } from "../schemas/reviews";
 
 /**
@@ -52,4 +52,52 @@ export function spendRefusal(
     return store.spentWithin(livemode, spend, spend.currency, from, to) + spend.amount > cap.max;
   });
   return overBudget || exhausted || overCap ? "budget_exceeded" : null;
+}
+
+/** The terms a spend is judged under, kept with the consent for its attestation. */
+export function termsOf(spend: ReviewSpend): ConsentTerms {
+  return {
+    currency: spend.currency,
+    budgets: spend.budgets,
+    caps: spend.caps ?? [],
+    maxOccurrences: spend.maxOccurrences,
+  };
+}
+
+/** What remains of a consent's budget, as the ledger object knows it (see `mandateBudgetOf`). */
+export interface MandateBudgetState {
+  terms: ConsentTerms;
+  /** Approved under the consent in this mode, in the terms' currency, minor units. */
+  spent: number;
+  uses: number;
+  periods: { period: string; start: number; end: number; max: number; spent: number }[];
+}
+
+/**
+ * The ledger object's state of one consent in one mode at `at`: its kept terms, what was
+ * approved in total and within each capped period holding `at`; null when nothing was approved.
+ * Read with the same statements the spend decision uses, so it says what the next decision sees.
+ */
+export function mandateBudgetOf(
+  store: LedgerStore,
+  livemode: boolean,
+  consent: string,
+  at: number,
+): MandateBudgetState | null {
+  const terms = store.consentTerms(livemode, consent);
+  if (!terms) return null;
+  const key = { root: consent };
+  const spent = store.spent(livemode, key, "", terms.currency);
+  return {
+    terms,
+    spent: spent.total,
+    uses: spent.uses,
+    periods: terms.caps
+      .filter((cap) => cap.currency === terms.currency)
+      .map((cap) => {
+        const [start, end] = periodWindow(cap.period, at);
+        const within = store.spentWithin(livemode, key, terms.currency, start, end);
+        return { period: cap.period, start, end, max: cap.max, spent: within };
+      }),
+  };
 }

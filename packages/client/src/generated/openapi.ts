@@ -5192,6 +5192,112 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/mandate-budgets/{reference}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A signed statement of what remains of an open mandate's budget (AP2 #207)
+         * @description What this org approved under an AP2 open mandate in this mode, and what remains of its `payment.budget` and of each `payment.cumulative` period, as JSON and as a compact JWS (ES256, `typ` `mandate-budget+jwt`, valid 300 seconds) that another merchant verifies offline with `/.well-known/jwks.json`. 404 when the org approved nothing under the mandate in this mode (docs/credentials.md).
+         *
+         *     Requires scope `assess:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The open mandate's consent: base64url (unpadded) SHA-256 of its root's `header.payload` */
+                    reference: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The attestation */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "mandate_budget",
+                         *       "reference": "qj2Yb3Tn0d1uVX8h1cW8cQ2cO2v9mJ4l3i9bq1Yt2kE",
+                         *       "livemode": true,
+                         *       "currency": "CAD",
+                         *       "max_amount": 50000,
+                         *       "spent": 12000,
+                         *       "remaining": 38000,
+                         *       "uses": 3,
+                         *       "max_uses": 12,
+                         *       "periods": [
+                         *         {
+                         *           "period": "MONTHLY",
+                         *           "start": "2026-11-01T00:00:00.000Z",
+                         *           "end": "2026-12-01T00:00:00.000Z",
+                         *           "max_total": 20000,
+                         *           "spent": 12000,
+                         *           "remaining": 8000
+                         *         }
+                         *       ],
+                         *       "issued_at": "2026-11-20T09:31:47.000Z",
+                         *       "expires_at": "2026-11-20T09:36:47.000Z",
+                         *       "jws": "eyJhbGciOiJFUzI1NiIsImtpZCI6IjNrOUQ2TEM1WFpXU2V2UFBVcVpQSlE0T1pvRUpOLUdwVE1rRkF2VlhfVHciLCJ0eXAiOiJtYW5kYXRlLWJ1ZGdldCtqd3QifQ.eyJyZWZlcmVuY2UiOiJxajJZYjNUbjBkMXVWWDhoMWNXOGNRMmNPMnY5bUo0bDNpOWJxMVl0MmtFIn0.MEUCIQDtQ5l3c2lnbmF0dXJlLWV4YW1wbGUtb25seS1ub3QtdmFsaWQtYnl0ZXMtaGVyZQ"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["MandateBudget"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/policies": {
         parameters: {
             query?: never;
@@ -17419,6 +17525,37 @@ export interface components {
             /** @description The members of `mandate` erased then (empty when none were) */
             erased_fields: string[];
         };
+        MandateBudget: {
+            /** @enum {string} */
+            object: "mandate_budget";
+            reference: string;
+            livemode: boolean;
+            currency: string;
+            /** @description The smallest `payment.budget` of the terms, minor units; null without one */
+            max_amount: number | null;
+            /** @description Approved under the mandate, minor units */
+            spent: number;
+            remaining: number | null;
+            uses: number;
+            max_uses: number | null;
+            /** @description Each `payment.cumulative` cap's period holding `issued_at` */
+            periods: components["schemas"]["MandateBudgetPeriod"][];
+            issued_at: string;
+            expires_at: string;
+            /** @description The same statement as a compact JWS (ES256, `typ` `mandate-budget+jwt`), verifiable offline with `/.well-known/jwks.json` */
+            jws: string;
+        };
+        MandateBudgetPeriod: {
+            /** @enum {string} */
+            period: "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY";
+            /** @description The UTC calendar period's start */
+            start: string;
+            /** @description Its end (exclusive) */
+            end: string;
+            max_total: number;
+            spent: number;
+            remaining: number;
+        };
         Policy: {
             /** @enum {string} */
             object: "policy";
@@ -18666,7 +18803,7 @@ export interface components {
          *       "payment.amount_range"
          *     ]
          */
-        RequiredConstraints: ("payment.agent_recurrence" | "payment.allowed_payees" | "payment.allowed_payment_instruments" | "payment.allowed_pisps" | "payment.amount_range" | "payment.budget" | "payment.execution_date" | "payment.reference" | "checkout.allowed_merchants" | "checkout.line_items")[];
+        RequiredConstraints: ("payment.agent_recurrence" | "payment.allowed_payees" | "payment.allowed_payment_instruments" | "payment.allowed_pisps" | "payment.amount_range" | "payment.budget" | "payment.cumulative" | "payment.execution_date" | "payment.reference" | "checkout.allowed_merchants" | "checkout.line_items")[];
         CredentialIssuerList: {
             /** @enum {string} */
             object: "list";
