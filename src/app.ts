@@ -35,6 +35,7 @@ import { registerEvals } from "./routes/evals";
 import { registerHealth } from "./routes/health";
 import { registerHistory } from "./routes/history";
 import { registerJwks } from "./routes/jwks";
+import { registerMandateBudgets } from "./routes/mandate-budgets";
 import { registerMandates } from "./routes/mandates";
 import { registerMe } from "./routes/me";
 import { registerNetworkSettings } from "./routes/network-settings";
@@ -128,6 +129,7 @@ export function buildApp() {
   registerAssessmentsFeedback(app);
   registerAssessmentsEvidence(app);
   registerMandates(app);
+  registerMandateBudgets(app);
   registerPolicies(app);
   registerPoliciesBacktest(app);
   registerPoliciesShadowReport(app);

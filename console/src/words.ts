@@ -85,6 +85,8 @@ const REJECTIONS: Record<string, string> = {
   credential_expired: "The credential has expired.",
   credential_not_yet_valid: "The credential is not valid yet.",
   credential_constraint_violated: "The payment breaks a constraint of the credential.",
+  credential_constraint_withheld:
+    "The credential withholds a constraint its issuer requires to be disclosed.",
   credential_already_consumed: "The credential's consent has already paid for this transaction.",
   credential_budget_exceeded: "The payment would take the open mandate past its budget.",
   max_amount_exceeded: "The amount is above the policy's maximum.",

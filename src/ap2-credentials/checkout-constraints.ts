@@ -7,6 +7,7 @@
  * as the checkout that `checkout_hash` commits the user's agent to.
  */
 import { type Claims, isClaims, jsonOfBase64url, own, text } from "./claims";
+import type { CheckoutConstraintType } from "./constraint-types";
 import { textDigest } from "./disclosures";
 import { refuse } from "./failures";
 import { lineItemsViolation } from "./line-items";
@@ -25,7 +26,7 @@ const allowedMerchants: Check = (c, checkout) => {
 };
 
 /** Every checkout constraint type AP2 v0.2 defines; any other type is a violation. */
-export const CHECKOUT_CHECKS: Record<string, Check> = {
+export const CHECKOUT_CHECKS: Record<CheckoutConstraintType, Check> = {
   "checkout.allowed_merchants": allowedMerchants,
   "checkout.line_items": lineItemsViolation,
 };

@@ -20,12 +20,20 @@ export const CREDENTIAL_FAILURES = [
   "not_yet_valid",
   /** The closed mandate is outside an open mandate's constraints (or unreadable for them). */
   "constraint_violated",
+  /**
+   * The root's open mandate does not disclose a constraint type its issuer requires
+   * (`required_constraints`): the holder withheld a selectively disclosable one (AP2 #339).
+   */
+  "constraint_withheld",
 ] as const;
 
 export type CredentialFailure = (typeof CREDENTIAL_FAILURES)[number];
 
 export interface FailureDetail {
-  /** For `constraint_violated`: the constraint (`payment.amount_range`, `preset.payee`, …). */
+  /**
+   * For `constraint_violated`: the constraint (`payment.amount_range`, `preset.payee`, …); for
+   * `constraint_withheld`: the first required type missing.
+   */
   constraint?: string;
   message: string;
 }

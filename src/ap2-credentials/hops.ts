@@ -25,9 +25,10 @@ export interface TrustAnchors {
   /**
    * Active issuer keys. A root whose header names a `kid` is verified with the keys whose JWK
    * `kid` equals it (or, for a JWK without `kid`, whose RFC 7638 thumbprint equals it); a root
-   * without `kid` is tried against each key. Each key says which issuer it belongs to.
+   * without `kid` is tried against each key. Each key says which issuer it belongs to, and
+   * the constraint types that issuer requires every root it signs to disclose (none if absent).
    */
-  keys: { issuerId: string; jwk: JWK }[];
+  keys: { issuerId: string; jwk: JWK; requiredConstraints?: readonly string[] }[];
 }
 
 /** A hop read without any trust: its claims with disclosures resolved, and its mandate. */
@@ -137,7 +138,7 @@ const SIGNATURE_BYTES = 64;
 export async function verifyRoot(
   root: ParsedHop,
   anchors: TrustAnchors,
-): Promise<{ issuerId: string; key: PinnedKey }> {
+): Promise<{ issuerId: string; key: PinnedKey; requiredConstraints: readonly string[] }> {
   const kid = own(root.header, "kid");
   if (kid === undefined || typeof kid === "string") {
     for (const anchor of anchors.keys) {
@@ -148,7 +149,11 @@ export async function verifyRoot(
         anchor.jwk.kid === kid ||
         (anchor.jwk.kid === undefined && thumbprint(key) === kid);
       if (named && (await verifiesUnder(root.jws, root.header, key, { remember: true }))) {
-        return { issuerId: anchor.issuerId, key };
+        return {
+          issuerId: anchor.issuerId,
+          key,
+          requiredConstraints: anchor.requiredConstraints ?? [],
+        };
       }
     }
   }

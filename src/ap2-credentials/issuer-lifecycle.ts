@@ -9,6 +9,7 @@ import type {
   CreateCredentialIssuer,
   CredentialIssuer,
   ListCredentialIssuersQuery,
+  UpdateCredentialIssuer,
 } from "./issuer-schemas";
 import { createIssuer, toIssuer } from "./issuers";
 
@@ -66,6 +67,45 @@ export async function revokeIssuer(tenant: Tenant, id: string): Promise<Credenti
         .update(credentialIssuers)
         .set({ status: "revoked", revokedAt: new Date(terms.revoked_at) })
         .where(and(eq(credentialIssuers.id, id), eq(credentialIssuers.status, "active"))),
+      db.select().from(credentialIssuers).where(eq(credentialIssuers.id, id)),
+    ],
+  );
+  return toIssuer(orNotFound(results[1][0]));
+}
+
+/**
+ * Changes an issuer's name or required constraints, committing `credential_issuer.updated` with
+ * the issuer as it is after the change, in the same transaction. Required constraints apply from
+ * the next assessment (the registry is read on every one); a review item already open is not
+ * judged again against them (its chain is not kept). An update that changes nothing answers the
+ * record and records nothing.
+ */
+export async function updateIssuer(
+  tenant: Tenant,
+  id: string,
+  body: UpdateCredentialIssuer,
+): Promise<CredentialIssuer> {
+  const current = await getById(tenant, credentialIssuers, id);
+  const next = {
+    name: body.name ?? current.name,
+    requiredConstraints: body.required_constraints
+      ? [...body.required_constraints]
+      : current.requiredConstraints,
+  };
+  const unchanged =
+    next.name === current.name &&
+    next.requiredConstraints.join(",") === current.requiredConstraints.join(",");
+  if (unchanged) return toIssuer(current);
+  const issuer = toIssuer({ ...current, ...next });
+  const { results } = await commit(
+    tenant,
+    {
+      type: "credential_issuer.updated",
+      subject: { type: "credential_issuer", id },
+      payload: issuer,
+    },
+    (db) => [
+      db.update(credentialIssuers).set(next).where(eq(credentialIssuers.id, id)),
       db.select().from(credentialIssuers).where(eq(credentialIssuers.id, id)),
     ],
   );

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { RowUuid } from "../schemas/agents";
 import { PageQuery, plainText } from "../schemas/common";
+import { CONSTRAINT_TYPES } from "./constraint-types";
 import { isPinned, pinKey } from "./keys";
 
 export const credentialIssuerTags = ["Credential issuers"];
@@ -56,6 +57,23 @@ export const IssuerKeySet = z
     }
   });
 
+/** The constraint types an issuer requires disclosed: known types only, each once. */
+export const RequiredConstraints = z
+  .array(z.enum(CONSTRAINT_TYPES))
+  .max(CONSTRAINT_TYPES.length)
+  .superRefine((types, ctx) => {
+    const twice = types.find((type, i) => types.indexOf(type) !== i);
+    if (twice !== undefined) ctx.addIssue({ code: "custom", message: `${twice} is twice` });
+  })
+  .openapi("RequiredConstraints", {
+    description:
+      "Constraint types every open mandate this issuer signs must disclose: a root whose open " +
+      "mandate lacks one (its holder withheld a selectively disclosable constraint, AP2 #339) " +
+      "is refused as `constraint_withheld`. Only the types of the mandate's kind apply " +
+      "(`payment.*` to payment mandates, `checkout.*` to checkout mandates). Default none.",
+    example: ["payment.budget", "payment.amount_range"],
+  });
+
 export const CreateCredentialIssuer = z
   .object({
     name: plainText(200),
@@ -75,6 +93,7 @@ export const CreateCredentialIssuer = z
     principal_id: RowUuid.optional().openapi({
       description: "The principal whose own key this is, when the user signs the root",
     }),
+    required_constraints: RequiredConstraints.optional(),
   })
   .strict()
   .superRefine((body, ctx) => {
@@ -89,6 +108,20 @@ export const CreateCredentialIssuer = z
   .openapi("CreateCredentialIssuerRequest");
 
 export type CreateCredentialIssuer = z.infer<typeof CreateCredentialIssuer>;
+
+export const UpdateCredentialIssuer = z
+  .object({
+    name: plainText(200).optional(),
+    required_constraints: RequiredConstraints.optional(),
+  })
+  .strict()
+  .openapi("UpdateCredentialIssuerRequest", {
+    description:
+      "The members to change; absent members are kept. Keys are not updated: register a new " +
+      "issuer and revoke this one.",
+  });
+
+export type UpdateCredentialIssuer = z.infer<typeof UpdateCredentialIssuer>;
 
 const IssuerKey = z
   .object({
@@ -119,6 +152,10 @@ export const CredentialIssuer = z
         description: "For `jwks_url`: the keys last fetched and when; null before the first",
       }),
     principal_id: z.string().nullable(),
+    required_constraints: z.array(z.string()).openapi({
+      description:
+        "Constraint types every open mandate this issuer signs must disclose (`constraint_withheld` otherwise)",
+    }),
     status: z.enum(ISSUER_STATUSES),
     created: z.string(),
     revoked_at: z.string().nullable(),

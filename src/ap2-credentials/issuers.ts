@@ -52,6 +52,7 @@ const ANCHOR_COLUMNS = {
   etag: credentialIssuers.etag,
   fetchAttemptedAt: credentialIssuers.fetchAttemptedAt,
   networkDigests: credentialIssuers.networkDigests,
+  requiredConstraints: credentialIssuers.requiredConstraints,
 };
 
 export type AnchorRow = Pick<IssuerRow, keyof typeof ANCHOR_COLUMNS>;
@@ -215,7 +216,11 @@ export async function anchorsOf(
   });
   return {
     keys: trusted.flatMap((row) =>
-      keysOf(row).map((jwk) => ({ issuerId: row.id, jwk: jwk as JWK })),
+      keysOf(row).map((jwk) => ({
+        issuerId: row.id,
+        jwk: jwk as JWK,
+        requiredConstraints: row.requiredConstraints,
+      })),
     ),
   };
 }
@@ -301,16 +306,17 @@ export async function createIssuer(
     etag: fetched?.etag ?? null,
     fetchAttemptedAt: at,
     networkDigests: issuerNetworkDigests(tenant.env, jwks ?? fetched?.keys ?? []),
+    requiredConstraints: [...new Set(body.required_constraints ?? [])],
     createdAt: now,
     revokedAt: null,
   };
   const json = (keys: IssuerJwk[] | null | undefined) => (keys ? JSON.stringify(keys) : null);
   const columns = sql`(id, name, jwks, jwks_url, principal_id, fetched_jwks, etag, fetched_at,
-    fetch_attempted_at, network_digests, created_at)`;
+    fetch_attempted_at, network_digests, required_constraints, created_at)`;
   const values = sql`${row.id}, ${row.name}, ${json(jwks)}::jsonb, ${jwksUrl}, ${principalId}::uuid,
     ${json(row.fetchedJwks)}::jsonb, ${row.etag}, ${atText}::timestamptz, ${atText}::timestamptz,
     ${row.networkDigests ? JSON.stringify(row.networkDigests) : null}::jsonb,
-    ${now.toISOString()}::timestamptz`;
+    ${textArray(row.requiredConstraints)}::text[], ${now.toISOString()}::timestamptz`;
   const issuer = toIssuer(row);
   const { results } = await commit(
     tenant,
@@ -352,6 +358,11 @@ async function assertPrincipalActive(tenant: Tenant, principalId: string): Promi
   throw new ApiError("invalid_request", [{ path: "principal_id", message: "no such principal" }]);
 }
 
+/** A Postgres text[] literal of constraint types (a closed list: no quoting needed). */
+export function textArray(values: readonly string[]): string {
+  return `{${values.join(",")}}`;
+}
+
 function keySet(keys: IssuerJwk[]) {
   return { keys: keys.map((key) => ({ ...key })) };
 }
@@ -369,6 +380,7 @@ export function toIssuer(row: IssuerRow): CredentialIssuer {
         ? { ...keySet(row.fetchedJwks), fetched_at: row.fetchedAt.toISOString() }
         : null,
     principal_id: row.principalId,
+    required_constraints: row.requiredConstraints,
     status: row.status,
     created: row.createdAt.toISOString(),
     revoked_at: isoOrNull(row.revokedAt),

@@ -5,7 +5,9 @@
  */
 import { canonicalize } from "#audit/canonical";
 import { type Claims, has, isClaims, own, safeInteger, text } from "./claims";
+import type { PaymentConstraintType } from "./constraint-types";
 import { type ClosedPayment, isMerchant, merchantMatches, readAmount } from "./mandates";
+import { readCap } from "./period-caps";
 import { budgetMaxMinor } from "./spend";
 
 export interface PaymentContext {
@@ -62,6 +64,17 @@ const budget: Check = (c, closed) => {
   if (closed.currency !== currency) return `currency ${closed.currency} is not ${currency}`;
   if (closed.amount > maxMinor) {
     return `amount ${closed.amount} alone exceeds the budget of ${maxMinor} (max × 100)`;
+  }
+  return null;
+};
+
+/** One payment alone within the period cap; the sum within the period is the Durable Object's. */
+const cumulative: Check = (c, closed) => {
+  const cap = readCap(c);
+  if (typeof cap === "string") return cap;
+  if (closed.currency !== cap.currency) return `currency ${closed.currency} is not ${cap.currency}`;
+  if (closed.amount > cap.maxMinor) {
+    return `amount ${closed.amount} alone exceeds the ${cap.period} cap of ${cap.maxMinor}`;
   }
   return null;
 };
@@ -146,10 +159,14 @@ const reference: Check = (c, _closed, { openCheckoutHash }) => {
   return openCheckoutHash === expected ? null : "the open checkout mandate's hash differs";
 };
 
-/** Every payment constraint type AP2 v0.2 defines; any other type is a violation. */
-export const PAYMENT_CHECKS: Record<string, Check> = {
+/**
+ * Every payment constraint type AP2 v0.2 defines, and `payment.cumulative` (an extension); any
+ * other type is a violation.
+ */
+export const PAYMENT_CHECKS: Record<PaymentConstraintType, Check> = {
   "payment.amount_range": amountRange,
   "payment.budget": budget,
+  "payment.cumulative": cumulative,
   "payment.agent_recurrence": agentRecurrence,
   "payment.allowed_payees": allowedPayees,
   "payment.allowed_payment_instruments": allowedInstruments,

@@ -14,6 +14,7 @@
  */
 import { type Claims, finiteNumber, isClaims, own, safeInteger, text } from "./claims";
 import type { ClosedPayment } from "./mandates";
+import { type CapPeriod, type PeriodCap, periodWindow, readCap } from "./period-caps";
 
 export interface Spend {
   /** base64url(SHA-256(the root's `header.payload`)). */
@@ -31,6 +32,10 @@ export interface Spend {
   budgets: { maxMinor: number; currency: string }[];
   /** The smallest `payment.agent_recurrence.max_occurrences` of the open hops, if any. */
   maxOccurrences: number | null;
+  /** Every open hop's `payment.cumulative`: a cap on the sum within a UTC calendar period. */
+  caps: PeriodCap[];
+  /** Epoch ms the payment counts at in its periods: the verification's time (a test clock's). */
+  at: number;
 }
 
 /**
@@ -55,6 +60,7 @@ export function spendOf(
   root: Pick<Spend, "consent" | "rootSpellings">,
   opens: Claims[],
   closed: ClosedPayment,
+  at: number,
 ): Spend {
   const budgets = opens.flatMap((open) =>
     constraintsOf(open, "payment.budget").map((budget) => ({
@@ -73,6 +79,10 @@ export function spendOf(
     currency: closed.currency,
     budgets,
     maxOccurrences: occurrences.length > 0 ? Math.min(...occurrences) : null,
+    caps: opens
+      .flatMap((open) => constraintsOf(open, "payment.cumulative").map(readCap))
+      .filter((cap): cap is PeriodCap => typeof cap !== "string"),
+    at,
   };
 }
 
@@ -82,6 +92,8 @@ export interface RecordedSpend {
   /** Sum of the approved amounts, minor units. */
   total: number;
   count: number;
+  /** Sum of the approved amounts in the period of the spend's `at`, per period (0 if absent). */
+  inPeriod?: Partial<Record<CapPeriod, number>>;
 }
 
 export type SpendRefusal = "already_consumed" | "budget_exceeded";
@@ -89,7 +101,8 @@ export type SpendRefusal = "already_consumed" | "budget_exceeded";
 /**
  * Whether a payment may be approved after what `recorded` holds: `already_consumed` for a
  * transaction already paid under this root, `budget_exceeded` when the amount would take the
- * total past a budget or the count past `maxOccurrences`; null when it fits. Refused payments
+ * total past a budget, the period's total past a period cap, or the count past
+ * `maxOccurrences`; null when it fits. Refused payments
  * are never recorded, so they spend nothing.
  */
 export function judgeSpend(
@@ -107,6 +120,17 @@ export function judgeSpend(
     return {
       refusal: "budget_exceeded",
       message: `${recorded.total} + ${spend.amount} exceeds the budget of ${over.maxMinor} ${over.currency}`,
+    };
+  }
+  const capped = spend.caps.find(
+    (cap) => (recorded.inPeriod?.[cap.period] ?? 0) + spend.amount > cap.maxMinor,
+  );
+  if (capped) {
+    const [start] = periodWindow(capped.period, spend.at);
+    const from = new Date(start).toISOString();
+    return {
+      refusal: "budget_exceeded",
+      message: `the ${capped.period} cap of ${capped.maxMinor} ${capped.currency} from ${from} would be passed`,
     };
   }
   if (spend.maxOccurrences !== null && recorded.count >= spend.maxOccurrences) {

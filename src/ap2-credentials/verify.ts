@@ -12,7 +12,8 @@
  *    the wrong place or of the wrong kind is `delegation_broken`);
  * 3. `aud` and `nonce` of the last hop, when the caller gives them;
  * 4. the time windows of every hop and every mandate;
- * 5. the closed mandate within every open hop's constraints.
+ * 5. the root's open mandate disclosing every constraint type its issuer requires, then the
+ *    closed mandate within every open hop's constraints.
  * docs/credentials.md has the rules and their failure codes.
  */
 import type { ParsedChain, ParsedHop } from "./chain";
@@ -146,15 +147,19 @@ function reading(readings: (HopReading | Refusal)[], i: number): HopReading {
   return found;
 }
 
-/** Step 1: signatures, disclosures, bindings and keys, hop by hop. */
+/**
+ * Step 1: signatures, disclosures, bindings and keys, hop by hop. Answers the constraint types
+ * the root's issuer requires disclosed.
+ */
 async function verifyHops(
   chain: ParsedChain,
   readings: (HopReading | Refusal)[],
   anchors: TrustAnchors,
   verdict: ChainVerdict,
-): Promise<void> {
+): Promise<readonly string[]> {
   const last = chain.hops.length - 1;
   let delegated: PinnedKey | undefined;
+  let required: readonly string[] = [];
   for (const hop of chain.hops) {
     checkHeader(hop);
     checkSignatureForm(hop);
@@ -163,6 +168,7 @@ async function verifyHops(
       const root = await verifyRoot(hop, anchors);
       verdict.issuerId = root.issuerId;
       verdict.issuerKeyThumbprint = thumbprint(root.key);
+      required = root.requiredConstraints;
       signer = root.key;
     } else {
       signer = delegated as PinnedKey;
@@ -179,6 +185,31 @@ async function verifyHops(
     }
   }
   if (last === 0) refuse("delegation_broken", "a lone root SD-JWT holds no closed mandate");
+  return required;
+}
+
+/**
+ * Step 5's first half (AP2 #339): a digest without its disclosure cannot be told from a decoy,
+ * so a constraint the issuer made selectively disclosable can be withheld by any later holder,
+ * and would silently not apply. The issuer's `required_constraints` of the mandate's kind must
+ * each appear in the root's open mandate, the one the issuer signed: an intermediate hop's
+ * constraints are its delegate's, and cannot stand in for the issuer's.
+ */
+function checkDisclosed(root: Claims, kind: "payment" | "checkout", required: readonly string[]) {
+  const list = own(root, "constraints");
+  const present = new Set(
+    (Array.isArray(list) ? list : []).map((c) =>
+      typeof c === "object" && c !== null ? own(c as Claims, "type") : undefined,
+    ),
+  );
+  const missing = required.find((type) => type.startsWith(`${kind}.`) && !present.has(type));
+  if (missing !== undefined) {
+    refuse(
+      "constraint_withheld",
+      `the root's open mandate does not disclose ${missing}, which its issuer requires`,
+      missing,
+    );
+  }
 }
 
 /** Step 2: every `vct` known, open ones delegating, the last closed, all of one kind. */
@@ -202,7 +233,7 @@ async function verify(
   options: VerifyOptions,
   verdict: ChainVerdict,
 ): Promise<ChainVerdict> {
-  await verifyHops(chain, readings, options.anchors, verdict);
+  const required = await verifyHops(chain, readings, options.anchors, verdict);
   const hops = chain.hops.map((hop) => reading(readings, hop.index));
   const kind = mandateKind(hops.map((h) => h.mandate));
   if (kind === null) {
@@ -221,6 +252,7 @@ async function verify(
   }
   checkValidity(hops, options.now, options.skewSeconds ?? DEFAULT_SKEW_SECONDS);
   const opens = hops.slice(0, -1).map((h) => h.mandate);
+  checkDisclosed(opens[0] as Claims, kind, required);
   const closed = checkConstraints(kind, opens, leaf.mandate, {
     checkoutJwt: options.presentation.checkout_jwt,
     openCheckoutHash: options.presentation.open_checkout_hash,
@@ -236,6 +268,7 @@ async function verify(
         },
         opens,
         closed,
+        options.now * 1000,
       )
     : null;
   return { ...verdict, verified: true, spend, window: validityWindow(hops) };

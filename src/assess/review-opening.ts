@@ -26,5 +26,7 @@ export function spendTerms(spend: NonNullable<ChainVerdict["spend"]>): ReviewSpe
     currency: spend.currency,
     budgets: spend.budgets.map((b) => ({ max: b.maxMinor, currency: b.currency })),
     maxOccurrences: spend.maxOccurrences,
+    caps: spend.caps.map((c) => ({ max: c.maxMinor, currency: c.currency, period: c.period })),
+    at: spend.at,
   };
 }

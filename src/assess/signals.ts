@@ -165,6 +165,7 @@ export const REJECTION_CATALOG = {
   credential_expired: "mandate",
   credential_not_yet_valid: "mandate",
   credential_constraint_violated: "mandate",
+  credential_constraint_withheld: "mandate",
   credential_already_consumed: "mandate",
   credential_budget_exceeded: "mandate",
   max_amount_exceeded: "policy",

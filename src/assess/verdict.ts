@@ -51,7 +51,7 @@ export function spendOf(
       ),
       budget_exceeded: refused(
         "budget_exceeded",
-        "this payment would take the open mandate past its budget or its number of payments",
+        "this payment would take the open mandate past its budget, a period cap or its number of payments",
       ),
     },
   };

@@ -11,6 +11,7 @@ import { auditExamples } from "./openapi-examples/audit";
 import { billingExamples } from "./openapi-examples/billing";
 import type { OperationExamples } from "./openapi-examples/example-org";
 import { historyExamples } from "./openapi-examples/history";
+import { mandateBudgetExamples } from "./openapi-examples/mandate-budgets";
 import { networkExamples } from "./openapi-examples/network";
 import { orgExamples } from "./openapi-examples/orgs";
 import { policyExamples } from "./openapi-examples/policies";
@@ -23,6 +24,7 @@ export const RESPONSE_EXAMPLES: OperationExamples = {
   ...apiKeyExamples,
   ...assessmentExamples,
   ...reviewExamples,
+  ...mandateBudgetExamples,
   ...historyExamples,
   ...policyExamples,
   ...agentExamples,

@@ -27,6 +27,14 @@ export interface ConsentKey {
   rootSpellings?: string[];
 }
 
+/** What a consent's payments are judged under, as a review item's spend states them. */
+export interface ConsentTerms {
+  currency: string;
+  budgets: { max: number; currency: string }[];
+  caps: { max: number; currency: string; period: "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" }[];
+  maxOccurrences: number | null;
+}
+
 /** A write's fate: not yet in Postgres, stored, refused at the spending cap, or lost to another. */
 export type WriteStatus = "pending" | "stored" | "refused" | "other";
 
@@ -45,10 +53,16 @@ const SCHEMA = [
   // "one consent pays once" and the open mandate's budget are decided from. `consent` names
   // what the root's issuer signed, never the text of its signature; a test approval is never
   // a live one's (docs/credentials.md, "One consent pays once, in every spelling and mode").
+  // `at`: epoch ms the spend counts at in a period cap's period (null: kept before caps).
   `create table if not exists consent_spends (
      livemode integer not null, consent text not null, tx text not null,
      amount integer not null, currency text not null, sequence integer not null,
-     primary key (livemode, consent, tx))`,
+     at integer, primary key (livemode, consent, tx))`,
+  // The terms of the last payment approved under a consent, per mode (its budgets, period caps
+  // and recurrence, as JSON): what the remaining-budget attestation states them from.
+  `create table if not exists consent_terms (
+     livemode integer not null, consent text not null, terms text not null,
+     primary key (livemode, consent))`,
   // What voids grants, by key (`action_mandate:<id>`): set by the revocation's own append, in
   // its transaction, and read by a redemption's, so the two are ordered by sequence.
   `create table if not exists voids (
@@ -83,6 +97,11 @@ export class LedgerStore {
 
   constructor(private readonly sql: SqlStorage) {
     for (const statement of SCHEMA) sql.exec(statement);
+    // An object made before period caps has consent_spends without `at`.
+    const columns = sql.exec<{ name: string }>("pragma table_info(consent_spends)").toArray();
+    if (!columns.some((c) => c.name === "at")) {
+      sql.exec("alter table consent_spends add column at integer");
+    }
     this.textKeyedSpends =
       sql.exec("select 1 from sqlite_master where type = 'table' and name = 'spends'").toArray()
         .length > 0;
@@ -309,6 +328,45 @@ export class LedgerStore {
     return this.textKeyedSpends ? this.withTextKeyed(spent, consent, tx, currency) : spent;
   }
 
+  /**
+   * The total in `currency` approved under a consent in one mode within [from, to) epoch ms:
+   * what a period cap is judged from. Spends kept without a time (before caps, and the spends
+   * kept by the text of the root JWS) count in every period: a spend counted twice refuses a
+   * payment, where one missed would let a period pass its cap.
+   */
+  spentWithin(
+    livemode: boolean,
+    consent: ConsentKey,
+    currency: string,
+    from: number,
+    to: number,
+  ): number {
+    const row = this.sql
+      .exec<{ total: number }>(
+        `select coalesce(sum(amount), 0) as total from consent_spends
+         where livemode = ? and consent = ? and currency = ?
+           and (at is null or (at >= ? and at < ?))`,
+        livemode ? 1 : 0,
+        consent.root,
+        currency,
+        from,
+        to,
+      )
+      .toArray()[0];
+    const total = Number(row?.total ?? 0);
+    if (!this.textKeyedSpends) return total;
+    const roots = consent.rootSpellings ?? [consent.root];
+    const legacy = this.sql
+      .exec<{ total: number }>(
+        `select coalesce(sum(amount), 0) as total from spends
+         where root in (${roots.map(() => "?").join(", ")}) and currency = ?`,
+        ...roots,
+        currency,
+      )
+      .toArray()[0];
+    return total + Number(legacy?.total ?? 0);
+  }
+
   /** `spent` with the spends kept by the text of the root JWS, in either mode, added. */
   private withTextKeyed(
     spent: { consumedBy: number | null; total: number; uses: number },
@@ -348,17 +406,41 @@ export class LedgerStore {
     amount: number,
     currency: string,
     sequence: number,
+    at: number | null = null,
   ): void {
     this.sql.exec(
-      `insert into consent_spends (livemode, consent, tx, amount, currency, sequence)
-       values (?, ?, ?, ?, ?, ?)`,
+      `insert into consent_spends (livemode, consent, tx, amount, currency, sequence, at)
+       values (?, ?, ?, ?, ?, ?, ?)`,
       livemode ? 1 : 0,
       consent,
       tx,
       amount,
       currency,
       sequence,
+      at,
     );
+  }
+
+  /** Keeps the terms a consent's latest approved payment was judged under (one row per mode). */
+  setConsentTerms(livemode: boolean, consent: string, terms: ConsentTerms): void {
+    this.sql.exec(
+      "insert or replace into consent_terms (livemode, consent, terms) values (?, ?, ?)",
+      livemode ? 1 : 0,
+      consent,
+      JSON.stringify(terms),
+    );
+  }
+
+  /** The terms kept for a consent in one mode; undefined when none of its payments was approved. */
+  consentTerms(livemode: boolean, consent: string): ConsentTerms | undefined {
+    const row = this.sql
+      .exec<{ terms: string }>(
+        "select terms from consent_terms where livemode = ? and consent = ?",
+        livemode ? 1 : 0,
+        consent,
+      )
+      .toArray()[0];
+    return row ? (JSON.parse(row.terms) as ConsentTerms) : undefined;
   }
 
   /** A spend whose assessment the database refused (the spending cap): it never happened. */

@@ -22,7 +22,14 @@ import { signer } from "../signing/signer";
 import { assessmentPlan, commitAnswer, earlierCommit } from "./assessment-write";
 import { CriticalSections } from "./critical-sections";
 import { GroupCommit } from "./group-commit";
-import { candidateVerdicts, spendChoice, spendRefusal } from "./spend-decision";
+import {
+  candidateVerdicts,
+  type MandateBudgetState,
+  mandateBudgetOf,
+  spendChoice,
+  spendRefusal,
+  termsOf,
+} from "./spend-decision";
 
 export { ANCHOR_DELAY_MS, anchorDelay } from "../ledger/anchoring";
 export type { InclusionAnswer } from "../ledger/inclusion";
@@ -194,15 +201,19 @@ export class OrgLedger extends DurableObject<Env> {
         };
       case "spending": {
         const { spend, livemode, notAfter } = rule;
+        // An item opened before period caps has no `at`: it counts at its approval.
+        const approvedAt = Date.now();
         return {
           ...(notAfter === undefined ? {} : { notAfter }),
           refusal: () => {
-            const refused = spendRefusal(this.store, livemode, spend);
+            const refused = spendRefusal(this.store, livemode, spend, approvedAt);
             return refused === null ? null : { refused };
           },
           also: (sequence) => {
             const { root, transaction, amount, currency } = spend;
-            this.store.addSpend(livemode, root, transaction, amount, currency, sequence);
+            const at = spend.at ?? approvedAt;
+            this.store.addSpend(livemode, root, transaction, amount, currency, sequence, at);
+            this.store.setConsentTerms(livemode, root, termsOf(spend));
           },
         };
       }
@@ -296,8 +307,9 @@ export class OrgLedger extends DurableObject<Env> {
         this.store.setWrite(sequence, JSON.stringify(plan), Date.now());
         this.commits.hold(sequence, entry.hash, plan);
         if (commit.spend && choice === 0 && record.decision === "approve") {
-          const { root, transaction, amount, currency } = commit.spend;
-          this.store.addSpend(record.livemode, root, transaction, amount, currency, sequence);
+          const { root, transaction, amount, currency, at } = commit.spend;
+          this.store.addSpend(record.livemode, root, transaction, amount, currency, sequence, at);
+          this.store.setConsentTerms(record.livemode, root, termsOf(commit.spend));
         }
         return [{ entry, plan }, next];
       },
@@ -358,6 +370,15 @@ export class OrgLedger extends DurableObject<Env> {
   inclusions(sequences: number[]): InclusionAnswer[] | null {
     const answers = sequences.map((sequence) => this.inclusion(sequence));
     return answers.every((answer) => answer !== null) ? (answers as InclusionAnswer[]) : null;
+  }
+
+  /**
+   * What remains of an open mandate's budget in one mode, at `at` (epoch ms): the terms its last
+   * approved payment was judged under and the approved totals, overall and in each capped
+   * period. Null when no payment under the consent was approved in this mode.
+   */
+  mandateBudget(livemode: boolean, consent: string, at: number): MandateBudgetState | null {
+    return mandateBudgetOf(this.store, livemode, consent, at);
   }
 
   /** An RFC 6962 consistency proof between two tree sizes this ledger has reached. */

@@ -4,12 +4,14 @@ import {
   listIssuers,
   registerIssuer,
   revokeIssuer,
+  updateIssuer,
 } from "../ap2-credentials/issuer-lifecycle";
 import {
   CreateCredentialIssuer,
   CredentialIssuer,
   ListCredentialIssuersQuery,
   credentialIssuerTags as tags,
+  UpdateCredentialIssuer,
 } from "../ap2-credentials/issuer-schemas";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
@@ -66,6 +68,29 @@ const get = createRoute(
   }),
 );
 
+const update = createRoute(
+  guarded(
+    "issuers:write",
+    {
+      method: "post",
+      path: "/v1/credential-issuers/{id}",
+      tags,
+      summary: "Update a credential issuer: its name and the constraints it requires disclosed",
+      description:
+        "`required_constraints` replaces the list whole, and applies from the next assessment: " +
+        "a root of this issuer whose open mandate does not disclose one of them is " +
+        "`constraint_withheld` (docs/credentials.md). Keys are not updated: register a new " +
+        "issuer and revoke this one. An update that changes nothing records nothing.",
+      request: { params: IdParam, body: jsonBody(UpdateCredentialIssuer) },
+      responses: {
+        200: json(CredentialIssuer, "The issuer"),
+        ...errorResponses(400, 401, 403, 404, 503),
+      },
+    },
+    { liveOnly: true },
+  ),
+);
+
 const revoke = createRoute(
   guarded(
     "issuers:write",
@@ -99,6 +124,11 @@ export function registerCredentialIssuers(app: OpenAPIHono<AppEnv>) {
   app.openapi(get, async (c) => {
     const id = rowId(c.req.valid("param").id);
     return c.json(await getIssuer(c.var.tenant, id), 200);
+  });
+
+  app.openapi(update, async (c) => {
+    const id = rowId(c.req.valid("param").id);
+    return c.json(await updateIssuer(c.var.tenant, id, c.req.valid("json")), 200);
   });
 
   app.openapi(revoke, async (c) => {

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { AssessmentSummary } from "./assessments";
 import { DateTime, PageQuery, plainText } from "./common";
-import { AGENT_STATUSES } from "./vocabulary";
+import { AGENT_STATUSES, CAP_PERIODS } from "./vocabulary";
 
 /** The states of a review item: open until a person resolves it or its SLA expires it. */
 export const REVIEW_STATUSES = ["open", "resolved", "expired"] as const;
@@ -36,6 +36,15 @@ export const ReviewSpend = z.object({
   currency: z.string(),
   budgets: z.array(z.object({ max: z.number(), currency: z.string() })),
   maxOccurrences: z.number().int().nullable(),
+  /** Period caps (`payment.cumulative`), minor units; absent on items opened before them. */
+  caps: z
+    .array(z.object({ max: z.number(), currency: z.string(), period: z.enum(CAP_PERIODS) }))
+    .optional(),
+  /**
+   * Epoch ms the spend counts at in its caps' periods: the assessment's time (a test clock's
+   * under one). Absent on items opened before caps: the approval's time then.
+   */
+  at: z.number().optional(),
 });
 export type ReviewSpend = z.infer<typeof ReviewSpend>;
 

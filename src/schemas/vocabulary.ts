@@ -155,3 +155,9 @@ export const LEDGER_CONFLICT = "ledger_conflict";
 
 /** What an evaluation counts as flagging an action (the positive class). */
 export const EVAL_POSITIVES = ["deny", "review_or_deny"] as const;
+
+/**
+ * The periods of a `payment.cumulative` cap (an extension to AP2's open payment mandate): UTC
+ * calendar periods (src/ap2-credentials/period-caps.ts).
+ */
+export const CAP_PERIODS = ["DAILY", "WEEKLY", "MONTHLY", "YEARLY"] as const;

@@ -127,6 +127,8 @@ describe("payment constraints", () => {
         { maxMinor: 8050, currency: "CAD" },
       ],
       maxOccurrences: 3,
+      caps: [],
+      at: NOW * 1000,
     });
   });
 

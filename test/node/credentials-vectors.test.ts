@@ -180,6 +180,8 @@ describe("AP2 v0.2 vectors: sequences", () => {
           currency: "CAD",
           budgets: [{ maxMinor: Math.round(budget.max * 100), currency: "CAD" }],
           maxOccurrences: 12,
+          caps: [],
+          at: sequence.verify_params.current_time * 1000,
         });
         expect(verdict.consent).toBe(consent);
       });

@@ -54,6 +54,11 @@ export const credentialIssuers = pgTable(
      * root could name before the chain is verified (docs/architecture.md, "ADR: the learned model and network signals on the assess path", as built for issue 41). Null until written.
      */
     networkDigests: jsonb("network_digests").$type<IssuerNetworkDigest[]>(),
+    /**
+     * The constraint types every open mandate this issuer roots must disclose (AP2 #339: a
+     * selectively disclosable constraint the holder withheld is `constraint_withheld`).
+     */
+    requiredConstraints: text("required_constraints").array().notNull().default(sql`'{}'::text[]`),
     createdAt: createdAt(),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
   },

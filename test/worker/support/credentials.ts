@@ -183,3 +183,41 @@ export async function leafUnder(root: string, agent: Signer, closed: Claims): Pr
     .sign(agent.privateKey);
   return `${root}~~${jws}~${item.disclosure}~`;
 }
+
+/**
+ * An open mandate of a fresh issuer to a fresh holder of `org`, with `constraints`, and `pay`,
+ * which assesses a new closed payment under it with `key` (a new transaction each call). The
+ * consent's `reference` is what `GET /v1/mandate-budgets/{reference}` names.
+ */
+export async function mandateOf(org: TestOrg, constraints: Claims[]) {
+  const issuer = await newSigner("ES256", "issuer-1");
+  const agent = await newSigner("ES256");
+  await registerIssuer(org, [issuer.jwk]);
+  await registerHolder(org, agent.jwk);
+  const t = Math.floor(Date.now() / 1000);
+  const credential = await buildChain([
+    {
+      signer: issuer,
+      mandate: openPayment(agent, constraints, { iat: t - 3600, exp: t + 86_400 }),
+    },
+    {
+      signer: agent,
+      mandate: closedPayment(5000, { iat: t - 60, exp: t + 3600 }),
+      claims: { iat: t - 60 },
+    },
+  ]);
+  const root = credential.split("~~")[0] as string;
+  let n = 0;
+  const pay = async (key: string, amount = 1000) => {
+    n += 1;
+    const closed = { payment_amount: { amount, currency: "CAD" }, transaction_id: `tx-${n}` };
+    const body = {
+      credential: await leafUnder(root, agent, closed),
+      presentation: { aud: AUD, nonce: NONCE },
+    };
+    const res = await call("/v1/assess", { method: "POST", key, body });
+    if (res.status !== 200) throw new Error(`assess failed: ${res.status} ${res.text}`);
+    return res.json;
+  };
+  return { reference: consentOf(credential), pay };
+}

@@ -1,7 +1,9 @@
 import { env } from "cloudflare:test";
 import type { ScopeRequirement } from "../../../src/auth/scopes";
+import { RANGE } from "../../support/ap2-chains";
 import { CAPTURE, newMandate } from "./action";
 import { call, type RequestBody, type TestOrg } from "./api";
+import { mandateOf } from "./credentials";
 import { newAgent, newPrincipal, registerKey } from "./identity";
 import { seedHistory, trainModel } from "./risk-models";
 
@@ -183,6 +185,18 @@ export const ROUTES: RouteCase[] = [
       return { id: agent.id, keyId: (await registerKey(org, agent.id)).kid };
     },
   },
+  // the remaining-budget attestation of an open mandate the org approved a payment under
+  {
+    method: "GET",
+    path: "/v1/mandate-budgets/{reference}",
+    scope: "assess:read",
+    resource: async (org) => {
+      const mandate = await mandateOf(org, [RANGE]);
+      const approved = await mandate.pay((await org.key()).key);
+      if (approved.decision !== "approve") throw new Error(`not approved: ${approved.decision}`);
+      return { reference: mandate.reference };
+    },
+  },
   // credential issuers (the trust anchors of AP2 credentials)
   {
     method: "POST",
@@ -197,6 +211,14 @@ export const ROUTES: RouteCase[] = [
     path: "/v1/credential-issuers/{id}",
     scope: "issuers:read",
     resource: newIssuer,
+  },
+  {
+    method: "POST",
+    path: "/v1/credential-issuers/{id}",
+    liveOnly: true,
+    scope: "issuers:write",
+    resource: newIssuer,
+    body: { required_constraints: ["payment.budget"] },
   },
   {
     method: "POST",

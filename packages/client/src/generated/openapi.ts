@@ -5205,6 +5205,112 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/mandate-budgets/{reference}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A signed statement of what remains of an open mandate's budget (AP2 #207)
+         * @description What this org approved under an AP2 open mandate in this mode, and what remains of its `payment.budget` and of each `payment.cumulative` period, as JSON and as a compact JWS (ES256, `typ` `mandate-budget+jwt`, valid 300 seconds) that another merchant verifies offline with `/.well-known/jwks.json`. 404 when the org approved nothing under the mandate in this mode (docs/credentials.md).
+         *
+         *     Requires scope `assess:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The open mandate's consent: base64url (unpadded) SHA-256 of its root's `header.payload` */
+                    reference: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The attestation */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "mandate_budget",
+                         *       "reference": "qj2Yb3Tn0d1uVX8h1cW8cQ2cO2v9mJ4l3i9bq1Yt2kE",
+                         *       "livemode": true,
+                         *       "currency": "CAD",
+                         *       "max_amount": 50000,
+                         *       "spent": 12000,
+                         *       "remaining": 38000,
+                         *       "uses": 3,
+                         *       "max_uses": 12,
+                         *       "periods": [
+                         *         {
+                         *           "period": "MONTHLY",
+                         *           "start": "2026-11-01T00:00:00.000Z",
+                         *           "end": "2026-12-01T00:00:00.000Z",
+                         *           "max_total": 20000,
+                         *           "spent": 12000,
+                         *           "remaining": 8000
+                         *         }
+                         *       ],
+                         *       "issued_at": "2026-11-20T09:31:47.000Z",
+                         *       "expires_at": "2026-11-20T09:36:47.000Z",
+                         *       "jws": "eyJhbGciOiJFUzI1NiIsImtpZCI6IjNrOUQ2TEM1WFpXU2V2UFBVcVpQSlE0T1pvRUpOLUdwVE1rRkF2VlhfVHciLCJ0eXAiOiJtYW5kYXRlLWJ1ZGdldCtqd3QifQ.eyJyZWZlcmVuY2UiOiJxajJZYjNUbjBkMXVWWDhoMWNXOGNRMmNPMnY5bUo0bDNpOWJxMVl0MmtFIn0.MEUCIQDtQ5l3c2lnbmF0dXJlLWV4YW1wbGUtb25seS1ub3QtdmFsaWQtYnl0ZXMtaGVyZQ"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["MandateBudget"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/policies": {
         parameters: {
             query?: never;
@@ -11054,6 +11160,9 @@ export interface paths {
                          *             "fetched_at": "string"
                          *           },
                          *           "principal_id": "string",
+                         *           "required_constraints": [
+                         *             "string"
+                         *           ],
                          *           "status": "active",
                          *           "created": "string",
                          *           "revoked_at": "string"
@@ -11135,7 +11244,11 @@ export interface paths {
                      *         ]
                      *       },
                      *       "jwks_url": "https://issuer.example/.well-known/jwks.json",
-                     *       "principal_id": "b0fe3bdd-8201-445a-aab3-a018692d6aca"
+                     *       "principal_id": "b0fe3bdd-8201-445a-aab3-a018692d6aca",
+                     *       "required_constraints": [
+                     *         "payment.budget",
+                     *         "payment.amount_range"
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["CreateCredentialIssuerRequest"];
@@ -11178,6 +11291,9 @@ export interface paths {
                          *         "fetched_at": "string"
                          *       },
                          *       "principal_id": "string",
+                         *       "required_constraints": [
+                         *         "string"
+                         *       ],
                          *       "status": "active",
                          *       "created": "string",
                          *       "revoked_at": "string"
@@ -11315,6 +11431,9 @@ export interface paths {
                          *         "fetched_at": "string"
                          *       },
                          *       "principal_id": "string",
+                         *       "required_constraints": [
+                         *         "string"
+                         *       ],
                          *       "status": "active",
                          *       "created": "string",
                          *       "revoked_at": "string"
@@ -11362,7 +11481,148 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /**
+         * Update a credential issuer: its name and the constraints it requires disclosed
+         * @description `required_constraints` replaces the list whole, and applies from the next assessment: a root of this issuer whose open mandate does not disclose one of them is `constraint_withheld` (docs/credentials.md). Keys are not updated: register a new issuer and revoke this one. An update that changes nothing records nothing.
+         *
+         *     Requires scope `issuers:write`. Live keys and sessions only (a test key: 403 `live_key_required`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "string",
+                     *       "required_constraints": [
+                     *         "payment.budget",
+                     *         "payment.amount_range"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UpdateCredentialIssuerRequest"];
+                };
+            };
+            responses: {
+                /** @description The issuer */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "credential_issuer",
+                         *       "id": "string",
+                         *       "name": "string",
+                         *       "jwks": {
+                         *         "keys": [
+                         *           {
+                         *             "kty": "string",
+                         *             "crv": "string",
+                         *             "x": "string",
+                         *             "y": "string",
+                         *             "kid": "string"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "jwks_url": "string",
+                         *       "jwks_cache": {
+                         *         "keys": [
+                         *           {
+                         *             "kty": "string",
+                         *             "crv": "string",
+                         *             "x": "string",
+                         *             "y": "string",
+                         *             "kid": "string"
+                         *           }
+                         *         ],
+                         *         "fetched_at": "string"
+                         *       },
+                         *       "principal_id": "string",
+                         *       "required_constraints": [
+                         *         "string"
+                         *       ],
+                         *       "status": "active",
+                         *       "created": "string",
+                         *       "revoked_at": "string"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["CredentialIssuer"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -11431,6 +11691,9 @@ export interface paths {
                          *         "fetched_at": "string"
                          *       },
                          *       "principal_id": "string",
+                         *       "required_constraints": [
+                         *         "string"
+                         *       ],
                          *       "status": "active",
                          *       "created": "string",
                          *       "revoked_at": "string"
@@ -17369,6 +17632,37 @@ export interface components {
             /** @description The members of `mandate` erased then (empty when none were) */
             erased_fields: string[];
         };
+        MandateBudget: {
+            /** @enum {string} */
+            object: "mandate_budget";
+            reference: string;
+            livemode: boolean;
+            currency: string;
+            /** @description The smallest `payment.budget` of the terms, minor units; null without one */
+            max_amount: number | null;
+            /** @description Approved under the mandate, minor units */
+            spent: number;
+            remaining: number | null;
+            uses: number;
+            max_uses: number | null;
+            /** @description Each `payment.cumulative` cap's period holding `issued_at` */
+            periods: components["schemas"]["MandateBudgetPeriod"][];
+            issued_at: string;
+            expires_at: string;
+            /** @description The same statement as a compact JWS (ES256, `typ` `mandate-budget+jwt`), verifiable offline with `/.well-known/jwks.json` */
+            jws: string;
+        };
+        MandateBudgetPeriod: {
+            /** @enum {string} */
+            period: "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY";
+            /** @description The UTC calendar period's start */
+            start: string;
+            /** @description Its end (exclusive) */
+            end: string;
+            max_total: number;
+            spent: number;
+            remaining: number;
+        };
         Policy: {
             /** @enum {string} */
             object: "policy";
@@ -18011,7 +18305,7 @@ export interface components {
                  * @default null
                  * @enum {string|null}
                  */
-                failure?: "signature_invalid" | "untrusted_issuer" | "delegation_broken" | "disclosure_invalid" | "audience_mismatch" | "nonce_mismatch" | "expired" | "not_yet_valid" | "constraint_violated" | "already_consumed" | "budget_exceeded" | null;
+                failure?: "signature_invalid" | "untrusted_issuer" | "delegation_broken" | "disclosure_invalid" | "audience_mismatch" | "nonce_mismatch" | "expired" | "not_yet_valid" | "constraint_violated" | "constraint_withheld" | "already_consumed" | "budget_exceeded" | null;
                 /**
                  * @description The refusal's words, as the verifier (or the ledger) gave them
                  * @default null
@@ -18564,6 +18858,8 @@ export interface components {
                 fetched_at: string;
             } | null;
             principal_id: string | null;
+            /** @description Constraint types every open mandate this issuer signs must disclose (`constraint_withheld` otherwise) */
+            required_constraints: string[];
             /** @enum {string} */
             status: "active" | "revoked";
             created: string;
@@ -18592,6 +18888,7 @@ export interface components {
              * @description The principal whose own key this is, when the user signs the root
              */
             principal_id?: string;
+            required_constraints?: components["schemas"]["RequiredConstraints"];
         };
         /**
          * @description A public JWK: EC P-256 (ES256) or OKP Ed25519 (EdDSA). Private members (`d`, …) are refused. `kid`, when present, is what a root's header `kid` is matched against.
@@ -18606,12 +18903,25 @@ export interface components {
         CredentialIssuerKeyInput: {
             [key: string]: unknown;
         };
+        /**
+         * @description Constraint types every open mandate this issuer signs must disclose: a root whose open mandate lacks one (its holder withheld a selectively disclosable constraint, AP2 #339) is refused as `constraint_withheld`. Only the types of the mandate's kind apply (`payment.*` to payment mandates, `checkout.*` to checkout mandates). Default none.
+         * @example [
+         *       "payment.budget",
+         *       "payment.amount_range"
+         *     ]
+         */
+        RequiredConstraints: ("payment.agent_recurrence" | "payment.allowed_payees" | "payment.allowed_payment_instruments" | "payment.allowed_pisps" | "payment.amount_range" | "payment.budget" | "payment.cumulative" | "payment.execution_date" | "payment.reference" | "checkout.allowed_merchants" | "checkout.line_items")[];
         CredentialIssuerList: {
             /** @enum {string} */
             object: "list";
             data: components["schemas"]["CredentialIssuer"][];
             has_more: boolean;
             next_cursor: string | null;
+        };
+        /** @description The members to change; absent members are kept. Keys are not updated: register a new issuer and revoke this one. */
+        UpdateCredentialIssuerRequest: {
+            name?: string;
+            required_constraints?: components["schemas"]["RequiredConstraints"];
         };
         ActionMandate: {
             /** @enum {string} */

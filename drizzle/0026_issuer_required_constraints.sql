@@ -1,0 +1,1 @@
+ALTER TABLE "credential_issuers" ADD COLUMN "required_constraints" text[] DEFAULT '{}'::text[] NOT NULL;
