@@ -39,6 +39,9 @@ export const AP2_ERROR_OF_FAILURE: Record<AssessedFailure, Ap2ReceiptError> = {
   expired: "invalid_credential",
   not_yet_valid: "invalid_credential",
   constraint_violated: "invalid_mandate",
+  // The holder withheld a constraint the issuer requires disclosed (AP2 #339): what the
+  // presentation shows cannot approve the action.
+  constraint_withheld: "invalid_mandate",
   already_consumed: "invalid_mandate",
   budget_exceeded: "invalid_mandate",
 };
