@@ -20,6 +20,12 @@ export const CREDENTIAL_FAILURES = [
   "not_yet_valid",
   /** The closed mandate is outside an open mandate's constraints (or unreadable for them). */
   "constraint_violated",
+  /**
+   * A status list the root or a hop names says INVALID (draft-ietf-oauth-status-list §7.1):
+   * decided by the status check after the chain verified (src/status-lists/check.ts), never by
+   * `verifyChain`.
+   */
+  "revoked",
 ] as const;
 
 export type CredentialFailure = (typeof CREDENTIAL_FAILURES)[number];

@@ -28,6 +28,11 @@ export interface TrustAnchors {
    * without `kid` is tried against each key. Each key says which issuer it belongs to.
    */
   keys: { issuerId: string; jwk: JWK }[];
+  /**
+   * The issuers whose credentials are reviewed when a status list they name cannot be had
+   * (`credential_issuers.status_required`, docs/status-lists.md).
+   */
+  statusRequired?: string[];
 }
 
 /** A hop read without any trust: its claims with disclosures resolved, and its mandate. */

@@ -75,6 +75,18 @@ export const CreateCredentialIssuer = z
     principal_id: RowUuid.optional().openapi({
       description: "The principal whose own key this is, when the user signs the root",
     }),
+    status_required: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          "Whether a credential of this issuer that names a status list " +
+          "(draft-ietf-oauth-status-list `status.status_list`) is reviewed, never approved, " +
+          "when the list cannot be fetched or trusted. Default false: the rest of the evidence " +
+          "decides. A list that says INVALID denies and SUSPENDED reviews either way " +
+          "(docs/status-lists.md).",
+        example: true,
+      }),
   })
   .strict()
   .superRefine((body, ctx) => {
@@ -119,6 +131,9 @@ export const CredentialIssuer = z
         description: "For `jwks_url`: the keys last fetched and when; null before the first",
       }),
     principal_id: z.string().nullable(),
+    status_required: z.boolean().openapi({
+      description: "An unfetchable status list reviews (true) or is ignored (false)",
+    }),
     status: z.enum(ISSUER_STATUSES),
     created: z.string(),
     revoked_at: z.string().nullable(),

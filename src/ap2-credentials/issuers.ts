@@ -52,6 +52,7 @@ const ANCHOR_COLUMNS = {
   etag: credentialIssuers.etag,
   fetchAttemptedAt: credentialIssuers.fetchAttemptedAt,
   networkDigests: credentialIssuers.networkDigests,
+  statusRequired: credentialIssuers.statusRequired,
 };
 
 export type AnchorRow = Pick<IssuerRow, keyof typeof ANCHOR_COLUMNS>;
@@ -217,6 +218,7 @@ export async function anchorsOf(
     keys: trusted.flatMap((row) =>
       keysOf(row).map((jwk) => ({ issuerId: row.id, jwk: jwk as JWK })),
     ),
+    statusRequired: trusted.filter((row) => row.statusRequired).map((row) => row.id),
   };
 }
 
@@ -301,16 +303,17 @@ export async function createIssuer(
     etag: fetched?.etag ?? null,
     fetchAttemptedAt: at,
     networkDigests: issuerNetworkDigests(tenant.env, jwks ?? fetched?.keys ?? []),
+    statusRequired: body.status_required ?? false,
     createdAt: now,
     revokedAt: null,
   };
   const json = (keys: IssuerJwk[] | null | undefined) => (keys ? JSON.stringify(keys) : null);
   const columns = sql`(id, name, jwks, jwks_url, principal_id, fetched_jwks, etag, fetched_at,
-    fetch_attempted_at, network_digests, created_at)`;
+    fetch_attempted_at, network_digests, status_required, created_at)`;
   const values = sql`${row.id}, ${row.name}, ${json(jwks)}::jsonb, ${jwksUrl}, ${principalId}::uuid,
     ${json(row.fetchedJwks)}::jsonb, ${row.etag}, ${atText}::timestamptz, ${atText}::timestamptz,
     ${row.networkDigests ? JSON.stringify(row.networkDigests) : null}::jsonb,
-    ${now.toISOString()}::timestamptz`;
+    ${row.statusRequired}, ${now.toISOString()}::timestamptz`;
   const issuer = toIssuer(row);
   const { results } = await commit(
     tenant,
@@ -369,6 +372,7 @@ export function toIssuer(row: IssuerRow): CredentialIssuer {
         ? { ...keySet(row.fetchedJwks), fetched_at: row.fetchedAt.toISOString() }
         : null,
     principal_id: row.principalId,
+    status_required: row.statusRequired,
     status: row.status,
     created: row.createdAt.toISOString(),
     revoked_at: isoOrNull(row.revokedAt),

@@ -48,6 +48,7 @@ export const standingColumns = {
     etag: credentialIssuers.etag,
     fetchAttemptedAt: credentialIssuers.fetchAttemptedAt,
     networkDigests: credentialIssuers.networkDigests,
+    statusRequired: credentialIssuers.statusRequired,
   },
   holderKey: { status: agentKeys.status },
   agent: { status: agents.status },

@@ -37,6 +37,7 @@ describe("POST /v1/credential-issuers", () => {
       jwks_url: null,
       jwks_cache: null,
       principal_id: null,
+      status_required: false,
       status: "active",
       created: expect.any(String),
       revoked_at: null,

@@ -11041,6 +11041,7 @@ export interface paths {
                          *             "fetched_at": "string"
                          *           },
                          *           "principal_id": "string",
+                         *           "status_required": true,
                          *           "status": "active",
                          *           "created": "string",
                          *           "revoked_at": "string"
@@ -11122,7 +11123,8 @@ export interface paths {
                      *         ]
                      *       },
                      *       "jwks_url": "https://issuer.example/.well-known/jwks.json",
-                     *       "principal_id": "b0fe3bdd-8201-445a-aab3-a018692d6aca"
+                     *       "principal_id": "b0fe3bdd-8201-445a-aab3-a018692d6aca",
+                     *       "status_required": true
                      *     }
                      */
                     "application/json": components["schemas"]["CreateCredentialIssuerRequest"];
@@ -11165,6 +11167,7 @@ export interface paths {
                          *         "fetched_at": "string"
                          *       },
                          *       "principal_id": "string",
+                         *       "status_required": true,
                          *       "status": "active",
                          *       "created": "string",
                          *       "revoked_at": "string"
@@ -11302,6 +11305,7 @@ export interface paths {
                          *         "fetched_at": "string"
                          *       },
                          *       "principal_id": "string",
+                         *       "status_required": true,
                          *       "status": "active",
                          *       "created": "string",
                          *       "revoked_at": "string"
@@ -11418,6 +11422,7 @@ export interface paths {
                          *         "fetched_at": "string"
                          *       },
                          *       "principal_id": "string",
+                         *       "status_required": true,
                          *       "status": "active",
                          *       "created": "string",
                          *       "revoked_at": "string"
@@ -17871,7 +17876,7 @@ export interface components {
                  * @default null
                  * @enum {string|null}
                  */
-                failure?: "signature_invalid" | "untrusted_issuer" | "delegation_broken" | "disclosure_invalid" | "audience_mismatch" | "nonce_mismatch" | "expired" | "not_yet_valid" | "constraint_violated" | "already_consumed" | "budget_exceeded" | null;
+                failure?: "signature_invalid" | "untrusted_issuer" | "delegation_broken" | "disclosure_invalid" | "audience_mismatch" | "nonce_mismatch" | "expired" | "not_yet_valid" | "constraint_violated" | "revoked" | "already_consumed" | "budget_exceeded" | null;
                 /**
                  * @description The refusal's words, as the verifier (or the ledger) gave them
                  * @default null
@@ -18424,6 +18429,8 @@ export interface components {
                 fetched_at: string;
             } | null;
             principal_id: string | null;
+            /** @description An unfetchable status list reviews (true) or is ignored (false) */
+            status_required: boolean;
             /** @enum {string} */
             status: "active" | "revoked";
             created: string;
@@ -18452,6 +18459,11 @@ export interface components {
              * @description The principal whose own key this is, when the user signs the root
              */
             principal_id?: string;
+            /**
+             * @description Whether a credential of this issuer that names a status list (draft-ietf-oauth-status-list `status.status_list`) is reviewed, never approved, when the list cannot be fetched or trusted. Default false: the rest of the evidence decides. A list that says INVALID denies and SUSPENDED reviews either way (docs/status-lists.md).
+             * @example true
+             */
+            status_required?: boolean;
         };
         /**
          * @description A public JWK: EC P-256 (ES256) or OKP Ed25519 (EdDSA). Private members (`d`, …) are refused. `kid`, when present, is what a root's header `kid` is matched against.

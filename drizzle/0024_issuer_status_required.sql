@@ -1,0 +1,1 @@
+ALTER TABLE "credential_issuers" ADD COLUMN "status_required" boolean DEFAULT false NOT NULL;
