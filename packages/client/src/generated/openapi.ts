@@ -2217,6 +2217,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/status-lists/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of the service's Token Status Lists (draft-ietf-oauth-status-list), signed
+         * @description Public, no credential. The `status.status_list.uri` of a Risk Payload, an agent key, an agent or an action grant names it. The body is a `statuslist+jwt` (§5.1) signed with a key of `/.well-known/jwks.json`: `sub` is this URI, `ttl` how long it may be kept, `status_list` the ZLIB-compressed list (`bits` 2: 0 VALID, 1 INVALID). docs/status-lists.md.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The Status List Token */
+                200: {
+                    headers: {
+                        "cache-control": "public, max-age=60";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example eyJhbGciOiJFZERTQSIsImtpZCI6Im5MM3pGYlZhOU9qZ2JwbUh3Q2hSaW9Ub1prOTFzWGtVU3pNNDNIR3FqdUkiLCJ0eXAiOiJzdGF0dXNsaXN0K2p3dCJ9.eyJpc3MiOiJodHRwczovL2FwaS5leGFtcGxlLmNvbSIsInN1YiI6Imh0dHBzOi8vYXBpLmV4YW1wbGUuY29tL3YxL3N0YXR1cy1saXN0cy8wMTkwZjFjMi03ZDNlLTdhNDEtOWM1NS0yYjhlNGY2YTFkMjAuMCIsImlhdCI6MTc4MDAwMDAwMCwiZXhwIjoxNzgwMDAzNjAwLCJ0dGwiOjYwLCJzdGF0dXNfbGlzdCI6eyJiaXRzIjoyLCJsc3QiOiJlTnJ0d1RFQkFBQUF3cUQxVDIwTUlBQUFBT0Jody1BQUFRIn19.c2lnbmF0dXJlLWlzLWlsbHVzdHJhdGl2ZQ */
+                        "application/statuslist+jwt": string;
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -15251,6 +15321,14 @@ export interface components {
             /** @description True only for a mandate taken from a verified AP2 credential; on a resolved payload, only with `resolution.rechecked_at` */
             mandate_verified: boolean;
             resolution?: components["schemas"]["RiskPayloadResolution"];
+            /** @description Where the verdict's status is published (draft-ietf-oauth-status-list §6.2): INVALID once a review resolution or an erasure voids it (docs/status-lists.md). A resolved payload carries none: it is final */
+            status?: {
+                status_list: {
+                    idx: number;
+                    /** @description `GET /v1/status-lists/{id}` of this service */
+                    uri: string;
+                };
+            };
         };
         /** @description On the payload a review's resolution (or its expiry) signs, never on the first: `decision` is then the human one (docs/reviews.md) */
         RiskPayloadResolution: {

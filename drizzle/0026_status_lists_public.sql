@@ -1,0 +1,30 @@
+-- The service's own Token Status Lists (issue 42 §2; docs/status-lists.md, "Issued"): the
+-- entries are the org's (row-level security on app.org_id, like every org table); the public
+-- GET /v1/status-lists/{id} reads one list through status_list_read, which needs no tenant and
+-- answers only what the list publishes anyway: the places that are not VALID.
+GRANT SELECT, INSERT, UPDATE ON status_list_entries TO app_user;
+--> statement-breakpoint
+ALTER TABLE status_list_entries ENABLE ROW LEVEL SECURITY;
+--> statement-breakpoint
+ALTER TABLE status_list_entries FORCE ROW LEVEL SECURITY;
+--> statement-breakpoint
+CREATE POLICY status_list_entries_tenant ON status_list_entries
+  USING (org_id = nullif(current_setting('app.org_id', true), '')::uuid)
+  WITH CHECK (org_id = nullif(current_setting('app.org_id', true), '')::uuid);
+--> statement-breakpoint
+-- One list of one org: {"entries": [[idx, status], ...]} of its places that are not VALID, or
+-- NULL when there is no such org (the route's 404).
+CREATE FUNCTION status_list_read(p_org uuid, p_list integer) RETURNS json
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+  SELECT json_build_object('entries', coalesce(
+    (SELECT json_agg(json_build_array(e.idx, e.status) ORDER BY e.idx)
+       FROM status_list_entries e
+      WHERE e.org_id = o.id AND e.list = p_list AND e.status <> 0),
+    '[]'::json))
+  FROM organizations o
+  WHERE o.id = p_org
+$$;
+--> statement-breakpoint
+REVOKE ALL ON FUNCTION status_list_read(uuid, integer) FROM PUBLIC;
+--> statement-breakpoint
+GRANT EXECUTE ON FUNCTION status_list_read(uuid, integer) TO app_user;
