@@ -53,8 +53,10 @@ export async function publishedList(env: Env, id: string, now: number): Promise<
   const bytes = new Uint8Array((LIST_SIZE * LIST_BITS) / 8);
   for (const [idx, status] of list.entries) setStatus(bytes, LIST_BITS, idx, status);
   const iat = Math.floor(now / 1000);
+  // ES256 (docs/architecture.md, ADR issue 42 point 1): a relying party without EdDSA can
+  // check it; without a usable ES256 key the list is a 503, never unsigned.
   const key = await signer(env);
-  const jws = await key.signClaims(
+  const jws = await key.es256.signClaims(
     {
       iss: publicBaseUrl(env),
       sub: statusListUri(env, id),

@@ -33,6 +33,7 @@ async function fetchList(uri: string) {
   const { payload, protectedHeader } = await jwtVerify(res.text, createLocalJWKSet(keys), {
     typ: "statuslist+jwt",
     subject: uri,
+    algorithms: ["ES256"],
   });
   return { payload, protectedHeader, headers: res.headers };
 }

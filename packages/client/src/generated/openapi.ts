@@ -2246,7 +2246,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        /** @example eyJhbGciOiJFZERTQSIsImtpZCI6Im5MM3pGYlZhOU9qZ2JwbUh3Q2hSaW9Ub1prOTFzWGtVU3pNNDNIR3FqdUkiLCJ0eXAiOiJzdGF0dXNsaXN0K2p3dCJ9.eyJpc3MiOiJodHRwczovL2FwaS5leGFtcGxlLmNvbSIsInN1YiI6Imh0dHBzOi8vYXBpLmV4YW1wbGUuY29tL3YxL3N0YXR1cy1saXN0cy8wMTkwZjFjMi03ZDNlLTdhNDEtOWM1NS0yYjhlNGY2YTFkMjAuMCIsImlhdCI6MTc4MDAwMDAwMCwiZXhwIjoxNzgwMDAzNjAwLCJ0dGwiOjYwLCJzdGF0dXNfbGlzdCI6eyJiaXRzIjoyLCJsc3QiOiJlTnJ0d1RFQkFBQUF3cUQxVDIwTUlBQUFBT0Jody1BQUFRIn19.c2lnbmF0dXJlLWlzLWlsbHVzdHJhdGl2ZQ */
+                        /** @example eyJhbGciOiJFUzI1NiIsImtpZCI6InE1aE44RjJ2SjBtNFh5VmJUN2NSMXVXOXNMa0UzYUdkUG82aVpuSHRReEEiLCJ0eXAiOiJzdGF0dXNsaXN0K2p3dCJ9.eyJpc3MiOiJodHRwczovL2FwaS5leGFtcGxlLmNvbSIsInN1YiI6Imh0dHBzOi8vYXBpLmV4YW1wbGUuY29tL3YxL3N0YXR1cy1saXN0cy8wMTkwZjFjMi03ZDNlLTdhNDEtOWM1NS0yYjhlNGY2YTFkMjAuMCIsImlhdCI6MTc4MDAwMDAwMCwiZXhwIjoxNzgwMDAzNjAwLCJ0dGwiOjYwLCJzdGF0dXNfbGlzdCI6eyJiaXRzIjoyLCJsc3QiOiJlTnJ0d1RFQkFBQUF3cUQxVDIwTUg2QUFBQUFBQUFBQUFBQUFBQUFBQUFDQXR3RkFBQUFCIn19.BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBw */
                         "application/statuslist+jwt": string;
                     };
                 };
