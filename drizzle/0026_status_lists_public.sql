@@ -12,9 +12,15 @@ CREATE POLICY status_list_entries_tenant ON status_list_entries
   USING (org_id = nullif(current_setting('app.org_id', true), '')::uuid)
   WITH CHECK (org_id = nullif(current_setting('app.org_id', true), '')::uuid);
 --> statement-breakpoint
--- One list of one org: {"entries": [[idx, status], ...]} of its places that are not VALID, or
--- NULL when there is no such org (the route's 404).
-CREATE FUNCTION status_list_read(p_org uuid, p_list integer) RETURNS json
+-- An org's public transparency log id (`logIdFor`, packages/client/src/audit/checkpoint.ts:
+-- the first 16 bytes of SHA-256("agent-risk/log/v1\n" || id), hex), indexed: a list's public id
+-- names the org by it, never by its internal id.
+CREATE INDEX organizations_log_id_idx ON organizations
+  ((substr(encode(sha256(('agent-risk/log/v1' || chr(10) || id::text)::bytea), 'hex'), 1, 32)));
+--> statement-breakpoint
+-- One list of one org, named by its log id: {"entries": [[idx, status], ...]} of its places that
+-- are not VALID, or NULL when no org has that log id (the route's 404).
+CREATE FUNCTION status_list_read(p_log text, p_list integer) RETURNS json
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
   SELECT json_build_object('entries', coalesce(
     (SELECT json_agg(json_build_array(e.idx, e.status) ORDER BY e.idx)
@@ -22,9 +28,10 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
       WHERE e.org_id = o.id AND e.list = p_list AND e.status <> 0),
     '[]'::json))
   FROM organizations o
-  WHERE o.id = p_org
+  WHERE substr(encode(sha256(('agent-risk/log/v1' || chr(10) || o.id::text)::bytea), 'hex'), 1, 32)
+    = p_log
 $$;
 --> statement-breakpoint
-REVOKE ALL ON FUNCTION status_list_read(uuid, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION status_list_read(text, integer) FROM PUBLIC;
 --> statement-breakpoint
-GRANT EXECUTE ON FUNCTION status_list_read(uuid, integer) TO app_user;
+GRANT EXECUTE ON FUNCTION status_list_read(text, integer) TO app_user;

@@ -25,7 +25,7 @@ const route = createRoute({
         .max(64)
         .openapi({
           param: { name: "id", in: "path" },
-          example: "0190f1c2-7d3e-7a41-9c55-2b8e4f6a1d20.0",
+          example: "3f9c2a7be41d08c65a1f7e2d9b0c4a18.0",
         }),
     }),
   },

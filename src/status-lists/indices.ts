@@ -12,6 +12,7 @@
  * LIST_SIZE: unique in its list, and unpredictable to whoever lacks the key (HAIP), while
  * allocation stays a counter that survives restarts with the ledger object's storage.
  */
+import { logIdFor } from "#audit/checkpoint";
 import { sha256 } from "#audit/digest";
 import { utf8 } from "#audit/encoding";
 import { type Env, misconfigured, publicBaseUrl } from "../env";
@@ -26,17 +27,19 @@ export function indexKey(env: Env, orgId: string): Uint8Array {
   return sha256(utf8(`status-list-index\u0000${secret}\u0000${orgId}`));
 }
 
-/** A list's public id: the org and the list's number (the Risk Payload names the org anyway). */
+/**
+ * A list's public id: the org's public transparency log id (never its internal id, as in the
+ * Risk Payload's `log_id`) and the list's number.
+ */
 export function statusListId(orgId: string, list: number): string {
-  return `${orgId}.${list}`;
+  return `${logIdFor(orgId)}.${list}`;
 }
 
-const LIST_ID =
-  /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.(0|[1-9]\d{0,8})$/;
+const LIST_ID = /^([0-9a-f]{32})\.(0|[1-9]\d{0,8})$/;
 
-export function parseStatusListId(id: string): { orgId: string; list: number } | null {
+export function parseStatusListId(id: string): { logId: string; list: number } | null {
   const match = LIST_ID.exec(id);
-  return match ? { orgId: match[1] as string, list: Number(match[2]) } : null;
+  return match ? { logId: match[1] as string, list: Number(match[2]) } : null;
 }
 
 export function statusListUri(env: Env, id: string): string {

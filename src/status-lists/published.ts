@@ -45,7 +45,7 @@ export async function publishedList(env: Env, id: string, now: number): Promise<
   if (held && held.until > now) return held.jws;
   const [rows] = await publicBatch(env, {}, (db) => [
     db.execute<{ list: { entries: [number, number][] } | null }>(
-      sql`select status_list_read(${place.orgId}::uuid, ${place.list}) as list`,
+      sql`select status_list_read(${place.logId}, ${place.list}) as list`,
     ),
   ]);
   const list = rows.rows[0]?.list ?? null;

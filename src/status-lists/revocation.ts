@@ -4,6 +4,7 @@
  * verdict, a key or agent revoked, a grant revoked), so the list and the change never disagree.
  */
 import { sql } from "drizzle-orm";
+import { logIdFor } from "#audit/checkpoint";
 import { isClaims, jsonOfBase64url, own } from "../ap2-credentials/claims";
 import type { Database } from "../db/client";
 import { STATUS } from "./encoding";
@@ -25,7 +26,7 @@ export function placeInJws(jws: string, orgId: string): Place | null {
     const uri = own(list, "uri");
     if (typeof idx !== "number" || typeof uri !== "string") return null;
     const id = parseStatusListId(uri.slice(uri.lastIndexOf("/") + 1));
-    return id && id.orgId === orgId ? { list: id.list, idx } : null;
+    return id && id.logId === logIdFor(orgId) ? { list: id.list, idx } : null;
   } catch {
     return null;
   }
