@@ -50,6 +50,7 @@ import { registerRiskModels } from "./routes/risk-models";
 import { registerRiskModelsShadowReport } from "./routes/risk-models-shadow-report";
 import { registerRoot } from "./routes/root";
 import { registerSessions } from "./routes/sessions";
+import { registerStatusLists } from "./routes/status-lists";
 import { registerTestClocks } from "./routes/test-clocks";
 import { registerTransparency } from "./routes/transparency";
 import { registerTrustList } from "./routes/trust-list";
@@ -118,6 +119,7 @@ export function buildApp() {
   registerArtifacts(app);
   registerVerifyArtifact(app);
   registerTrustList(app);
+  registerStatusLists(app);
   registerWebhookEndpoints(app);
   registerWebhooksDispatch(app);
   registerAssess(app);

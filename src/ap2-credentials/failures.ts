@@ -25,6 +25,12 @@ export const CREDENTIAL_FAILURES = [
    * (`required_constraints`): the holder withheld a selectively disclosable one (AP2 #339).
    */
   "constraint_withheld",
+  /**
+   * A status list the root or a hop names says INVALID (draft-ietf-oauth-status-list §7.1):
+   * decided by the status check after the chain verified (src/status-lists/check.ts), never by
+   * `verifyChain`.
+   */
+  "revoked",
 ] as const;
 
 export type CredentialFailure = (typeof CREDENTIAL_FAILURES)[number];

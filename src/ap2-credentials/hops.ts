@@ -29,6 +29,11 @@ export interface TrustAnchors {
    * the constraint types that issuer requires every root it signs to disclose (none if absent).
    */
   keys: { issuerId: string; jwk: JWK; requiredConstraints?: readonly string[] }[];
+  /**
+   * The issuers whose credentials are reviewed when a status list they name cannot be had
+   * (`credential_issuers.status_required`, docs/status-lists.md).
+   */
+  statusRequired?: string[];
 }
 
 /** A hop read without any trust: its claims with disclosures resolved, and its mandate. */

@@ -91,10 +91,12 @@ export async function updateIssuer(
     requiredConstraints: body.required_constraints
       ? [...body.required_constraints]
       : current.requiredConstraints,
+    statusRequired: body.status_required ?? current.statusRequired,
   };
   const unchanged =
     next.name === current.name &&
-    next.requiredConstraints.join(",") === current.requiredConstraints.join(",");
+    next.requiredConstraints.join(",") === current.requiredConstraints.join(",") &&
+    next.statusRequired === current.statusRequired;
   if (unchanged) return toIssuer(current);
   const issuer = toIssuer({ ...current, ...next });
   const { results } = await commit(

@@ -94,6 +94,18 @@ export const CreateCredentialIssuer = z
       description: "The principal whose own key this is, when the user signs the root",
     }),
     required_constraints: RequiredConstraints.optional(),
+    status_required: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          "Whether a credential of this issuer that names a status list " +
+          "(draft-ietf-oauth-status-list `status.status_list`) is reviewed, never approved, " +
+          "when the list cannot be fetched or trusted. Default false: the rest of the evidence " +
+          "decides. A list that says INVALID denies and SUSPENDED reviews either way " +
+          "(docs/status-lists.md).",
+        example: true,
+      }),
   })
   .strict()
   .superRefine((body, ctx) => {
@@ -113,6 +125,7 @@ export const UpdateCredentialIssuer = z
   .object({
     name: plainText(200).optional(),
     required_constraints: RequiredConstraints.optional(),
+    status_required: z.boolean().optional(),
   })
   .strict()
   .openapi("UpdateCredentialIssuerRequest", {
@@ -155,6 +168,9 @@ export const CredentialIssuer = z
     required_constraints: z.array(z.string()).openapi({
       description:
         "Constraint types every open mandate this issuer signs must disclose (`constraint_withheld` otherwise)",
+    }),
+    status_required: z.boolean().openapi({
+      description: "An unfetchable status list reviews (true) or is ignored (false)",
     }),
     status: z.enum(ISSUER_STATUSES),
     created: z.string(),

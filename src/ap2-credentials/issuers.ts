@@ -53,6 +53,7 @@ const ANCHOR_COLUMNS = {
   fetchAttemptedAt: credentialIssuers.fetchAttemptedAt,
   networkDigests: credentialIssuers.networkDigests,
   requiredConstraints: credentialIssuers.requiredConstraints,
+  statusRequired: credentialIssuers.statusRequired,
 };
 
 export type AnchorRow = Pick<IssuerRow, keyof typeof ANCHOR_COLUMNS>;
@@ -222,6 +223,7 @@ export async function anchorsOf(
         requiredConstraints: row.requiredConstraints,
       })),
     ),
+    statusRequired: trusted.filter((row) => row.statusRequired).map((row) => row.id),
   };
 }
 
@@ -307,16 +309,18 @@ export async function createIssuer(
     fetchAttemptedAt: at,
     networkDigests: issuerNetworkDigests(tenant.env, jwks ?? fetched?.keys ?? []),
     requiredConstraints: [...new Set(body.required_constraints ?? [])],
+    statusRequired: body.status_required ?? false,
     createdAt: now,
     revokedAt: null,
   };
   const json = (keys: IssuerJwk[] | null | undefined) => (keys ? JSON.stringify(keys) : null);
   const columns = sql`(id, name, jwks, jwks_url, principal_id, fetched_jwks, etag, fetched_at,
-    fetch_attempted_at, network_digests, required_constraints, created_at)`;
+    fetch_attempted_at, network_digests, required_constraints, status_required, created_at)`;
   const values = sql`${row.id}, ${row.name}, ${json(jwks)}::jsonb, ${jwksUrl}, ${principalId}::uuid,
     ${json(row.fetchedJwks)}::jsonb, ${row.etag}, ${atText}::timestamptz, ${atText}::timestamptz,
     ${row.networkDigests ? JSON.stringify(row.networkDigests) : null}::jsonb,
-    ${textArray(row.requiredConstraints)}::text[], ${now.toISOString()}::timestamptz`;
+    ${textArray(row.requiredConstraints)}::text[], ${row.statusRequired},
+    ${now.toISOString()}::timestamptz`;
   const issuer = toIssuer(row);
   const { results } = await commit(
     tenant,
@@ -381,6 +385,7 @@ export function toIssuer(row: IssuerRow): CredentialIssuer {
         : null,
     principal_id: row.principalId,
     required_constraints: row.requiredConstraints,
+    status_required: row.statusRequired,
     status: row.status,
     created: row.createdAt.toISOString(),
     revoked_at: isoOrNull(row.revokedAt),

@@ -42,6 +42,8 @@ export const AP2_ERROR_OF_FAILURE: Record<AssessedFailure, Ap2ReceiptError> = {
   // The holder withheld a constraint the issuer requires disclosed (AP2 #339): what the
   // presentation shows cannot approve the action.
   constraint_withheld: "invalid_mandate",
+  // A status list the chain names says INVALID: the Mandate no longer verifies.
+  revoked: "invalid_credential",
   already_consumed: "invalid_mandate",
   budget_exceeded: "invalid_mandate",
 };

@@ -19,10 +19,12 @@ import type { NetworkOutcome } from "../schemas/assessments";
 import type { Refinement } from "../schemas/reviews";
 import type { ShadowModelVerdict } from "../schemas/shadow";
 import { signer } from "../signing/signer";
+import { prefetchStatusLists, statusReferences } from "../status-lists/check";
 import { credentialOutcome, requireLivePresentation, verifyPresented } from "./ap2-credential";
 import { scoreBehavior } from "./behavior";
 import type { AssessmentCommit, RecordDraft } from "./commit";
 import { loadContext } from "./context";
+import { credentialStatus } from "./credential-status";
 import { withoutServiceRiskData, withRiskPayload } from "./facts";
 import { directoryKeys } from "./http-signature/directory";
 import { httpSignatureQuery } from "./http-signature/nonce";
@@ -93,6 +95,11 @@ export async function runAssessment(
   // The signer's directory is fetched beside the context read (ADR issue 42, point 4).
   const signature = request.httpSignature?.presented ?? null;
   const directory = signature?.agent ? directoryKeys(tenant.env, signature.agent) : null;
+  // The status lists the credential names are fetched beside the context read, never after
+  // it (docs/status-lists.md); none named, nothing runs.
+  const statusRefs = presented ? statusReferences(presented.chain) : [];
+  const statusLists =
+    statusRefs.length > 0 ? prefetchStatusLists(tenant.env, statusRefs, receivedAt) : null;
   const context = await timing.time("context", () =>
     loadContext(tenant, {
       contentHash,
@@ -125,13 +132,27 @@ export async function runAssessment(
   await guardSpend(tenant, context.spend ?? null, livemode);
 
   const who = await tenant.caller();
-  const verdict = presented
+  const chainVerdict = presented
     ? await timing.time("kya", () => verifyPresented(presented, context.anchors, now))
     : null;
+  const status =
+    chainVerdict && statusLists
+      ? await timing.time("kya", async () =>
+          credentialStatus(
+            chainVerdict,
+            statusRefs,
+            await statusLists,
+            context.anchors,
+            receivedAt,
+          ),
+        )
+      : null;
+  const verdict = chainVerdict && status ? status.verdict : chainVerdict;
   const evidence: CredentialEvidence | null = verdict && {
     verified: verdict.verified,
     failure: verdict.failure,
     detail: verdict.detail,
+    ...(status?.evidence ? { status: status.evidence } : {}),
   };
   const credential = verdict && credentialOutcome(verdict);
   const httpSignature = signature

@@ -56,7 +56,14 @@ function checkCredential(input: RiskInput, found: Findings): void {
     if (input.kind === "ap2_payment") found.signals.push(signal("unverified", "low"));
     return;
   }
-  if (credential.verified) return;
+  if (credential.verified) {
+    const status = credential.status;
+    if (status?.state === "suspended") found.signals.push(signal("credential_suspended", "high"));
+    if (status?.state === "unknown") {
+      found.signals.push(signal("credential_status_unknown", status.required ? "high" : "low"));
+    }
+    return;
+  }
   const failure = credential.failure ?? "delegation_broken";
   const constraint = credential.detail?.constraint;
   const message = credential.detail?.message ?? failure;

@@ -70,6 +70,12 @@ export interface CredentialEvidence {
   failure: string | null;
   /** The verifier's message, and for `constraint_violated` the constraint. */
   detail: { constraint?: string; message: string } | null;
+  /**
+   * What a status list the credential names says, when it is neither VALID nor INVALID (which
+   * refuses the credential, `revoked`): `suspended` reviews; `unknown` (no list to trust)
+   * reviews when the issuer requires status (docs/status-lists.md). Absent otherwise.
+   */
+  status?: { state: "suspended" | "unknown"; required: boolean; detail: string };
 }
 
 /** What the route counted in the org's assessment history, before this assessment. */

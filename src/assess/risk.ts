@@ -356,6 +356,17 @@ function overridesOf(
       because: SIGNAL_CATALOG.http_signature_agent_mismatch.text,
     });
   }
+  // The credential's status list (docs/status-lists.md): read from the input, like the agent's
+  // status, so it holds whichever stage failed.
+  const status = input.credential?.verified ? input.credential.status : undefined;
+  if (status?.state === "suspended" || (status?.state === "unknown" && status.required)) {
+    const type =
+      status.state === "suspended" ? "credential_suspended" : "credential_status_unknown";
+    overrides.push({
+      decision: "review",
+      because: `${SIGNAL_CATALOG[type].text} (${status.detail})`,
+    });
+  }
   if (matched?.action === "review") {
     overrides.push({ decision: "review", because: ruleText(matched) });
   }

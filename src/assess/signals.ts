@@ -55,6 +55,14 @@ export const SIGNAL_CATALOG = {
   },
   execution_date_unreadable: { category: "mandate", text: "a mandate date could not be read" },
   mandate_issued_in_future: { category: "mandate", text: "the mandate is issued in the future" },
+  credential_suspended: {
+    category: "mandate",
+    text: "the credential's status list says it is suspended",
+  },
+  credential_status_unknown: {
+    category: "mandate",
+    text: "the credential's status list could not be fetched or trusted",
+  },
   unverified: {
     category: "mandate",
     text: "the AP2 mandate was sent as decoded JSON, which nobody's signature proves",
@@ -168,6 +176,7 @@ export const REJECTION_CATALOG = {
   credential_constraint_withheld: "mandate",
   credential_already_consumed: "mandate",
   credential_budget_exceeded: "mandate",
+  credential_revoked: "mandate",
   max_amount_exceeded: "policy",
   currency_not_allowed: "policy",
   geo_not_allowed: "policy",

@@ -17,4 +17,5 @@ export * from "./tables/reviews";
 export * from "./tables/rules";
 export * from "./tables/sessions";
 export * from "./tables/signing";
+export * from "./tables/status-lists";
 export * from "./tables/webhooks";

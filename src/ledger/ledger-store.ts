@@ -134,6 +134,19 @@ export class LedgerStore {
     this.sql.exec("insert or replace into meta (key, value) values (?, ?)", key, value);
   }
 
+  /**
+   * The next value of the org's status counter (docs/status-lists.md): one statement, so the
+   * value is taken once whatever runs beside it, and kept with the rest of the object's storage.
+   */
+  nextStatusCounter(): number {
+    const rows = this.sql.exec<{ value: string }>(
+      `insert into meta (key, value) values ('status_counter', '0')
+       on conflict (key) do update set value = cast(cast(value as integer) + 1 as text)
+       returning value`,
+    );
+    return Number(rows.one().value);
+  }
+
   head(): Head | null {
     const row = this.sql
       .exec<{ sequence: number; hash: string; time: string }>(

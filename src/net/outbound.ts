@@ -114,6 +114,40 @@ export async function fetchJson(
 
 /** A 2xx answer's body as UTF-8 JSON; a redirect or any other status is an OutboundError. */
 async function readJson(response: Response, maxBytes: number, signal: AbortSignal) {
+  await refuseUnlessOk(response);
+  const body = await readCapped(response, maxBytes, signal);
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
+  } catch {
+    throw new OutboundError("not_json", "the body is not UTF-8 JSON");
+  }
+}
+
+/**
+ * GETs a text document (a signed token such as a `statuslist+jwt`) from a URL the guard allows,
+ * with `fetchJson`'s rules: no redirects, at most `maxBytes`, `timeoutMs` for the whole exchange.
+ * The body must be UTF-8; what it says is the caller's to verify.
+ */
+export async function fetchText(
+  raw: string,
+  policy: OutboundPolicy,
+  options: { accept: string; maxBytes: number; timeoutMs: number },
+): Promise<string> {
+  const checked = checkOutboundUrl(raw, policy);
+  if (!checked.ok) throw new OutboundError("url_not_allowed", `refused: ${checked.reason}`);
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  const response = await send(checked.url, signal, { accept: options.accept });
+  await refuseUnlessOk(response);
+  const body = await readCapped(response, options.maxBytes, signal);
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body);
+  } catch {
+    throw new OutboundError("not_json", "the body is not UTF-8 text");
+  }
+}
+
+/** A redirect or any status but 2xx is an OutboundError (the body is not read). */
+async function refuseUnlessOk(response: Response): Promise<void> {
   if (response.status >= 300 && response.status < 400) {
     await response.body?.cancel();
     throw new OutboundError("bad_status", `redirect (${response.status}) not followed`);
@@ -121,12 +155,6 @@ async function readJson(response: Response, maxBytes: number, signal: AbortSigna
   if (!response.ok) {
     await response.body?.cancel();
     throw new OutboundError("bad_status", `status ${response.status}`);
-  }
-  const body = await readCapped(response, maxBytes, signal);
-  try {
-    return JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
-  } catch {
-    throw new OutboundError("not_json", "the body is not UTF-8 JSON");
   }
 }
 

@@ -19,6 +19,7 @@ import {
 } from "../ledger/sequencing";
 import type { ReviewSpend } from "../schemas/reviews";
 import { signer } from "../signing/signer";
+import { statusClaim } from "../status-lists/indices";
 import { assessmentPlan, commitAnswer, earlierCommit } from "./assessment-write";
 import { CriticalSections } from "./critical-sections";
 import { GroupCommit } from "./group-commit";
@@ -276,8 +277,15 @@ export class OrgLedger extends DurableObject<Env> {
     // or refused write), so the keys are looked up once, in the section, and such a duplicate
     // signs before it finds the earlier entry.
     const key = await signer(this.env);
+    // The verdict's place in the org's status list (docs/status-lists.md, "Issued"): taken from
+    // the object's counter now, before the signature; a duplicate found in the section leaves
+    // its place unused (VALID, like every place never taken).
+    const status = statusClaim(this.env, orgId, {
+      kind: "verdict",
+      counter: this.store.nextStatusCounter(),
+    });
     const signatures = await Promise.all(
-      candidates.map((verdict) => key.signClaims(verdict.claims, RISK_PAYLOAD_TYP)),
+      candidates.map((verdict) => key.signClaims({ ...verdict.claims, status }, RISK_PAYLOAD_TYP)),
     );
     // Each verdict's Mandate Receipt, signed beside its Risk Payload (issue 42's ADR, point 2).
     const receipts = await Promise.all(

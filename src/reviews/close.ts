@@ -8,6 +8,7 @@ import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
 import { ReviewSpend } from "../schemas/reviews";
 import type { AssessmentResolvedEventData } from "../schemas/webhook-events";
+import { placeInJws, setPlaceStatus } from "../status-lists/revocation";
 import type { ReviewRow } from "./records";
 import { type Resolution, signResolution } from "./resolution";
 
@@ -68,7 +69,12 @@ export async function closeReview(
       ...(spend ? { spend } : {}),
       ...(target.notAfter ? { notAfter: target.notAfter.getTime() } : {}),
     },
-    (db, { entry, terms: first }) => closingStatements(db, orgId, review, first, entry),
+    (db, { entry, terms: first }) =>
+      [
+        // The verdict the resolution supersedes is void: INVALID in its status list.
+        ...voidedVerdict(db, orgId, review, target.assessmentJws),
+        ...closingStatements(db, orgId, review, first, entry),
+      ] as unknown as Batch,
     {
       webhooks: true,
       // The first closer's terms are gone (a day later): its write landed unless it died.
@@ -85,6 +91,13 @@ export async function closeReview(
   const row = (committed.results.at(-1) as ReviewRow[])[0];
   if (!row) throw new Error(`review ${review.id} vanished while closing`);
   return { kind: "closed", row, won: !committed.replayed };
+}
+
+function voidedVerdict(db: Database, orgId: string, review: ReviewRow, jws: string) {
+  const place = placeInJws(jws, orgId);
+  return place === null
+    ? []
+    : [setPlaceStatus(db, place, { type: "assessment", id: review.assessmentId })];
 }
 
 function readReview(db: Database, id: string) {

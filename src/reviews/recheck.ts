@@ -49,6 +49,7 @@ export const standingColumns = {
     fetchAttemptedAt: credentialIssuers.fetchAttemptedAt,
     networkDigests: credentialIssuers.networkDigests,
     requiredConstraints: credentialIssuers.requiredConstraints,
+    statusRequired: credentialIssuers.statusRequired,
   },
   holderKey: { status: agentKeys.status },
   agent: { status: agents.status },

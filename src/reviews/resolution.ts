@@ -64,6 +64,9 @@ export async function signResolution(
     iat: _iat,
     exp: _exp,
     jti: _jti,
+    // The original's place turns INVALID with this resolution (src/reviews/close.ts): the
+    // resolved payload, final, carries none of its own.
+    status: _status,
     ...original
   } = decodeJwt(originalJws) as RiskPayloadClaims;
   const now = Math.floor(Date.parse(terms.resolved_at) / 1000);

@@ -79,6 +79,20 @@ export const RiskPayloadClaims = z
         "only with `resolution.rechecked_at`",
     }),
     resolution: RiskPayloadResolution.optional(),
+    status: z
+      .object({
+        status_list: z.object({
+          idx: z.int().min(0),
+          uri: z.string().openapi({ description: "`GET /v1/status-lists/{id}` of this service" }),
+        }),
+      })
+      .optional()
+      .openapi({
+        description:
+          "Where the verdict's status is published (draft-ietf-oauth-status-list §6.2): INVALID " +
+          "once a review resolution or an erasure voids it (docs/status-lists.md). A resolved " +
+          "payload carries none: it is final",
+      }),
   })
   .openapi("RiskPayloadClaims", {
     description:

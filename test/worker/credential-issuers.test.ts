@@ -38,6 +38,7 @@ describe("POST /v1/credential-issuers", () => {
       jwks_cache: null,
       principal_id: null,
       required_constraints: [],
+      status_required: false,
       status: "active",
       created: expect.any(String),
       revoked_at: null,

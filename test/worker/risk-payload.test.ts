@@ -76,6 +76,13 @@ describe("the Risk Payload's claims", () => {
       // Decoded JSON: no credential, nothing verified (a credential's: assess-credentials).
       credential_reference: null,
       mandate_verified: false,
+      // Its place in the org's status list (docs/status-lists.md): test/worker/status-lists.
+      status: {
+        status_list: {
+          idx: expect.any(Number),
+          uri: `${ISSUER}/v1/status-lists/${await logIdOf(org.id)}.0`,
+        },
+      },
     });
     expect(claims.iat).toBeGreaterThanOrEqual(before);
     expect(claims.iat).toBeLessThanOrEqual(after);

@@ -63,6 +63,21 @@ const SIGNALS: [string, Signal["severity"], Change][] = [
   ["execution_date_unreadable", "medium", (i) => (i.facts.executionDate = "next Tuesday")],
   ["mandate_issued_in_future", "medium", (i) => (i.facts.issuedAt = NOW_S + 61)],
   ["unverified", "low", (i) => delete i.credential],
+  [
+    "credential_suspended",
+    "high",
+    (i) => (i.credential!.status = { state: "suspended", required: false, detail: "x" }),
+  ],
+  [
+    "credential_status_unknown",
+    "high",
+    (i) => (i.credential!.status = { state: "unknown", required: true, detail: "x" }),
+  ],
+  [
+    "credential_status_unknown",
+    "low",
+    (i) => (i.credential!.status = { state: "unknown", required: false, detail: "x" }),
+  ],
   ["geo_unknown", "medium", both(withRules({ geo: { allow: ["DE"] } }), (i) => (i.geo = null))],
   ["velocity_unknown", "medium", withRules({ velocity: { window: "1h", max: 5 } })],
   ["amount_unknown", "medium", both(withRules({ max_amount: 1 }), (i) => (i.facts.amount = null))],

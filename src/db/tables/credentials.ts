@@ -1,6 +1,7 @@
 /** Who may sign the root of an AP2 credential chain: the org's credential issuers. */
 import { sql } from "drizzle-orm";
 import {
+  boolean,
   check,
   foreignKey,
   index,
@@ -59,6 +60,12 @@ export const credentialIssuers = pgTable(
      * selectively disclosable constraint the holder withheld is `constraint_withheld`).
      */
     requiredConstraints: text("required_constraints").array().notNull().default(sql`'{}'::text[]`),
+    /**
+     * Whether a credential whose root or hop names a status list (draft-ietf-oauth-status-list)
+     * may be approved when that list cannot be had: false approves on the rest of the evidence,
+     * true reviews (docs/status-lists.md, "Checked").
+     */
+    statusRequired: boolean("status_required").notNull().default(false),
     createdAt: createdAt(),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
   },

@@ -2217,6 +2217,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/status-lists/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of the service's Token Status Lists (draft-ietf-oauth-status-list), signed
+         * @description Public, no credential. The `status.status_list.uri` of a Risk Payload, an agent key, an agent or an action grant names it. The body is a `statuslist+jwt` (§5.1) signed with a key of `/.well-known/jwks.json`: `sub` is this URI, `ttl` how long it may be kept, `status_list` the ZLIB-compressed list (`bits` 2: 0 VALID, 1 INVALID). docs/status-lists.md.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The Status List Token */
+                200: {
+                    headers: {
+                        "cache-control": "public, max-age=60";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example eyJhbGciOiJFUzI1NiIsImtpZCI6InE1aE44RjJ2SjBtNFh5VmJUN2NSMXVXOXNMa0UzYUdkUG82aVpuSHRReEEiLCJ0eXAiOiJzdGF0dXNsaXN0K2p3dCJ9.eyJpc3MiOiJodHRwczovL2FwaS5leGFtcGxlLmNvbSIsInN1YiI6Imh0dHBzOi8vYXBpLmV4YW1wbGUuY29tL3YxL3N0YXR1cy1saXN0cy8wMTkwZjFjMi03ZDNlLTdhNDEtOWM1NS0yYjhlNGY2YTFkMjAuMCIsImlhdCI6MTc4MDAwMDAwMCwiZXhwIjoxNzgwMDAzNjAwLCJ0dGwiOjYwLCJzdGF0dXNfbGlzdCI6eyJiaXRzIjoyLCJsc3QiOiJlTnJ0d1RFQkFBQUF3cUQxVDIwTUg2QUFBQUFBQUFBQUFBQUFBQUFBQUFDQXR3RkFBQUFCIn19.BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBw */
+                        "application/statuslist+jwt": string;
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -11163,6 +11233,7 @@ export interface paths {
                          *           "required_constraints": [
                          *             "string"
                          *           ],
+                         *           "status_required": true,
                          *           "status": "active",
                          *           "created": "string",
                          *           "revoked_at": "string"
@@ -11248,7 +11319,8 @@ export interface paths {
                      *       "required_constraints": [
                      *         "payment.budget",
                      *         "payment.amount_range"
-                     *       ]
+                     *       ],
+                     *       "status_required": true
                      *     }
                      */
                     "application/json": components["schemas"]["CreateCredentialIssuerRequest"];
@@ -11294,6 +11366,7 @@ export interface paths {
                          *       "required_constraints": [
                          *         "string"
                          *       ],
+                         *       "status_required": true,
                          *       "status": "active",
                          *       "created": "string",
                          *       "revoked_at": "string"
@@ -11434,6 +11507,7 @@ export interface paths {
                          *       "required_constraints": [
                          *         "string"
                          *       ],
+                         *       "status_required": true,
                          *       "status": "active",
                          *       "created": "string",
                          *       "revoked_at": "string"
@@ -11504,7 +11578,8 @@ export interface paths {
                      *       "required_constraints": [
                      *         "payment.budget",
                      *         "payment.amount_range"
-                     *       ]
+                     *       ],
+                     *       "status_required": true
                      *     }
                      */
                     "application/json": components["schemas"]["UpdateCredentialIssuerRequest"];
@@ -11550,6 +11625,7 @@ export interface paths {
                          *       "required_constraints": [
                          *         "string"
                          *       ],
+                         *       "status_required": true,
                          *       "status": "active",
                          *       "created": "string",
                          *       "revoked_at": "string"
@@ -11694,6 +11770,7 @@ export interface paths {
                          *       "required_constraints": [
                          *         "string"
                          *       ],
+                         *       "status_required": true,
                          *       "status": "active",
                          *       "created": "string",
                          *       "revoked_at": "string"
@@ -15522,6 +15599,14 @@ export interface components {
             /** @description True only for a mandate taken from a verified AP2 credential; on a resolved payload, only with `resolution.rechecked_at` */
             mandate_verified: boolean;
             resolution?: components["schemas"]["RiskPayloadResolution"];
+            /** @description Where the verdict's status is published (draft-ietf-oauth-status-list §6.2): INVALID once a review resolution or an erasure voids it (docs/status-lists.md). A resolved payload carries none: it is final */
+            status?: {
+                status_list: {
+                    idx: number;
+                    /** @description `GET /v1/status-lists/{id}` of this service */
+                    uri: string;
+                };
+            };
         };
         /** @description On the payload a review's resolution (or its expiry) signs, never on the first: `decision` is then the human one (docs/reviews.md) */
         RiskPayloadResolution: {
@@ -18305,7 +18390,7 @@ export interface components {
                  * @default null
                  * @enum {string|null}
                  */
-                failure?: "signature_invalid" | "untrusted_issuer" | "delegation_broken" | "disclosure_invalid" | "audience_mismatch" | "nonce_mismatch" | "expired" | "not_yet_valid" | "constraint_violated" | "constraint_withheld" | "already_consumed" | "budget_exceeded" | null;
+                failure?: "signature_invalid" | "untrusted_issuer" | "delegation_broken" | "disclosure_invalid" | "audience_mismatch" | "nonce_mismatch" | "expired" | "not_yet_valid" | "constraint_violated" | "constraint_withheld" | "revoked" | "already_consumed" | "budget_exceeded" | null;
                 /**
                  * @description The refusal's words, as the verifier (or the ledger) gave them
                  * @default null
@@ -18860,6 +18945,8 @@ export interface components {
             principal_id: string | null;
             /** @description Constraint types every open mandate this issuer signs must disclose (`constraint_withheld` otherwise) */
             required_constraints: string[];
+            /** @description An unfetchable status list reviews (true) or is ignored (false) */
+            status_required: boolean;
             /** @enum {string} */
             status: "active" | "revoked";
             created: string;
@@ -18889,6 +18976,11 @@ export interface components {
              */
             principal_id?: string;
             required_constraints?: components["schemas"]["RequiredConstraints"];
+            /**
+             * @description Whether a credential of this issuer that names a status list (draft-ietf-oauth-status-list `status.status_list`) is reviewed, never approved, when the list cannot be fetched or trusted. Default false: the rest of the evidence decides. A list that says INVALID denies and SUSPENDED reviews either way (docs/status-lists.md).
+             * @example true
+             */
+            status_required?: boolean;
         };
         /**
          * @description A public JWK: EC P-256 (ES256) or OKP Ed25519 (EdDSA). Private members (`d`, …) are refused. `kid`, when present, is what a root's header `kid` is matched against.
@@ -18922,6 +19014,7 @@ export interface components {
         UpdateCredentialIssuerRequest: {
             name?: string;
             required_constraints?: components["schemas"]["RequiredConstraints"];
+            status_required?: boolean;
         };
         ActionMandate: {
             /** @enum {string} */
