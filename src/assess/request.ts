@@ -4,7 +4,12 @@ import { sha256 } from "#audit/digest";
 import { toHex, utf8 } from "#audit/encoding";
 import { ApiError } from "../errors";
 import { hasLoneSurrogate, withUnicodePattern } from "../schemas/common";
-import { ACTION_KINDS, type ActionKind } from "../schemas/vocabulary";
+import {
+  ACTION_KINDS,
+  type ActionKind,
+  ARTIFACT_NAMES,
+  type ArtifactName,
+} from "../schemas/vocabulary";
 import { type A2ABinding, a2aBinding } from "./a2a-binding";
 import {
   isMandateType,
@@ -47,6 +52,12 @@ export interface ParsedAssessRequest {
    * `iat`. Part of the idempotency identity: another clock is another request.
    */
   testClock?: string | null;
+  /**
+   * The other rails' artefacts to answer beside the assessment (docs/rails.md), each once, in
+   * ARTIFACT_NAMES order. Never part of the idempotency identity: asking for an artefact is
+   * not another request.
+   */
+  artifacts?: ArtifactName[];
 }
 
 /** Identifiers from another system: bounded, and free of control characters (logs, SQL text). */
@@ -146,6 +157,18 @@ export const AssessRequest = z
           "A test clock (`POST /v1/test-clocks`; test keys only): the assessment is made at its " +
           "frozen time",
       }),
+    artifacts: z
+      .array(z.enum(ARTIFACT_NAMES))
+      .max(ARTIFACT_NAMES.length * 4)
+      .optional()
+      .openapi({
+        description:
+          "The other rails' artefacts to answer under `artifacts`, derived from this " +
+          "assessment and signed: `x402` (a `risk-check` RiskCheckResult), `acp` (ACP " +
+          "delegate-payment `risk_signals`). Not part of the idempotency identity; without " +
+          "it the answer has no `artifacts`",
+        example: ["x402"],
+      }),
   })
   .openapi("AssessRequest", {
     example: {
@@ -186,6 +209,7 @@ export function parseAssessRequest(body: unknown, a2aHeader: string | null): Par
     audience: request.audience ?? null,
     credential: null,
     testClock: request.test_clock ?? null,
+    artifacts: ARTIFACT_NAMES.filter((name) => request.artifacts?.includes(name)),
   };
   if (request.credential !== undefined) {
     return credentialRequest(request.credential, request, submitted, base);

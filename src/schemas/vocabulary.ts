@@ -155,3 +155,15 @@ export const LEDGER_CONFLICT = "ledger_conflict";
 
 /** What an evaluation counts as flagging an action (the positive class). */
 export const EVAL_POSITIVES = ["deny", "review_or_deny"] as const;
+
+/**
+ * The other rails' artefacts a `POST /v1/assess` may ask for (`artifacts`, docs/rails.md):
+ * x402's `risk-check` result and ACP's delegate-payment `risk_signals`.
+ */
+export const ARTIFACT_NAMES = ["x402", "acp"] as const;
+export type ArtifactName = (typeof ARTIFACT_NAMES)[number];
+
+/** ACP 2026-04-17 `RiskSignal.type` (schema.delegate_payment.json): one type so far. */
+export const ACP_RISK_SIGNAL_TYPES = ["card_testing"] as const;
+/** ACP 2026-04-17 `RiskSignal.action`. */
+export const ACP_RISK_ACTIONS = ["blocked", "manual_review", "authorized"] as const;
