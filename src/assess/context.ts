@@ -13,6 +13,7 @@ import { type NetworkQuery, networkCountsOf, networkRead } from "../network/asse
 import type { AgentRowView, AssessContext, ModelContext, ModelRow } from "./input";
 import { recordJson } from "./outcome";
 import { refinementColumns } from "./refinement";
+import { type TelemetryDigests, type TelemetrySeenRow, telemetryRead } from "./telemetry";
 
 /** What the request itself says about who acts and with whom. */
 export interface ContextQuery {
@@ -40,6 +41,8 @@ export interface ContextQuery {
    * of the same batch. Null or absent without network keys: no statement.
    */
   network?: NetworkQuery | null;
+  /** The digests of the request's checkout telemetry: one more statement; none without. */
+  telemetry?: TelemetryDigests | null;
 }
 
 /**
@@ -72,9 +75,13 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     }),
     ...(network ? [networkRead(db, network, q.livemode, q.testClock ?? null)] : []),
     ...(q.credentialRoot ? [activeIssuers(db)] : []),
+    ...(q.telemetry ? [telemetryRead(db, q.telemetry, q.livemode)] : []),
   ]);
-  const networkResult = network ? rest[0] : undefined;
-  const issuers = (network ? rest[1] : rest[0]) as AnchorRow[] | undefined;
+  const networkResult = network ? rest.shift() : undefined;
+  const issuers = (q.credentialRoot ? rest.shift() : undefined) as AnchorRow[] | undefined;
+  const telemetry = q.telemetry
+    ? { digests: q.telemetry, rows: (rest.shift() as unknown as { rows: TelemetrySeenRow[] }).rows }
+    : null;
   const rows = (identity as unknown as { rows: { context: Record<string, unknown> }[] }).rows;
   const row = rows[0]?.context ?? {};
   type PolicyRow = { id: string; version: number | null; rules: unknown };
@@ -110,6 +117,7 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     ...(row.test_clock_missing ? { testClockMissing: true } : {}),
     ...(row.model || row.shadow_model ? { models: modelsOf(row) } : {}),
     ...(network ? { network: networkCountsOf(networkResult) } : {}),
+    ...(telemetry ? { telemetry } : {}),
     ...(q.credentialRoot && !replay[0]
       ? {
           anchors: await anchorsOf(tenant, tenant.env, issuers ?? [], q.credentialRoot),

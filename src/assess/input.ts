@@ -10,6 +10,7 @@ import type { ParsedAssessRequest } from "./request";
 import { type CredentialEvidence, type Identity, provenIdentity } from "./risk-input";
 import type { RiskInput } from "./risk-model";
 import { aggregateValues } from "./rules/aggregates";
+import { type TelemetryDigests, type TelemetrySeenRow, telemetrySeen } from "./telemetry";
 
 export interface AgentRowView {
   id: string;
@@ -72,6 +73,8 @@ export interface AssessContext {
    * null when the org's mode does not consume; absent when nothing was asked (no network keys).
    */
   network?: NetworkCount[] | null;
+  /** The request's telemetry digests and which agents saw them; absent when none was sent. */
+  telemetry?: { digests: TelemetryDigests; rows: TelemetrySeenRow[] };
 }
 
 /** A risk model as the context read names it; `params` only when the isolate lacked them. */
@@ -163,6 +166,15 @@ export function riskInput(
     geo: geoOf(request.facts.riskData),
     ...(request.credential === null ? {} : { credential }),
     ...(network === null ? {} : { network }),
+    ...(context.telemetry
+      ? {
+          telemetry: telemetrySeen(
+            context.telemetry.digests,
+            context.telemetry.rows,
+            agent?.id ?? null,
+          ),
+        }
+      : {}),
     ...(specs.length === 0
       ? {}
       : {

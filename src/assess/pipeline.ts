@@ -47,6 +47,7 @@ import { recordInputs } from "./rules/inputs";
 import { shadowVerdict } from "./shadow";
 import { Stopwatch } from "./stopwatch";
 import { unstorableAt } from "./storable";
+import { rememberTelemetry, telemetryDigests } from "./telemetry";
 import { type PayloadFacts, spendOf, verdictOf } from "./verdict";
 
 export interface Assessed {
@@ -86,6 +87,8 @@ export async function runAssessment(
     },
     credentialRoot,
   );
+  // Keyed digests of the checkout telemetry, asked about in the context batch (docs/rails.md).
+  const digests = await telemetryDigests(tenant.env, request.telemetry ?? null);
   const context = await timing.time("context", () =>
     loadContext(tenant, {
       contentHash,
@@ -100,6 +103,7 @@ export async function runAssessment(
       testClock: request.testClock ?? null,
       modelsHeld: modelsHeld(),
       network,
+      telemetry: digests,
     }),
   );
   if (context.keyOwner !== null && context.keyOwner !== contentHash) throw keyReused();
@@ -234,6 +238,10 @@ export async function runAssessment(
   if (unstorable) throw new ApiError("invalid_request", [unstorable]);
   // Signing happens in the ledger object, so `persist` times the whole second hop.
   const { record, reviewId } = await timing.time("persist", () => commitTo(tenant, who, commit));
+  // What the agent was seen from, for the next request: only the digests, after the response.
+  if (digests && record.agent && record.id === id) {
+    rememberTelemetry(tenant, digests, record.agent.id, record.created);
+  }
   const refinement = reviewId === null ? null : openedRefinement(reviewId);
   return answer(record, context.anchoredThrough, request, timing, refinement);
 }

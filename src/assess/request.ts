@@ -27,6 +27,7 @@ import {
 } from "./ap2-credential";
 import { actionFacts, ap2Facts, type MandateFacts, withoutServiceRiskData } from "./facts";
 import { type IssueDetail, unstorableAt } from "./storable";
+import { CheckoutTelemetry } from "./telemetry";
 
 export type { MandateType } from "./ap2";
 export type { MandateFacts } from "./facts";
@@ -58,6 +59,11 @@ export interface ParsedAssessRequest {
    * not another request.
    */
   artifacts?: ArtifactName[];
+  /**
+   * ACP checkout telemetry (`risk_data`): read for the device and network signals, never
+   * stored, never part of the idempotency identity (it describes the call, not the action).
+   */
+  telemetry?: CheckoutTelemetry | null;
 }
 
 /** Identifiers from another system: bounded, and free of control characters (logs, SQL text). */
@@ -157,6 +163,7 @@ export const AssessRequest = z
           "A test clock (`POST /v1/test-clocks`; test keys only): the assessment is made at its " +
           "frozen time",
       }),
+    risk_data: CheckoutTelemetry.optional(),
     artifacts: z
       .array(z.enum(ARTIFACT_NAMES))
       .max(ARTIFACT_NAMES.length * 4)
@@ -210,6 +217,7 @@ export function parseAssessRequest(body: unknown, a2aHeader: string | null): Par
     credential: null,
     testClock: request.test_clock ?? null,
     artifacts: ARTIFACT_NAMES.filter((name) => request.artifacts?.includes(name)),
+    telemetry: request.risk_data ?? null,
   };
   if (request.credential !== undefined) {
     return credentialRequest(request.credential, request, submitted, base);

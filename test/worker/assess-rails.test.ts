@@ -6,6 +6,7 @@ import { z } from "zod";
 import acpDelegatePayment from "../fixtures/acp/schema.delegate_payment.json";
 import { call, callRaw } from "./support/api";
 import {
+  agentOf,
   assess,
   assessOk,
   assessRaw,
@@ -14,6 +15,7 @@ import {
   orgWithKey,
   payment,
 } from "./support/assess";
+import { ownerSql } from "./support/db";
 import { errorBody } from "./support/errors";
 
 // Issue 42 §4 (docs/rails.md): the x402 and ACP artefacts of one verdict, derived from the
@@ -281,3 +283,102 @@ describe("GET /.well-known/risk-check.json", () => {
 
 // `assess` is the typed call; it must accept the request's `artifacts`.
 void assess;
+
+describe("POST /v1/assess with ACP checkout telemetry in risk_data", () => {
+  const types = (body: Json) => (body.outcome.signals as { type: string }[]).map((s) => s.type);
+
+  /** Waits for the digests remembered after the response (tenant.later) to be written. */
+  async function remembered(agentId: string, n: number) {
+    for (let i = 0; i < 50; i += 1) {
+      const rows =
+        await ownerSql`select kind, digest from agent_telemetry where agent_id = ${agentId}`;
+      if (rows.length >= n) return rows;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error("the telemetry was not remembered");
+  }
+
+  it("signals a device and a network new for the agent, then not, keeping digests only", async () => {
+    const { org, key } = await orgWithKey();
+    const agent = await agentOf(org);
+    const telemetry = {
+      ip_address: "203.0.113.7",
+      user_agent: "ChatGPT/2.0",
+      accept_language: "en-US",
+      session_id: "sess_abc123",
+      device_fingerprint: `fp_${crypto.randomUUID()}`,
+    };
+    const first = await answer(key, {
+      mandate: payment(),
+      agent_id: agent.id,
+      risk_data: telemetry,
+    });
+    expect(types(first)).toEqual(
+      expect.arrayContaining(["device_first_seen", "network_first_seen"]),
+    );
+    const rows = await remembered(agent.id, 2);
+    expect(rows.map((r: Json) => r.kind).sort()).toEqual(["device", "network"]);
+    for (const row of rows) expect(row.digest).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // Never stored raw: not in the mandate, the assessment, or anywhere the assessment wrote.
+    const raw = await ownerSql`select
+      (select count(*) from mandates where mandate::text like ${`%${telemetry.device_fingerprint}%`})::int
+      + (select count(*) from assessments where to_jsonb(assessments)::text like ${"%203.0.113%"})::int as n`;
+    expect(raw[0]?.n).toBe(0);
+    // The same device, another address of the same /24: seen.
+    const again = await answer(key, {
+      mandate: payment(),
+      agent_id: agent.id,
+      risk_data: { ...telemetry, ip_address: "203.0.113.200" },
+    });
+    expect(types(again)).not.toContain("device_first_seen");
+    expect(types(again)).not.toContain("network_first_seen");
+    // Another device, another network.
+    const moved = await answer(key, {
+      mandate: payment(),
+      agent_id: agent.id,
+      risk_data: { ip_address: "2001:db8:1::5", device_fingerprint: "fp_other" },
+    });
+    expect(types(moved)).toEqual(
+      expect.arrayContaining(["device_first_seen", "network_first_seen"]),
+    );
+  });
+
+  it("signals nothing of telemetry without a known agent, or without telemetry", async () => {
+    const { key } = await orgWithKey();
+    const unknown = await answer(key, {
+      mandate: payment(),
+      risk_data: { ip_address: "198.51.100.1", device_fingerprint: "fp_x" },
+    });
+    expect(types(unknown)).not.toContain("device_first_seen");
+    const none = await answer(key, { mandate: payment() });
+    expect(types(none)).not.toContain("network_first_seen");
+  });
+
+  it("is not part of the idempotency identity: other telemetry replays the assessment", async () => {
+    const { key } = await orgWithKey();
+    const mandate = payment();
+    const first = await answer(key, { mandate, risk_data: { ip_address: "198.51.100.1" } });
+    const again = await answer(key, { mandate, risk_data: { ip_address: "192.0.2.1" } });
+    expect(again.assessmentId).toBe(first.assessmentId);
+  });
+
+  it("refuses telemetry outside ACP's RiskSignals, naming the path", async () => {
+    const { key } = await orgWithKey();
+    const cases: [unknown, string][] = [
+      [{ ip_address: "999.1.1.1" }, "risk_data.ip_address"],
+      [{ ip_address: "203.0.113.7/24" }, "risk_data.ip_address"],
+      [{ ip_country: "US" }, "risk_data.ip_country"],
+      [{ user_agent: "x".repeat(1025) }, "risk_data.user_agent"],
+      [{ session_id: "a\nb" }, "risk_data.session_id"],
+      [{ device_fingerprint: "" }, "risk_data.device_fingerprint"],
+      ["203.0.113.7", "risk_data"],
+    ];
+    for (const [risk_data, path] of cases) {
+      const res = await assessRaw(key, { mandate: payment(), risk_data });
+      expect(res.status, JSON.stringify(risk_data)).toBe(400);
+      expect(res.json).toEqual(
+        errorBody("invalid_request", [{ path, message: expect.any(String) }]),
+      );
+    }
+  });
+});

@@ -16836,6 +16836,7 @@ export interface components {
              * @description A test clock (`POST /v1/test-clocks`; test keys only): the assessment is made at its frozen time
              */
             test_clock?: string;
+            risk_data?: components["schemas"]["CheckoutTelemetry"];
             /**
              * @description The other rails' artefacts to answer under `artifacts`, derived from this assessment and signed: `x402` (a `risk-check` RiskCheckResult), `acp` (ACP delegate-payment `risk_signals`). Not part of the idempotency identity; without it the answer has no `artifacts`
              * @example [
@@ -16853,6 +16854,20 @@ export interface components {
             checkout_jwt?: string;
             /** @description The open checkout mandate's hash a `payment.reference` constraint names */
             open_checkout_hash?: string;
+        };
+        /**
+         * @description ACP checkout telemetry (`RiskSignals` of ACP 2026-04-17): the buyer's surface for this call. Read, never stored: a keyed digest of the device and the network (/24, /48) is kept per agent, for the signals `device_first_seen` and `network_first_seen`
+         * @example {
+         *       "ip_address": "203.0.113.7",
+         *       "device_fingerprint": "fp_abc123"
+         *     }
+         */
+        CheckoutTelemetry: {
+            ip_address?: string;
+            user_agent?: string;
+            accept_language?: string;
+            session_id?: string;
+            device_fingerprint?: string;
         };
         /**
          * @example {
