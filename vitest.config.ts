@@ -80,6 +80,7 @@ export default defineConfig({
                   // Tests reach the database as the owner too, to tamper and to check RLS.
                   TEST_OWNER_DATABASE_URL: localDatabaseUrl(inject("sqlEndpoint"), "owner"),
                   SIGNING_KEY: inject("signingKey"),
+                  SIGNING_KEY_ES256: inject("signingKeyEs256"),
                   // Not the tests' request host (https://risk.test): every URL the service
                   // publishes must come from here, and the suite would notice one that did not.
                   PUBLIC_BASE_URL: "https://risk-service.test",

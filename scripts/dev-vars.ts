@@ -9,7 +9,7 @@ import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
 import { writePrivateFile } from "./dev-files.ts";
 import type { LocalIdp } from "./dev-idp.ts";
 import { stripeDevDefaults } from "./dev-stripe.ts";
-import { ed25519Jwk, networkKey, principalMasterKey } from "./local-keys.ts";
+import { ed25519Jwk, networkKey, p256Jwk, principalMasterKey } from "./local-keys.ts";
 
 export interface DevVarRules {
   /** Created when absent (keys get generated only then), left alone afterwards. */
@@ -107,6 +107,7 @@ export function ensureLocalDevVars(path: string, idp: LocalIdp): DevVarsChange {
       ENVIRONMENT: () => "development",
       LOCAL_SQL_ENDPOINT: () => "true",
       SIGNING_KEY: () => JSON.stringify(ed25519Jwk().privateJwk),
+      SIGNING_KEY_ES256: () => JSON.stringify(p256Jwk().privateJwk),
       PRINCIPAL_MASTER_KEY: () => JSON.stringify(principalMasterKey()),
       NETWORK_KEYS: () => JSON.stringify([networkKey()]),
       // Accepted by the local Stripe stand-in only; STRIPE_API_BASE is passed per start.

@@ -9,6 +9,15 @@ export function ed25519Jwk(): { privateJwk: JsonWebKey; publicJwk: JsonWebKey } 
   };
 }
 
+/** A fresh P-256 key pair as JWKs (private and public): SIGNING_KEY_ES256, which signs ES256. */
+export function p256Jwk(): { privateJwk: JsonWebKey; publicJwk: JsonWebKey } {
+  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  return {
+    privateJwk: privateKey.export({ format: "jwk" }),
+    publicJwk: publicKey.export({ format: "jwk" }),
+  };
+}
+
 /**
  * The local identity provider: its issuer (the origin its server listens on, see
  * dev-idp-server.ts), audience (also the console's client id), signing key and key set.

@@ -20,7 +20,15 @@ export interface Env {
   LOCAL_SQL_ENDPOINT?: string;
   /** The current Ed25519 private key as a JWK (a secret). */
   SIGNING_KEY?: string;
-  /** JSON array of retired Ed25519 public JWKs, still published to verify old payloads. */
+  /**
+   * The current P-256 private key as a JWK (a secret): signs ES256 what a verifier without
+   * EdDSA must check (AP2 Mandate Receipts; docs/architecture.md, issue 42's ADR).
+   */
+  SIGNING_KEY_ES256?: string;
+  /**
+   * JSON array of retired public JWKs (Ed25519 or P-256), still published to verify old
+   * payloads.
+   */
   SIGNING_KEYS_RETIRED?: string;
   /**
    * The network keys (a secret): a JSON array of 256-bit `oct` JWKs with a `kid`, the key read

@@ -24,7 +24,7 @@ import { type BuildOptions, build, stop as stopEsbuild } from "esbuild";
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { redactDatabaseUrl } from "../database-url.ts";
 import { REPO_ROOT } from "../dev-state.ts";
-import { ed25519Jwk, localDatabaseUrl } from "../local-keys.ts";
+import { ed25519Jwk, localDatabaseUrl, p256Jwk } from "../local-keys.ts";
 import { type SqlEndpoint, startSqlEndpoint } from "../sql-endpoint/index.ts";
 import { type CpuShare, cpuShare, sampleCpu } from "./cpu.ts";
 import { optionsOrExit, type Run, runBench, withoutSignalHooks } from "./harness.ts";
@@ -402,6 +402,7 @@ function newMiniflare(scripts: { main: string; driver: string }, endpoint: SqlEn
           LOCAL_SQL_ENDPOINT: "true",
           ENVIRONMENT: "development",
           SIGNING_KEY: JSON.stringify(ed25519Jwk().privateJwk),
+          SIGNING_KEY_ES256: JSON.stringify(p256Jwk().privateJwk),
         },
       },
       {

@@ -91,7 +91,7 @@ export async function incidentPack(tenant: Tenant, decisionId: string) {
       note: checkpoint.note,
       jws: checkpoint.jws,
     },
-    keys: key.keys,
+    keys: key.published,
   };
   const jws = await key.signBytes(utf8(canonicalize(unsigned)), PACK_TYP);
   const [header, , signature] = jws.split(".");

@@ -6,7 +6,7 @@ import { REPORT_TYP } from "../control-coverage/report";
 import { signingKeys } from "../db/schema";
 import type { Env } from "../env";
 import { MODEL_CARD_TYP } from "../risk-models/card";
-import type { PublicSigningKey } from "../signing/signer";
+import type { PublishedKey, Signer } from "../signing/signer";
 import { WEBHOOK_TYP } from "../webhooks/deliver";
 import { ARTIFACT_RECEIPT_TYP } from "./artifact-receipt";
 
@@ -35,6 +35,12 @@ export const KEY_PURPOSES = [
   MODEL_CARD_TYP,
 ] as const;
 
+/**
+ * What the ES256 key signs, by JWS `typ` (issue 42's ADR): the artefacts a verifier without
+ * EdDSA must check. test/node holds it against every `es256.signClaims` in src/.
+ */
+export const ES256_KEY_PURPOSES = [] as const satisfies readonly string[];
+
 /** A key's window as the Cron sweep noted it in `signing_keys`. */
 export interface NotedKey {
   kid: string;
@@ -44,7 +50,7 @@ export interface NotedKey {
 
 export interface TrustedKey {
   kid: string;
-  jwk: PublicSigningKey;
+  jwk: PublishedKey;
   status: "current" | "retired";
   valid_from: string | null;
   valid_until: string | null;
@@ -52,24 +58,28 @@ export interface TrustedKey {
 }
 
 /**
- * The published keys (the current first, then retired ones still published), each with the
- * window the sweep noted: `valid_from` when it was first seen current (null if not yet noted),
- * `valid_until` when another key replaced it (always null for the current key: it signs now,
- * whatever the table says before the next sweep). A noted key no longer published is not
- * trusted and is left out.
+ * The published keys (the current Ed25519 and ES256 keys first, then retired ones still
+ * published), each with the window the sweep noted: `valid_from` when it was first seen current
+ * (null if not yet noted; the sweep notes the Ed25519 key), `valid_until` when another key
+ * replaced it (always null for a current key: it signs now, whatever the table says before the
+ * next sweep), and what it signs by its `alg`. A noted key no longer published is not trusted
+ * and is left out.
  */
-export function trustedKeys(published: PublicSigningKey[], noted: NotedKey[]): TrustedKey[] {
+export function trustedKeys(
+  key: Pick<Signer, "kid" | "es256" | "published">,
+  noted: NotedKey[],
+): TrustedKey[] {
   const windows = new Map(noted.map((k) => [k.kid, k]));
-  return published.map((jwk, index) => {
+  return key.published.map((jwk) => {
     const window = windows.get(jwk.kid);
-    const current = index === 0;
+    const current = jwk.kid === key.kid || jwk.kid === key.es256.kid;
     return {
       kid: jwk.kid,
       jwk,
       status: current ? "current" : "retired",
       valid_from: window?.firstSeenAt.toISOString() ?? null,
       valid_until: current ? null : (window?.retiredAt?.toISOString() ?? null),
-      purposes: [...KEY_PURPOSES],
+      purposes: jwk.alg === "ES256" ? [...ES256_KEY_PURPOSES] : [...KEY_PURPOSES],
     };
   });
 }

@@ -2,22 +2,10 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/context";
 import { clientIp, enforceRateLimit } from "../http/rate-limit";
 import { errorResponses, json } from "../http/schemas";
+import { PublishedJwk } from "../schemas/key-set";
 import { signer } from "../signing/signer";
 
-const KeySet = z
-  .object({
-    keys: z.array(
-      z.object({
-        kty: z.literal("OKP"),
-        crv: z.literal("Ed25519"),
-        x: z.string().openapi({ description: "Public key, base64url" }),
-        kid: z.string().openapi({ description: "RFC 7638 thumbprint; matches the JWS header" }),
-        alg: z.literal("EdDSA"),
-        use: z.literal("sig"),
-      }),
-    ),
-  })
-  .openapi("KeySet");
+const KeySet = z.object({ keys: z.array(PublishedJwk) }).openapi("KeySet");
 
 const route = createRoute({
   method: "get",
@@ -26,7 +14,11 @@ const route = createRoute({
   summary: "The public key set that verifies every signature the service makes",
   responses: {
     200: {
-      ...json(KeySet, "The current key first, then retired keys still needed for old payloads"),
+      ...json(
+        KeySet,
+        "The current Ed25519 key first, then the current ES256 key, then retired keys of " +
+          "either kind still needed for old payloads",
+      ),
       headers: z.object({ "cache-control": z.literal("public, max-age=3600") }),
     },
     ...errorResponses(429, 503),
@@ -37,7 +29,7 @@ const CACHE_CONTROL = "public, max-age=3600";
 
 export function registerJwks(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const { keys } = await signer(c.env);
+    const { published: keys } = await signer(c.env);
     // Served from the edge cache: verifiers everywhere fetch this. The cache key names the keys
     // it holds, so a rotated secret is published at once instead of after the cached hour.
     const version = keys.map((k) => k.kid).join(".");

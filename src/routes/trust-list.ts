@@ -9,6 +9,7 @@ import {
 } from "../evidence/trust-list";
 import type { AppEnv } from "../http/context";
 import { errorResponses, json } from "../http/schemas";
+import { PublishedJwk } from "../schemas/key-set";
 import { signer } from "../signing/signer";
 
 const TrustList = z
@@ -27,14 +28,7 @@ const TrustList = z
     keys: z.array(
       z.object({
         kid: z.string(),
-        jwk: z.object({
-          kty: z.literal("OKP"),
-          crv: z.literal("Ed25519"),
-          x: z.string(),
-          kid: z.string(),
-          alg: z.literal("EdDSA"),
-          use: z.literal("sig"),
-        }),
+        jwk: PublishedJwk,
         status: z.enum(["current", "retired"]),
         valid_from: z.string().nullable(),
         valid_until: z.string().nullable(),
@@ -86,7 +80,7 @@ export function registerTrustList(app: OpenAPIHono<AppEnv>) {
       issuer,
       issued_at: issued.toISOString(),
       expires_at: new Date(issued.getTime() + TRUST_LIST_LIFETIME_MS).toISOString(),
-      keys: trustedKeys(key.keys, noted),
+      keys: trustedKeys(key, noted),
       transparency: { ...TRANSPARENCY_LINKS },
     };
     const jws = await key.signClaims(list, TRUST_LIST_TYP);

@@ -12,7 +12,7 @@ import {
   signArtifactReceipt,
   storedLeafHash,
 } from "../../src/evidence/artifact-receipt";
-import { KEY_PURPOSES } from "../../src/evidence/trust-list";
+import { ES256_KEY_PURPOSES, KEY_PURPOSES } from "../../src/evidence/trust-list";
 import type { StoredEntry } from "../../src/ledger/ledger-store";
 import { signer } from "../../src/signing/signer";
 import { ed25519Verify } from "../support/ed25519";
@@ -227,8 +227,11 @@ function callArguments(text: string, open: number): string[] {
   throw new Error("unbalanced call");
 }
 
-/** Every `typ` passed to signClaims / signBytes / signDetached in src/, literal or constant. */
-function signedTyps(): Set<string> {
+/**
+ * Every `typ` passed to signClaims / signBytes / signDetached in src/, literal or constant,
+ * by the key that signs it: `es256.signClaims` is the ES256 key's, the rest the Ed25519 key's.
+ */
+function signedTyps(): { eddsa: Set<string>; es256: Set<string> } {
   const root = fileURLToPath(new URL("../../src", import.meta.url));
   const files = sourceFiles(root).filter((f) => !f.endsWith(join("signing", "signer.ts")));
   const texts = files.map((f) => readFileSync(f, "utf8"));
@@ -238,15 +241,16 @@ function signedTyps(): Set<string> {
       constants.set(name, (constants.get(name) ?? new Set()).add(value));
     }
   }
-  const typs = new Set<string>();
+  const typs = { eddsa: new Set<string>(), es256: new Set<string>() };
   texts.forEach((text, i) => {
-    for (const call of text.matchAll(/\.sign(?:Claims|Bytes|Detached)\(/g)) {
+    for (const call of text.matchAll(/(\.es256)?\.sign(?:Claims|Bytes|Detached)\(/g)) {
+      const into = call[1] ? typs.es256 : typs.eddsa;
       // The typ is the second argument of each (a header may follow it).
       const last = callArguments(text, (call.index ?? 0) + call[0].length - 1)[1] ?? "";
       const literal = /^"([^"]+)"$/.exec(last)?.[1];
       const named = constants.get(last);
-      if (literal) typs.add(literal);
-      else if (named) for (const value of named) typs.add(value);
+      if (literal) into.add(literal);
+      else if (named) for (const value of named) into.add(value);
       else throw new Error(`${files[i]}: cannot resolve the typ argument ${last}`);
     }
   });
@@ -258,8 +262,9 @@ describe("the trust list's purposes", () => {
     const found = signedTyps();
     // The grep itself finds the known signers (so it cannot pass by finding nothing).
     for (const typ of ["coverage-report+jwt", "tlog-checkpoint", "risk-payload+jwt"]) {
-      expect(found).toContain(typ);
+      expect(found.eddsa).toContain(typ);
     }
-    expect([...KEY_PURPOSES].sort()).toEqual([...found].sort());
+    expect([...KEY_PURPOSES].sort()).toEqual([...found.eddsa].sort());
+    expect([...ES256_KEY_PURPOSES].sort()).toEqual([...found.es256].sort());
   });
 });

@@ -152,7 +152,14 @@ describe.skipIf(skip)("npm run dev", () => {
     const devVars = join(stateDir, ".dev.vars");
     expect(statSync(devVars).mode & 0o777).toBe(0o600);
     const vars = readFileSync(devVars, "utf8");
-    for (const key of ["SIGNING_KEY", "IDP_ISSUER", "IDP_AUDIENCE", "IDP_JWKS", "ENVIRONMENT"]) {
+    for (const key of [
+      "SIGNING_KEY",
+      "SIGNING_KEY_ES256",
+      "IDP_ISSUER",
+      "IDP_AUDIENCE",
+      "IDP_JWKS",
+      "ENVIRONMENT",
+    ]) {
       expect(vars).toMatch(new RegExp(`^${key}=`, "m"));
     }
     // The IdP's private key stays out of the Worker's bindings: only `npm run token` has it.
@@ -180,6 +187,8 @@ describe.skipIf(skip)("npm run dev", () => {
     const jwks = await call("/.well-known/jwks.json");
     expect(jwks.status).toBe(200);
     const kid: string = jwks.json.keys[0].kid;
+    // Both keys generated into .dev.vars are published (docs/architecture.md, issue 42).
+    expect(jwks.json.keys.map((k: { alg: string }) => k.alg)).toEqual(["EdDSA", "ES256"]);
     // PUBLIC_BASE_URL defaults to the dev server's own address: the service names itself.
     const trustList = await call("/v1/trust-list");
     expect(trustList.status, trustList.text).toBe(200);
@@ -229,6 +238,9 @@ describe.skipIf(skip)("npm run dev", () => {
     const signingKey = JSON.parse(vars.match(/^SIGNING_KEY='(.*)'$/m)?.[1] ?? "{}");
     expect(signingKey.d).toBeTruthy();
     expect(first.output()).not.toContain(signingKey.d);
+    const es256Key = JSON.parse(vars.match(/^SIGNING_KEY_ES256='(.*)'$/m)?.[1] ?? "{}");
+    expect(es256Key).toMatchObject({ kty: "EC", crv: "P-256" });
+    expect(first.output()).not.toContain(es256Key.d);
 
     // SIGTERM to npm: exit 0, nothing left running, PGlite closed (reopenable, no stale lock).
     expect(await stopDev(first), first.output()).toBe(0);

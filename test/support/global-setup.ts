@@ -7,6 +7,7 @@ import {
   ed25519Jwk,
   localIdentityProvider,
   networkKey,
+  p256Jwk,
   principalMasterKey,
 } from "../../scripts/local-keys";
 import { startSqlEndpoint } from "../../scripts/sql-endpoint";
@@ -16,6 +17,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     sqlEndpoint: string;
     signingKey: string;
+    signingKeyEs256: string;
     principalMasterKey: string;
     networkKeys: string;
     fixtureServer: string;
@@ -40,6 +42,7 @@ export default async function setup(project: TestProject) {
   });
   project.provide("sqlEndpoint", endpoint.url);
   project.provide("signingKey", JSON.stringify(ed25519Jwk().privateJwk));
+  project.provide("signingKeyEs256", JSON.stringify(p256Jwk().privateJwk));
   const stripe = {
     secretKey: `sk_test_${randomBytes(12).toString("hex")}`,
     webhookSecret: `whsec_${randomBytes(24).toString("base64url")}`,

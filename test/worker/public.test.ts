@@ -1,6 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { fromBase64url } from "#audit/encoding";
+import type { PublicEs256Key, PublishedKey } from "../../src/signing/signer";
 import worker from "../../workers/main";
 import { BASE, call, callRaw } from "./support/api";
 import { errorBody } from "./support/errors";
@@ -15,29 +16,54 @@ describe("GET /health", () => {
 });
 
 describe("GET /.well-known/jwks.json", () => {
-  it("publishes the Ed25519 key set with a public one-hour cache", async () => {
+  it("publishes the Ed25519 key, then the ES256 key, with a public one-hour cache", async () => {
     const res = await call("/.well-known/jwks.json");
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toBe("public, max-age=3600");
-    expect(res.json.keys).toHaveLength(1);
-    const [key] = res.json.keys;
-    expect(Object.keys(key!).sort()).toEqual(["alg", "crv", "kid", "kty", "use", "x"]);
-    expect(key).toMatchObject({ kty: "OKP", crv: "Ed25519", alg: "EdDSA", use: "sig" });
-    expect(fromBase64url(key!.x)).toHaveLength(32);
+    expect(res.json.keys).toHaveLength(2);
+    const [ed25519, p256] = res.json.keys as [PublishedKey, PublicEs256Key];
+    expect(Object.keys(ed25519!).sort()).toEqual(["alg", "crv", "kid", "kty", "use", "x"]);
+    expect(ed25519).toMatchObject({ kty: "OKP", crv: "Ed25519", alg: "EdDSA", use: "sig" });
+    expect(fromBase64url(ed25519!.x)).toHaveLength(32);
+    expect(Object.keys(p256!).sort()).toEqual(["alg", "crv", "kid", "kty", "use", "x", "y"]);
+    expect(p256).toMatchObject({ kty: "EC", crv: "P-256", alg: "ES256", use: "sig" });
+    expect(fromBase64url(p256!.x)).toHaveLength(32);
+    expect(fromBase64url(p256!.y)).toHaveLength(32);
   });
 
   it("names each key by its RFC 7638 thumbprint, computed here without jose", async () => {
     const { json } = await call("/.well-known/jwks.json");
-    const [key] = json.keys;
-    const canonical = `{"crv":"Ed25519","kty":"OKP","x":"${key!.x}"}`;
-    const digest = new Uint8Array(
-      await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical)),
+    const [ed25519, p256] = json.keys as [PublishedKey, PublicEs256Key];
+    const thumbprint = async (canonical: string) => {
+      const digest = new Uint8Array(
+        await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical)),
+      );
+      return btoa(String.fromCharCode(...digest))
+        .replaceAll("+", "-")
+        .replaceAll("/", "_")
+        .replace(/=+$/, "");
+    };
+    expect(ed25519!.kid).toBe(
+      await thumbprint(`{"crv":"Ed25519","kty":"OKP","x":"${ed25519!.x}"}`),
     );
-    const expected = btoa(String.fromCharCode(...digest))
-      .replaceAll("+", "-")
-      .replaceAll("/", "_")
-      .replace(/=+$/, "");
-    expect(key!.kid).toBe(expected);
+    expect(p256!.kid).toBe(
+      await thumbprint(`{"crv":"P-256","kty":"EC","x":"${p256!.x}","y":"${p256!.y}"}`),
+    );
+  });
+
+  it("still publishes the Ed25519 key when the ES256 key is missing or unusable", async () => {
+    for (const SIGNING_KEY_ES256 of [undefined, "not json", '{"kty":"EC","crv":"P-256"}']) {
+      const ctx = createExecutionContext();
+      const res = await worker.fetch(
+        new Request(`${BASE}/.well-known/jwks.json`),
+        { ...env, SIGNING_KEY_ES256 },
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { keys: { alg: string }[] };
+      expect(body.keys.map((k) => k.alg)).toEqual(["EdDSA"]);
+    }
   });
 
   it("keeps the key set in the edge cache, keyed by the keys it holds", async () => {
@@ -67,9 +93,11 @@ describe("GET /.well-known/jwks.json", () => {
     );
     await waitOnExecutionContext(ctx);
     const after = (await res.json()) as { keys: { kid: string; x: string }[] };
-    expect(after.keys).toHaveLength(2);
-    expect(after.keys[1]?.kid).toBe(before.json.keys[0]!.kid);
+    expect(after.keys).toHaveLength(3);
     expect(after.keys[0]?.kid).not.toBe(before.json.keys[0]!.kid);
+    // The current ES256 key is unchanged; the retired Ed25519 key follows the current keys.
+    expect(after.keys[1]?.kid).toBe(before.json.keys[1]!.kid);
+    expect(after.keys[2]?.kid).toBe(before.json.keys[0]!.kid);
   });
 });
 

@@ -22,6 +22,9 @@ const PURPOSES = [
   "risk-model-card+jwt",
 ];
 
+// What the ES256 key signs (issue 42): the artefacts a verifier without EdDSA checks.
+const ES256_PURPOSES: string[] = [];
+
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** The Cron sweep's step that notes the deployed key (without the sweep's other work). */
@@ -43,7 +46,7 @@ describe("GET /v1/trust-list", () => {
     const res = await call("/v1/trust-list");
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toBe("public, max-age=300");
-    const [current] = await publishedKeys();
+    const [current, es256] = await publishedKeys();
     const [noted] =
       await ownerSql`select first_seen_at from signing_keys where kid = ${current?.kid}`;
     const { jws, ...list } = res.json;
@@ -62,6 +65,15 @@ describe("GET /v1/trust-list", () => {
           valid_until: null,
           purposes: PURPOSES,
         },
+        {
+          kid: es256?.kid,
+          jwk: es256,
+          status: "current",
+          // The sweep notes the Ed25519 key's windows; the ES256 key has none yet.
+          valid_from: null,
+          valid_until: null,
+          purposes: ES256_PURPOSES,
+        },
       ],
       // Relative to `issuer`, the one absolute value of the list.
       transparency: {
@@ -77,7 +89,7 @@ describe("GET /v1/trust-list", () => {
     expect(Date.parse(list.expires_at) - Date.parse(list.issued_at)).toBe(24 * 60 * 60 * 1000);
     // The links work from the issuer, without a credential.
     const keySet = await callRaw(list.transparency.key_set);
-    expect(keySet.json.keys).toEqual([current]);
+    expect(keySet.json.keys).toEqual([current, es256]);
   });
 
   it("lists a retired key with exactly the window the sweep noted", async () => {
@@ -91,7 +103,7 @@ describe("GET /v1/trust-list", () => {
       const res = await fetchWith({ SIGNING_KEYS_RETIRED: JSON.stringify([old.retiredEntry]) });
       expect(res.status).toBe(200);
       const body = (await res.json()) as { keys: unknown[]; jws: string };
-      expect(body.keys[1]).toEqual({
+      expect(body.keys[2]).toEqual({
         kid: old.published.kid,
         jwk: old.published,
         status: "retired",
@@ -99,11 +111,12 @@ describe("GET /v1/trust-list", () => {
         valid_until: "2026-09-15T17:30:00.250Z",
         purposes: PURPOSES,
       });
-      expect(body.keys).toHaveLength(2);
+      expect(body.keys).toHaveLength(3);
       expect(body.keys[0]).toMatchObject({ status: "current", valid_until: null });
+      expect(body.keys[1]).toMatchObject({ status: "current", valid_until: null });
       // The window is in the signed payload, not only beside it.
       const signed = JSON.parse(verifyOffline(body.jws, await publishedKeys()).payload);
-      expect(signed.keys[1]).toEqual(body.keys[1]);
+      expect(signed.keys[2]).toEqual(body.keys[2]);
     } finally {
       await cleanup();
     }
@@ -139,9 +152,10 @@ describe("GET /v1/trust-list", () => {
       where kid = ${deployed?.kid}`;
     expect(body.keys.map((k) => [k.status, k.valid_from])).toEqual([
       ["current", null],
+      ["current", null],
       ["retired", new Date(noted?.first_seen_at).toISOString()],
     ]);
-    expect(body.keys[1]).toMatchObject({
+    expect(body.keys[2]).toMatchObject({
       kid: deployed?.kid,
       jwk: deployed,
       // As the table says: still open until a sweep runs with the new key.

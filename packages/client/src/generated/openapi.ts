@@ -114,7 +114,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The current key first, then retired keys still needed for old payloads */
+                /** @description The current Ed25519 key first, then the current ES256 key, then retired keys of either kind still needed for old payloads */
                 200: {
                     headers: {
                         "cache-control": "public, max-age=3600";
@@ -15845,7 +15845,7 @@ export interface components {
             ap2: string;
         };
         KeySet: {
-            keys: {
+            keys: ({
                 /** @enum {string} */
                 kty: "OKP";
                 /** @enum {string} */
@@ -15858,7 +15858,22 @@ export interface components {
                 alg: "EdDSA";
                 /** @enum {string} */
                 use: "sig";
-            }[];
+            } | {
+                /** @enum {string} */
+                kty: "EC";
+                /** @enum {string} */
+                crv: "P-256";
+                /** @description Public key's x coordinate, base64url */
+                x: string;
+                /** @description Public key's y coordinate, base64url */
+                y: string;
+                /** @description RFC 7638 thumbprint; matches the JWS header */
+                kid: string;
+                /** @enum {string} */
+                alg: "ES256";
+                /** @enum {string} */
+                use: "sig";
+            })[];
         };
         ErrorResponse: {
             /**
@@ -16299,15 +16314,33 @@ export interface components {
             expires_at: string;
             keys: {
                 kid: string;
+                /** @description `alg` EdDSA (Ed25519) verifies the Risk Payload, webhooks, trust lists and evidence; `alg` ES256 (P-256) verifies AP2 Mandate Receipts (docs/credentials.md) */
                 jwk: {
                     /** @enum {string} */
                     kty: "OKP";
                     /** @enum {string} */
                     crv: "Ed25519";
+                    /** @description Public key, base64url */
                     x: string;
+                    /** @description RFC 7638 thumbprint; matches the JWS header */
                     kid: string;
                     /** @enum {string} */
                     alg: "EdDSA";
+                    /** @enum {string} */
+                    use: "sig";
+                } | {
+                    /** @enum {string} */
+                    kty: "EC";
+                    /** @enum {string} */
+                    crv: "P-256";
+                    /** @description Public key's x coordinate, base64url */
+                    x: string;
+                    /** @description Public key's y coordinate, base64url */
+                    y: string;
+                    /** @description RFC 7638 thumbprint; matches the JWS header */
+                    kid: string;
+                    /** @enum {string} */
+                    alg: "ES256";
                     /** @enum {string} */
                     use: "sig";
                 };
