@@ -133,6 +133,8 @@ describe("POST /v1/assess with artifacts", () => {
       categories: ["identity", "behavioral"],
       input_hash: risk.mandate_hash,
     });
+    // ES256, the key every new artefact is signed with (the ADR, point 1).
+    expect(protectedHeader.alg).toBe("ES256");
     expect(protectedHeader.kid).toBeTypeOf("string");
     expect(result).toEqual({
       checked: true,
@@ -263,7 +265,8 @@ describe("GET /.well-known/risk-check.json", () => {
     expect(doc).toMatchObject({ endpoint: "/v1/assess", method: "POST", version: "0.1.0" });
     const keys = (await call("/.well-known/jwks.json")).json.keys as { kid: string; alg: string }[];
     const named = keys.find((k) => k.kid === doc.attestation?.kid);
-    expect(named?.alg).toBe(doc.attestation?.algorithm);
+    expect(doc.attestation?.algorithm).toBe("ES256");
+    expect(named?.alg).toBe("ES256");
     expect(doc.attestation?.jwks_url).toBe(`${BASE}/.well-known/jwks.json`);
     expect(doc.attestation?.ttl).toMatch(/^[1-9][0-9]*[hms]$/);
   });

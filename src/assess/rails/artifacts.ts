@@ -1,5 +1,6 @@
 import type { JWTPayload } from "jose";
 import { type Env, publicBaseUrl } from "../../env";
+import { ApiError } from "../../errors";
 import type { Artifacts } from "../../schemas/rails";
 import type { ArtifactName } from "../../schemas/vocabulary";
 import { signer } from "../../signing/signer";
@@ -11,7 +12,7 @@ import { RISK_CHECK_TYP, riskCheckClaims, riskCheckResult } from "./x402";
 /** The key that signs every artefact: its `kid`, its `alg`, and the signing itself. */
 export interface ArtifactKey {
   kid: string;
-  alg: "EdDSA" | "ES256";
+  alg: "ES256";
   signClaims(claims: JWTPayload, typ: string): Promise<string>;
 }
 
@@ -20,8 +21,9 @@ export interface ArtifactKey {
  * A missing or unusable key is the signer's 503, never an unsigned artefact.
  */
 export async function artifactKey(env: Env): Promise<ArtifactKey> {
-  const key = await signer(env);
-  return { kid: key.kid, alg: "EdDSA", signClaims: key.signClaims };
+  const { es256 } = await signer(env);
+  if (es256.kid === null) throw new ApiError("signing_key_unavailable");
+  return { kid: es256.kid, alg: "ES256", signClaims: es256.signClaims };
 }
 
 /**
