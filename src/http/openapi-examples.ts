@@ -14,6 +14,7 @@ import { historyExamples } from "./openapi-examples/history";
 import { networkExamples } from "./openapi-examples/network";
 import { orgExamples } from "./openapi-examples/orgs";
 import { policyExamples } from "./openapi-examples/policies";
+import { railExamples } from "./openapi-examples/rails";
 import { reviewExamples } from "./openapi-examples/reviews";
 import { webhookEndpointExamples } from "./openapi-examples/webhook-endpoints";
 
@@ -30,4 +31,5 @@ export const RESPONSE_EXAMPLES: OperationExamples = {
   ...auditExamples,
   ...billingExamples,
   ...networkExamples,
+  ...railExamples,
 };

@@ -192,19 +192,25 @@ export interface paths {
                     content: {
                         /**
                          * @example {
-                         *       "name": "string",
-                         *       "version": "string",
-                         *       "description": "string",
-                         *       "endpoint": "string",
+                         *       "name": "Agent Action Risk Assessment",
+                         *       "version": "0.1.0",
+                         *       "description": "Risk assessment of an AI agent's payment before it is made: the agent's identity, its mandate and credential, the org's policy and the payment's history. Send the payment to the endpoint with \"artifacts\": [\"x402\"]; the RiskCheckResult is artifacts.x402.",
+                         *       "endpoint": "/v1/assess",
                          *       "method": "POST",
                          *       "signals": [
-                         *         "string"
+                         *         "agent_identity",
+                         *         "mandate",
+                         *         "credential",
+                         *         "policy",
+                         *         "behavior",
+                         *         "payee",
+                         *         "network"
                          *       ],
                          *       "attestation": {
-                         *         "jwks_url": "string",
-                         *         "algorithm": "string",
-                         *         "kid": "string",
-                         *         "ttl": "string"
+                         *         "jwks_url": "https://risk.example.com/.well-known/jwks.json",
+                         *         "algorithm": "ES256",
+                         *         "kid": "Zt3qN7cV1xW8yB2mK5pL9sR4hJ6dF0gA3eC7uI1oQwE",
+                         *         "ttl": "5m"
                          *       }
                          *     }
                          */
@@ -4085,16 +4091,17 @@ export interface paths {
                         /**
                          * @example {
                          *       "checked": true,
-                         *       "score": 0,
+                         *       "score": 88,
                          *       "tier": "low",
-                         *       "provider": "string",
+                         *       "provider": "did:web:risk.example.com",
                          *       "categories": [
-                         *         "string"
+                         *         "identity",
+                         *         "behavioral"
                          *       ],
-                         *       "jws": "string",
-                         *       "jwks_url": "string",
-                         *       "checked_at": "string",
-                         *       "expires_at": "string"
+                         *       "jws": "eyJhbGciOiJFUzI1NiIsImtpZCI6Ilp0M3FON2NWMXhXOHlCMm1LNXBMOXNSNGhKNmRGMGdBM2VDN3VJMW9Rd0UiLCJ0eXAiOiJyaXNrLWNoZWNrK2p3dCJ9.eyJzdWIiOiIuLi4ifQ.c2ln",
+                         *       "jwks_url": "https://risk.example.com/.well-known/jwks.json",
+                         *       "checked_at": "2026-11-20T09:14:03.000Z",
+                         *       "expires_at": "2026-11-20T09:19:03.000Z"
                          *     }
                          */
                         "application/json": components["schemas"]["RiskCheckResult"];
@@ -4181,12 +4188,12 @@ export interface paths {
                          *       "risk_signals": [
                          *         {
                          *           "type": "card_testing",
-                         *           "score": 0,
-                         *           "action": "blocked"
+                         *           "score": 12,
+                         *           "action": "authorized"
                          *         }
                          *       ],
-                         *       "jws": "string",
-                         *       "jwks_url": "string"
+                         *       "jws": "eyJhbGciOiJFUzI1NiIsImtpZCI6Ilp0M3FON2NWMXhXOHlCMm1LNXBMOXNSNGhKNmRGMGdBM2VDN3VJMW9Rd0UiLCJ0eXAiOiJhY3Atcmlzay1zaWduYWxzK2p3dCJ9.eyJzdWIiOiIuLi4ifQ.c2ln",
+                         *       "jwks_url": "https://risk.example.com/.well-known/jwks.json"
                          *     }
                          */
                         "application/json": components["schemas"]["AcpArtifact"];
