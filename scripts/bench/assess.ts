@@ -184,7 +184,8 @@ function parseOptions(argv: string[]): Options | null {
     credentialShare: Math.min(100, integer("credentials", values.credentials, 25, 0)),
     shadow: values.shadow === true,
     network: values.network === true,
-    artifacts: values.artifacts === undefined ? [] : values.artifacts.split(",").map((v) => v.trim()),
+    artifacts:
+      values.artifacts === undefined ? [] : values.artifacts.split(",").map((v) => v.trim()),
     timeoutS: integer("timeout", values.timeout, 900, 10),
     profileDir: values.profile ?? null,
     seed: integer("seed", values.seed, 1, 0),
@@ -463,7 +464,12 @@ async function benchmark(options: Options, run: Run) {
     await runPhase(bench, `warm-up fresh, ${tag}`, freshJobs(warmBodies, seen, warmIds));
     const bodies = askingFor(
       options.artifacts,
-      await withCredentials(draw, assessBodies(draw, requests, tenant.agents), tenant.consent, share),
+      await withCredentials(
+        draw,
+        assessBodies(draw, requests, tenant.agents),
+        tenant.consent,
+        share,
+      ),
     );
     const ids: string[] = [];
     const freshProfile = n === 0 ? await profiling(bench, "fresh") : null;

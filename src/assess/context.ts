@@ -13,7 +13,8 @@ import { type NetworkQuery, networkCountsOf, networkRead } from "../network/asse
 import type { AgentRowView, AssessContext, ModelContext, ModelRow } from "./input";
 import { recordJson } from "./outcome";
 import { refinementColumns } from "./refinement";
-import { type TelemetryDigests, type TelemetrySeenRow, telemetryRead } from "./telemetry";
+import type { TelemetryDigests, TelemetrySeenRow } from "./telemetry";
+import { telemetryRead } from "./telemetry-store";
 
 /** What the request itself says about who acts and with whom. */
 export interface ContextQuery {

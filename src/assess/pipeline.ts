@@ -47,7 +47,7 @@ import { recordInputs } from "./rules/inputs";
 import { shadowVerdict } from "./shadow";
 import { Stopwatch } from "./stopwatch";
 import { unstorableAt } from "./storable";
-import { rememberTelemetry, telemetryDigests } from "./telemetry";
+import { rememberTelemetry, telemetryDigests } from "./telemetry-store";
 import { type PayloadFacts, spendOf, verdictOf } from "./verdict";
 
 export interface Assessed {
