@@ -60,10 +60,15 @@ export default defineConfig({
       {
         extends: true,
         // The pre-bundled dependencies below (deps.optimizer) are written to this project's
-        // cache directory. CI runs the project twice at once on a fresh clone (PGlite, and
-        // PostgreSQL with DATABASE_URL: .ci/run), and two processes committing one directory
-        // race (a rename onto a non-empty directory fails): each pass has its own.
-        cacheDir: process.env.DATABASE_URL ? "node_modules/.vite/postgres" : undefined,
+        // cache directory. CI runs the project in three processes at once on a fresh clone
+        // (two PGlite shards, and PostgreSQL with DATABASE_URL: .ci/run), and two processes
+        // committing one directory race (a rename onto a non-empty directory fails): each
+        // names its own with TEST_PASS; by hand, a PostgreSQL run beside a PGlite one works too.
+        cacheDir: process.env.TEST_PASS
+          ? `node_modules/.vite/${process.env.TEST_PASS}`
+          : process.env.DATABASE_URL
+            ? "node_modules/.vite/postgres"
+            : undefined,
         plugins: [
           cloudflareTest(async ({ inject }) => {
             const idp = JSON.parse(inject("idp"));

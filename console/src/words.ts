@@ -48,6 +48,11 @@ const SIGNALS: Record<string, string> = {
     "Other organizations confirmed fraud on this credential's issuer key in the last 30 days.",
   network_instrument_fraud:
     "Other organizations confirmed fraud on this payment instrument in the last 30 days.",
+  http_signature_invalid: "The agent's HTTP message signature did not verify.",
+  http_signature_replayed:
+    "The agent's HTTP message signature reused a nonce seen before: a replay.",
+  http_signature_agent_mismatch:
+    "The key that signed the agent's HTTP request is not shown to belong to the agent of the mandate or Agent Card.",
   kya_fault: "The identity check failed internally; it could not judge the agent.",
   policy_fault: "The policy check failed internally; it could not judge the rules.",
   risk_fault: "The risk model failed internally; it could not judge the behaviour.",

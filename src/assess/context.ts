@@ -10,6 +10,11 @@ import { spendStateOf } from "../billing/guard";
 import { type Placeholders, preparedOnce } from "../db/prepared";
 import { assessments, reviews } from "../db/schema";
 import { type NetworkQuery, networkCountsOf, networkRead } from "../network/assess";
+import {
+  type HttpSignatureQuery,
+  httpSignatureRead,
+  httpSignatureReadOf,
+} from "./http-signature/read";
 import type { AgentRowView, AssessContext, ModelContext, ModelRow } from "./input";
 import { recordJson } from "./outcome";
 import { refinementColumns } from "./refinement";
@@ -44,6 +49,11 @@ export interface ContextQuery {
   network?: NetworkQuery | null;
   /** The digests of the request's checkout telemetry: one more statement; none without. */
   telemetry?: TelemetryDigests | null;
+  /**
+   * The agent's HTTP signature (docs/http-signatures.md): the key its `keyid` names, and its
+   * nonce remembered, as one more statement of the same batch. Absent without a signature.
+   */
+  httpSignature?: HttpSignatureQuery | null;
 }
 
 /**
@@ -60,6 +70,7 @@ export interface ContextQuery {
  */
 export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<AssessContext> {
   const network = q.network ?? null;
+  const signature = q.httpSignature ?? null;
   const [replay, keyOwner, identity, ...rest] = await tenant.batch((db) => [
     replayOf(db, { contentHash: q.contentHash }),
     keyOwnerOf(db, { livemode: q.livemode, idempotencyKey: q.idempotencyKey ?? "" }),
@@ -76,10 +87,21 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     }),
     ...(network ? [networkRead(db, network, q.livemode, q.testClock ?? null)] : []),
     ...(q.credentialRoot ? [activeIssuers(db)] : []),
+    ...(signature
+      ? [
+          httpSignatureRead(db, {
+            ...signature,
+            livemode: q.livemode,
+            testClock: q.testClock ?? null,
+          }),
+        ]
+      : []),
     ...(q.telemetry ? [telemetryRead(db, q.telemetry, q.livemode)] : []),
   ]);
+  // The optional statements answer in the order they were added.
   const networkResult = network ? rest.shift() : undefined;
   const issuers = (q.credentialRoot ? rest.shift() : undefined) as AnchorRow[] | undefined;
+  const signatureResult = signature ? rest.shift() : undefined;
   const telemetry = q.telemetry
     ? { digests: q.telemetry, rows: (rest.shift() as unknown as { rows: TelemetrySeenRow[] }).rows }
     : null;
@@ -119,6 +141,7 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     ...(row.model || row.shadow_model ? { models: modelsOf(row) } : {}),
     ...(network ? { network: networkCountsOf(networkResult) } : {}),
     ...(telemetry ? { telemetry } : {}),
+    ...(signature ? { httpSignature: httpSignatureReadOf(signatureResult) } : {}),
     ...(q.credentialRoot && !replay[0]
       ? {
           anchors: await anchorsOf(tenant, tenant.env, issuers ?? [], q.credentialRoot),

@@ -2,6 +2,7 @@ import type { TrustAnchors } from "../ap2-credentials/verify";
 import type { SpendState } from "../billing/plans";
 import type { NetworkCount } from "../network/counts";
 import type { NetworkOutcome } from "../schemas/assessments";
+import type { HttpSignatureRead } from "./http-signature/verify";
 import type { AssessmentRecord } from "./outcome";
 import type { NormalizedRules } from "./policy";
 import { parsedPolicy } from "./policy-cache";
@@ -75,6 +76,11 @@ export interface AssessContext {
   network?: NetworkCount[] | null;
   /** The request's telemetry digests and which agents saw them; absent when none was sent. */
   telemetry?: { digests: TelemetryDigests; rows: TelemetrySeenRow[] };
+  /**
+   * The registered agent key the HTTP signature's `keyid` names, and whether its nonce is new;
+   * absent when the request carried no HTTP signature.
+   */
+  httpSignature?: HttpSignatureRead;
 }
 
 /** A risk model as the context read names it; `params` only when the isolate lacked them. */

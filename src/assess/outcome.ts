@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { type Column, getTableColumns, type SQL, sql } from "drizzle-orm";
 import { assessments } from "../db/schema";
 import { ModelOutcome, NetworkOutcome } from "../schemas/assessments";
+import { HttpSignatureOutcome } from "../schemas/http-signature";
 import { Refinement } from "../schemas/reviews";
 import { ACTION_KINDS, DECISIONS, RISK_LEVELS } from "../schemas/vocabulary";
 import { CredentialOutcome } from "./ap2-credential";
@@ -67,6 +68,8 @@ export const AssessmentRecord = z.object({
   model: ModelOutcome.nullable().optional(),
   /** The network's counts (`outcome.network`); absent (null) when the org did not consume. */
   network: NetworkOutcome.nullable().optional(),
+  /** What the agent's HTTP signature proved; absent (null) for a request without one. */
+  http_signature: HttpSignatureOutcome.nullable().optional(),
 });
 export type AssessmentRecord = z.infer<typeof AssessmentRecord>;
 
@@ -85,6 +88,7 @@ export const Outcome = z
       policy_version: z.number().int(),
       model: ModelOutcome.optional(),
       network: NetworkOutcome.optional(),
+      http_signature: HttpSignatureOutcome.optional(),
     }),
     confidences: ConfidencesSchema,
     signals: z.array(SignalSchema),
@@ -143,6 +147,7 @@ export function toOutcome(
       policy_version: record.policy_version,
       ...(record.model ? { model: record.model } : {}),
       ...(record.network ? { network: record.network } : {}),
+      ...(record.http_signature ? { http_signature: record.http_signature } : {}),
     },
     confidences: record.confidences,
     signals: record.signals,

@@ -24,6 +24,9 @@ import { scoreBehavior } from "./behavior";
 import type { AssessmentCommit, RecordDraft } from "./commit";
 import { loadContext } from "./context";
 import { withoutServiceRiskData, withRiskPayload } from "./facts";
+import { directoryKeys } from "./http-signature/directory";
+import { httpSignatureQuery } from "./http-signature/nonce";
+import { httpSignatureOf, withHttpSignature } from "./http-signature/outcome";
 import type { AssessContext } from "./input";
 import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
 import {
@@ -89,6 +92,9 @@ export async function runAssessment(
   );
   // Keyed digests of the checkout telemetry, asked about in the context batch (docs/rails.md).
   const digests = await telemetryDigests(tenant.env, request.telemetry ?? null);
+  // The signer's directory is fetched beside the context read (ADR issue 42, point 4).
+  const signature = request.httpSignature?.presented ?? null;
+  const directory = signature?.agent ? directoryKeys(tenant.env, signature.agent) : null;
   const context = await timing.time("context", () =>
     loadContext(tenant, {
       contentHash,
@@ -104,6 +110,7 @@ export async function runAssessment(
       modelsHeld: modelsHeld(),
       network,
       telemetry: digests,
+      httpSignature: signature ? httpSignatureQuery(signature) : null,
     }),
   );
   if (context.keyOwner !== null && context.keyOwner !== contentHash) throw keyReused();
@@ -130,8 +137,16 @@ export async function runAssessment(
     detail: verdict.detail,
   };
   const credential = verdict && credentialOutcome(verdict);
+  const httpSignature = signature
+    ? await timing.time("kya", () =>
+        httpSignatureOf(tenant, signature, directory, context, thumbprint, now),
+      )
+    : null;
   const networked = networkOf(network, context, verdict?.issuerKeyThumbprint ?? null);
-  const input = riskInput(request, context, thumbprint, now, evidence, networked);
+  const input = withHttpSignature(
+    riskInput(request, context, thumbprint, now, evidence, networked),
+    httpSignature,
+  );
   const faults = injectedFaults(tenant.env);
   if (rulesUnreadable(context)) faults.add("policy");
   const kya = timing.timeSync("kya", () => component("kya", faults, () => scoreIdentity(input)));
@@ -185,6 +200,7 @@ export async function runAssessment(
         }
       : {}),
     ...(networked ? { network: networked } : {}),
+    ...(httpSignature ? { http_signature: httpSignature } : {}),
   };
   // What every verdict of this assessment states besides the decision itself.
   const facts: PayloadFacts = {

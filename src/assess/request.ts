@@ -4,6 +4,7 @@ import { sha256 } from "#audit/digest";
 import { toHex, utf8 } from "#audit/encoding";
 import { ApiError } from "../errors";
 import { hasLoneSurrogate, withUnicodePattern } from "../schemas/common";
+import { HttpSignatureRequest } from "../schemas/http-signature";
 import {
   ACTION_KINDS,
   type ActionKind,
@@ -26,6 +27,7 @@ import {
   presentCredential,
 } from "./ap2-credential";
 import { actionFacts, ap2Facts, type MandateFacts, withoutServiceRiskData } from "./facts";
+import { type PresentedHttpSignature, parsePresented } from "./http-signature/presented";
 import { type IssueDetail, unstorableAt } from "./storable";
 import { CheckoutTelemetry } from "./telemetry";
 
@@ -64,6 +66,12 @@ export interface ParsedAssessRequest {
    * stored, never part of the idempotency identity (it describes the call, not the action).
    */
   telemetry?: CheckoutTelemetry | null;
+  /**
+   * The agent's HTTP message signature as sent (`http_signature`) and as parsed, not yet
+   * verified (docs/http-signatures.md); null or absent without one. Part of the idempotency
+   * identity: another signature is another request.
+   */
+  httpSignature?: { sent: HttpSignatureRequest; presented: PresentedHttpSignature } | null;
 }
 
 /** Identifiers from another system: bounded, and free of control characters (logs, SQL text). */
@@ -155,6 +163,7 @@ export const AssessRequest = z
       .max(255)
       .regex(/^[\x21-\x7e]*$/, "must be printable ASCII without spaces")
       .optional(),
+    http_signature: HttpSignatureRequest.optional(),
     test_clock: z
       .uuid()
       .optional()
@@ -218,6 +227,9 @@ export function parseAssessRequest(body: unknown, a2aHeader: string | null): Par
     testClock: request.test_clock ?? null,
     artifacts: ARTIFACT_NAMES.filter((name) => request.artifacts?.includes(name)),
     telemetry: request.risk_data ?? null,
+    httpSignature: request.http_signature
+      ? { sent: request.http_signature, presented: parsePresented(request.http_signature) }
+      : null,
   };
   if (request.credential !== undefined) {
     return credentialRequest(request.credential, request, submitted, base);
@@ -367,21 +379,24 @@ function isObject(value: unknown): value is Record<string, unknown> {
  */
 export function mandateCanonicalHash(
   request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate"> &
-    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a" | "audience" | "credential" | "testClock">>,
+    Partial<Pick<ParsedAssessRequest, HashedParts>>,
 ): string {
   return toHex(sha256(utf8(canonicalize(idempotencyIdentity(request)))));
 }
 
+type HashedParts = "agentId" | "a2a" | "audience" | "credential" | "testClock" | "httpSignature";
+
 /** The object mandateCanonicalHash hashes. */
 function idempotencyIdentity(
   request: Pick<ParsedAssessRequest, "kind" | "mandateType" | "mandate"> &
-    Partial<Pick<ParsedAssessRequest, "agentId" | "a2a" | "audience" | "credential" | "testClock">>,
+    Partial<Pick<ParsedAssessRequest, HashedParts>>,
 ): Record<string, unknown> {
   const agentId = request.agentId ?? null;
   const cardRef = request.a2a?.agent_card_ref ?? null;
   const audience = request.audience ?? null;
   const credential = request.credential ?? null;
   const testClock = request.testClock ?? null;
+  const signature = request.httpSignature?.sent ?? null;
   return {
     kind: request.kind,
     mandateType: request.mandateType,
@@ -394,5 +409,6 @@ function idempotencyIdentity(
     ...(cardRef === null ? {} : { agent_card_ref: cardRef }),
     ...(audience === null ? {} : { audience }),
     ...(testClock === null ? {} : { test_clock: testClock }),
+    ...(signature === null ? {} : { http_signature: signature }),
   };
 }

@@ -1,4 +1,5 @@
 import type { NetworkOutcome } from "../schemas/assessments";
+import type { AgentBinding, HttpSignatureFailure } from "../schemas/http-signature";
 import type { ActionKind, AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../schemas/vocabulary";
 import type { MandateFacts } from "./facts";
 import type { MandateType } from "./request";
@@ -120,6 +121,18 @@ export interface RuleInput {
    * agent before; absent when the request sent none.
    */
   telemetry?: TelemetrySeen;
+  /**
+   * What the agent's HTTP message signature proved (docs/http-signatures.md); absent when the
+   * request carried none.
+   */
+  httpSignature?: HttpSignatureEvidence | null;
+}
+
+/** An HTTP signature as the model reads it: verified or why not, and its agent binding. */
+export interface HttpSignatureEvidence {
+  verified: boolean;
+  failure: HttpSignatureFailure | null;
+  binding: AgentBinding;
 }
 
 /** Kinds whose amount the amount rules and the behaviour model read; others carry none. */

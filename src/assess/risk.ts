@@ -3,7 +3,7 @@ import { scoreBehavior } from "./behavior";
 import { type ModelAnswer, modelFindings } from "./learned-model";
 import { networkSignals, networkSignalText } from "./network-signals";
 import { evaluatePolicy } from "./policy-rules";
-import { isProven } from "./risk-input";
+import { type HttpSignatureEvidence, isProven } from "./risk-input";
 import {
   type ComponentResult,
   type Confidences,
@@ -78,6 +78,7 @@ export function scoreIdentity(input: RiskInput): ComponentResult {
   // no agent was found.
   if (card === "unverified") signals.push(signal("card_unverified", "medium"));
   if (card === "unknown") signals.push(signal("card_unknown", "medium"));
+  signals.push(...httpSignatureSignals(input.httpSignature ?? null));
   // Only proof of possession earns a key's assurance; any other identification is a claim,
   // worth an explicit id's at most (docs/assess.md, "What each kind of evidence earns").
   const base =
@@ -88,6 +89,19 @@ export function scoreIdentity(input: RiskInput): ComponentResult {
         : Math.min(IDENTITY_ASSURANCE.explicit, IDENTITY_ASSURANCE[method ?? "none"]);
   const found = { signals, rejection_reasons: reasons };
   return { ...found, confidences: { agent_identity: confidenceOf(base, "identity", found) } };
+}
+
+/**
+ * The agent's HTTP signature (docs/http-signatures.md): a replayed nonce is high, any other
+ * failure medium; a verified key not shown to be the mandate's or card's agent is high (one
+ * agent presenting another's mandate), and reviews at least (`overridesOf`).
+ */
+function httpSignatureSignals(evidence: HttpSignatureEvidence | null): Signal[] {
+  if (evidence === null) return [];
+  if (evidence.failure === "nonce_replayed") return [signal("http_signature_replayed", "high")];
+  if (!evidence.verified) return [signal("http_signature_invalid", "medium")];
+  if (evidence.binding === "mismatch") return [signal("http_signature_agent_mismatch", "high")];
+  return [];
 }
 
 /** A stage's result, or the Error it threw (a non-Error throw is wrapped). */
@@ -335,6 +349,12 @@ function overridesOf(
   }
   if (conflict) {
     overrides.push({ decision: "review", because: SIGNAL_CATALOG.identity_conflict.text });
+  }
+  if (input.httpSignature?.binding === "mismatch") {
+    overrides.push({
+      decision: "review",
+      because: SIGNAL_CATALOG.http_signature_agent_mismatch.text,
+    });
   }
   if (matched?.action === "review") {
     overrides.push({ decision: "review", because: ruleText(matched) });

@@ -132,6 +132,19 @@ export const SIGNAL_CATALOG = {
     category: "network",
     text: "the payment instrument was confirmed in fraud at other organizations this month",
   },
+  // The agent's HTTP message signature (src/assess/http-signature/, docs/http-signatures.md).
+  http_signature_invalid: {
+    category: "identity",
+    text: "the agent's HTTP message signature did not verify",
+  },
+  http_signature_replayed: {
+    category: "identity",
+    text: "the agent's HTTP message signature reuses a nonce already seen",
+  },
+  http_signature_agent_mismatch: {
+    category: "identity",
+    text: "the agent's HTTP signature key is not shown to be the mandate's or the Agent Card's agent",
+  },
   kya_fault: { category: "system", text: "internal fault in kya" },
   policy_fault: { category: "system", text: "internal fault in policy" },
   risk_fault: { category: "system", text: "internal fault in risk" },

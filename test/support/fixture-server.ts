@@ -32,7 +32,13 @@ export async function startFixtureServer(stripe: { secretKey: string; webhookSec
     if (url.pathname.startsWith("/stripe/")) {
       return stripeApi(req, res, url.pathname.slice(7), (await read(req)).toString("utf8"));
     }
-    const name = url.pathname.startsWith("/docs/") ? url.pathname.slice(6) : null;
+    // A signer's key directory at its well-known path (docs/http-signatures.md) is the document
+    // published as `well-known-directory`.
+    const name = url.pathname.startsWith("/docs/")
+      ? url.pathname.slice(6)
+      : url.pathname === "/.well-known/http-message-signatures-directory"
+        ? "well-known-directory"
+        : null;
     if (name && req.method === "PUT") {
       docs.set(name, {
         type: req.headers["content-type"] ?? "application/json",

@@ -116,6 +116,10 @@ describe("overrides", () => {
     ["suspended agent", (i) => (i.identity.agent!.status = "suspended")],
     ["revoked key", (i) => (i.identity.key = "revoked")],
     ["identity conflict", (i) => (i.identity.conflict = true)],
+    [
+      "HTTP signature key of another agent",
+      (i) => (i.httpSignature = { verified: true, failure: null, binding: "mismatch" }),
+    ],
   ])("reviews at least, whatever the score: %s", (_, change) => {
     const decision = decide({ kya: nothing, policy: nothing, risk: nothing }, given(change));
     expect(decision).toMatchObject({ decision: "review", risk_score: 40 });

@@ -38,6 +38,21 @@ const SIGNALS: [string, Signal["severity"], Change][] = [
   ["key_unregistered", "medium", (i) => (i.identity.key = "unregistered")],
   ["identity_conflict", "high", (i) => (i.identity.conflict = true)],
   ["card_unverified", "medium", (i) => (i.identity.card = "unverified")],
+  [
+    "http_signature_invalid",
+    "medium",
+    (i) => (i.httpSignature = { verified: false, failure: "expired", binding: "absent" }),
+  ],
+  [
+    "http_signature_replayed",
+    "high",
+    (i) => (i.httpSignature = { verified: false, failure: "nonce_replayed", binding: "absent" }),
+  ],
+  [
+    "http_signature_agent_mismatch",
+    "high",
+    (i) => (i.httpSignature = { verified: true, failure: null, binding: "mismatch" }),
+  ],
   ["card_unknown", "medium", (i) => (i.identity.card = "unknown")],
   [
     "payee_unverifiable",

@@ -8,6 +8,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -131,6 +132,11 @@ export const assessments = pgTable(
      * contributed (src/network/contributions.ts); never in the Outcome, never leaves the org.
      */
     networkIds: jsonb("network_ids"),
+    /**
+     * What the agent's HTTP message signature proved (`outcome.http_signature`,
+     * docs/http-signatures.md); null when the request carried none.
+     */
+    httpSignature: jsonb("http_signature"),
   },
   (t) => [
     uniqueIndex("assessments_content_idx").on(t.orgId, t.contentHash),
@@ -200,5 +206,25 @@ export const mandates = pgTable(
   (t) => [
     uniqueIndex("mandates_content_idx").on(t.orgId, t.contentHash),
     index("mandates_org_idx").on(t.orgId, t.id),
+  ],
+);
+
+/**
+ * The nonces of agents' HTTP message signatures seen on the assess path, per org, mode and
+ * key (docs/http-signatures.md, "Nonces"): `digest` is SHA-256 of the `keyid` and the nonce,
+ * kept until `expires_at`, past which the signature would be refused for its age anyway. The
+ * context read inserts the request's in its own batch; a conflict with a live row is a replay.
+ */
+export const httpSignatureNonces = pgTable(
+  "http_signature_nonces",
+  {
+    orgId: tenantOrg(),
+    livemode: boolean("livemode").notNull(),
+    digest: text("digest").notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.orgId, t.livemode, t.digest] }),
+    index("http_signature_nonces_expiry_idx").on(t.orgId, t.livemode, t.expiresAt),
   ],
 );

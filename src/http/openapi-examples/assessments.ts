@@ -26,6 +26,18 @@ const approvedOutcome = {
     risk_score: 12,
     reason: "Approved: known agent within policy.",
     policy_version: 3,
+    // The agent's own Web Bot Auth signature of its checkout request, made with the key its
+    // mandate names (docs/http-signatures.md).
+    http_signature: {
+      verified: true,
+      label: "sig1",
+      keyid: AGENT_KEY,
+      tag: "web-bot-auth",
+      alg: "ecdsa-p256-sha256",
+      key_thumbprint: AGENT_KEY,
+      key_source: "registered",
+      agent_binding: "same_key",
+    },
   },
   confidences: {
     agent_identity: 1,

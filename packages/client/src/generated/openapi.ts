@@ -3970,7 +3970,17 @@ export interface paths {
                          *         "risk_level": "normal",
                          *         "risk_score": 12,
                          *         "reason": "Approved: known agent within policy.",
-                         *         "policy_version": 3
+                         *         "policy_version": 3,
+                         *         "http_signature": {
+                         *           "verified": true,
+                         *           "label": "sig1",
+                         *           "keyid": "ESqNMeKw-z8gcDH-8y96ckX3h7TU6FtF9lqluDQ1Now",
+                         *           "tag": "web-bot-auth",
+                         *           "alg": "ecdsa-p256-sha256",
+                         *           "key_thumbprint": "ESqNMeKw-z8gcDH-8y96ckX3h7TU6FtF9lqluDQ1Now",
+                         *           "key_source": "registered",
+                         *           "agent_binding": "same_key"
+                         *         }
                          *       },
                          *       "confidences": {
                          *         "agent_identity": 1,
@@ -16613,6 +16623,7 @@ export interface components {
                 policy_version: number;
                 model?: components["schemas"]["ModelOutcome"];
                 network?: components["schemas"]["NetworkOutcome"];
+                http_signature?: components["schemas"]["HttpSignatureOutcome"];
             };
             /** @description Each from 0 to 1; see docs/risk-model.md */
             confidences: {
@@ -16732,6 +16743,41 @@ export interface components {
              * @example 3
              */
             k: number;
+        };
+        /**
+         * @description What the agent's HTTP message signature proved (docs/http-signatures.md); absent when the request carried none
+         * @example {
+         *       "verified": true,
+         *       "label": "sig1",
+         *       "keyid": "poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U",
+         *       "tag": "web-bot-auth",
+         *       "alg": "ed25519",
+         *       "key_thumbprint": "poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U",
+         *       "key_source": "registered",
+         *       "agent_binding": "same_key"
+         *     }
+         */
+        HttpSignatureOutcome: {
+            verified: boolean;
+            label: string;
+            keyid: string | null;
+            tag: string | null;
+            /** @description The RFC 9421 §6.2 algorithm verified with */
+            alg: string | null;
+            /** @description RFC 7638 thumbprint of the key that verified; null when none */
+            key_thumbprint: string | null;
+            /**
+             * @description Where the key came from: one of the org's registered agent keys, or the `Signature-Agent` directory
+             * @enum {string|null}
+             */
+            key_source: "registered" | "directory" | null;
+            /**
+             * @description Whether the HTTP key, the Agent Card's key and the mandate's `cnf` key belong to one agent: `same_key`, `same_agent` (keys registered to one agent), `mismatch` (not shown to be one agent: a high signal), `absent` (nothing verified, or nothing to bind to)
+             * @enum {string}
+             */
+            agent_binding: "same_key" | "same_agent" | "mismatch" | "absent";
+            /** @enum {string} */
+            failure?: "unknown_key" | "key_revoked" | "directory_unavailable" | "unsupported_algorithm" | "algorithm_mismatch" | "unsupported_component" | "signature_invalid" | "expired" | "not_yet_valid" | "too_old" | "nonce_replayed";
         };
         /** @description Null unless the decision is `review`; then the review item and, once closed, the human (or expired) decision and its signed payload (docs/reviews.md) */
         Refinement: {
@@ -16871,6 +16917,7 @@ export interface components {
              */
             audience?: string;
             idempotency_key?: string;
+            http_signature?: components["schemas"]["HttpSignatureEvidence"];
             /**
              * Format: uuid
              * @description A test clock (`POST /v1/test-clocks`; test keys only): the assessment is made at its frozen time
@@ -16894,6 +16941,54 @@ export interface components {
             checkout_jwt?: string;
             /** @description The open checkout mandate's hash a `payment.reference` constraint names */
             open_checkout_hash?: string;
+        };
+        /** @description The agent's own HTTP message signature (RFC 9421; Web Bot Auth `tag="web-bot-auth"`, Visa TAP `agent-browser-auth` / `agent-payer-auth`), as the merchant received it */
+        HttpSignatureEvidence: {
+            /**
+             * @description The request's `Signature` field value (RFC 9421 §4.2), as received
+             * @example sig1=:uz2SAv+VIemw+Oo890bhYh6Xf5qZdLUgv6/PbiQfCFXcX/vt1A8Pf7OcgL2yUDUYXFtffNpkEr5W6dldqFrkDg==:
+             */
+            signature: string;
+            /**
+             * @description The request's `Signature-Input` field value (RFC 9421 §4.1), as received
+             * @example sig1=("@authority" "signature-agent");created=1735689600;expires=1735693200;keyid="poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U";alg="ed25519";nonce="e8N7S2MFd/qrd6T2R3tdfAuuANngKI7LFtKYI/vowzk4lAZYadIX6wW25MwG7DCT9RUKAJ0qVkU0mEeLElW1qg==";tag="web-bot-auth"
+             */
+            signature_input: string;
+            /**
+             * @description The request's `Signature-Agent` field value: where the signer's key directory is (Web Bot Auth), fetched when the key is not one of the agent's registered keys
+             * @example sig1="https://agent.example"
+             */
+            signature_agent?: string;
+            /** @description Which signature of the fields to verify; default: the first with a Web Bot Auth or TAP tag, else the first */
+            label?: string;
+            /** @description The parts of the agent's request the signature covers (RFC 9421 §2): its method, authority, path, query and scheme, and its header fields */
+            covered: {
+                /** @example GET */
+                method: string;
+                /** @example shop.example */
+                authority: string;
+                /**
+                 * @default /
+                 * @example /checkout
+                 */
+                path?: string;
+                query?: string;
+                /**
+                 * @default https
+                 * @enum {string}
+                 */
+                scheme?: "https" | "http";
+                /**
+                 * @description The signed request's header fields that its signature covers, by lower-case name
+                 * @default {}
+                 * @example {
+                 *       "signature-agent": "sig1=\"https://agent.example\""
+                 *     }
+                 */
+                headers?: {
+                    [key: string]: string;
+                };
+            };
         };
         /**
          * @description ACP checkout telemetry (`RiskSignals` of ACP 2026-04-17): the buyer's surface for this call. Read, never stored: a keyed digest of the device and the network (/24, /48) is kept per agent, for the signals `device_first_seen` and `network_first_seen`
