@@ -18,6 +18,7 @@ import { registerApiKeys } from "./routes/api-keys";
 import { registerArtifacts } from "./routes/artifacts";
 import { registerAssess } from "./routes/assess";
 import { registerAssessments } from "./routes/assessments";
+import { registerAssessmentsArtifacts } from "./routes/assessments-artifacts";
 import { registerAssessmentsBreakdown } from "./routes/assessments-breakdown";
 import { registerAssessmentsEvidence } from "./routes/assessments-evidence";
 import { registerAssessmentsFeedback } from "./routes/assessments-feedback";
@@ -46,6 +47,7 @@ import { registerPoliciesShadowReport } from "./routes/policies-shadow-report";
 import { registerPrincipals } from "./routes/principals";
 import { registerReviewSettings } from "./routes/review-settings";
 import { registerReviews } from "./routes/reviews";
+import { registerRiskCheck } from "./routes/risk-check";
 import { registerRiskModels } from "./routes/risk-models";
 import { registerRiskModelsShadowReport } from "./routes/risk-models-shadow-report";
 import { registerRoot } from "./routes/root";
@@ -108,6 +110,7 @@ export function buildApp() {
   registerRoot(app);
   registerHealth(app);
   registerJwks(app);
+  registerRiskCheck(app);
   registerMe(app);
   registerOrgs(app);
   registerApiKeys(app);
@@ -126,6 +129,7 @@ export function buildApp() {
   registerAssessmentsSummary(app); // before the read by id: see the function
   registerAssessmentsBreakdown(app); // the same
   registerAssessments(app);
+  registerAssessmentsArtifacts(app);
   registerReviews(app);
   registerReviewSettings(app);
   registerAssessmentsFeedback(app);

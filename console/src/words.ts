@@ -26,6 +26,8 @@ const SIGNALS: Record<string, string> = {
   activity_burst: "The agent is acting in a burst.",
   custom_action: "This kind of action has no specific risk model.",
   payee_first_seen: "The agent has never paid this payee before.",
+  device_first_seen: "The agent has never acted from this device before.",
+  network_first_seen: "The agent has never acted from this network before.",
   recipient_first_contact: "The agent has never contacted this recipient before.",
   recipient_missing: "The action names no recipient.",
   recipient_not_e164: "The call recipient is not an E.164 phone number.",

@@ -74,6 +74,8 @@ interface Options {
   shadow: boolean;
   /** The org consumes network signals, and other orgs contributed (assess-network.ts). */
   network: boolean;
+  /** The artefacts every assess body asks for (`artifacts`, docs/rails.md); none by default. */
+  artifacts: string[];
   /** `--db-rtt` values, one fresh and one replay phase each; the first also feeds the report. */
   dbRtts: string[];
   runtime: Runtime;
@@ -99,6 +101,8 @@ const USAGE = `usage: npm run bench:assess [-- options]
   --network        the org consumes network signals and three other orgs contributed about its
                    payees, agent keys and issuer key (assess-network.ts); without it the context
                    read still asks the network, which answers that the org does not consume
+  --artifacts LIST every assess body asks for these artefacts (comma-separated: x402, acp), each
+                   signed after the commit (docs/rails.md); what they add per request
   --db-rtt LIST    injected round trip per SQL request, one fresh and one replay phase per
                    value, comma-separated: MS, MEAN±SD (or MEAN+-SD, normal) or
                    uniform:LOW-HIGH (default 0,20,80; see docs/latency.md)
@@ -153,6 +157,7 @@ function parseOptions(argv: string[]): Options | null {
       timeout: { type: "string" },
       shadow: { type: "boolean" },
       network: { type: "boolean" },
+      artifacts: { type: "string" },
       profile: { type: "string" },
       seed: { type: "string" },
       priced: { type: "string" },
@@ -179,6 +184,8 @@ function parseOptions(argv: string[]): Options | null {
     credentialShare: Math.min(100, integer("credentials", values.credentials, 25, 0)),
     shadow: values.shadow === true,
     network: values.network === true,
+    artifacts:
+      values.artifacts === undefined ? [] : values.artifacts.split(",").map((v) => v.trim()),
     timeoutS: integer("timeout", values.timeout, 900, 10),
     profileDir: values.profile ?? null,
     seed: integer("seed", values.seed, 1, 0),
@@ -336,6 +343,12 @@ function freshJobs(bodies: AssessBody[], seen: Set<string>, ids: string[]): Job[
   }));
 }
 
+/** The bodies, each asking for the artefacts named (none: the bodies as they are). */
+function askingFor(artifacts: string[], bodies: AssessBody[]): AssessBody[] {
+  if (artifacts.length === 0) return bodies;
+  return bodies.map((b) => ({ ...b, body: JSON.stringify({ ...JSON.parse(b.body), artifacts }) }));
+}
+
 /** Replays, cycling over the given bodies: each must answer its original assessment. */
 function replayJobs(bodies: AssessBody[], ids: string[], count: number): Job[] {
   return Array.from({ length: count }, (_, n) => {
@@ -449,11 +462,14 @@ async function benchmark(options: Options, run: Run) {
     );
     const warmIds: string[] = [];
     await runPhase(bench, `warm-up fresh, ${tag}`, freshJobs(warmBodies, seen, warmIds));
-    const bodies = await withCredentials(
-      draw,
-      assessBodies(draw, requests, tenant.agents),
-      tenant.consent,
-      share,
+    const bodies = askingFor(
+      options.artifacts,
+      await withCredentials(
+        draw,
+        assessBodies(draw, requests, tenant.agents),
+        tenant.consent,
+        share,
+      ),
     );
     const ids: string[] = [];
     const freshProfile = n === 0 ? await profiling(bench, "fresh") : null;
@@ -524,11 +540,14 @@ async function priceOneAtATime(
   const { options, tenant, clock } = bench;
   if (clock === null || options.priced === 0) return null;
   const n = options.priced;
-  const bodies = await withCredentials(
-    draw,
-    assessBodies(draw, n, tenant.agents),
-    tenant.consent,
-    options.credentialShare,
+  const bodies = askingFor(
+    options.artifacts,
+    await withCredentials(
+      draw,
+      assessBodies(draw, n, tenant.agents),
+      tenant.consent,
+      options.credentialShare,
+    ),
   );
   const ids: string[] = [];
   // Named by the answer's `kind/decision` when the job reads one, else by `name`.

@@ -65,6 +65,12 @@ function checkCounterparty(input: RiskInput, found: Findings): void {
   if (input.history.recipientSeen === false) {
     found.signals.push(signal("recipient_first_contact", "medium"));
   }
+  // A device or network new for a known agent: an account taken over, or a key used elsewhere.
+  // Low: agents move between hosts more often than people between phones.
+  if (input.telemetry?.deviceSeen === false) found.signals.push(signal("device_first_seen", "low"));
+  if (input.telemetry?.networkSeen === false) {
+    found.signals.push(signal("network_first_seen", "low"));
+  }
 }
 
 function checkKind(input: RiskInput, found: Findings): void {

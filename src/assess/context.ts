@@ -18,6 +18,8 @@ import {
 import type { AgentRowView, AssessContext, ModelContext, ModelRow } from "./input";
 import { recordJson } from "./outcome";
 import { refinementColumns } from "./refinement";
+import type { TelemetryDigests, TelemetrySeenRow } from "./telemetry";
+import { telemetryRead } from "./telemetry-store";
 
 /** What the request itself says about who acts and with whom. */
 export interface ContextQuery {
@@ -45,6 +47,8 @@ export interface ContextQuery {
    * of the same batch. Null or absent without network keys: no statement.
    */
   network?: NetworkQuery | null;
+  /** The digests of the request's checkout telemetry: one more statement; none without. */
+  telemetry?: TelemetryDigests | null;
   /**
    * The agent's HTTP signature (docs/http-signatures.md): the key its `keyid` names, and its
    * nonce remembered, as one more statement of the same batch. Absent without a signature.
@@ -92,11 +96,15 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
           }),
         ]
       : []),
+    ...(q.telemetry ? [telemetryRead(db, q.telemetry, q.livemode)] : []),
   ]);
   // The optional statements answer in the order they were added.
   const networkResult = network ? rest.shift() : undefined;
   const issuers = (q.credentialRoot ? rest.shift() : undefined) as AnchorRow[] | undefined;
   const signatureResult = signature ? rest.shift() : undefined;
+  const telemetry = q.telemetry
+    ? { digests: q.telemetry, rows: (rest.shift() as unknown as { rows: TelemetrySeenRow[] }).rows }
+    : null;
   const rows = (identity as unknown as { rows: { context: Record<string, unknown> }[] }).rows;
   const row = rows[0]?.context ?? {};
   type PolicyRow = { id: string; version: number | null; rules: unknown };
@@ -132,6 +140,7 @@ export async function loadContext(tenant: Tenant, q: ContextQuery): Promise<Asse
     ...(row.test_clock_missing ? { testClockMissing: true } : {}),
     ...(row.model || row.shadow_model ? { models: modelsOf(row) } : {}),
     ...(network ? { network: networkCountsOf(networkResult) } : {}),
+    ...(telemetry ? { telemetry } : {}),
     ...(signature ? { httpSignature: httpSignatureReadOf(signatureResult) } : {}),
     ...(q.credentialRoot && !replay[0]
       ? {

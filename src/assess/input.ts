@@ -11,6 +11,7 @@ import type { ParsedAssessRequest } from "./request";
 import { type CredentialEvidence, type Identity, provenIdentity } from "./risk-input";
 import type { RiskInput } from "./risk-model";
 import { aggregateValues } from "./rules/aggregates";
+import { type TelemetryDigests, type TelemetrySeenRow, telemetrySeen } from "./telemetry";
 
 export interface AgentRowView {
   id: string;
@@ -73,6 +74,8 @@ export interface AssessContext {
    * null when the org's mode does not consume; absent when nothing was asked (no network keys).
    */
   network?: NetworkCount[] | null;
+  /** The request's telemetry digests and which agents saw them; absent when none was sent. */
+  telemetry?: { digests: TelemetryDigests; rows: TelemetrySeenRow[] };
   /**
    * The registered agent key the HTTP signature's `keyid` names, and whether its nonce is new;
    * absent when the request carried no HTTP signature.
@@ -169,6 +172,15 @@ export function riskInput(
     geo: geoOf(request.facts.riskData),
     ...(request.credential === null ? {} : { credential }),
     ...(network === null ? {} : { network }),
+    ...(context.telemetry
+      ? {
+          telemetry: telemetrySeen(
+            context.telemetry.digests,
+            context.telemetry.rows,
+            agent?.id ?? null,
+          ),
+        }
+      : {}),
     ...(specs.length === 0
       ? {}
       : {

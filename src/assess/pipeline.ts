@@ -53,6 +53,7 @@ import { recordInputs } from "./rules/inputs";
 import { shadowVerdict } from "./shadow";
 import { Stopwatch } from "./stopwatch";
 import { unstorableAt } from "./storable";
+import { rememberTelemetry, telemetryDigests } from "./telemetry-store";
 import { type PayloadFacts, spendOf, verdictOf } from "./verdict";
 
 export interface Assessed {
@@ -92,6 +93,8 @@ export async function runAssessment(
     },
     credentialRoot,
   );
+  // Keyed digests of the checkout telemetry, asked about in the context batch (docs/rails.md).
+  const digests = await telemetryDigests(tenant.env, request.telemetry ?? null);
   // The signer's directory is fetched beside the context read (ADR issue 42, point 4).
   const signature = request.httpSignature?.presented ?? null;
   const directory = signature?.agent ? directoryKeys(tenant.env, signature.agent) : null;
@@ -114,6 +117,7 @@ export async function runAssessment(
       testClock: request.testClock ?? null,
       modelsHeld: modelsHeld(),
       network,
+      telemetry: digests,
       httpSignature: signature ? httpSignatureQuery(signature) : null,
     }),
   );
@@ -280,6 +284,10 @@ export async function runAssessment(
   if (unstorable) throw new ApiError("invalid_request", [unstorable]);
   // Signing happens in the ledger object, so `persist` times the whole second hop.
   const { record, reviewId } = await timing.time("persist", () => commitTo(tenant, who, commit));
+  // What the agent was seen from, for the next request: only the digests, after the response.
+  if (digests && record.agent && record.id === id) {
+    rememberTelemetry(tenant, digests, record.agent.id, record.created);
+  }
   const refinement = reviewId === null ? null : openedRefinement(reviewId);
   return answer(record, context.anchoredThrough, request, timing, refinement);
 }

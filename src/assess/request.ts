@@ -5,7 +5,12 @@ import { toHex, utf8 } from "#audit/encoding";
 import { ApiError } from "../errors";
 import { hasLoneSurrogate, withUnicodePattern } from "../schemas/common";
 import { HttpSignatureRequest } from "../schemas/http-signature";
-import { ACTION_KINDS, type ActionKind } from "../schemas/vocabulary";
+import {
+  ACTION_KINDS,
+  type ActionKind,
+  ARTIFACT_NAMES,
+  type ArtifactName,
+} from "../schemas/vocabulary";
 import { type A2ABinding, a2aBinding } from "./a2a-binding";
 import {
   isMandateType,
@@ -24,6 +29,7 @@ import {
 import { actionFacts, ap2Facts, type MandateFacts, withoutServiceRiskData } from "./facts";
 import { type PresentedHttpSignature, parsePresented } from "./http-signature/presented";
 import { type IssueDetail, unstorableAt } from "./storable";
+import { CheckoutTelemetry } from "./telemetry";
 
 export type { MandateType } from "./ap2";
 export type { MandateFacts } from "./facts";
@@ -49,6 +55,17 @@ export interface ParsedAssessRequest {
    * `iat`. Part of the idempotency identity: another clock is another request.
    */
   testClock?: string | null;
+  /**
+   * The other rails' artefacts to answer beside the assessment (docs/rails.md), each once, in
+   * ARTIFACT_NAMES order. Never part of the idempotency identity: asking for an artefact is
+   * not another request.
+   */
+  artifacts?: ArtifactName[];
+  /**
+   * ACP checkout telemetry (`risk_data`): read for the device and network signals, never
+   * stored, never part of the idempotency identity (it describes the call, not the action).
+   */
+  telemetry?: CheckoutTelemetry | null;
   /**
    * The agent's HTTP message signature as sent (`http_signature`) and as parsed, not yet
    * verified (docs/http-signatures.md); null or absent without one. Part of the idempotency
@@ -155,6 +172,19 @@ export const AssessRequest = z
           "A test clock (`POST /v1/test-clocks`; test keys only): the assessment is made at its " +
           "frozen time",
       }),
+    risk_data: CheckoutTelemetry.optional(),
+    artifacts: z
+      .array(z.enum(ARTIFACT_NAMES))
+      .max(ARTIFACT_NAMES.length * 4)
+      .optional()
+      .openapi({
+        description:
+          "The other rails' artefacts to answer under `artifacts`, derived from this " +
+          "assessment and signed: `x402` (a `risk-check` RiskCheckResult), `acp` (ACP " +
+          "delegate-payment `risk_signals`). Not part of the idempotency identity; without " +
+          "it the answer has no `artifacts`",
+        example: ["x402"],
+      }),
   })
   .openapi("AssessRequest", {
     example: {
@@ -195,6 +225,8 @@ export function parseAssessRequest(body: unknown, a2aHeader: string | null): Par
     audience: request.audience ?? null,
     credential: null,
     testClock: request.test_clock ?? null,
+    artifacts: ARTIFACT_NAMES.filter((name) => request.artifacts?.includes(name)),
+    telemetry: request.risk_data ?? null,
     httpSignature: request.http_signature
       ? { sent: request.http_signature, presented: parsePresented(request.http_signature) }
       : null,

@@ -3,6 +3,7 @@ import type { AgentBinding, HttpSignatureFailure } from "../schemas/http-signatu
 import type { ActionKind, AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../schemas/vocabulary";
 import type { MandateFacts } from "./facts";
 import type { MandateType } from "./request";
+import type { TelemetrySeen } from "./telemetry";
 
 /**
  * What the risk model reads about an action, apart from the org's policy: the request's facts,
@@ -121,6 +122,11 @@ export interface RuleInput {
    * (`outcome.network`); absent when the org's mode does not consume network signals.
    */
   network?: NetworkOutcome | null;
+  /**
+   * Whether the request's device and network (ACP checkout telemetry) were seen with this
+   * agent before; absent when the request sent none.
+   */
+  telemetry?: TelemetrySeen;
   /**
    * What the agent's HTTP message signature proved (docs/http-signatures.md); absent when the
    * request carried none.

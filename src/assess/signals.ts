@@ -78,6 +78,14 @@ export const SIGNAL_CATALOG = {
     category: "recipient",
     text: "the agent never contacted this recipient before",
   },
+  device_first_seen: {
+    category: "behavior",
+    text: "the agent never acted from this device before",
+  },
+  network_first_seen: {
+    category: "behavior",
+    text: "the agent never acted from this network before",
+  },
   recipient_missing: { category: "recipient", text: "the action names no recipient" },
   recipient_not_e164: {
     category: "recipient",

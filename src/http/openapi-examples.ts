@@ -15,6 +15,7 @@ import { mandateBudgetExamples } from "./openapi-examples/mandate-budgets";
 import { networkExamples } from "./openapi-examples/network";
 import { orgExamples } from "./openapi-examples/orgs";
 import { policyExamples } from "./openapi-examples/policies";
+import { railExamples } from "./openapi-examples/rails";
 import { reviewExamples } from "./openapi-examples/reviews";
 import { webhookEndpointExamples } from "./openapi-examples/webhook-endpoints";
 
@@ -32,4 +33,5 @@ export const RESPONSE_EXAMPLES: OperationExamples = {
   ...auditExamples,
   ...billingExamples,
   ...networkExamples,
+  ...railExamples,
 };

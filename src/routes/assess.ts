@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { withRiskPayload } from "../assess/facts";
 import { Outcome } from "../assess/outcome";
 import { runAssessment } from "../assess/pipeline";
+import { signedArtifacts } from "../assess/rails/artifacts";
 import { openedRefinement } from "../assess/refinement";
 import { AssessRequest, EXAMPLE_MANDATE, parseAssessRequest } from "../assess/request";
 import { MANDATE_ASSURANCE } from "../assess/risk-model";
@@ -10,6 +11,7 @@ import { ApiError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { guarded } from "../http/route";
 import { errorResponses, json, jsonBody } from "../http/schemas";
+import { Artifacts } from "../schemas/rails";
 import { DECISIONS } from "../schemas/vocabulary";
 
 const AssessResponse = z
@@ -37,6 +39,9 @@ const AssessResponse = z
       }),
     outcome: Outcome,
     idempotency_key: z.string().nullable().openapi({ description: "Echoed from the request" }),
+    artifacts: Artifacts.optional().openapi({
+      description: "Present only when the request named `artifacts`: each one it named",
+    }),
   })
   .openapi("AssessResponse", { example: assessResponseExample() });
 
@@ -159,6 +164,10 @@ export function registerAssess(app: OpenAPIHono<AppEnv>) {
       request,
       receivedAt,
     );
+    // Derived from the stored outcome and signed after the commit (docs/rails.md).
+    const artifacts = request.artifacts?.length
+      ? await timing.time("sign", () => signedArtifacts(c.env, outcome, request.artifacts ?? []))
+      : null;
     const serverTiming = timing.header();
     c.header("Server-Timing", serverTiming);
     c.header("x-service-server-timing", serverTiming);
@@ -173,6 +182,7 @@ export function registerAssess(app: OpenAPIHono<AppEnv>) {
         mandate_receipt: outcome.mandate_receipt,
         outcome,
         idempotency_key: request.idempotencyKey,
+        ...(artifacts === null ? {} : { artifacts }),
       },
       200,
     );

@@ -161,3 +161,14 @@ export const EVAL_POSITIVES = ["deny", "review_or_deny"] as const;
  * calendar periods (src/ap2-credentials/period-caps.ts).
  */
 export const CAP_PERIODS = ["DAILY", "WEEKLY", "MONTHLY", "YEARLY"] as const;
+/**
+ * The other rails' artefacts a `POST /v1/assess` may ask for (`artifacts`, docs/rails.md):
+ * x402's `risk-check` result and ACP's delegate-payment `risk_signals`.
+ */
+export const ARTIFACT_NAMES = ["x402", "acp"] as const;
+export type ArtifactName = (typeof ARTIFACT_NAMES)[number];
+
+/** ACP 2026-04-17 `RiskSignal.type` (schema.delegate_payment.json): one type so far. */
+export const ACP_RISK_SIGNAL_TYPES = ["card_testing"] as const;
+/** ACP 2026-04-17 `RiskSignal.action`. */
+export const ACP_RISK_ACTIONS = ["blocked", "manual_review", "authorized"] as const;

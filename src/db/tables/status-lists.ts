@@ -2,7 +2,7 @@
  * The statuses the service publishes in its own Token Status Lists (docs/status-lists.md,
  * "Issued"): one row per revocable thing whose place is known, VALID (0) until a revocation sets
  * it in the same write as the change. A place with no row is VALID too. The public list is read
- * through `status_list_read` (drizzle/0026), which needs no tenant.
+ * through `status_list_read` (drizzle/0027), which needs no tenant.
  */
 import { sql } from "drizzle-orm";
 import {

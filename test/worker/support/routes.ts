@@ -307,6 +307,18 @@ export const ROUTES: RouteCase[] = [
     scope: "assess:read",
     resource: async (org) => (await assessOnce(org)).assessmentId,
   },
+  {
+    method: "GET",
+    path: "/v1/assessments/{id}/artifacts/x402",
+    scope: "assess:read",
+    resource: async (org) => (await assessOnce(org)).assessmentId,
+  },
+  {
+    method: "GET",
+    path: "/v1/assessments/{id}/artifacts/acp",
+    scope: "assess:read",
+    resource: async (org) => (await assessOnce(org)).assessmentId,
+  },
   { method: "GET", path: "/v1/mandates", scope: "assess:read", filters: { kind: UNKNOWN } },
   {
     method: "GET",

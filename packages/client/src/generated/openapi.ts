@@ -166,6 +166,85 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/risk-check.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The x402 risk-check discovery document (docs/rails.md) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What an x402 facilitator needs to call and verify the service */
+                200: {
+                    headers: {
+                        "cache-control": "public, max-age=3600";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "name": "Agent Action Risk Assessment",
+                         *       "version": "0.1.0",
+                         *       "description": "Risk assessment of an AI agent's payment before it is made: the agent's identity, its mandate and credential, the org's policy and the payment's history. Send the payment to the endpoint with \"artifacts\": [\"x402\"]; the RiskCheckResult is artifacts.x402.",
+                         *       "endpoint": "/v1/assess",
+                         *       "method": "POST",
+                         *       "signals": [
+                         *         "agent_identity",
+                         *         "mandate",
+                         *         "credential",
+                         *         "policy",
+                         *         "behavior",
+                         *         "payee",
+                         *         "network"
+                         *       ],
+                         *       "attestation": {
+                         *         "jwks_url": "https://risk.example.com/.well-known/jwks.json",
+                         *         "algorithm": "ES256",
+                         *         "kid": "Zt3qN7cV1xW8yB2mK5pL9sR4hJ6dF0gA3eC7uI1oQwE",
+                         *         "ttl": "5m"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["RiskCheckDiscovery"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/me": {
         parameters: {
             query?: never;
@@ -4014,6 +4093,193 @@ export interface paths {
                          *     }
                          */
                         "application/json": components["schemas"]["Outcome"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/assessments/{id}/artifacts/x402": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An assessment's x402 risk-check result (RiskCheckResult)
+         * @description Derived from the stored assessment and signed now, with the claims the assessment's own answer carried (the Risk Payload's `iat`, `exp`, `aud` and mandate hash): an artefact read after its `exp` is still the assessment's, and expired.
+         *
+         *     Requires scope `assess:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The RiskCheckResult, as `artifacts.x402` of the assessment */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "checked": true,
+                         *       "score": 88,
+                         *       "tier": "low",
+                         *       "provider": "did:web:risk.example.com",
+                         *       "categories": [
+                         *         "identity",
+                         *         "behavioral"
+                         *       ],
+                         *       "jws": "eyJhbGciOiJFUzI1NiIsImtpZCI6Ilp0M3FON2NWMXhXOHlCMm1LNXBMOXNSNGhKNmRGMGdBM2VDN3VJMW9Rd0UiLCJ0eXAiOiJyaXNrLWNoZWNrK2p3dCJ9.eyJzdWIiOiIuLi4ifQ.c2ln",
+                         *       "jwks_url": "https://risk.example.com/.well-known/jwks.json",
+                         *       "checked_at": "2026-11-20T09:14:03.000Z",
+                         *       "expires_at": "2026-11-20T09:19:03.000Z"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["RiskCheckResult"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/assessments/{id}/artifacts/acp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An assessment's ACP delegate-payment risk_signals
+         * @description Derived from the stored assessment and signed now, with the claims the assessment's own answer carried (the Risk Payload's `iat`, `exp`, `aud` and mandate hash): an artefact read after its `exp` is still the assessment's, and expired.
+         *
+         *     Requires scope `assess:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The ACP artefact, as `artifacts.acp` of the assessment */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "risk_signals": [
+                         *         {
+                         *           "type": "card_testing",
+                         *           "score": 12,
+                         *           "action": "authorized"
+                         *         }
+                         *       ],
+                         *       "jws": "eyJhbGciOiJFUzI1NiIsImtpZCI6Ilp0M3FON2NWMXhXOHlCMm1LNXBMOXNSNGhKNmRGMGdBM2VDN3VJMW9Rd0UiLCJ0eXAiOiJhY3Atcmlzay1zaWduYWxzK2p3dCJ9.eyJzdWIiOiIuLi4ifQ.c2ln",
+                         *       "jwks_url": "https://risk.example.com/.well-known/jwks.json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["AcpArtifact"];
                     };
                 };
                 /** @description Missing or invalid credential */
@@ -15997,6 +16263,21 @@ export interface components {
              */
             doc_url?: string;
         };
+        RiskCheckDiscovery: {
+            name: string;
+            version: string;
+            description: string;
+            endpoint: string;
+            /** @enum {string} */
+            method: "POST";
+            signals: string[];
+            attestation: {
+                jwks_url: string;
+                algorithm: string;
+                kid: string;
+                ttl: string;
+            };
+        };
         CallerContext: {
             orgId: string;
             /** @description The organization's name, as `POST /v1/orgs` set it: the console shows it */
@@ -16677,6 +16958,7 @@ export interface components {
             outcome: components["schemas"]["Outcome"];
             /** @description Echoed from the request */
             idempotency_key: string | null;
+            artifacts?: components["schemas"]["Artifacts"];
         };
         Outcome: {
             /** @enum {string} */
@@ -16895,6 +17177,47 @@ export interface components {
             hops: number;
             failure: string | null;
         } | null;
+        /** @description Present only when the request named `artifacts`: each one it named */
+        Artifacts: {
+            x402?: components["schemas"]["RiskCheckResult"];
+            acp?: components["schemas"]["AcpArtifact"];
+        };
+        RiskCheckResult: {
+            /** @enum {boolean} */
+            checked: true;
+            /** @description x402's score: 0 = highest risk, 100 = safest. `100 - risk_score`, capped by the decision (review at most 59, deny at most 29); docs/rails.md */
+            score: number;
+            /**
+             * @description x402's band of `score`: low 80–100, medium 60–79, high 30–59, critical 0–29
+             * @enum {string}
+             */
+            tier: "low" | "medium" | "high" | "critical";
+            /** @description The service's DID: `did:web:` its public host */
+            provider: string;
+            categories: string[];
+            /** @description Compact JWS (`typ` `risk-check+jwt`) over the claims `iss, sub, score, tier, iat, exp, aud, categories, input_hash`; verify against `jwks_url` */
+            jws: string;
+            jwks_url: string;
+            /** @description The assessment's time (ISO 8601) */
+            checked_at: string;
+            /** @description The Risk Payload's `exp` (ISO 8601) */
+            expires_at: string;
+        };
+        AcpArtifact: {
+            /** @description ACP `DelegatePaymentRequest.risk_signals`, ready to send as they are */
+            risk_signals: components["schemas"]["AcpRiskSignal"][];
+            /** @description Compact JWS (`typ` `acp-risk-signals+jwt`) over `iss, sub, iat, exp, aud, input_hash, risk_signals`: what a PSP verifies against `jwks_url` */
+            jws: string;
+            jwks_url: string;
+        };
+        AcpRiskSignal: {
+            /** @enum {string} */
+            type: "card_testing";
+            /** @description The service's `risk_score`: higher is riskier */
+            score: number;
+            /** @enum {string} */
+            action: "blocked" | "manual_review" | "authorized";
+        };
         /**
          * @example {
          *       "kind": "ap2_payment",
@@ -16960,6 +17283,14 @@ export interface components {
              * @description A test clock (`POST /v1/test-clocks`; test keys only): the assessment is made at its frozen time
              */
             test_clock?: string;
+            risk_data?: components["schemas"]["CheckoutTelemetry"];
+            /**
+             * @description The other rails' artefacts to answer under `artifacts`, derived from this assessment and signed: `x402` (a `risk-check` RiskCheckResult), `acp` (ACP delegate-payment `risk_signals`). Not part of the idempotency identity; without it the answer has no `artifacts`
+             * @example [
+             *       "x402"
+             *     ]
+             */
+            artifacts?: ("x402" | "acp")[];
         };
         CredentialPresentation: {
             /** @description The audience this verifier issued: the last hop's `aud` must equal it */
@@ -17018,6 +17349,20 @@ export interface components {
                     [key: string]: string;
                 };
             };
+        };
+        /**
+         * @description ACP checkout telemetry (`RiskSignals` of ACP 2026-04-17): the buyer's surface for this call. Read, never stored: a keyed digest of the device and the network (/24, /48) is kept per agent, for the signals `device_first_seen` and `network_first_seen`
+         * @example {
+         *       "ip_address": "203.0.113.7",
+         *       "device_fingerprint": "fp_abc123"
+         *     }
+         */
+        CheckoutTelemetry: {
+            ip_address?: string;
+            user_agent?: string;
+            accept_language?: string;
+            session_id?: string;
+            device_fingerprint?: string;
         };
         /**
          * @example {
