@@ -34,7 +34,10 @@ const route = createRoute({
       description: "The Status List Token",
       content: {
         [STATUS_LIST_MEDIA_TYPE]: {
-          schema: z.string().openapi({ example: STATUS_LIST_EXAMPLE }),
+          schema: z.string().openapi("StatusListToken", {
+            description: "A compact JWS, `typ` `statuslist+jwt`, ES256",
+            example: STATUS_LIST_EXAMPLE,
+          }),
         },
       },
       headers: z.object({ "cache-control": z.literal(CACHE_CONTROL) }),

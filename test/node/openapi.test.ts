@@ -45,6 +45,10 @@ const PUBLIC = [
   // evidence: artifacts
   "GET /v1/verify/artifact",
   "GET /v1/trust-list",
+  // Other verifiers' reads: the service's Token Status Lists (docs/status-lists.md) and x402's
+  // risk-check discovery document (docs/rails.md).
+  "GET /v1/status-lists/{id}",
+  "GET /.well-known/risk-check.json",
   // The payment provider's webhook: its signature is the credential (docs/billing.md).
   "POST /v1/billing/webhooks/stripe",
 ];

@@ -99,6 +99,7 @@ describe("POST /v1/assess with artifacts", () => {
       "mandateId",
       "riskPayloadJws",
       "mandate",
+      "mandate_receipt",
       "outcome",
       "idempotency_key",
     ]);

@@ -54,6 +54,9 @@ const SIGNALS: [string, Signal["severity"], Change][] = [
     (i) => (i.httpSignature = { verified: true, failure: null, binding: "mismatch" }),
   ],
   ["card_unknown", "medium", (i) => (i.identity.card = "unknown")],
+  // ACP checkout telemetry (docs/rails.md): a device or a network new for a known agent.
+  ["device_first_seen", "low", (i) => (i.telemetry = { deviceSeen: false, networkSeen: true })],
+  ["network_first_seen", "low", (i) => (i.telemetry = { deviceSeen: true, networkSeen: false })],
   [
     "payee_unverifiable",
     "medium",

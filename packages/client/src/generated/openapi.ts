@@ -2326,7 +2326,7 @@ export interface paths {
                     };
                     content: {
                         /** @example eyJhbGciOiJFUzI1NiIsImtpZCI6InE1aE44RjJ2SjBtNFh5VmJUN2NSMXVXOXNMa0UzYUdkUG82aVpuSHRReEEiLCJ0eXAiOiJzdGF0dXNsaXN0K2p3dCJ9.eyJpc3MiOiJodHRwczovL2FwaS5leGFtcGxlLmNvbSIsInN1YiI6Imh0dHBzOi8vYXBpLmV4YW1wbGUuY29tL3YxL3N0YXR1cy1saXN0cy8wMTkwZjFjMi03ZDNlLTdhNDEtOWM1NS0yYjhlNGY2YTFkMjAuMCIsImlhdCI6MTc4MDAwMDAwMCwiZXhwIjoxNzgwMDAzNjAwLCJ0dGwiOjYwLCJzdGF0dXNfbGlzdCI6eyJiaXRzIjoyLCJsc3QiOiJlTnJ0d1RFQkFBQUF3cUQxVDIwTUg2QUFBQUFBQUFBQUFBQUFBQUFBQUFDQXR3RkFBQUFCIn19.BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBw */
-                        "application/statuslist+jwt": string;
+                        "application/statuslist+jwt": components["schemas"]["StatusListToken"];
                     };
                 };
                 /** @description Not found in the caller's organization */
@@ -16731,6 +16731,11 @@ export interface components {
             /** @description Compact JWS (EdDSA, `typ` trust-list+jwt) whose payload is this object without `jws` */
             jws: string;
         };
+        /**
+         * @description A compact JWS, `typ` `statuslist+jwt`, ES256
+         * @example eyJhbGciOiJFUzI1NiIsImtpZCI6InE1aE44RjJ2SjBtNFh5VmJUN2NSMXVXOXNMa0UzYUdkUG82aVpuSHRReEEiLCJ0eXAiOiJzdGF0dXNsaXN0K2p3dCJ9.eyJpc3MiOiJodHRwczovL2FwaS5leGFtcGxlLmNvbSIsInN1YiI6Imh0dHBzOi8vYXBpLmV4YW1wbGUuY29tL3YxL3N0YXR1cy1saXN0cy8wMTkwZjFjMi03ZDNlLTdhNDEtOWM1NS0yYjhlNGY2YTFkMjAuMCIsImlhdCI6MTc4MDAwMDAwMCwiZXhwIjoxNzgwMDAzNjAwLCJ0dGwiOjYwLCJzdGF0dXNfbGlzdCI6eyJiaXRzIjoyLCJsc3QiOiJlTnJ0d1RFQkFBQUF3cUQxVDIwTUg2QUFBQUFBQUFBQUFBQUFBQUFBQUFDQXR3RkFBQUFCIn19.BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBw
+         */
+        StatusListToken: string;
         CreatedWebhookEndpoint: components["schemas"]["WebhookEndpoint"] & {
             /**
              * @description The endpoint's Standard Webhooks signing secret (`whsec_` + base64 of 32 bytes), shown only in this answer: verify `webhook-signature` with it
