@@ -49,6 +49,9 @@ const SIGNALS: Record<string, string> = {
   network_instrument_fraud:
     "Other organizations confirmed fraud on this payment instrument in the last 30 days.",
   http_signature_invalid: "The agent's HTTP message signature did not verify.",
+  credential_suspended: "A status list the credential names says it is suspended.",
+  credential_status_unknown:
+    "The status list the credential names could not be fetched or trusted.",
   http_signature_replayed:
     "The agent's HTTP message signature reused a nonce seen before: a replay.",
   http_signature_agent_mismatch:
@@ -89,6 +92,7 @@ const REJECTIONS: Record<string, string> = {
   credential_constraint_violated: "The payment breaks a constraint of the credential.",
   credential_constraint_withheld:
     "The credential withholds a constraint its issuer requires to be disclosed.",
+  credential_revoked: "A status list the credential names says it was revoked.",
   credential_already_consumed: "The credential's consent has already paid for this transaction.",
   credential_budget_exceeded: "The payment would take the open mandate past its budget.",
   max_amount_exceeded: "The amount is above the policy's maximum.",

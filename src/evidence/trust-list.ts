@@ -1,6 +1,9 @@
 import { CHECKPOINT_TYP } from "#audit/checkpoint";
 import { GRANT_TYP, PACK_TYP, RECEIPT_TYP } from "../action/grant";
+import { MANDATE_BUDGET_TYP } from "../ap2-credentials/budget-attestation";
 import { MANDATE_RECEIPT_TYP } from "../assess/mandate-receipt";
+import { ACP_SIGNALS_TYP } from "../assess/rails/acp";
+import { RISK_CHECK_TYP } from "../assess/rails/x402";
 import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
 import { publicBatch } from "../auth/tenant";
 import { REPORT_TYP } from "../control-coverage/report";
@@ -8,6 +11,7 @@ import { signingKeys } from "../db/schema";
 import type { Env } from "../env";
 import { MODEL_CARD_TYP } from "../risk-models/card";
 import type { PublishedKey, Signer } from "../signing/signer";
+import { STATUS_LIST_TYP } from "../status-lists/token";
 import { WEBHOOK_TYP } from "../webhooks/deliver";
 import { ARTIFACT_RECEIPT_TYP } from "./artifact-receipt";
 
@@ -40,7 +44,13 @@ export const KEY_PURPOSES = [
  * What the ES256 key signs, by JWS `typ` (issue 42's ADR): the artefacts a verifier without
  * EdDSA must check. test/node holds it against every `es256.signClaims` in src/.
  */
-export const ES256_KEY_PURPOSES = [MANDATE_RECEIPT_TYP] as const;
+export const ES256_KEY_PURPOSES = [
+  MANDATE_RECEIPT_TYP,
+  STATUS_LIST_TYP,
+  MANDATE_BUDGET_TYP,
+  RISK_CHECK_TYP,
+  ACP_SIGNALS_TYP,
+] as const;
 
 /** A key's window as the Cron sweep noted it in `signing_keys`. */
 export interface NotedKey {

@@ -13,7 +13,7 @@ import { RISK_CHECK_TYP, riskCheckClaims, riskCheckResult } from "./x402";
 export interface ArtifactKey {
   kid: string;
   alg: "ES256";
-  signClaims(claims: JWTPayload, typ: string): Promise<string>;
+  es256: { signClaims(claims: JWTPayload, typ: string): Promise<string> };
 }
 
 /**
@@ -23,7 +23,7 @@ export interface ArtifactKey {
 export async function artifactKey(env: Env): Promise<ArtifactKey> {
   const { es256 } = await signer(env);
   if (es256.kid === null) throw new ApiError("signing_key_unavailable");
-  return { kid: es256.kid, alg: "ES256", signClaims: es256.signClaims };
+  return { kid: es256.kid, alg: "ES256", es256 };
 }
 
 /**
@@ -44,11 +44,11 @@ export async function signedArtifacts(
     names.map(async (name): Promise<Artifacts> => {
       if (name === "x402") {
         const claims = riskCheckClaims(facts);
-        const jws = await key.signClaims(claims, RISK_CHECK_TYP);
+        const jws = await key.es256.signClaims(claims, RISK_CHECK_TYP);
         return { x402: riskCheckResult(claims, jws, jwksUrl) };
       }
       const risk_signals = acpRiskSignals(facts);
-      const jws = await key.signClaims(acpClaims(facts, base, risk_signals), ACP_SIGNALS_TYP);
+      const jws = await key.es256.signClaims(acpClaims(facts, base, risk_signals), ACP_SIGNALS_TYP);
       return { acp: { risk_signals, jws, jwks_url: jwksUrl } };
     }),
   );
