@@ -207,7 +207,17 @@ describe("assessing with a shadow policy", () => {
     expect(parts(withShadow)[0]).toBe(parts(without)[0]);
     const claims = (o: Json) => {
       const all = decodeJwsPart(parts(o)[1] as string);
-      for (const k of ["sub", "iat", "exp", "jti", "assessment_id", "mandate_id", "mandate_hash"]) {
+      // `status`: each verdict's own place in the org's status list (docs/status-lists.md).
+      for (const k of [
+        "sub",
+        "iat",
+        "exp",
+        "jti",
+        "assessment_id",
+        "mandate_id",
+        "mandate_hash",
+        "status",
+      ]) {
         expect(all[k]).toBeDefined();
         all[k] = "";
       }
