@@ -93,7 +93,7 @@ export async function resolveReview(
       message:
         closed.refusal === "already_consumed"
           ? "the credential's transaction was already approved under this consent"
-          : "approving would take the open mandate past its budget or its number of payments",
+          : "approving would take the open mandate past its budget, a period cap or its number of payments",
     });
   }
   if (!closed.won) throw closedError(closed.row);

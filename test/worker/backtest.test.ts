@@ -436,7 +436,7 @@ describe("facts of history hold in the replay", () => {
     expect(past.outcome.credential).toMatchObject({ verified: false, failure: "budget_exceeded" });
     expect(past.outcome.outcome.reason).toBe(
       "Denied: the credential is refused (budget_exceeded): this payment would take the open " +
-        "mandate past its budget or its number of payments.",
+        "mandate past its budget, a period cap or its number of payments.",
     );
     expect(await backtestDraft(org)).toMatchObject(heldSummary("deny"));
     expect((await replays(org))[0]).toEqual(heldReplay(past));
