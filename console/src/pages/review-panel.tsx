@@ -6,7 +6,7 @@
  */
 import type { components } from "@agent-risk/client";
 import type { Ref } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, useAction, useApiCall } from "../api";
 import { Confirm } from "../components/confirm";
 import { Decision } from "../components/decision";
@@ -88,7 +88,9 @@ export function ReviewPanel({
   if (typeof actions === "function") actions(handle);
   else if (actions) actions.current = handle;
 
-  useEffect(() => {
+  // In the commit, not after the paint: a key pressed right after (n for the note) must find
+  // the focus already here, or this late focus would take it back from the note.
+  useLayoutEffect(() => {
     if (focusToken > 0) panel.current?.focus();
   }, [focusToken]);
 

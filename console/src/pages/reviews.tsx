@@ -6,7 +6,7 @@
  * confirms, Escape cancels, `n` goes to the note; after a resolution the next open review is
  * selected, with the focus in its panel. Keys never fire while a person types in a field.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, useApiCall } from "../api";
 import { Decision } from "../components/decision";
 import { ErrorBanner } from "../components/error-banner";
@@ -103,7 +103,8 @@ export function ReviewsPage(_: { params: string[] }) {
     focusPanel();
   };
 
-  useEffect(() => {
+  // Registered in the commit, so the next key already reads this render's state (pending).
+  useLayoutEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
       if (event.key === "Escape") {
