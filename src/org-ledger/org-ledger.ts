@@ -99,6 +99,12 @@ export class OrgLedger extends DurableObject<Env> {
   // In-memory mirrors of what storage holds, read once at activation: the hot path of an
   // append then touches SQLite only to write.
   private orgId: string | undefined;
+  /**
+   * The spends signed but not yet sequenced, per consent root: while another is in flight
+   * under the same root, a commit's spend choice may change before its turn, so it signs every
+   * candidate (commitAssessment).
+   */
+  private readonly spending = new Map<string, number>();
   private anchoring: Promise<CheckpointRecord | null> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -271,57 +277,91 @@ export class OrgLedger extends DurableObject<Env> {
     // Refused here, not in the section: a throw there would fail every commit of its batch.
     if (commit.once.length === 0) throw new Error("commitAssessment needs a once key");
     const candidates = candidateVerdicts(commit);
-    // Signed before the critical section, which must not await: every verdict it may choose.
-    // The context read answers a duplicate whose write is in Postgres; one reaches here only
-    // when Postgres has not answered its first commit yet (a race, or a retry after a failed
-    // or refused write), so the keys are looked up once, in the section, and such a duplicate
-    // signs before it finds the earlier entry.
+    // Signatures are made before the critical section, which must not await. The context read
+    // answers a duplicate whose write is in Postgres; one reaches here only when Postgres has
+    // not answered its first commit yet (a race, or a retry after a failed or refused write),
+    // so the keys are looked up once, in the section, and such a duplicate signs before it
+    // finds the earlier entry.
     const key = await signer(this.env);
     // The verdict's place in the org's status list (docs/status-lists.md, "Issued"): taken from
     // the object's counter now, before the signature; a duplicate found in the section leaves
-    // its place unused (VALID, like every place never taken).
+    // its place unused (VALID, like every place never taken). The Risk Payload and the Mandate
+    // Receipt carry the same place: voiding the verdict voids its receipt.
     const status = statusClaim(this.env, orgId, {
       kind: "verdict",
       counter: this.store.nextStatusCounter(),
     });
-    const signatures = await Promise.all(
-      candidates.map((verdict) => key.signClaims({ ...verdict.claims, status }, RISK_PAYLOAD_TYP)),
-    );
-    // Each verdict's Mandate Receipt, signed beside its Risk Payload (issue 42's ADR, point 2).
-    const receipts = await Promise.all(
-      candidates.map((verdict) =>
-        verdict.receipt ? key.es256.signClaims(verdict.receipt, MANDATE_RECEIPT_TYP) : null,
-      ),
-    );
-    // The entry this commit sequenced with its plan, or the earlier commit's entry alone.
-    const committed = await this.sections.inTurn<{ entry: StoredEntry; plan?: PersistPlan }>(
-      (head) => {
-        const earlier = earlierCommit(this.store, commit.once);
-        if (earlier) return [{ entry: earlier }, head];
-        const choice = spendChoice(this.store, commit);
-        const verdict = candidates[choice] as Verdict;
-        const signature = {
-          jws: signatures[choice] as string,
-          kid: key.kid,
-          mandate_receipt: receipts[choice] ?? null,
-        };
-        const plan = assessmentPlan(commit, verdict, signature);
-        const { record } = plan;
-        const digest = payloadDigest(record);
-        const subject = { type: "assessment", id: record.id };
-        const input = { type: "assessment.completed", actor: commit.actor, subject, digest };
-        const [entry, next] = sequenceUnder(this.store, orgId, input, commit.once, head);
-        const { sequence } = entry;
-        this.store.setWrite(sequence, JSON.stringify(plan), Date.now());
-        this.commits.hold(sequence, entry.hash, plan);
-        if (commit.spend && choice === 0 && record.decision === "approve") {
-          const { root, transaction, amount, currency, at } = commit.spend;
-          this.store.addSpend(record.livemode, root, transaction, amount, currency, sequence, at);
-          this.store.setConsentTerms(record.livemode, root, termsOf(commit.spend));
-        }
-        return [{ entry, plan }, next];
-      },
-    );
+    // Only the verdict the section will choose is signed: the spend choice is read now (it is
+    // synchronous) and read again in the section, where it is final. While another spend under
+    // the same consent is in flight the choice may change in between, so every candidate is
+    // signed then, and the section never waits for a signature; should the choice still change
+    // (the other was not in flight yet), this commit goes round again to sign the verdict
+    // chosen then: at most once per candidate, so the loop ends.
+    const signed = new Map<number, { jws: string; mandate_receipt: string | null }>();
+    const sign = async (choice: number) => {
+      const verdict = candidates[choice] as Verdict;
+      const [jws, receipt] = await Promise.all([
+        key.signClaims({ ...verdict.claims, status }, RISK_PAYLOAD_TYP),
+        // The Mandate Receipt beside its Risk Payload (issue 42's ADR, point 2).
+        verdict.receipt
+          ? key.es256.signClaims({ ...verdict.receipt, status }, MANDATE_RECEIPT_TYP)
+          : null,
+      ]);
+      signed.set(choice, { jws, mandate_receipt: receipt });
+    };
+    const root = commit.spend?.root ?? null;
+    const racing = root !== null && (this.spending.get(root) ?? 0) > 0;
+    if (root !== null) this.spending.set(root, (this.spending.get(root) ?? 0) + 1);
+    type Turn = { entry: StoredEntry; plan?: PersistPlan } | { unsigned: number };
+    let committed: Turn;
+    try {
+      if (racing) await Promise.all(candidates.map((_, choice) => sign(choice)));
+      else await sign(spendChoice(this.store, commit));
+      for (;;) {
+        // The entry this commit sequenced with its plan, the earlier commit's entry alone, or
+        // the choice still to sign.
+        committed = await this.sections.inTurn<Turn>((head) => {
+          const earlier = earlierCommit(this.store, commit.once);
+          if (earlier) return [{ entry: earlier }, head];
+          const choice = spendChoice(this.store, commit);
+          const signature = signed.get(choice);
+          if (!signature) return [{ unsigned: choice }, head];
+          const verdict = candidates[choice] as Verdict;
+          const plan = assessmentPlan(commit, verdict, { ...signature, kid: key.kid });
+          const { record } = plan;
+          const digest = payloadDigest(record);
+          const subject = { type: "assessment", id: record.id };
+          const input = { type: "assessment.completed", actor: commit.actor, subject, digest };
+          const [entry, next] = sequenceUnder(this.store, orgId, input, commit.once, head);
+          const { sequence } = entry;
+          this.store.setWrite(sequence, JSON.stringify(plan), Date.now());
+          this.commits.hold(sequence, entry.hash, plan);
+          if (commit.spend && choice === 0 && record.decision === "approve") {
+            const { transaction, amount, currency, at } = commit.spend;
+            const spendRoot = commit.spend.root;
+            this.store.addSpend(
+              record.livemode,
+              spendRoot,
+              transaction,
+              amount,
+              currency,
+              sequence,
+              at,
+            );
+            this.store.setConsentTerms(record.livemode, spendRoot, termsOf(commit.spend));
+          }
+          return [{ entry, plan }, next];
+        });
+        if (!("unsigned" in committed)) break;
+        await sign(committed.unsigned);
+      }
+    } finally {
+      if (root !== null) {
+        const left = (this.spending.get(root) ?? 1) - 1;
+        if (left > 0) this.spending.set(root, left);
+        else this.spending.delete(root);
+      }
+    }
     const { entry, plan } = committed;
     if (!plan) return this.answerFor(entry);
     await this.alarmClock.schedule();

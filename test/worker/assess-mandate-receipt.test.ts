@@ -1,5 +1,5 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JWK } from "jose";
+import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JWK } from "jose";
 import { describe, expect, it } from "vitest";
 import worker from "../../workers/main";
 import { FAILURE_OF_LABEL } from "../support/ap2-vector-labels";
@@ -88,7 +88,13 @@ describe("the AP2 Mandate Receipt of POST /v1/assess", () => {
       // The SDK's canonical reference differs from AP2's (the leaf JWS alone): both are carried.
       closed_mandate_reference: vector.closed_mandate_reference,
       assessment_id: body.assessmentId,
+      // The verdict's place in the org's status list, the Risk Payload's own: voiding the
+      // verdict voids its receipt.
+      status: {
+        status_list: { idx: expect.any(Number), uri: expect.stringContaining("/v1/status-lists/") },
+      },
     });
+    expect(claims.status).toEqual(decodeJwt(body.riskPayloadJws as string).status);
     expect(Math.abs((claims.iat as number) - Date.now() / 1000)).toBeLessThan(60);
   });
 
