@@ -10,6 +10,7 @@ import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
 import { newId } from "../lib/ids";
 import type { CreatePrincipal, ListPrincipalsQuery, PersonalData } from "../schemas/principals";
+import { voidPrincipalVerdicts } from "../status-lists/revocation";
 import { type MasterKey, masterKey, openPersonalData, sealPersonalData } from "./personal-data";
 
 type PrincipalRow = typeof principals.$inferSelect;
@@ -145,8 +146,10 @@ export async function erasePrincipal(tenant: Tenant, id: string) {
         .set({ ...erased, erasedAt: terms.erased_at ? new Date(terms.erased_at) : erased.erasedAt })
         .where(and(eq(principals.id, id), eq(principals.status, "active"))),
       eraseCopies(db),
+      // What the service vouched for before the erasure no longer stands (docs/status-lists.md).
+      voidPrincipalVerdicts(db, id),
       reread(db),
     ],
   );
-  return toPrincipal(null, orNotFound(results[2][0]));
+  return toPrincipal(null, orNotFound(results[3][0]));
 }

@@ -45,3 +45,30 @@ export function setPlaceStatus(
     on conflict (org_id, list, idx) do update
       set status = excluded.status, updated_at = now()`);
 }
+
+/**
+ * The statement that voids every verdict the service signed for `principalId`'s agents before
+ * its erasure (issue 42 §2: "a verdict voided by … an erasure turns INVALID"): each stored Risk
+ * Payload's own place, read from its `status` claim in the database, in the erasure's batch.
+ * A payload without a place (signed before status lists, or a review's final payload, whose
+ * first place the resolution voided already) has nothing to void.
+ */
+export function voidPrincipalVerdicts(db: Database, principalId: string) {
+  return db.execute(sql`
+    insert into status_list_entries (list, idx, status, subject_type, subject_id)
+    select substring(place->>'uri' from '[.]([0-9]+)$')::int, (place->>'idx')::int,
+           ${STATUS.invalid}, 'assessment', v.id
+      from (
+        select s.id, convert_from(decode(
+                 translate(split_part(s.jws, '.', 2), '-_', '+/')
+                   || repeat('=', (4 - length(split_part(s.jws, '.', 2)) % 4) % 4),
+                 'base64'), 'UTF8')::jsonb -> 'status' -> 'status_list' as place
+          from assessments s
+          join agents a on a.org_id = s.org_id and a.id = s.agent_id
+         where a.principal_id = ${principalId}::uuid
+      ) v
+     where jsonb_typeof(place -> 'idx') = 'number' and place->>'uri' ~ '[.][0-9]+$'
+    on conflict (org_id, list, idx) do update
+      set status = excluded.status, updated_at = now()
+      where status_list_entries.status <> excluded.status`);
+}
