@@ -1,7 +1,40 @@
 import type { TrustAnchors } from "../ap2-credentials/hops";
 import type { ChainVerdict } from "../ap2-credentials/verify";
 import { checkStatus, type PrefetchedLists, type StatusReference } from "../status-lists/check";
+import { credentialOutcome, type PresentedCredential, verifyPresented } from "./ap2-credential";
 import type { CredentialEvidence } from "./risk-input";
+
+/** A credential's status references and their lists, fetched beside the context read. */
+export interface PresentedStatus {
+  references: StatusReference[];
+  lists: Promise<PrefetchedLists>;
+}
+
+/**
+ * What a presented credential proves at `now`: its chain verified against the org's trust
+ * anchors, then its status looked up (docs/credentials.md; docs/status-lists.md, "Checked").
+ * The verdict, the evidence the risk model reads, and the outcome's `credential`.
+ */
+export async function credentialOf(
+  presented: PresentedCredential,
+  anchors: TrustAnchors | undefined,
+  now: number,
+  status: PresentedStatus | null,
+  receivedAt: number,
+) {
+  const chained = await verifyPresented(presented, anchors, now);
+  const checked = status
+    ? await credentialStatus(chained, status.references, await status.lists, anchors, receivedAt)
+    : null;
+  const verdict = checked ? checked.verdict : chained;
+  const evidence: CredentialEvidence = {
+    verified: verdict.verified,
+    failure: verdict.failure,
+    detail: verdict.detail,
+    ...(checked?.evidence ? { status: checked.evidence } : {}),
+  };
+  return { verdict, evidence, credential: credentialOutcome(verdict) };
+}
 
 /**
  * A verified chain's status (docs/status-lists.md, "Checked"): the lists its hops name, fetched

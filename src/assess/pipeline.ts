@@ -3,57 +3,44 @@ import { payloadDigest } from "#audit/digest";
 import type { Caller } from "../auth/caller";
 import type { Tenant } from "../auth/tenant";
 import { guardSpend } from "../billing/guard";
-import { type Env, modeOf, publicBaseUrl } from "../env";
+import { publicBaseUrl } from "../env";
 import { ApiError } from "../errors";
 import { commitAssessment } from "../ledger/ledger";
 import { newId } from "../lib/ids";
-import { logError } from "../lib/log";
-import {
-  instrumentFingerprint,
-  type NetworkIds,
-  type NetworkQuery,
-  networkOutcome,
-  networkQuery,
-} from "../network/assess";
-import type { NetworkOutcome } from "../schemas/assessments";
 import type { Refinement } from "../schemas/reviews";
-import type { ShadowModelVerdict } from "../schemas/shadow";
 import { signer } from "../signing/signer";
-import { prefetchStatusLists, statusReferences } from "../status-lists/check";
-import { credentialOutcome, requireLivePresentation, verifyPresented } from "./ap2-credential";
-import { scoreBehavior } from "./behavior";
+import { requireLivePresentation } from "./ap2-credential";
 import type { AssessmentCommit, RecordDraft } from "./commit";
 import { loadContext } from "./context";
-import { credentialStatus } from "./credential-status";
+import { credentialOf } from "./credential-status";
 import { withoutServiceRiskData, withRiskPayload } from "./facts";
-import { directoryKeys } from "./http-signature/directory";
 import { httpSignatureQuery } from "./http-signature/nonce";
 import { httpSignatureOf, withHttpSignature } from "./http-signature/outcome";
-import type { AssessContext } from "./input";
-import { counterpartyOf, riskInput, rulesUnreadable } from "./input";
-import {
-  type ModelAnswer,
-  type ModelPayment,
-  modelFindings,
-  modelsHeld,
-  runModel,
-} from "./learned-model";
+import { riskInput, rulesUnreadable } from "./input";
+import { modelsHeld } from "./learned-model";
 import { receiptReferences } from "./mandate-receipt";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
+import { counterpartyKey, isPayment, networkIdsOf, networkOf } from "./payment-keys";
 import { evaluatePolicy } from "./policy-rules";
+import { startBeside } from "./prefetch";
 import { recheckTerms } from "./recheck-terms";
 import { openedRefinement, refinementOf } from "./refinement";
 import { mandateCanonicalHash, type ParsedAssessRequest } from "./request";
 import { reviewOpening } from "./review-opening";
 import { decide, scoreIdentity } from "./risk";
-import type { CredentialEvidence } from "./risk-input";
-import type { ComponentResult, RiskInput } from "./risk-model";
 import { riskPayloadTtlSeconds } from "./risk-payload";
+import {
+  component,
+  injectedFaults,
+  modelPayment,
+  riskStage,
+  shadowModelVerdict,
+} from "./risk-stage";
 import { recordInputs } from "./rules/inputs";
 import { shadowVerdict } from "./shadow";
 import { Stopwatch } from "./stopwatch";
 import { unstorableAt } from "./storable";
-import { rememberTelemetry, telemetryDigests } from "./telemetry-store";
+import { rememberTelemetry } from "./telemetry-store";
 import { type PayloadFacts, spendOf, verdictOf } from "./verdict";
 
 export interface Assessed {
@@ -84,25 +71,8 @@ export async function runAssessment(
   // With a credential, the agent is named by the key its last hop claims to be signed with.
   const thumbprint = presented ? presented.claimedHolder : await holderThumbprint(request);
   const credentialRoot = presented ? presented.chain.hops[0]?.header : null;
-  const network = networkQuery(
-    tenant.env,
-    {
-      payee: isPayment(request) ? counterpartyKey(request) : null,
-      agentKey: thumbprint,
-      instrument: isPayment(request) ? instrumentFingerprint(request.mandate) : null,
-    },
-    credentialRoot,
-  );
-  // Keyed digests of the checkout telemetry, asked about in the context batch (docs/rails.md).
-  const digests = await telemetryDigests(tenant.env, request.telemetry ?? null);
-  // The signer's directory is fetched beside the context read (ADR issue 42, point 4).
-  const signature = request.httpSignature?.presented ?? null;
-  const directory = signature?.agent ? directoryKeys(tenant.env, signature.agent) : null;
-  // The status lists the credential names are fetched beside the context read, never after
-  // it (docs/status-lists.md); none named, nothing runs.
-  const statusRefs = presented ? statusReferences(presented.chain) : [];
-  const statusLists =
-    statusRefs.length > 0 ? prefetchStatusLists(tenant.env, statusRefs, receivedAt) : null;
+  const started = await startBeside(tenant.env, request, thumbprint, credentialRoot, receivedAt);
+  const { network, digests, signature, directory } = started;
   const context = await timing.time("context", () =>
     loadContext(tenant, {
       contentHash,
@@ -136,29 +106,11 @@ export async function runAssessment(
   await guardSpend(tenant, context.spend ?? null, livemode);
 
   const who = await tenant.caller();
-  const chainVerdict = presented
-    ? await timing.time("kya", () => verifyPresented(presented, context.anchors, now))
-    : null;
-  const status =
-    chainVerdict && statusLists
-      ? await timing.time("kya", async () =>
-          credentialStatus(
-            chainVerdict,
-            statusRefs,
-            await statusLists,
-            context.anchors,
-            receivedAt,
-          ),
-        )
-      : null;
-  const verdict = chainVerdict && status ? status.verdict : chainVerdict;
-  const evidence: CredentialEvidence | null = verdict && {
-    verified: verdict.verified,
-    failure: verdict.failure,
-    detail: verdict.detail,
-    ...(status?.evidence ? { status: status.evidence } : {}),
-  };
-  const credential = verdict && credentialOutcome(verdict);
+  const { verdict, evidence, credential } = presented
+    ? await timing.time("kya", () =>
+        credentialOf(presented, context.anchors, now, started.status, receivedAt),
+      )
+    : { verdict: null, evidence: null, credential: null };
   const httpSignature = signature
     ? await timing.time("kya", () =>
         httpSignatureOf(tenant, signature, directory, context, thumbprint, now),
@@ -368,113 +320,6 @@ async function holderThumbprint(request: ParsedAssessRequest): Promise<string | 
   }
 }
 
-/**
- * A payment, as the network counts it: its payee is a merchant. A message's or call's
- * recipient is a person, never a network identifier (docs/network.md).
- */
-function isPayment(request: ParsedAssessRequest): boolean {
-  return request.kind === "ap2_payment";
-}
-
-/**
- * `outcome.network`: the network's answer for the request's digests and the issuer key that
- * verified the root; null without network keys or when the org's mode does not consume.
- */
-function networkOf(
-  query: NetworkQuery | null,
-  context: AssessContext,
-  issuerKeyThumbprint: string | null,
-): NetworkOutcome | null {
-  if (query === null || context.network === undefined) return null;
-  return networkOutcome(query, context.network, issuerKeyThumbprint);
-}
-
-/** What this payment can contribute to the network (`assessments.network_ids`), raw. */
-function networkIdsOf(
-  request: ParsedAssessRequest,
-  thumbprint: string | null,
-  issuerKeyThumbprint: string | null,
-): NetworkIds {
-  return {
-    agent_key: thumbprint,
-    issuer_key: issuerKeyThumbprint,
-    instrument: instrumentFingerprint(request.mandate),
-  };
-}
-
-/**
- * The counterparty as history stores and matches it: a digest, so an identifier of any length
- * fits the index and the comparison stays exact.
- */
-function counterpartyKey(request: ParsedAssessRequest): string | null {
-  const counterparty = counterpartyOf(request);
-  return counterparty === null ? null : payloadDigest(counterparty);
-}
-
-/**
- * The behaviour stage: the org's active learned model for a payment when its mode has one
- * (src/assess/learned-model.ts), else the hand-weighted behaviour model. Either way a fault
- * degrades the stage (at least `review`), never the request.
- */
-function riskStage(
-  input: RiskInput,
-  context: AssessContext,
-  payment: ModelPayment | null,
-  faults: Set<string>,
-): { part: ComponentResult | Error; model: ModelAnswer | null } {
-  const active = context.models?.active;
-  if (!active || !payment || !context.models) {
-    return { part: component("risk", faults, () => scoreBehavior(input)), model: null };
-  }
-  const models = context.models;
-  let model: ModelAnswer | null = null;
-  const part = component("risk", faults, () => {
-    model = runModel(active, models, payment);
-    return modelFindings(model);
-  });
-  return { part, model: part instanceof Error ? null : model };
-}
-
-/**
- * The shadow model's would-be answer: its probability and the decision the assessment would
- * have had with it active (the same stages, rules and overrides). A shadow that cannot run is
- * left out: it never touches the verdict.
- */
-function shadowModelVerdict(
-  context: AssessContext,
-  payment: ModelPayment | null,
-  parts: { kya: ComponentResult | Error; policy: ComponentResult | Error },
-  input: RiskInput,
-): ShadowModelVerdict | null {
-  const shadow = context.models?.shadow;
-  if (!shadow || !payment || !context.models) return null;
-  try {
-    const model = runModel(shadow, context.models, payment);
-    const would = decide({ ...parts, risk: modelFindings(model) }, input, model);
-    return {
-      id: model.id,
-      version: model.version,
-      probability: model.probability,
-      risk_score: would.risk_score,
-      decision: would.decision,
-    };
-  } catch (error) {
-    logError("shadow risk model failed", { model: shadow.id, error: String(error) });
-    return null;
-  }
-}
-
-/** A payment the learned model can score: one with an amount. */
-function modelPayment(
-  request: ParsedAssessRequest,
-  now: number,
-  network: NetworkOutcome | null,
-): ModelPayment | null {
-  const amount = request.facts.amount?.amount;
-  if (amount === undefined || amount === null) return null;
-  return { time: now, amount, payee: counterpartyKey(request), network };
-}
-
 function testClockRefused(message: string): ApiError {
   return new ApiError("invalid_request", [{ path: "test_clock", message }]);
 }
@@ -483,31 +328,4 @@ function keyReused(): ApiError {
   return new ApiError("idempotency_key_reused", [
     { path: "idempotency_key", message: "already used with a different mandate" },
   ]);
-}
-
-/**
- * A component that throws degrades the assessment instead of failing it: `decide` turns the
- * error into a `system` signal and never approves.
- */
-function component(
-  name: string,
-  faults: Set<string>,
-  run: () => ComponentResult,
-): ComponentResult | Error {
-  try {
-    if (faults.has(name)) throw new Error(`injected fault: ${name}`);
-    return run();
-  } catch (error) {
-    logError("assess component failed", { component: name, error: String(error) });
-    return error instanceof Error ? error : new Error(String(error));
-  }
-}
-
-/**
- * Fault injection for the test suite only: `TEST_FAULTS` (comma-separated component names)
- * is honoured when ENVIRONMENT is `test` and ignored everywhere else.
- */
-function injectedFaults(env: Env): Set<string> {
-  if (modeOf(env) !== "test" || !env.TEST_FAULTS) return new Set();
-  return new Set(env.TEST_FAULTS.split(","));
 }
