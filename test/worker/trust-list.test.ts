@@ -23,7 +23,13 @@ const PURPOSES = [
 ];
 
 // What the ES256 key signs (issue 42): the artefacts a verifier without EdDSA checks.
-const ES256_PURPOSES = ["ap2-mandate-receipt+jwt"];
+const ES256_PURPOSES = [
+  "ap2-mandate-receipt+jwt",
+  "statuslist+jwt",
+  "mandate-budget+jwt",
+  "risk-check+jwt",
+  "acp-risk-signals+jwt",
+];
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
