@@ -1,12 +1,58 @@
 /** The common route tests, shared by test/worker/common-routes-*.test.ts. */
 import { describe, expect, it } from "vitest";
 import { acceptedScopes, scopeDetails } from "../../../src/auth/scopes";
-import { ALL_KEY_SCOPES, call, callRaw, newOrg, sessionToken } from "./api";
+import { ALL_KEY_SCOPES, call, callRaw, newOrg, sessionToken, type TestOrg } from "./api";
 import { addMember } from "./db";
 import { errorBody, refusedBody } from "./errors";
 import { modeOf, ROUTES, type RouteCase } from "./routes";
 
 const SOME_ID = "0190b7d2-8c5e-7c4a-9d3e-1f2a3b4c5d6e";
+
+/**
+ * The orgs the tests share. Each test used to found its own (two for the cross-tenant ones):
+ * about a thousand orgs per file, each with its ledger object, and the founding was most of
+ * each test's time. What these tests check depends only on the credential, its scopes and
+ * mode, and whose resource it is, so one org per role per file serves them all: `owner` holds
+ * the resources and the keys, `member` is a user of another org added to the owner's as a
+ * member, and `intruder` an org of its own that never belongs to the owner's. A key is made
+ * once per set of scopes and mode, except the one a test revokes.
+ */
+const orgs = new Map<string, Promise<TestOrg>>();
+function shared(role: "owner" | "member" | "intruder"): Promise<TestOrg> {
+  let org = orgs.get(role);
+  if (!org) {
+    org = newOrg();
+    orgs.set(role, org);
+  }
+  return org;
+}
+async function owner(): Promise<TestOrg> {
+  return shared("owner");
+}
+/** A user of another org who is a member of the owner's org. */
+async function member(): Promise<TestOrg> {
+  let joined = orgs.get("member joined");
+  if (!joined) {
+    joined = (async () => {
+      const [org, other] = await Promise.all([owner(), shared("member")]);
+      await addMember(org.id, other.subject, "member");
+      return other;
+    })();
+    orgs.set("member joined", joined);
+  }
+  return joined;
+}
+const keys = new Map<string, Promise<{ id: string; key: string }>>();
+/** The owner's key with `scopes` in `mode`, made once. */
+function keyOf(org: TestOrg, scopes: readonly string[], mode: "live" | "test" = "live") {
+  const name = `${org.id} ${mode} ${[...scopes].sort().join(",")}`;
+  let key = keys.get(name);
+  if (!key) {
+    key = org.key([...scopes] as never, mode);
+    keys.set(name, key);
+  }
+  return key;
+}
 
 /** The route's path with its parameters filled: `{id}` (or each named one), others made up. */
 function pathFor(route: RouteCase, ids: string | Record<string, string> = SOME_ID) {
@@ -56,7 +102,7 @@ export function commonRouteTests(shard: number, shards: number) {
     });
 
     it("answers 401 to a revoked key on the very next request", async () => {
-      const org = await newOrg();
+      const org = await owner();
       const { id, key } = await org.key(ALL_KEY_SCOPES);
       const revoked = await call(`/v1/api-keys/${id}/revoke`, { method: "POST", token: org.token });
       expect(revoked.status).toBe(200);
@@ -67,8 +113,8 @@ export function commonRouteTests(shard: number, shards: number) {
 
     if (route.sessionOnly) {
       it("answers 403 session_required to a valid API key", async () => {
-        const org = await newOrg();
-        const { key } = await org.key(ALL_KEY_SCOPES);
+        const org = await owner();
+        const { key } = await keyOf(org, ALL_KEY_SCOPES);
         const res = await request(route, { key });
         expect(res.status).toBe(403);
         expect(res.error).toEqual(errorBody("session_required"));
@@ -80,16 +126,19 @@ export function commonRouteTests(shard: number, shards: number) {
       const details = scopeDetails(route.scope);
       if (!route.sessionOnly) {
         it(`answers 403 to a key without ${accepted.join(" or ")}`, async () => {
-          const org = await newOrg();
-          const { key } = await org.key(ALL_KEY_SCOPES.filter((s) => !accepted.includes(s)));
+          const org = await owner();
+          const { key } = await keyOf(
+            org,
+            ALL_KEY_SCOPES.filter((s) => !accepted.includes(s)),
+          );
           const res = await request(route, { key });
           expect(res.status).toBe(403);
           expect(res.error).toEqual(errorBody("insufficient_scope", details));
         });
         if (accepted.length > 1) {
           it.each(accepted)("lets a key with only %s past the scope check", async (scope) => {
-            const org = await newOrg();
-            const { key } = await org.key([scope]);
+            const org = await owner();
+            const { key } = await keyOf(org, [scope]);
             const res = await request(route, { key });
             expect(res.status).not.toBe(401);
             expect(res.status).not.toBe(403);
@@ -97,9 +146,8 @@ export function commonRouteTests(shard: number, shards: number) {
         }
       }
       it(`answers 403 to a member session without ${accepted.join(" or ")}`, async () => {
-        const org = await newOrg();
-        const other = await newOrg();
-        await addMember(org.id, other.subject, "member");
+        const org = await owner();
+        const other = await member();
         const res = await request(route, { token: other.token, headers: { "x-org-id": org.id } });
         expect(res.status).toBe(403);
         expect(res.error).toEqual(errorBody("insufficient_scope", details));
@@ -108,9 +156,9 @@ export function commonRouteTests(shard: number, shards: number) {
 
     if (route.liveOnly && !route.sessionOnly) {
       it("answers 403 live_key_required to a test key with every scope", async () => {
-        const org = await newOrg();
+        const org = await owner();
         const ids = route.resource ? await route.resource(org) : SOME_ID;
-        const { key } = await org.key(ALL_KEY_SCOPES, "test");
+        const { key } = await keyOf(org, ALL_KEY_SCOPES, "test");
         const res = await callRaw(pathFor(route, ids), {
           method: route.method,
           body: route.body,
@@ -128,8 +176,8 @@ export function commonRouteTests(shard: number, shards: number) {
       });
 
       it("lets a live key and a console session past the live-key check", async () => {
-        const org = await newOrg();
-        const { key } = await org.key(ALL_KEY_SCOPES, "live");
+        const org = await owner();
+        const { key } = await keyOf(org, ALL_KEY_SCOPES, "live");
         for (const credential of [{ key }, { token: org.token }]) {
           const ids = route.resource ? await route.resource(org) : SOME_ID;
           const res = await callRaw(pathFor(route, ids), {
@@ -145,8 +193,8 @@ export function commonRouteTests(shard: number, shards: number) {
 
     if (route.testOnly) {
       it("answers 400 test_mode_only to a live key and a live-mode session with every scope", async () => {
-        const org = await newOrg();
-        const { key } = await org.key(ALL_KEY_SCOPES, "live");
+        const org = await owner();
+        const { key } = await keyOf(org, ALL_KEY_SCOPES, "live");
         for (const credential of [{ key }, { token: org.token }]) {
           const ids = route.resource ? await route.resource(org) : SOME_ID;
           const res = await callRaw(pathFor(route, ids), {
@@ -168,8 +216,8 @@ export function commonRouteTests(shard: number, shards: number) {
       });
 
       it("lets a test key and a session with x-mode: test past the mode check", async () => {
-        const org = await newOrg();
-        const { key } = await org.key(ALL_KEY_SCOPES, "test");
+        const org = await owner();
+        const { key } = await keyOf(org, ALL_KEY_SCOPES, "test");
         const session = { token: org.token, headers: { "x-mode": "test" } };
         for (const credential of [{ key }, session]) {
           const ids = route.resource ? await route.resource(org) : SOME_ID;
@@ -185,9 +233,9 @@ export function commonRouteTests(shard: number, shards: number) {
 
     if (!route.liveOnly && !route.sessionOnly) {
       it("lets a test key with every scope past the mode check", async () => {
-        const org = await newOrg();
+        const org = await owner();
         const ids = route.resource ? await route.resource(org) : SOME_ID;
-        const { key } = await org.key(ALL_KEY_SCOPES, "test");
+        const { key } = await keyOf(org, ALL_KEY_SCOPES, "test");
         const res = await callRaw(pathFor(route, ids), {
           method: route.method,
           body: route.body,
@@ -201,11 +249,12 @@ export function commonRouteTests(shard: number, shards: number) {
     if (route.filters) {
       const filters = Object.entries(route.filters);
       it("answers 400 to a bad filter, only after the credential and scope are checked", async () => {
-        const org = await newOrg();
+        const org = await owner();
         const ids = route.resource ? await route.resource(org) : SOME_ID;
-        const { key } = await org.key(ALL_KEY_SCOPES, modeOf(route));
+        const { key } = await keyOf(org, ALL_KEY_SCOPES, modeOf(route));
         const accepted = route.scope ? acceptedScopes(route.scope) : [];
-        const { key: unscoped } = await org.key(
+        const { key: unscoped } = await keyOf(
+          org,
           ALL_KEY_SCOPES.filter((s) => !accepted.includes(s)),
           modeOf(route),
         );
@@ -230,12 +279,11 @@ export function commonRouteTests(shard: number, shards: number) {
     if (route.resource) {
       const make = route.resource;
       it("answers 404 for another org's resource", async () => {
-        const owner = await newOrg();
-        const id = await make(owner);
-        const intruder = await newOrg();
+        const id = await make(await owner());
+        const intruder = await shared("intruder");
         const credential = route.sessionOnly
           ? { token: intruder.token }
-          : { key: (await intruder.key(ALL_KEY_SCOPES, modeOf(route))).key };
+          : { key: (await keyOf(intruder, ALL_KEY_SCOPES, modeOf(route))).key };
         const res = await callRaw(pathFor(route, id), {
           method: route.method,
           body: route.body,
@@ -246,10 +294,10 @@ export function commonRouteTests(shard: number, shards: number) {
       });
 
       it("answers 404 for an id that is not a uuid", async () => {
-        const org = await newOrg();
+        const org = await owner();
         const credential = route.sessionOnly
           ? { token: org.token }
-          : { key: (await org.key(ALL_KEY_SCOPES, modeOf(route))).key };
+          : { key: (await keyOf(org, ALL_KEY_SCOPES, modeOf(route))).key };
         const res = await callRaw(pathFor(route, "not-a-uuid"), {
           method: route.method,
           body: route.body,
