@@ -16,7 +16,8 @@
 // --orgs N adds issue 41's network benchmark (quality/network.ts): the same population split
 // across N orgs that share the terminals, each org's model with the network's counts off and on,
 // per org, with precision and recall on the compromised terminals (scenario 2) alone. k is the
-// service's (3, never less): with --orgs 3 each org has 2 others, so nothing is ever released.
+// service's (3, never less), counting every org that sent anything about the payee, the asking
+// org included: with --orgs 3 a payee all three paid is released, the counts of the other two.
 //
 // --http adds parts (b) and (c): the same seed end to end through the HTTP API of the service
 // started as `npm run dev` starts it (scripts/bench/quality-http.ts), beside the service's

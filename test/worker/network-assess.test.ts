@@ -37,6 +37,11 @@ async function contributor(livemode: boolean, rows: Contribution[]) {
   await ownerSql`insert into users (id, idp_subject) values (${user}, ${`network-${user}`})`;
   await ownerSql`insert into organizations (id, name, founder_user_id)
                  values (${org}, 'Other org', ${user})`;
+  await contributeAs(org, livemode, rows, false);
+}
+
+/** `org` contributes `rows` to the mode's network (and consumes it when `consume`). */
+async function contributeAs(org: string, livemode: boolean, rows: Contribution[], consume: boolean) {
   const sent = rows.map((r) => ({
     kind: r.kind,
     key_id: key?.kid,
@@ -48,7 +53,7 @@ async function contributor(livemode: boolean, rows: Contribution[]) {
   }));
   const [, , written] = await ownerSql.transaction((sql) => [
     sql`select set_config('app.org_id', ${org}, true)`,
-    sql`select network_settings_write(${livemode}, true, false)`,
+    sql`select network_settings_write(${livemode}, true, ${consume})`,
     sql`select network_contribute(${livemode}, ${JSON.stringify(sent)}::json, null, null) as n`,
   ]);
   expect(written?.[0]?.n).toBe(rows.length);
@@ -145,13 +150,24 @@ describe("outcome.network", () => {
     expect(res.outcome.network).toEqual(ZERO);
   });
 
-  it("reads 0 for an identifier fewer than k other orgs sent anything about", async () => {
+  it("reads 0 for an identifier fewer than k orgs, the reader included, sent anything about", async () => {
     const { apiKey, agentId, payee, payeeRaw } = await testModeOrg();
     await contributor(false, [{ kind: "payee", value: payeeRaw, fraud: true }]);
     await contributor(false, [{ kind: "payee", value: payeeRaw, fraud: true }]);
     const outcome = await assessed(apiKey, paymentTo(payee, agentId));
     expect(outcome.outcome.network).toEqual(ZERO);
     expect(types(outcome)).not.toContain("network_payee_fraud");
+  });
+
+  it("counts the reader in the crowd of k, never in what it reads: two others and itself release 2", async () => {
+    const { org, apiKey, agentId, payee, payeeRaw } = await testModeOrg();
+    await contributor(false, [{ kind: "payee", value: payeeRaw, fraud: true }]);
+    await contributor(false, [{ kind: "payee", value: payeeRaw, fraud: true }]);
+    // The reader sent something about the payee too (a payment it saw): the crowd is 3.
+    await contributeAs(org.id, false, [{ kind: "payee", value: payeeRaw }], true);
+    const outcome = await assessed(apiKey, paymentTo(payee, agentId));
+    expect(outcome.outcome.network).toEqual({ ...ZERO, payee_fraud_orgs: 2 });
+    expect(types(outcome)).toContain("network_payee_fraud");
   });
 
   it("is absent when the org does not consume, and the payment's identifiers are still recorded", async () => {

@@ -4,11 +4,11 @@
 // only, with the network off (its features zeros, an org that does not consume) and on (the
 // counts the other N − 1 orgs' contributions release), and is measured on its own test rows.
 //
-// The counts are the service's rules (drizzle/0021, network_signals and network_signal_series)
+// The counts are the service's rules (drizzle/0029, network_signals and network_signal_series)
 // computed offline: per payee, the other orgs that sent anything about it in the window (a
 // payment, or a fraud label known then) and those whose fraud label on it became known then;
-// every count 0 below k other orgs (the service's k: 3, never less); the org itself never
-// counted. The Handbook labels frauds only (no payment is labelled legitimate), so the
+// every count 0 when fewer than k orgs sent anything about it, the asking org included when it
+// did (the service's k: 3, never less); the org itself never counted. The Handbook labels frauds only (no payment is labelled legitimate), so the
 // legitimate counts are 0 and every org's label precision is 1: weights change nothing. Agent
 // keys are customers', each in one org: they never cross orgs, and the simulator has no
 // issuers or instruments. What differs by purpose is the instant:
@@ -81,18 +81,25 @@ class Contributions {
     this.known = known.map((l) => Float64Array.from(l));
   }
 
-  /** The released counts for `terminal` asked by `org` over [from, to]: null below k. */
+  /**
+   * The released counts for `terminal` asked by `org` over [from, to]: null when fewer than k
+   * orgs, the asker included when it saw the terminal, sent anything about it (drizzle/0029).
+   * What is released counts the other orgs only.
+   */
   counts(terminal: number, org: number, from: number, to: number, k: number) {
     let orgs = 0;
     let fraud = 0;
+    let crowd = 0;
     for (let o = 0; o < this.orgs; o++) {
-      if (o === org) continue;
       const slot = terminal * this.orgs + o;
       const labelled = within(this.known[slot] as Float64Array, from, to);
-      if (labelled || within(this.seen[slot] as Float64Array, from, to)) orgs++;
+      const sent = labelled || within(this.seen[slot] as Float64Array, from, to);
+      if (sent) crowd++;
+      if (o === org) continue;
+      if (sent) orgs++;
       if (labelled) fraud++;
     }
-    return orgs >= k ? { orgs, fraud } : null;
+    return crowd >= k ? { orgs, fraud } : null;
   }
 }
 
