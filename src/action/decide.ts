@@ -80,6 +80,10 @@ async function allow(
   const { results } = await commit(tenant, decisionChange(facts), async (db, { entry }) => {
     row = await withGrant(tenant, facts, entry, current.mandate.expiresAt);
     return [
+      // Held until this commits: a status move of the agent (its own UPDATE) waits for it, so
+      // the move's statement that settles the agent's grants' places sees this grant, or this
+      // reservation sees the move (docs/status-lists.md, "Issued").
+      db.execute(sql`select 1 from agents where id = ${current.agent.id} for share`),
       db.execute(sql`
       with reserved as (
         update action_mandates m set uses = m.uses + 1, amount_used = m.amount_used + ${amount}
@@ -100,7 +104,7 @@ async function allow(
       selectMandate(db, mandateId),
     ];
   });
-  const [, stored, after] = results;
+  const [, , stored, after] = results;
   if (stored[0] && row) return row;
   // The reservation lost: the mandate as it is now says why (or a concurrent ALLOW took the
   // last of it between the read and the write). The entry sequenced for the ALLOW stays in
