@@ -19236,14 +19236,13 @@ export interface components {
             updated: string;
             suspended_at: string | null;
             revoked_at: string | null;
-            status_list: components["schemas"]["StatusListReference"];
+            /** @description Where this thing's status is published (draft-ietf-oauth-status-list §6.2): VALID (0), INVALID (1, final: revoked, or a grant redeemed) or SUSPENDED (2: its agent is suspended), in the list within its `ttl` of the change. Null on records made before the service published places (docs/status-lists.md) */
+            status_list: {
+                idx: number;
+                /** @description `GET /v1/status-lists/{id}` of this service */
+                uri: string;
+            } | null;
         };
-        /** @description Where this thing's status is published (draft-ietf-oauth-status-list §6.2): VALID (0), INVALID (1, final: revoked, or a grant redeemed) or SUSPENDED (2: its agent is suspended), in the list within its `ttl` of the change. Null on records made before the service published places (docs/status-lists.md) */
-        StatusListReference: {
-            idx: number;
-            /** @description `GET /v1/status-lists/{id}` of this service */
-            uri: string;
-        } | null;
         CreateAgentRequest: {
             /**
              * Format: uuid
@@ -19313,7 +19312,12 @@ export interface components {
             status: "active" | "revoked";
             created: string;
             revoked_at: string | null;
-            status_list: components["schemas"]["StatusListReference"];
+            /** @description Where this thing's status is published (draft-ietf-oauth-status-list §6.2): VALID (0), INVALID (1, final: revoked, or a grant redeemed) or SUSPENDED (2: its agent is suspended), in the list within its `ttl` of the change. Null on records made before the service published places (docs/status-lists.md) */
+            status_list: {
+                idx: number;
+                /** @description `GET /v1/status-lists/{id}` of this service */
+                uri: string;
+            } | null;
         };
         RegisterAgentKeyRequest: {
             /**
@@ -19527,7 +19531,12 @@ export interface components {
                 id: string;
                 jws: string;
                 expires_at: string;
-                status_list: components["schemas"]["StatusListReference"];
+                /** @description Where this thing's status is published (draft-ietf-oauth-status-list §6.2): VALID (0), INVALID (1, final: revoked, or a grant redeemed) or SUSPENDED (2: its agent is suspended), in the list within its `ttl` of the change. Null on records made before the service published places (docs/status-lists.md) */
+                status_list: {
+                    idx: number;
+                    /** @description `GET /v1/status-lists/{id}` of this service */
+                    uri: string;
+                } | null;
             } | null;
             created: string;
             /** @enum {string|null} */
@@ -19622,7 +19631,11 @@ export interface components {
             exp: number;
             /** @description Where the grant's status is published (draft-ietf-oauth-status-list §6.2): INVALID once redeemed (single use) or once its mandate or agent is revoked, SUSPENDED while its agent is. Absent on grants issued before the service published places */
             status?: {
-                status_list: components["schemas"]["StatusListReference"];
+                status_list: {
+                    idx: number;
+                    /** @description `GET /v1/status-lists/{id}` of this service */
+                    uri: string;
+                };
             };
         };
         ActionRedemption: {
