@@ -16,7 +16,7 @@
  * | agent key | the key or its agent revoked | its agent suspended | otherwise |
  * | grant | redeemed (single use), its mandate or its agent revoked | its agent suspended | otherwise |
  *
- * INVALID is final (§7.1: a revoked token stays revoked): an INVALID place is never set back.
+ * INVALID is final (§7.1 makes SUSPENDED the reversible one): an INVALID place is never set back.
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
