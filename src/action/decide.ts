@@ -9,8 +9,10 @@ import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
 import type { StoredEntry } from "../ledger/ledger-store";
 import { newId } from "../lib/ids";
+import { placeReference } from "../status-lists/indices";
+import { placeColumns } from "../status-lists/places";
 import { type ActionRequest, type AgentSnapshot, denyReasons, LOST_RACE } from "./checks";
-import { signGrant } from "./grant";
+import { grantExpiresAt, signGrant } from "./grant";
 import type { Reason } from "./reasons";
 import { type DecisionRow, decisionPayload, type MandateRow } from "./records";
 
@@ -55,7 +57,10 @@ export async function decide(
   return allow(tenant, who, current, body, now);
 }
 
-/** The ALLOW path: issue the grant, sequence the entry, then reserve and store in one go. */
+/**
+ * The ALLOW path: sequence the entry, sign the grant (its status-list place is the entry's),
+ * then reserve and store in one go.
+ */
 async function allow(
   tenant: Tenant,
   who: Caller,
@@ -67,19 +72,19 @@ async function allow(
   const mandateId = current.mandate.id;
   const grant =
     body.grant && body.audience !== null
-      ? await issue(
-          tenant,
-          who,
-          { decision: id, mandate: mandateId, audience: body.audience },
-          body,
-          now,
-          current.mandate.expiresAt,
-        )
+      ? { id: newId(now.getTime()), expiresAt: grantExpiresAt(now, current.mandate.expiresAt) }
       : null;
   const facts = factsOf(who, id, current, body, [], grant, now);
   const amount = body.amount ?? 0;
-  const { entry, results } = await commit(tenant, decisionChange(facts), (db, { entry }) => [
-    db.execute(sql`
+  let row: DecisionRow | undefined;
+  const { results } = await commit(tenant, decisionChange(facts), async (db, { entry }) => {
+    row = await withGrant(tenant, facts, entry, current.mandate.expiresAt);
+    return [
+      // Held until this commits: a status move of the agent (its own UPDATE) waits for it, so
+      // the move's statement that settles the agent's grants' places sees this grant, or this
+      // reservation sees the move (docs/status-lists.md, "Issued").
+      db.execute(sql`select 1 from agents where id = ${current.agent.id} for share`),
+      db.execute(sql`
       with reserved as (
         update action_mandates m set uses = m.uses + 1, amount_used = m.amount_used + ${amount}
         where m.id = ${mandateId} and m.status = 'active'
@@ -93,14 +98,14 @@ async function allow(
       )
       insert into action_decisions
       select * from json_populate_record(null::action_decisions,
-        ${columnJson(actionDecisions, rowOf(facts, entry))}::json)
+        ${columnJson(actionDecisions, row)}::json)
       where exists (select 1 from reserved)`),
-    db.select({ id: actionDecisions.id }).from(actionDecisions).where(eq(actionDecisions.id, id)),
-    selectMandate(db, mandateId),
-  ]);
-  const [, stored, after] = results;
-  const row = rowOf(facts, entry);
-  if (stored[0]) return row;
+      db.select({ id: actionDecisions.id }).from(actionDecisions).where(eq(actionDecisions.id, id)),
+      selectMandate(db, mandateId),
+    ];
+  });
+  const [, , stored, after] = results;
+  if (stored[0] && row) return row;
   // The reservation lost: the mandate as it is now says why (or a concurrent ALLOW took the
   // last of it between the read and the write). The entry sequenced for the ALLOW stays in
   // the ledger as the trace of an attempt that never took effect (docs/action-authority.md).
@@ -157,31 +162,42 @@ async function deny(
 
 interface IssuedGrant {
   id: string;
-  jws: string;
   expiresAt: Date;
 }
 
-async function issue(
+/**
+ * The decision's row, naming its entry, with its grant (if any) signed: the grant's
+ * status-list place is the one the entry's sequence gives (docs/status-lists.md, "Issued"),
+ * named by its `status` claim, so it can be signed only once the entry is sequenced.
+ */
+async function withGrant(
   tenant: Tenant,
-  who: Caller,
-  ids: { decision: string; mandate: string; audience: string },
-  request: ActionRequest,
-  now: Date,
+  facts: DecisionFacts,
+  entry: StoredEntry,
   mandateExpiresAt: Date,
-): Promise<IssuedGrant> {
-  const id = newId(now.getTime());
-  const facts = {
-    jti: id,
-    org: who.orgId,
-    decision: ids.decision,
-    mandate: ids.mandate,
-    action: request.action,
-    resource: request.resource,
-    amount: request.amount,
-    currency: request.currency,
-    aud: ids.audience,
+): Promise<DecisionRow> {
+  const row = rowOf(facts, entry);
+  if (!facts.grantId || facts.audience === null) return row;
+  const place = placeColumns(tenant.env, facts.orgId, entry.sequence);
+  const claims = {
+    jti: facts.grantId,
+    org: facts.orgId,
+    decision: facts.id,
+    mandate: facts.mandateId,
+    action: facts.action,
+    resource: facts.resource,
+    amount: facts.amount,
+    currency: facts.currency,
+    aud: facts.audience,
+    status: {
+      status_list: placeReference(tenant.env, facts.orgId, {
+        list: place.statusList,
+        idx: place.statusIdx,
+      }),
+    },
   };
-  return { id, ...(await signGrant(tenant.env, facts, now, mandateExpiresAt)) };
+  const { jws } = await signGrant(tenant.env, claims, facts.createdAt, mandateExpiresAt);
+  return { ...row, grantJws: jws, ...place };
 }
 
 function factsOf(
@@ -206,8 +222,11 @@ function factsOf(
     currency: body.currency,
     audience: body.audience,
     grantId: grant?.id ?? null,
-    grantJws: grant?.jws ?? null,
+    // Signed once the entry is sequenced (withGrant): the decision's payload records no JWS.
+    grantJws: null,
     grantExpiresAt: grant?.expiresAt ?? null,
+    statusList: null,
+    statusIdx: null,
     createdAt: now,
   };
 }

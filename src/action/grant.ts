@@ -15,9 +15,16 @@ const ISSUER = GRANT_ISSUER;
 /** How long a grant can be redeemed after it is issued. */
 export const GRANT_TTL_SECONDS = 300;
 
+/** A grant's `exp`: five minutes after it is issued, never beyond the mandate's own expiry. */
+export function grantExpiresAt(now: Date, mandateExpiresAt: Date): Date {
+  const iat = Math.floor(now.getTime() / 1000);
+  const exp = Math.min(iat + GRANT_TTL_SECONDS, Math.floor(mandateExpiresAt.getTime() / 1000));
+  return new Date(exp * 1000);
+}
+
 /**
- * Signs a grant: a compact JWS (EdDSA) with `typ: action-grant+jwt`, valid for five minutes,
- * and never beyond the mandate's own expiry.
+ * Signs a grant: a compact JWS (EdDSA) with `typ: action-grant+jwt`, expiring at
+ * `grantExpiresAt`. Its `status` claim, when given, names its place in the org's status list.
  */
 export async function signGrant(
   env: Env,
@@ -26,10 +33,10 @@ export async function signGrant(
   mandateExpiresAt: Date,
 ): Promise<{ jws: string; expiresAt: Date }> {
   const iat = Math.floor(now.getTime() / 1000);
-  const exp = Math.min(iat + GRANT_TTL_SECONDS, Math.floor(mandateExpiresAt.getTime() / 1000));
-  const claims: GrantClaims = { iss: ISSUER, ...facts, iat, exp };
+  const expiresAt = grantExpiresAt(now, mandateExpiresAt);
+  const claims: GrantClaims = { iss: ISSUER, ...facts, iat, exp: expiresAt.getTime() / 1000 };
   const jws = await (await signer(env)).signClaims(claims, GRANT_TYP);
-  return { jws, expiresAt: new Date(exp * 1000) };
+  return { jws, expiresAt };
 }
 
 /**

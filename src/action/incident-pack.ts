@@ -77,7 +77,7 @@ export async function incidentPack(tenant: Tenant, decisionId: string) {
     version: 1 as const,
     generated_at: now.toISOString(),
     org_id: orgId,
-    decision: toDecision(decision, evidence.redemption !== undefined, now),
+    decision: toDecision(decision, evidence.redemption !== undefined, now, tenant.env),
     mandate: toMandate(mandate),
     grant:
       decision.grantId && decision.grantJws ? grantOf(decision.grantId, decision.grantJws) : null,

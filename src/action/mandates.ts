@@ -8,6 +8,7 @@ import { commit } from "../ledger/commit";
 import { newId } from "../lib/ids";
 import type { CreateActionMandate } from "../schemas/actions";
 import type { MANDATE_STATUSES } from "../schemas/vocabulary";
+import { settleMandateGrantPlaces } from "../status-lists/places";
 import { type MandateRow, mandateRevocation, mandateTerms, toDecision } from "./records";
 
 /** A mandate's states, for the list filter. */
@@ -122,8 +123,10 @@ export async function revokeMandate(tenant: Tenant, id: string): Promise<Mandate
   // revocation's (its time included). The ledger object voids the mandate's grants in the same
   // step, so a redemption that read the mandate as active before this write is still refused
   // if it comes after: once this answers 200, no grant under the mandate redeems
-  // (docs/action-authority.md). The last statement reads the row as committed after the update:
-  // a repeated revoke (or one that lost a race) answers the revoked mandate as it stands.
+  // (docs/action-authority.md). The second statement reads the row as committed after the
+  // update: a repeated revoke (or one that lost a race) answers the revoked mandate as it
+  // stands. The places of its unexpired grants turn INVALID in the same transaction, after the
+  // update, so a grant an ALLOW committed meanwhile is among them (docs/status-lists.md).
   const { results } = await commit(
     tenant,
     {
@@ -139,6 +142,7 @@ export async function revokeMandate(tenant: Tenant, id: string): Promise<Mandate
         .set({ status: "revoked", revokedAt: new Date(terms.revoked_at ?? revokedAt) })
         .where(and(eq(actionMandates.id, id), eq(actionMandates.status, "active"))),
       db.select().from(actionMandates).where(eq(actionMandates.id, id)),
+      settleMandateGrantPlaces(db, id, revokedAt),
     ],
   );
   return orNotFound(results[1][0]);
@@ -154,5 +158,5 @@ export async function getDecision(tenant: Tenant, id: string) {
       .where(eq(actionDecisions.id, id)),
   ]);
   const row = orNotFound(rows[0]);
-  return toDecision(row.decision, row.redeemed !== null, new Date());
+  return toDecision(row.decision, row.redeemed !== null, new Date(), tenant.env);
 }

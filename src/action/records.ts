@@ -1,6 +1,8 @@
 import type { Party } from "#audit/chain";
 import type { actionDecisions, actionMandates, actionRedemptions } from "../db/schema";
+import type { Env } from "../env";
 import { isoOrNull } from "../schemas/common";
+import { statusListOf } from "../status-lists/places";
 
 /**
  * The action-authority records as the API shows them, and the ledger payloads they are
@@ -67,18 +69,33 @@ export function decisionPayload(row: Omit<DecisionRow, "auditEntryId" | "auditSe
     amount: row.amount,
     currency: row.currency,
     audience: row.audience,
-    grant:
-      row.grantId && row.grantJws && row.grantExpiresAt
-        ? { id: row.grantId, jws: row.grantJws, expires_at: row.grantExpiresAt.toISOString() }
-        : null,
+    grant: grantTerms(row),
     created: row.createdAt.toISOString(),
   };
 }
 
+/**
+ * The grant as its decision's entry records it. A grant with a status-list place is signed
+ * after the entry is sequenced (its `status` claim names the place the entry's sequence gives,
+ * docs/status-lists.md), so the entry records its id and expiry, not its JWS; a grant signed
+ * before places existed was recorded with its JWS, and is rebuilt so.
+ */
+function grantTerms(row: Omit<DecisionRow, "auditEntryId" | "auditSequence">) {
+  if (!row.grantId || !row.grantExpiresAt) return null;
+  const expiresAt = row.grantExpiresAt.toISOString();
+  if (row.grantJws && row.statusList === null) {
+    return { id: row.grantId, jws: row.grantJws, expires_at: expiresAt };
+  }
+  return { id: row.grantId, expires_at: expiresAt };
+}
+
 export type GrantStatus = "issued" | "redeemed" | "expired";
 
-/** The decision as read: its payload, where its grant stands now, and its ledger entry. */
-export function toDecision(row: DecisionRow, redeemed: boolean, now: Date) {
+/**
+ * The decision as read: its payload, its grant with where the grant's status is published,
+ * where its grant stands now, and its ledger entry.
+ */
+export function toDecision(row: DecisionRow, redeemed: boolean, now: Date, env: Env) {
   let grantStatus: GrantStatus | null = null;
   if (row.grantExpiresAt) {
     if (redeemed) grantStatus = "redeemed";
@@ -86,6 +103,15 @@ export function toDecision(row: DecisionRow, redeemed: boolean, now: Date) {
   }
   return {
     ...decisionPayload(row),
+    grant:
+      row.grantId && row.grantJws && row.grantExpiresAt
+        ? {
+            id: row.grantId,
+            jws: row.grantJws,
+            expires_at: row.grantExpiresAt.toISOString(),
+            status_list: statusListOf(env, row.orgId, row),
+          }
+        : null,
     grant_status: grantStatus,
     audit: { entry_id: row.auditEntryId, sequence: row.auditSequence },
   };

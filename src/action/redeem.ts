@@ -5,6 +5,7 @@ import { actionDecisions, actionMandates, actionRedemptions, agents } from "../d
 import { ApiError } from "../errors";
 import { commit } from "../ledger/commit";
 import type { GrantClaims } from "../schemas/actions";
+import { settleGrantPlace } from "../status-lists/places";
 import type { ActionRequest } from "./checks";
 import { assertUnexpired, signReceipt, verifyGrant } from "./grant";
 import {
@@ -82,7 +83,8 @@ export async function redeem(
     receipt_jws: await signReceipt(tenant.env, who.orgId, facts),
   };
   // A loser of the race finishes the winner's write (it may have died after its append), so
-  // the redemption the 409 names is always stored.
+  // the redemption the 409 names is always stored. Single use: the grant's place turns INVALID
+  // in the same transaction (docs/status-lists.md, "Issued").
   const { entry, terms, replayed } = await commit(
     tenant,
     {
@@ -100,6 +102,7 @@ export async function redeem(
         .insert(actionRedemptions)
         .values(redemptionRow(who.orgId, first, entry))
         .onConflictDoNothing(),
+      settleGrantPlace(db, claims.jti),
     ],
     {
       voided: async (revocation) => {

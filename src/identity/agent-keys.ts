@@ -4,8 +4,11 @@ import type { Tenant } from "../auth/tenant";
 import type { Database } from "../db/client";
 import { decodeTimeCursor, encodeTimeCursor, type Page } from "../db/pagination";
 import { agentKeys, agents } from "../db/schema";
+import type { Env } from "../env";
 import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
+import { StatusListMember } from "../schemas/status-lists";
+import { placeColumns, settleKeyPlace, statusListOf } from "../status-lists/places";
 import { type AgentRow, assertNotRevoked, lockAgent } from "./agents";
 import type { PublicKey } from "./public-jwk";
 
@@ -21,12 +24,22 @@ export const AgentKey = z
     status: z.enum(["active", "revoked"]),
     created: z.string(),
     revoked_at: z.string().nullable(),
+    status_list: StatusListMember,
   })
   .openapi("AgentKey");
 
 type KeyRow = typeof agentKeys.$inferSelect;
 
-export function toKey(row: KeyRow): z.infer<typeof AgentKey> {
+/** The key's record, with where its status is published. */
+export function toKey(row: KeyRow, env: Env): z.infer<typeof AgentKey> {
+  return { ...keyFacts(row), status_list: statusListOf(env, row.orgId, row) };
+}
+
+/**
+ * The record without its place: the `agent_key.registered` payload, made before the entry
+ * whose sequence gives the place.
+ */
+function keyFacts(row: KeyRow): Omit<z.infer<typeof AgentKey>, "status_list"> {
   return {
     object: "agent_key",
     id: row.thumbprint,
@@ -96,7 +109,7 @@ export async function registerAgentKey(
     db.select().from(agentKeys).where(eq(agentKeys.thumbprint, key.thumbprint)),
   ]);
   if (stored[0]) {
-    const repeat = registered(agent[0], stored[0], false);
+    const repeat = registered(tenant.env, agent[0], stored[0], false);
     // A key stored before its entry could be (the two were once written apart) is recorded
     // now, with the evidence it moves; otherwise the `once` key makes this a no-op.
     await commit(
@@ -104,7 +117,7 @@ export async function registerAgentKey(
       {
         type: "agent_key.registered",
         subject: { type: "agent", id: agentId },
-        payload: repeat.result,
+        payload: keyFacts(stored[0]),
         once: [`agent_key.registered:${key.thumbprint}`],
       },
       (db) => [lockAgent(db, agentId), settleKeyEvidence(db, agentId, "key_registered")],
@@ -128,44 +141,53 @@ export async function registerAgentKey(
     status: "active",
     createdAt: now,
     revokedAt: null,
+    statusList: null,
+    statusIdx: null,
   };
   // Inserted only for a live agent of this org (checked again here, under its lock); a
   // thumbprint is unique in the org, so a key identifies exactly one agent when an assessment
-  // presents it. A trust change writes events: the batch sends their webhook deliveries.
+  // presents it. A trust change writes events: the batch sends their webhook deliveries. Its
+  // status-list place is its entry's (docs/status-lists.md, "Issued"): the entry of a replay
+  // is the first one, so every attempt writes the same place.
   const { results } = await commit(
     tenant,
     {
       type: "agent_key.registered",
       subject: { type: "agent", id: agentId },
-      payload: toKey(row),
+      payload: keyFacts(row),
       once: [`agent_key.registered:${key.thumbprint}`],
     },
     // A replay (a retry after a failed write, a racing twin) writes the first attempt's time.
-    (db, { terms }) => {
+    (db, { terms, entry }) => {
       // A twin registered this key first, to another agent: the key is that agent's.
       if (terms.agent_id !== agentId) {
         throw new ApiError("key_in_use", [
           { path: "jwk", message: "this key is registered to another agent" },
         ]);
       }
+      const place = placeColumns(tenant.env, orgId, entry.sequence);
       return [
         lockAgent(db, agentId),
         db.execute(sql`
-      insert into agent_keys (thumbprint, agent_id, jwk, kty, crv, alg, created_at)
+      insert into agent_keys (thumbprint, agent_id, jwk, kty, crv, alg, created_at,
+        status_list, status_idx)
       select ${key.thumbprint}, a.id, ${JSON.stringify(key.jwk)}::jsonb, ${key.kty},
-             ${key.crv}, ${key.alg}, ${terms.created}::timestamptz
+             ${key.crv}, ${key.alg}, ${terms.created}::timestamptz,
+             ${place.statusList}, ${place.statusIdx}
       from agents a where a.id = ${agentId} and a.status <> 'revoked'
       on conflict (org_id, thumbprint) do nothing`),
         settleKeyEvidence(db, agentId, "key_registered"),
         db.select().from(agents).where(eq(agents.id, agentId)),
         db.select().from(agentKeys).where(eq(agentKeys.thumbprint, key.thumbprint)),
+        // A key registered to a suspended agent starts SUSPENDED, like the agent's others.
+        settleKeyPlace(db, agentId, key.thumbprint),
       ];
     },
     { webhooks: true },
   );
   const [, inserted, , agentNow, storedNow] = results;
   const created = (inserted as unknown as { rowCount: number }).rowCount === 1;
-  return registered(agentNow[0], storedNow[0], created);
+  return registered(tenant.env, agentNow[0], storedNow[0], created);
 }
 
 /**
@@ -173,6 +195,7 @@ export async function registerAgentKey(
  * a revoked agent, a key of another agent or a revoked key; the key otherwise.
  */
 function registered(
+  env: Env,
   agent: AgentRow | undefined,
   stored: KeyRow | undefined,
   created: boolean,
@@ -189,7 +212,7 @@ function registered(
       { path: "jwk", message: "this key was revoked and can never be registered again" },
     ]);
   }
-  return { result: toKey(stored), created };
+  return { result: toKey(stored, env), created };
 }
 
 /** A page of the agent's keys, newest first (404: no such agent). */
@@ -224,7 +247,7 @@ export async function listAgentKeys(
   const last = rows.length > limit ? data.at(-1) : undefined;
   return {
     object: "list" as const,
-    data: data.map(toKey),
+    data: data.map((row) => toKey(row, tenant.env)),
     has_more: last !== undefined,
     next_cursor: last ? encodeTimeCursor(last.createdAt, last.thumbprint) : null,
   };
@@ -242,10 +265,11 @@ export async function revokeAgentKey(
   const ofAgent = and(eq(agentKeys.agentId, agentId), eq(agentKeys.thumbprint, keyId));
   const [found] = await tenant.batch((db) => [db.select().from(agentKeys).where(ofAgent)]);
   const current = orNotFound(found[0]);
-  if (current.status !== "active") return toKey(current);
+  if (current.status !== "active") return toKey(current, tenant.env);
   const revokedAt = new Date();
   // Still conditional: a revoke that lost a race to another reads the key as that one left it.
-  // A trust change writes events: the batch sends their webhook deliveries.
+  // A trust change writes events: the batch sends their webhook deliveries. The key's place
+  // turns INVALID in the same transaction (docs/status-lists.md, "Issued").
   const { results } = await commit(
     tenant,
     {
@@ -263,8 +287,9 @@ export async function revokeAgentKey(
         .where(and(ofAgent, eq(agentKeys.status, "active"))),
       settleKeyEvidence(db, agentId, "key_revoked"),
       db.select().from(agentKeys).where(ofAgent),
+      settleKeyPlace(db, agentId, keyId),
     ],
     { webhooks: true },
   );
-  return toKey(orNotFound(results[3][0]));
+  return toKey(orNotFound(results[3][0]), tenant.env);
 }

@@ -9,7 +9,8 @@ import { ApiError, orNotFound } from "../errors";
 import { commit } from "../ledger/commit";
 import { newId } from "../lib/ids";
 import type { CreateAgent, ListAgentsQuery, UpdateAgent } from "../schemas/agents";
-import { type AgentRow, assertNotRevoked, findAgent, toAgent } from "./agents";
+import { placeColumns, settleAgentPlaces } from "../status-lists/places";
+import { type AgentRow, agentFacts, assertNotRevoked, findAgent, toAgent } from "./agents";
 
 /** The status move a PATCH asks for, as the columns it sets and the trust reason it records. */
 function statusChange(row: AgentRow, next: AgentRow["status"] | undefined, at: Date) {
@@ -158,25 +159,29 @@ export async function createAgent(tenant: Tenant, body: z.infer<typeof CreateAge
     riskTier: fresh.tier,
     createdAt: now,
   });
-  const agent = toAgent(row);
   // Inserted only if the principal is still an active one of this org (RLS hides the others):
   // `for share` holds it against a concurrent erasure until this commits (an erasure that came
-  // first makes the re-checked row erased, and nothing is inserted).
+  // first makes the re-checked row erased, and nothing is inserted). Its status-list place is
+  // its entry's (docs/status-lists.md, "Issued"), so the payload, hashed before, has none.
   const { results } = await commit(
     tenant,
-    { type: "agent.created", subject: { type: "agent", id: row.id }, payload: agent },
-    (db) => [
-      db.execute(sql`
+    { type: "agent.created", subject: { type: "agent", id: row.id }, payload: agentFacts(row) },
+    (db, { entry }) => {
+      const place = placeColumns(tenant.env, orgId, entry.sequence);
+      return [
+        db.execute(sql`
       insert into agents (id, principal_id, name, description, metadata, trust_reason,
-        created_at, updated_at)
+        created_at, updated_at, status_list, status_idx)
       select ${row.id}, p.id, ${row.name}, ${row.description},
              ${JSON.stringify(row.metadata)}::jsonb, ${row.trustReason},
-             ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz
+             ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz,
+             ${place.statusList}, ${place.statusIdx}
       from principals p where p.id = ${body.principal_id} and p.status = 'active'
       for share of p`),
-      db.select().from(agents).where(eq(agents.id, row.id)),
-      principalStatus(db, body.principal_id),
-    ],
+        db.select().from(agents).where(eq(agents.id, row.id)),
+        principalStatus(db, body.principal_id),
+      ];
+    },
   );
   const [, created, after] = results;
   if (!created[0]) {
@@ -184,7 +189,7 @@ export async function createAgent(tenant: Tenant, body: z.infer<typeof CreateAge
     assertPrincipalActive(after[0]?.status);
     throw new ApiError("internal_error");
   }
-  return toAgent(created[0]);
+  return toAgent(created[0], tenant.env);
 }
 
 /** A new agent's row as the insert makes it: the table's defaults, and what is given. */
@@ -226,6 +231,8 @@ function newAgentRow(
     updatedAt: given.createdAt,
     suspendedAt: null,
     revokedAt: null,
+    statusList: null,
+    statusIdx: null,
   };
 }
 
@@ -255,7 +262,7 @@ export async function listAgents(tenant: Tenant, query: z.infer<typeof ListAgent
     risk_tier ? eq(agents.riskTier, risk_tier) : undefined,
     principal_id ? eq(agents.principalId, principal_id) : undefined,
   );
-  return mapPage(list, toAgent);
+  return mapPage(list, (row) => toAgent(row, tenant.env));
 }
 
 /**
@@ -270,13 +277,14 @@ export async function updateAgent(tenant: Tenant, id: string, body: UpdateBody) 
   if (edits.changed.length > 0) assertNotRevoked(current);
   const at = new Date();
   const change = statusChange(current, body.status, at);
-  if (!change && edits.changed.length === 0) return toAgent(current);
+  if (!change && edits.changed.length === 0) return toAgent(current, tenant.env);
   const changed = [...edits.changed, ...(change ? ["status"] : [])].sort();
   // Conditional on the status read above: a concurrent status change wins, and this answers
   // 409 (its entry stays as the trace of the attempt). A revocation is not: its sequencing
   // voided the agent's grants, so it lands over any status but revoked. The metadata limit
   // holds for the merged value as it is written. A status or trust change writes events: the
-  // batch sends their webhook deliveries.
+  // batch sends their webhook deliveries. A status move settles the places of the agent, its
+  // keys and its grants from the states as written (docs/status-lists.md, "Issued").
   const revoking = body.status === "revoked" && current.status !== "revoked";
   const proposed = ledgerChange(current, body, changed, at);
   const { results } = await commit(
@@ -309,15 +317,16 @@ export async function updateAgent(tenant: Tenant, id: string, body: UpdateBody) 
                 ),
           )
           .returning(),
+        ...(change ? settleAgentPlaces(db, current.id, at) : []),
       ];
     },
     { webhooks: true },
   );
   const row = results[0][0];
-  if (row) return toAgent(row);
+  if (row) return toAgent(row, tenant.env);
   // A revocation that a twin landed first: the agent as it left it.
-  if (revoking) return toAgent(await findAgent(tenant, id));
-  return toAgent(await refused(tenant, current, edits.metadata));
+  if (revoking) return toAgent(await findAgent(tenant, id), tenant.env);
+  return toAgent(await refused(tenant, current, edits.metadata), tenant.env);
 }
 
 /** Whether a replayed status move is this one: the same move and the same patch. */

@@ -3,15 +3,26 @@ import { eq, sql } from "drizzle-orm";
 import type { Tenant } from "../auth/tenant";
 import type { Database } from "../db/client";
 import { agents } from "../db/schema";
+import type { Env } from "../env";
 import { ApiError, orNotFound } from "../errors";
 import type { Agent, CardStatus } from "../schemas/agents";
 import { isoOrNull } from "../schemas/common";
+import { statusListOf } from "../status-lists/places";
 
 // An agent's record as the API shows it, and the reads and locks every agent route shares.
 
 export type AgentRow = typeof agents.$inferSelect;
 
-export function toAgent(row: AgentRow): z.infer<typeof Agent> {
+/** The agent's record, with where its status is published. */
+export function toAgent(row: AgentRow, env: Env): z.infer<typeof Agent> {
+  return { ...agentFacts(row), status_list: statusListOf(env, row.orgId, row) };
+}
+
+/**
+ * The record without its place: the `agent.created` payload, made before the entry whose
+ * sequence gives the place.
+ */
+export function agentFacts(row: AgentRow): Omit<z.infer<typeof Agent>, "status_list"> {
   return {
     object: "agent",
     id: row.id,

@@ -40,6 +40,6 @@ export function registerActionMandatesDecisions(app: OpenAPIHono<AppEnv>) {
       audience: body.audience ?? null,
       grant: body.grant,
     });
-    return c.json(toDecision(row, false, new Date()), 201);
+    return c.json(toDecision(row, false, new Date(), c.var.tenant.env), 201);
   });
 }

@@ -102,7 +102,8 @@ export function registerAgents(app: OpenAPIHono<AppEnv>) {
   app.openapi(list, async (c) => c.json(await listAgents(c.var.tenant, c.req.valid("query")), 200));
 
   app.openapi(get, async (c) => {
-    return c.json(toAgent(await findAgent(c.var.tenant, rowId(c.req.valid("param").id))), 200);
+    const row = await findAgent(c.var.tenant, rowId(c.req.valid("param").id));
+    return c.json(toAgent(row, c.var.tenant.env), 200);
   });
 
   app.openapi(update, async (c) => {

@@ -14,10 +14,11 @@ const route = createRoute({
   tags: ["Public"],
   summary: "One of the service's Token Status Lists (draft-ietf-oauth-status-list), signed",
   description:
-    "Public, no credential. The `status.status_list.uri` of a Risk Payload, an agent key, an " +
-    "agent or an action grant names it. The body is a `statuslist+jwt` (§5.1) signed with a " +
-    "key of `/.well-known/jwks.json`: `sub` is this URI, `ttl` how long it may be kept, " +
-    "`status_list` the ZLIB-compressed list (`bits` 2: 0 VALID, 1 INVALID). docs/status-lists.md.",
+    "Public, no credential. The `status.status_list.uri` of a Risk Payload or an action " +
+    "grant, and the `status_list.uri` of an agent, agent key or action decision's grant record, " +
+    "names it. The body is a `statuslist+jwt` (§5.1) signed with a key of " +
+    "`/.well-known/jwks.json`: `sub` is this URI, `ttl` how long it may be kept, `status_list` " +
+    "the ZLIB-compressed list (`bits` 2: 0 VALID, 1 INVALID, 2 SUSPENDED). docs/status-lists.md.",
   request: {
     params: z.object({
       id: z

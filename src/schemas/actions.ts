@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { RowUuid } from "./agents";
 import { Party } from "./audit";
 import { DateTime, Metadata, plainText } from "./common";
+import { StatusListMember, StatusListReference } from "./status-lists";
 import { ACTION_DECISIONS, MANDATE_STATUSES, REASON_CODES } from "./vocabulary";
 
 export const actionTags = ["Action authority"];
@@ -132,7 +133,12 @@ export const ActionDecision = z
     currency: z.string().nullable(),
     audience: z.string().nullable(),
     grant: z
-      .object({ id: z.string(), jws: z.string(), expires_at: z.string() })
+      .object({
+        id: z.string(),
+        jws: z.string(),
+        expires_at: z.string(),
+        status_list: StatusListMember,
+      })
       .nullable()
       .openapi({ description: "The single-use grant of an ALLOW (compact JWS, EdDSA)" }),
     created: z.string(),
@@ -194,6 +200,15 @@ export const GrantClaims = z
     aud: z.string(),
     iat: z.number().int(),
     exp: z.number().int(),
+    status: z
+      .object({ status_list: StatusListReference })
+      .optional()
+      .openapi({
+        description:
+          "Where the grant's status is published (draft-ietf-oauth-status-list §6.2): INVALID " +
+          "once redeemed (single use) or once its mandate or agent is revoked, SUSPENDED while " +
+          "its agent is. Absent on grants issued before the service published places",
+      }),
   })
   .openapi("GrantClaims");
 

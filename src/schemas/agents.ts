@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { Metadata, PageQuery, plainText } from "./common";
+import { StatusListMember } from "./status-lists";
 import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "./vocabulary";
 
 export const agentTags = ["Agents"];
@@ -106,6 +107,7 @@ export const Agent = z
     updated: z.string(),
     suspended_at: z.string().nullable(),
     revoked_at: z.string().nullable(),
+    status_list: StatusListMember,
   })
   .openapi("Agent");
 

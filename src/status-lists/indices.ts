@@ -48,6 +48,19 @@ export function statusListUri(env: Env, id: string): string {
 
 /** The `status` claim (§6.2) of the thing at `slot`. */
 export function statusClaim(env: Env, orgId: string, slot: Slot) {
-  const { list, idx } = placeOf(indexKey(env, orgId), slot);
-  return { status_list: { idx, uri: statusListUri(env, statusListId(orgId, list)) } };
+  return { status_list: placeReference(env, orgId, placeOf(indexKey(env, orgId), slot)) };
+}
+
+/** The place of a thing created through a ledger commit: slot `2s`, s its entry's sequence. */
+export function entryPlace(
+  env: Env,
+  orgId: string,
+  sequence: number,
+): { list: number; idx: number } {
+  return placeOf(indexKey(env, orgId), { kind: "entry", sequence });
+}
+
+/** The `status_list` reference (§6.2) of a place in `orgId`'s lists. */
+export function placeReference(env: Env, orgId: string, place: { list: number; idx: number }) {
+  return { idx: place.idx, uri: statusListUri(env, statusListId(orgId, place.list)) };
 }

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import {

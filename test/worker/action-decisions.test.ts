@@ -43,7 +43,15 @@ describe("an ALLOW", () => {
       agent: { id: mandate.agent_id, status: "active", trust_score: 30, risk_tier: "high" },
       ...CAPTURE,
       audience: executor.id,
-      grant: { id: expect.any(String), jws: expect.any(String), expires_at: expect.any(String) },
+      grant: {
+        id: expect.any(String),
+        jws: expect.any(String),
+        expires_at: expect.any(String),
+        status_list: {
+          idx: expect.any(Number),
+          uri: expect.stringMatching(/\/v1\/status-lists\//),
+        },
+      },
       created: expect.any(String),
       grant_status: "issued",
       audit: { entry_id: entry?.id, sequence: Number(entry?.sequence) },
@@ -53,7 +61,7 @@ describe("an ALLOW", () => {
     expect(read.json).toEqual(res.json);
   });
 
-  it("carries a grant: a compact JWS (EdDSA) naming org, decision, mandate, action, resource, amount, audience, an id and a five-minute expiry", async () => {
+  it("carries a grant: a compact JWS (EdDSA) naming org, decision, mandate, action, resource, amount, audience, an id, a five-minute expiry and its status-list place", async () => {
     const { org, key, executor, mandate } = await setup();
     const res = await decide(key, mandate.id, { ...CAPTURE, audience: executor.id });
     const { json: keySet } = await call("/.well-known/jwks.json");
@@ -75,6 +83,7 @@ describe("an ALLOW", () => {
       aud: executor.id,
       iat: expect.any(Number),
       exp: claims.iat + 300,
+      status: { status_list: res.json.grant!.status_list },
     });
     expect(res.json.grant!.expires_at).toBe(new Date(claims.exp * 1000).toISOString());
   });

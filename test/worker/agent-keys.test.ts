@@ -34,6 +34,10 @@ describe("POST /v1/agents/{id}/keys", () => {
         status: "active",
         created: expect.any(String),
         revoked_at: null,
+        status_list: {
+          idx: expect.any(Number),
+          uri: expect.stringMatching(/\/v1\/status-lists\//),
+        },
       });
       const [row] = await ownerSql`select thumbprint from agent_keys where org_id = ${org.id}`;
       expect(row?.thumbprint).toBe(pair.kid);

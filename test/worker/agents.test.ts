@@ -64,6 +64,7 @@ describe("POST /v1/agents", () => {
       updated: expect.any(String),
       suspended_at: null,
       revoked_at: null,
+      status_list: { idx: expect.any(Number), uri: expect.stringMatching(/\/v1\/status-lists\//) },
     });
     expect((await call(`/v1/agents/${res.json.id}`, { key })).json).toEqual(res.json);
     expect(await history(org, res.json.id)).toEqual([

@@ -1,5 +1,5 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JWK } from "jose";
+import { compactVerify, createLocalJWKSet, decodeJwt, type JWK } from "jose";
 import { describe, expect, it } from "vitest";
 import worker from "../../workers/main";
 import { FAILURE_OF_LABEL } from "../support/ap2-vector-labels";

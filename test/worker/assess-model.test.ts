@@ -5,10 +5,8 @@ import {
   createPolicy,
   decodeJwsPart,
   type Json,
-  jcs,
   orgWithKey,
   reasonKeys,
-  sha256Hex,
 } from "./support/assess";
 import { ownerSql } from "./support/db";
 import { newAgent } from "./support/identity";

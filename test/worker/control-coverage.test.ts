@@ -1,4 +1,4 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { CAPTURE, decide } from "./support/action";

@@ -144,7 +144,14 @@ async function verifyPack(pack: Json): Promise<string[]> {
   const same = (a: unknown, b: unknown) => jcs(a) === jcs(b);
   const { decision, mandate, grant, redemption } = pack;
   const made = recorded("action_decision.created", { type: "action_decision", id: decision.id });
-  const { grant_status, audit, ...decisionPayload } = decision;
+  const { grant_status, audit, ...decisionRecord } = decision;
+  // A grant with a place is signed after its entry: the entry records its id and expiry only.
+  const recordedGrant = decision.grant && {
+    id: decision.grant.id,
+    ...(decision.grant.status_list ? {} : { jws: decision.grant.jws }),
+    expires_at: decision.grant.expires_at,
+  };
+  const decisionPayload = { ...decisionRecord, grant: recordedGrant };
   if (!made || made.entry.id !== audit.entry_id || !same(made.payload, decisionPayload)) {
     problems.push("decision");
   }
@@ -158,6 +165,7 @@ async function verifyPack(pack: Json): Promise<string[]> {
       !parsed ||
       !same(parsed, grant.claims) ||
       parsed.jti !== decision.grant.id ||
+      !same(parsed.status?.status_list ?? null, decision.grant.status_list) ||
       parsed.decision !== decision.id ||
       parsed.org !== pack.org_id
     ) {

@@ -41,7 +41,12 @@ async function contributor(livemode: boolean, rows: Contribution[]) {
 }
 
 /** `org` contributes `rows` to the mode's network (and consumes it when `consume`). */
-async function contributeAs(org: string, livemode: boolean, rows: Contribution[], consume: boolean) {
+async function contributeAs(
+  org: string,
+  livemode: boolean,
+  rows: Contribution[],
+  consume: boolean,
+) {
   const sent = rows.map((r) => ({
     kind: r.kind,
     key_id: key?.kid,

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, jwtVerify } from "jose";
+import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { logIdFor } from "#audit/checkpoint";
 import { publicBaseUrl } from "../../src/env";
@@ -12,6 +12,7 @@ import {
 import { call, callRaw } from "./support/api";
 import { assessOk, type Json, orgWithKey, payment } from "./support/assess";
 import { errorBody } from "./support/errors";
+import { fetchList } from "./support/status-lists";
 
 // The service's own Token Status Lists (docs/status-lists.md, "Issued";
 // draft-ietf-oauth-status-list §5.1, §6.2, §8.2): every Risk Payload names its place, the list
@@ -21,22 +22,6 @@ type StatusClaim = { status_list: { idx: number; uri: string } };
 
 function statusOf(jws: string): StatusClaim["status_list"] {
   return (decodeJwt(jws) as unknown as { status: StatusClaim }).status.status_list;
-}
-
-const pathOf = (uri: string) => new URL(uri).pathname;
-
-/** The list at `uri`, fetched and verified as a relying party would: JWKS, typ, sub. */
-async function fetchList(uri: string) {
-  const res = await callRaw(pathOf(uri));
-  expect(res.status).toBe(200);
-  expect(res.headers.get("content-type")).toBe("application/statuslist+jwt");
-  const keys = (await call("/.well-known/jwks.json")).json as JSONWebKeySet;
-  const { payload, protectedHeader } = await jwtVerify(res.text, createLocalJWKSet(keys), {
-    typ: "statuslist+jwt",
-    subject: uri,
-    algorithms: ["ES256"],
-  });
-  return { payload, protectedHeader, headers: res.headers };
 }
 
 async function reviewed(key: string) {

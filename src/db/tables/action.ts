@@ -16,7 +16,7 @@ import {
 } from "drizzle-orm/pg-core";
 import type { Reason } from "../../action/reasons";
 import { ACTION_DECISIONS, MANDATE_STATUSES } from "../../schemas/vocabulary";
-import { createdAtMs } from "./columns";
+import { createdAtMs, statusPlace, statusPlaceCheck } from "./columns";
 import { tenantOrg } from "./foundation";
 import { agents, principals } from "./identity";
 
@@ -105,6 +105,8 @@ export const actionDecisions = pgTable(
     grantId: uuid("grant_id"),
     grantJws: text("grant_jws"),
     grantExpiresAt: timestamp("grant_expires_at", { withTimezone: true, precision: 3 }),
+    /** The grant's place (null without a grant, and on grants signed before places existed). */
+    ...statusPlace(),
     createdAt: createdAtMs(),
     auditEntryId: uuid("audit_entry_id").notNull(),
     auditSequence: bigint("audit_sequence", { mode: "number" }).notNull(),
@@ -125,6 +127,11 @@ export const actionDecisions = pgTable(
       sql`(${t.grantId} is null and ${t.grantJws} is null and ${t.grantExpiresAt} is null)
         or (${t.decision} = 'ALLOW' and ${t.grantId} is not null and ${t.grantJws} is not null
             and ${t.grantExpiresAt} is not null and ${t.audience} is not null)`,
+    ),
+    statusPlaceCheck("action_decisions_status_place_check", t),
+    check(
+      "action_decisions_place_grant_check",
+      sql`${t.statusList} is null or ${t.grantId} is not null`,
     ),
   ],
 );

@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { type AnyPgColumn, check, timestamp } from "drizzle-orm/pg-core";
+import { type AnyPgColumn, check, integer, timestamp } from "drizzle-orm/pg-core";
 
 /**
  * Org-scoped rows default their `org_id` to the tenant set for the transaction, so route code
@@ -30,4 +30,22 @@ function literals(values: readonly string[]): SQL {
  */
 export function oneOf(name: string, column: AnyPgColumn, values: readonly string[]) {
   return check(name, sql`${column} in (${literals(values)})`);
+}
+
+/**
+ * Where a revocable thing the service issues (an agent, an agent key, an action grant) sits in
+ * its org's status lists (src/status-lists/places.ts): the list and the index, taken from the
+ * sequence of the ledger entry that created it. Both null on rows made before places existed.
+ */
+export const statusPlace = () => ({
+  statusList: integer("status_list"),
+  statusIdx: integer("status_idx"),
+});
+
+/** A place is both columns or neither. */
+export function statusPlaceCheck(
+  name: string,
+  t: { statusList: AnyPgColumn; statusIdx: AnyPgColumn },
+) {
+  return check(name, sql`(${t.statusList} is null) = (${t.statusIdx} is null)`);
 }

@@ -15,7 +15,7 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import { AGENT_STATUSES, CARD_STATUSES, RISK_TIERS } from "../../schemas/vocabulary";
-import { createdAt, createdAtMs, oneOf } from "./columns";
+import { createdAt, createdAtMs, oneOf, statusPlace, statusPlaceCheck } from "./columns";
 import { tenantOrg } from "./foundation";
 
 /**
@@ -93,6 +93,7 @@ export const agents = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
     suspendedAt: timestamp("suspended_at", { withTimezone: true }),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    ...statusPlace(),
   },
   (t) => [
     // Same-org reference: an agent can only represent a principal of its own organization.
@@ -109,6 +110,7 @@ export const agents = pgTable(
     oneOf("agents_status_check", t.status, AGENT_STATUSES),
     oneOf("agents_risk_tier_check", t.riskTier, RISK_TIERS),
     oneOf("agents_card_status_check", t.cardStatus, CARD_STATUSES),
+    statusPlaceCheck("agents_status_place_check", t),
   ],
 );
 
@@ -158,6 +160,7 @@ export const agentKeys = pgTable(
     status: text("status", { enum: KEY_STATUSES }).notNull().default("active"),
     createdAt: createdAtMs().defaultNow(),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    ...statusPlace(),
   },
   (t) => [
     primaryKey({ columns: [t.orgId, t.thumbprint] }),
@@ -168,5 +171,6 @@ export const agentKeys = pgTable(
     }),
     index("agent_keys_agent_idx").on(t.orgId, t.agentId, t.createdAt),
     oneOf("agent_keys_status_check", t.status, KEY_STATUSES),
+    statusPlaceCheck("agent_keys_status_place_check", t),
   ],
 );

@@ -1,6 +1,14 @@
 // The shopping agent: its record, its key, its trust history and its Agent Card's status.
 
-import { AGENT, AGENT_KEY, hashes, list, type OperationExamples, PRINCIPAL } from "./example-org";
+import {
+  AGENT,
+  AGENT_KEY,
+  hashes,
+  list,
+  type OperationExamples,
+  PRINCIPAL,
+  statusList,
+} from "./example-org";
 
 const agent = {
   object: "agent",
@@ -33,6 +41,7 @@ const agent = {
   updated: "2026-11-20T09:14:03.540Z",
   suspended_at: null,
   revoked_at: null,
+  status_list: statusList(40_917),
 };
 
 const agentKey = {
@@ -51,6 +60,7 @@ const agentKey = {
   status: "active",
   created: "2026-11-03T10:06:05.302Z",
   revoked_at: null,
+  status_list: statusList(7_342),
 };
 
 const trustEvent = (

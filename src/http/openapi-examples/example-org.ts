@@ -47,5 +47,10 @@ export function list<T>(data: T[], next: string | null = null) {
   return { object: "list", data, has_more: next !== null, next_cursor: next };
 }
 
+/** A place in the org's first status list (`GET /v1/status-lists/{id}`). */
+export function statusList(idx: number) {
+  return { idx, uri: `https://risk.example.com/v1/status-lists/${LOG_ID}.0` };
+}
+
 export const riskPayload = { jws: JWS, kid: KID, alg: "EdDSA", verify_url: JWKS_URL };
 export const ownerParty = { type: "user", id: OWNER };

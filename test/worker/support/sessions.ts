@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { CompactSign } from "jose";
 import { expect } from "vitest";
 import { canonicalize } from "#audit/canonical";

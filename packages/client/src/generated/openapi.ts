@@ -2305,7 +2305,7 @@ export interface paths {
         };
         /**
          * One of the service's Token Status Lists (draft-ietf-oauth-status-list), signed
-         * @description Public, no credential. The `status.status_list.uri` of a Risk Payload, an agent key, an agent or an action grant names it. The body is a `statuslist+jwt` (§5.1) signed with a key of `/.well-known/jwks.json`: `sub` is this URI, `ttl` how long it may be kept, `status_list` the ZLIB-compressed list (`bits` 2: 0 VALID, 1 INVALID). docs/status-lists.md.
+         * @description Public, no credential. The `status.status_list.uri` of a Risk Payload or an action grant, and the `status_list.uri` of an agent, agent key or action decision's grant record, names it. The body is a `statuslist+jwt` (§5.1) signed with a key of `/.well-known/jwks.json`: `sub` is this URI, `ttl` how long it may be kept, `status_list` the ZLIB-compressed list (`bits` 2: 0 VALID, 1 INVALID, 2 SUSPENDED). docs/status-lists.md.
          */
         get: {
             parameters: {
@@ -10456,7 +10456,11 @@ export interface paths {
                          *           "created": "2026-11-03T10:04:52.871Z",
                          *           "updated": "2026-11-20T09:14:03.540Z",
                          *           "suspended_at": null,
-                         *           "revoked_at": null
+                         *           "revoked_at": null,
+                         *           "status_list": {
+                         *             "idx": 40917,
+                         *             "uri": "https://risk.example.com/v1/status-lists/303271ad77cbaeda8ffbdfd95cfd8b9d.0"
+                         *           }
                          *         }
                          *       ],
                          *       "has_more": false,
@@ -10572,7 +10576,11 @@ export interface paths {
                          *       "created": "string",
                          *       "updated": "string",
                          *       "suspended_at": "string",
-                         *       "revoked_at": "string"
+                         *       "revoked_at": "string",
+                         *       "status_list": {
+                         *         "idx": 0,
+                         *         "uri": "string"
+                         *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Agent"];
@@ -10711,7 +10719,11 @@ export interface paths {
                          *       "created": "2026-11-03T10:04:52.871Z",
                          *       "updated": "2026-11-20T09:14:03.540Z",
                          *       "suspended_at": null,
-                         *       "revoked_at": null
+                         *       "revoked_at": null,
+                         *       "status_list": {
+                         *         "idx": 40917,
+                         *         "uri": "https://risk.example.com/v1/status-lists/303271ad77cbaeda8ffbdfd95cfd8b9d.0"
+                         *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Agent"];
@@ -10829,7 +10841,11 @@ export interface paths {
                          *       "created": "string",
                          *       "updated": "string",
                          *       "suspended_at": "string",
-                         *       "revoked_at": "string"
+                         *       "revoked_at": "string",
+                         *       "status_list": {
+                         *         "idx": 0,
+                         *         "uri": "string"
+                         *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Agent"];
@@ -11097,7 +11113,11 @@ export interface paths {
                          *           },
                          *           "status": "active",
                          *           "created": "2026-11-03T10:06:05.302Z",
-                         *           "revoked_at": null
+                         *           "revoked_at": null,
+                         *           "status_list": {
+                         *             "idx": 7342,
+                         *             "uri": "https://risk.example.com/v1/status-lists/303271ad77cbaeda8ffbdfd95cfd8b9d.0"
+                         *           }
                          *         }
                          *       ],
                          *       "has_more": false,
@@ -11205,7 +11225,11 @@ export interface paths {
                          *       },
                          *       "status": "active",
                          *       "created": "string",
-                         *       "revoked_at": "string"
+                         *       "revoked_at": "string",
+                         *       "status_list": {
+                         *         "idx": 0,
+                         *         "uri": "string"
+                         *       }
                          *     }
                          */
                         "application/json": components["schemas"]["AgentKey"];
@@ -11231,7 +11255,11 @@ export interface paths {
                          *       },
                          *       "status": "active",
                          *       "created": "string",
-                         *       "revoked_at": "string"
+                         *       "revoked_at": "string",
+                         *       "status_list": {
+                         *         "idx": 0,
+                         *         "uri": "string"
+                         *       }
                          *     }
                          */
                         "application/json": components["schemas"]["AgentKey"];
@@ -11364,7 +11392,11 @@ export interface paths {
                          *       },
                          *       "status": "active",
                          *       "created": "string",
-                         *       "revoked_at": "string"
+                         *       "revoked_at": "string",
+                         *       "status_list": {
+                         *         "idx": 0,
+                         *         "uri": "string"
+                         *       }
                          *     }
                          */
                         "application/json": components["schemas"]["AgentKey"];
@@ -12664,7 +12696,11 @@ export interface paths {
                          *       "grant": {
                          *         "id": "string",
                          *         "jws": "string",
-                         *         "expires_at": "string"
+                         *         "expires_at": "string",
+                         *         "status_list": {
+                         *           "idx": 0,
+                         *           "uri": "string"
+                         *         }
                          *       },
                          *       "created": "string",
                          *       "grant_status": "issued",
@@ -12802,7 +12838,11 @@ export interface paths {
                          *       "grant": {
                          *         "id": "string",
                          *         "jws": "string",
-                         *         "expires_at": "string"
+                         *         "expires_at": "string",
+                         *         "status_list": {
+                         *           "idx": 0,
+                         *           "uri": "string"
+                         *         }
                          *       },
                          *       "created": "string",
                          *       "grant_status": "issued",
@@ -12922,7 +12962,11 @@ export interface paths {
                          *         "grant": {
                          *           "id": "string",
                          *           "jws": "string",
-                         *           "expires_at": "string"
+                         *           "expires_at": "string",
+                         *           "status_list": {
+                         *             "idx": 0,
+                         *             "uri": "string"
+                         *           }
                          *         },
                          *         "created": "string",
                          *         "grant_status": "issued",
@@ -12973,7 +13017,13 @@ export interface paths {
                          *           "currency": "string",
                          *           "aud": "string",
                          *           "iat": 0,
-                         *           "exp": 0
+                         *           "exp": 0,
+                         *           "status": {
+                         *             "status_list": {
+                         *               "idx": 0,
+                         *               "uri": "string"
+                         *             }
+                         *           }
                          *         }
                          *       },
                          *       "redemption": {
@@ -19186,6 +19236,12 @@ export interface components {
             updated: string;
             suspended_at: string | null;
             revoked_at: string | null;
+            /** @description Where this thing's status is published (draft-ietf-oauth-status-list §6.2): VALID (0), INVALID (1, final: revoked, or a grant redeemed) or SUSPENDED (2: its agent is suspended), in the list within its `ttl` of the change. Null on records made before the service published places (docs/status-lists.md) */
+            status_list: {
+                idx: number;
+                /** @description `GET /v1/status-lists/{id}` of this service */
+                uri: string;
+            } | null;
         };
         CreateAgentRequest: {
             /**
@@ -19256,6 +19312,12 @@ export interface components {
             status: "active" | "revoked";
             created: string;
             revoked_at: string | null;
+            /** @description Where this thing's status is published (draft-ietf-oauth-status-list §6.2): VALID (0), INVALID (1, final: revoked, or a grant redeemed) or SUSPENDED (2: its agent is suspended), in the list within its `ttl` of the change. Null on records made before the service published places (docs/status-lists.md) */
+            status_list: {
+                idx: number;
+                /** @description `GET /v1/status-lists/{id}` of this service */
+                uri: string;
+            } | null;
         };
         RegisterAgentKeyRequest: {
             /**
@@ -19469,6 +19531,12 @@ export interface components {
                 id: string;
                 jws: string;
                 expires_at: string;
+                /** @description Where this thing's status is published (draft-ietf-oauth-status-list §6.2): VALID (0), INVALID (1, final: revoked, or a grant redeemed) or SUSPENDED (2: its agent is suspended), in the list within its `ttl` of the change. Null on records made before the service published places (docs/status-lists.md) */
+                status_list: {
+                    idx: number;
+                    /** @description `GET /v1/status-lists/{id}` of this service */
+                    uri: string;
+                } | null;
             } | null;
             created: string;
             /** @enum {string|null} */
@@ -19561,6 +19629,14 @@ export interface components {
             aud: string;
             iat: number;
             exp: number;
+            /** @description Where the grant's status is published (draft-ietf-oauth-status-list §6.2): INVALID once redeemed (single use) or once its mandate or agent is revoked, SUSPENDED while its agent is. Absent on grants issued before the service published places */
+            status?: {
+                status_list: {
+                    idx: number;
+                    /** @description `GET /v1/status-lists/{id}` of this service */
+                    uri: string;
+                };
+            };
         };
         ActionRedemption: {
             /** @enum {string} */
