@@ -118,7 +118,8 @@ function receiptRules(receipt: Fields, ctx: z.RefinementCtx, at: (string | numbe
       message: `not allowed when status is ${receipt.status}`,
     });
   for (const name of REQUIRED) if (receipt[name] === undefined) missing(name);
-  if (receipt.status === undefined) return;
+  // An unknown status is its own issue: which members go with it is unknown too.
+  if (receipt.status !== "Success" && receipt.status !== "Error") return;
   const [wanted, unwanted] =
     receipt.status === "Success" ? [SUCCESS_ONLY, ERROR_ONLY] : [ERROR_ONLY, SUCCESS_ONLY];
   for (const name of wanted) if (receipt[name] === undefined) missing(name);
