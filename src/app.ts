@@ -22,6 +22,7 @@ import { registerAssessmentsArtifacts } from "./routes/assessments-artifacts";
 import { registerAssessmentsBreakdown } from "./routes/assessments-breakdown";
 import { registerAssessmentsEvidence } from "./routes/assessments-evidence";
 import { registerAssessmentsFeedback } from "./routes/assessments-feedback";
+import { registerAssessmentsReceipts } from "./routes/assessments-receipts";
 import { registerAssessmentsSummary } from "./routes/assessments-summary";
 import { registerAudit } from "./routes/audit";
 import { registerAuditExport } from "./routes/audit-export";
@@ -134,6 +135,7 @@ export function buildApp() {
   registerReviewSettings(app);
   registerAssessmentsFeedback(app);
   registerAssessmentsEvidence(app);
+  registerAssessmentsReceipts(app);
   registerMandates(app);
   registerMandateBudgets(app);
   registerPolicies(app);

@@ -35,6 +35,8 @@ export const errorStatus = {
   grant_expired: 400,
   grant_mismatch: 400,
   provider_signature_invalid: 400,
+  receipt_signature_invalid: 400,
+  receipt_reference_mismatch: 400,
   spending_cap_reached: 402,
   rate_limited: 429,
   agent_revoked: 409,
@@ -62,6 +64,7 @@ export const errorStatus = {
   review_recheck_failed: 409,
   feedback_limit_reached: 409,
   history_record_conflict: 409,
+  receipt_conflict: 409,
   mandate_invalid: 422,
   credential_unparseable: 422,
   mandate_mismatch: 422,
@@ -143,6 +146,10 @@ export const errorMessages = {
     "The request or its executor differs from what the grant allows: compare the fields named in details with the grant.",
   provider_signature_invalid:
     "The Stripe-Signature is missing, wrong, or outside its 5-minute window: check the endpoint's signing secret and the clocks.",
+  receipt_signature_invalid:
+    "The receipt's iss names a credential issuer of the organization, but none of its keys verifies the JWS: send the receipt exactly as its issuer signed it.",
+  receipt_reference_mismatch:
+    "The receipt's reference is not the hash of this assessment's closed mandate (details names the expected ones): record it against the assessment of its payment.",
   spending_cap_reached:
     "Billing this call would pass the organization's spending cap: an owner can raise or lift the cap.",
   rate_limited: "Too many requests: wait the Retry-After seconds, then try again.",
@@ -187,6 +194,8 @@ export const errorMessages = {
     "The assessment already has its 100 feedback labels: no more can be added.",
   history_record_conflict:
     "A record's id is already stored with other content (details names each): a stored record never changes, so send it as it was or under a new id.",
+  receipt_conflict:
+    "The assessment already has another receipt for this payment_id (details names it): a recorded receipt never changes.",
   mandate_invalid: "The AP2 mandate fails its schema: fix each path named in details.",
   credential_unparseable:
     "The credential cannot be split into its hops: details says where it breaks.",

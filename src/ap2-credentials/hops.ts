@@ -139,29 +139,50 @@ export function checkSignatureForm(hop: ParsedHop): void {
 /** Both algorithms sign with 64 bytes: ES256 as JWS's r‖s (RFC 7518 §3.4), EdDSA as R‖S. */
 const SIGNATURE_BYTES = 64;
 
-/** The anchor whose key verifies the root, or `untrusted_issuer`. */
-export async function verifyRoot(
-  root: ParsedHop,
+/** The anchor key that verified a JWS: its issuer, the key, what the issuer requires. */
+export interface AnchorMatch {
+  issuerId: string;
+  key: PinnedKey;
+  requiredConstraints: readonly string[];
+}
+
+/**
+ * The anchor whose key verifies `jws`, or null: a header naming a `kid` is tried with the keys
+ * whose JWK `kid` equals it (or, for a JWK without `kid`, whose RFC 7638 thumbprint equals it);
+ * a header without `kid` with each key. The root's rule, and an issuer-signed Payment Receipt's
+ * (src/payment-receipts/receipt-signature.ts). `remember`: keep a success (`verifiesUnder`).
+ */
+export async function anchorVerifying(
+  jws: string,
+  header: Claims,
   anchors: TrustAnchors,
-): Promise<{ issuerId: string; key: PinnedKey; requiredConstraints: readonly string[] }> {
-  const kid = own(root.header, "kid");
-  if (kid === undefined || typeof kid === "string") {
-    for (const anchor of anchors.keys) {
-      const key = pinKey(anchor.jwk);
-      if (!isPinned(key)) continue;
-      const named =
-        kid === undefined ||
-        anchor.jwk.kid === kid ||
-        (anchor.jwk.kid === undefined && thumbprint(key) === kid);
-      if (named && (await verifiesUnder(root.jws, root.header, key, { remember: true }))) {
-        return {
-          issuerId: anchor.issuerId,
-          key,
-          requiredConstraints: anchor.requiredConstraints ?? [],
-        };
-      }
+  { remember = false }: { remember?: boolean } = {},
+): Promise<AnchorMatch | null> {
+  const kid = own(header, "kid");
+  if (kid !== undefined && typeof kid !== "string") return null;
+  for (const anchor of anchors.keys) {
+    const key = pinKey(anchor.jwk);
+    if (!isPinned(key)) continue;
+    const named =
+      kid === undefined ||
+      anchor.jwk.kid === kid ||
+      (anchor.jwk.kid === undefined && thumbprint(key) === kid);
+    if (named && (await verifiesUnder(jws, header, key, { remember }))) {
+      return {
+        issuerId: anchor.issuerId,
+        key,
+        requiredConstraints: anchor.requiredConstraints ?? [],
+      };
     }
   }
+  return null;
+}
+
+/** The anchor whose key verifies the root, or `untrusted_issuer`. */
+export async function verifyRoot(root: ParsedHop, anchors: TrustAnchors): Promise<AnchorMatch> {
+  const match = await anchorVerifying(root.jws, root.header, anchors, { remember: true });
+  if (match) return match;
+  const kid = own(root.header, "kid");
   const named = typeof kid === "string" ? ` with kid "${kid}"` : "";
   return refuse("untrusted_issuer", `no active issuer key${named} verifies the root`);
 }

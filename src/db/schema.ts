@@ -13,6 +13,7 @@ export * from "./tables/foundation";
 export * from "./tables/history";
 export * from "./tables/identity";
 export * from "./tables/ledger";
+export * from "./tables/payment-receipts";
 export * from "./tables/reviews";
 export * from "./tables/rules";
 export * from "./tables/sessions";

@@ -2,11 +2,14 @@
  * The evidence a reviewer reads beside a review (docs/reviews.md, "Evidence"): the agent's
  * recent payments, how often it paid this payee, and the labels the org knows of the payee.
  * Read from the payment history (`payments`, `payment_labels`), which holds every assessment
- * and every imported record, so imported history counts as the assess path counts it.
+ * and every imported record, so imported history counts as the assess path counts it. Beside
+ * them, the AP2 Payment Receipts recorded against the assessment (docs/credentials.md, "Payment
+ * receipts"): how the payment ended, as its processor said.
  */
 import { sql } from "drizzle-orm";
 import type { Tenant } from "../auth/tenant";
 import { orNotFound } from "../errors";
+import { evidenceReceipts, toReceipt } from "../payment-receipts/receipts";
 import { type AssessmentEvidence, EVIDENCE_HISTORY_LIMIT } from "../schemas/evidence";
 import { FEEDBACK_LABELS, type FeedbackLabel } from "../schemas/vocabulary";
 
@@ -41,7 +44,7 @@ export async function assessmentEvidence(
   const mode = tenant.livemode;
   const payment = sql`select p.id, p.agent_id, p.counterparty, p.occurred_at from payments p
     where p.assessment_id = ${assessmentId}::uuid and p.livemode = ${mode}`;
-  const [facts, history] = await tenant.batch((db) => [
+  const [facts, history, receipts] = await tenant.batch((db) => [
     db.execute(sql`with p as (${payment}),
       known as (
         select l.id, l.payment_id, l.label, l.known_at
@@ -72,6 +75,8 @@ export async function assessmentEvidence(
         limit ${EVIDENCE_HISTORY_LIMIT}
       ) h on true
       order by h.occurred_at, h.id`),
+    // What the payment's processor said of it: AP2 Payment Receipts kept as evidence.
+    evidenceReceipts(db, assessmentId, mode),
   ]);
   const row = orNotFound((facts as unknown as { rows: FactsRow[] }).rows[0]);
   const points = (history as unknown as { rows: HistoryRow[] }).rows;
@@ -98,6 +103,7 @@ export async function assessmentEvidence(
           latest_at: row.latest_at === null ? null : iso(row.latest_at),
         }
       : null,
+    payment_receipts: receipts.map(toReceipt),
   };
 }
 

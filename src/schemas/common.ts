@@ -28,7 +28,7 @@ export function plainText(max: number) {
     .refine((text) => !hasLoneSurrogate(text), LONE_SURROGATE);
 }
 
-function hasControlCharacter(text: string): boolean {
+export function hasControlCharacter(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
     if (code < 0x20 || code === 0x7f) return true;

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { PaymentReceipt } from "./payment-receipts";
 import { DECISIONS, FEEDBACK_LABELS } from "./vocabulary";
 
 // What a reviewer sees beside a review (docs/reviews.md, "Evidence"): the agent's recent
@@ -60,6 +61,12 @@ export const AssessmentEvidence = z
           "how many payments carry each label, and the latest label; null when the assessment " +
           "names no payee",
       }),
+    payment_receipts: z.array(PaymentReceipt).openapi({
+      description:
+        "The AP2 Payment Receipts recorded against the assessment (POST " +
+        "/v1/assessments/{id}/receipts), oldest first, at most 20; GET " +
+        "/v1/assessments/{id}/receipts lists them all",
+    }),
   })
   .openapi("AssessmentEvidence");
 export type AssessmentEvidence = z.infer<typeof AssessmentEvidence>;

@@ -120,6 +120,8 @@ describe("GET /v1/assessments/{id}/evidence", () => {
         latest_label: "legitimate",
         latest_at: mine[2]?.label?.labeled_at,
       },
+      // None recorded (test/worker/payment-receipts.test.ts records some).
+      payment_receipts: [],
     });
   });
 
@@ -163,6 +165,7 @@ describe("GET /v1/assessments/{id}/evidence", () => {
         latest_label: null,
         latest_at: null,
       },
+      payment_receipts: [],
     });
   });
 

@@ -1,4 +1,4 @@
-// GET /v1/assessments, GET /v1/assessments/{id} and an assessment's feedback.
+// GET /v1/assessments, GET /v1/assessments/{id}, an assessment's feedback and its receipts.
 
 import {
   AGENT,
@@ -178,6 +178,33 @@ const feedback = {
   created_by: { type: "api_key", id: API_KEY },
 };
 
+// The PSP's signed AP2 Payment Receipt of the approved payment, bound to its closed mandate by
+// the SDK's reference, verified with the keys of the credential issuer it names
+// (docs/credentials.md, "Payment receipts").
+const receipt = {
+  id: "01a1f83c-4e21-7b0d-8c55-63f0a1d2e9b7",
+  object: "payment_receipt",
+  assessment_id: APPROVED,
+  livemode: true,
+  status: "Success",
+  iss: "https://psp.example",
+  iat: 1795166071,
+  reference: "RRs8AIeCNgXRl8DsBU9hmcq-DbD6P1tMSvjpQk62fNg",
+  payment_id: "pay_7d1f0c5e9a",
+  psp_confirmation_id: "psp_ch_3QkR8mLqTz",
+  network_confirmation_id: "nw_58210377",
+  error: null,
+  error_description: null,
+  jws: "eyJhbGciOiJFUzI1NiIsImtpZCI6InBzcC0yMDI2LTExIiwidHlwIjoiSldUIn0.eyJzdGF0dXMiOiJTdWNjZXNzIiwiaXNzIjoiaHR0cHM6Ly9wc3AuZXhhbXBsZSIsImlhdCI6MTc5NTE2NjA3MSwicmVmZXJlbmNlIjoiUlJzOEFJZUNOZ1hSbDhEc0JVOWhtY3EtRGJENlAxdE1TdmpwUWs2MmZOZyIsInBheW1lbnRfaWQiOiJwYXlfN2QxZjBjNWU5YSIsInBzcF9jb25maXJtYXRpb25faWQiOiJwc3BfY2hfM1FrUjhtTHFUeiIsIm5ldHdvcmtfY29uZmlybWF0aW9uX2lkIjoibndfNTgyMTAzNzcifQ.cMGAT2D8r2WLu-Yrd_UP_U6OqMcSLQ8643WBzGN--eCsIJ0klKIzUXEQMsp9BZNAtmPpLJZO_b7dwoIVveLiEw",
+  verification: {
+    status: "verified",
+    reason: "issuer_signature",
+    issuer_id: "01a1a0dd-7c30-7e58-b1a4-0e9d52c6f3a8",
+  },
+  reference_match: "closed_mandate_reference",
+  created: "2026-11-20T09:14:32.118Z",
+};
+
 export const assessmentExamples: OperationExamples = {
   "GET /v1/assessments": assessmentList,
   "GET /v1/assessments/{id}": approvedOutcome,
@@ -187,4 +214,6 @@ export const assessmentExamples: OperationExamples = {
     effective_label: "chargeback",
     pending: false,
   },
+  "POST /v1/assessments/{id}/receipts": receipt,
+  "GET /v1/assessments/{id}/receipts": list([receipt]),
 };

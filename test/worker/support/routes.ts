@@ -302,6 +302,27 @@ export const ROUTES: RouteCase[] = [
     resource: async (org) => (await assessOnce(org)).assessmentId,
   },
   {
+    method: "POST",
+    path: "/v1/assessments/{id}/receipts",
+    scope: "assess:write",
+    body: {
+      status: "Success",
+      iss: "https://psp.example",
+      iat: 1795166071,
+      reference: "RRs8AIeCNgXRl8DsBU9hmcq-DbD6P1tMSvjpQk62fNg",
+      payment_id: "pay_1",
+      psp_confirmation_id: "psp_1",
+      network_confirmation_id: "nw_1",
+    },
+    resource: async (org) => (await assessOnce(org)).assessmentId,
+  },
+  {
+    method: "GET",
+    path: "/v1/assessments/{id}/receipts",
+    scope: "assess:read",
+    resource: async (org) => (await assessOnce(org)).assessmentId,
+  },
+  {
     method: "GET",
     path: "/v1/assessments/{id}/evidence",
     scope: "assess:read",

@@ -5287,7 +5287,32 @@ export interface paths {
                          *         "legitimate": 0,
                          *         "latest_label": "fraud",
                          *         "latest_at": "string"
-                         *       }
+                         *       },
+                         *       "payment_receipts": [
+                         *         {
+                         *           "id": "string",
+                         *           "object": "payment_receipt",
+                         *           "assessment_id": "string",
+                         *           "livemode": true,
+                         *           "status": "Success",
+                         *           "iss": "string",
+                         *           "iat": 0,
+                         *           "reference": "string",
+                         *           "payment_id": "string",
+                         *           "psp_confirmation_id": "string",
+                         *           "network_confirmation_id": "string",
+                         *           "error": "string",
+                         *           "error_description": "string",
+                         *           "jws": "string",
+                         *           "verification": {
+                         *             "status": "verified",
+                         *             "reason": "issuer_signature",
+                         *             "issuer_id": "string"
+                         *           },
+                         *           "reference_match": "reference",
+                         *           "created": "string"
+                         *         }
+                         *       ]
                          *     }
                          */
                         "application/json": components["schemas"]["AssessmentEvidence"];
@@ -5333,6 +5358,301 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/assessments/{id}/receipts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An assessment's Payment Receipts, newest first
+         * @description Requires scope `assess:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description Opaque; from `next_cursor` */
+                    cursor?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of receipts */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "object": "list",
+                         *       "data": [
+                         *         {
+                         *           "id": "01a1f83c-4e21-7b0d-8c55-63f0a1d2e9b7",
+                         *           "object": "payment_receipt",
+                         *           "assessment_id": "01a1f83b-fd78-7208-974a-047e80d58d4f",
+                         *           "livemode": true,
+                         *           "status": "Success",
+                         *           "iss": "https://psp.example",
+                         *           "iat": 1795166071,
+                         *           "reference": "RRs8AIeCNgXRl8DsBU9hmcq-DbD6P1tMSvjpQk62fNg",
+                         *           "payment_id": "pay_7d1f0c5e9a",
+                         *           "psp_confirmation_id": "psp_ch_3QkR8mLqTz",
+                         *           "network_confirmation_id": "nw_58210377",
+                         *           "error": null,
+                         *           "error_description": null,
+                         *           "jws": "eyJhbGciOiJFUzI1NiIsImtpZCI6InBzcC0yMDI2LTExIiwidHlwIjoiSldUIn0.eyJzdGF0dXMiOiJTdWNjZXNzIiwiaXNzIjoiaHR0cHM6Ly9wc3AuZXhhbXBsZSIsImlhdCI6MTc5NTE2NjA3MSwicmVmZXJlbmNlIjoiUlJzOEFJZUNOZ1hSbDhEc0JVOWhtY3EtRGJENlAxdE1TdmpwUWs2MmZOZyIsInBheW1lbnRfaWQiOiJwYXlfN2QxZjBjNWU5YSIsInBzcF9jb25maXJtYXRpb25faWQiOiJwc3BfY2hfM1FrUjhtTHFUeiIsIm5ldHdvcmtfY29uZmlybWF0aW9uX2lkIjoibndfNTgyMTAzNzcifQ.cMGAT2D8r2WLu-Yrd_UP_U6OqMcSLQ8643WBzGN--eCsIJ0klKIzUXEQMsp9BZNAtmPpLJZO_b7dwoIVveLiEw",
+                         *           "verification": {
+                         *             "status": "verified",
+                         *             "reason": "issuer_signature",
+                         *             "issuer_id": "01a1a0dd-7c30-7e58-b1a4-0e9d52c6f3a8"
+                         *           },
+                         *           "reference_match": "closed_mandate_reference",
+                         *           "created": "2026-11-20T09:14:32.118Z"
+                         *         }
+                         *       ],
+                         *       "has_more": false,
+                         *       "next_cursor": null
+                         *     }
+                         */
+                        "application/json": components["schemas"]["PaymentReceiptList"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Record an AP2 Payment Receipt against an assessment, as evidence
+         * @description The receipt the payment's processor returned (AP2 `payment_receipt.json`), as JSON or as the compact JWS its issuer signed. Its `reference` must be the hash of the assessment's closed mandate when the assessment had a credential (400 `receipt_reference_mismatch`). A signed receipt is verified with the keys of the org's credential issuer its `iss` names: `verified`, or 400 `receipt_signature_invalid`; one whose `iss` names no issuer, and one sent as JSON, is recorded `unverified`. One receipt per `payment_id` and assessment: the same receipt again answers 200 with the stored one, another is 409 `receipt_conflict`. Each is audited (`assessment.payment_receipt_recorded`) and shown in the assessment's evidence (docs/credentials.md, "Payment receipts").
+         *
+         *     Requires scope `assess:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "Success",
+                     *       "iss": "https://psp.example",
+                     *       "iat": 1795166071,
+                     *       "reference": "RRs8AIeCNgXRl8DsBU9hmcq-DbD6P1tMSvjpQk62fNg",
+                     *       "payment_id": "pay_7d1f0c5e9a",
+                     *       "psp_confirmation_id": "psp_ch_3QkR8mLqTz",
+                     *       "network_confirmation_id": "nw_58210377"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecordPaymentReceipt"];
+                };
+            };
+            responses: {
+                /** @description The same receipt was already recorded: the stored one */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "01a1f83c-4e21-7b0d-8c55-63f0a1d2e9b7",
+                         *       "object": "payment_receipt",
+                         *       "assessment_id": "01a1f83b-fd78-7208-974a-047e80d58d4f",
+                         *       "livemode": true,
+                         *       "status": "Success",
+                         *       "iss": "https://psp.example",
+                         *       "iat": 1795166071,
+                         *       "reference": "RRs8AIeCNgXRl8DsBU9hmcq-DbD6P1tMSvjpQk62fNg",
+                         *       "payment_id": "pay_7d1f0c5e9a",
+                         *       "psp_confirmation_id": "psp_ch_3QkR8mLqTz",
+                         *       "network_confirmation_id": "nw_58210377",
+                         *       "error": null,
+                         *       "error_description": null,
+                         *       "jws": "eyJhbGciOiJFUzI1NiIsImtpZCI6InBzcC0yMDI2LTExIiwidHlwIjoiSldUIn0.eyJzdGF0dXMiOiJTdWNjZXNzIiwiaXNzIjoiaHR0cHM6Ly9wc3AuZXhhbXBsZSIsImlhdCI6MTc5NTE2NjA3MSwicmVmZXJlbmNlIjoiUlJzOEFJZUNOZ1hSbDhEc0JVOWhtY3EtRGJENlAxdE1TdmpwUWs2MmZOZyIsInBheW1lbnRfaWQiOiJwYXlfN2QxZjBjNWU5YSIsInBzcF9jb25maXJtYXRpb25faWQiOiJwc3BfY2hfM1FrUjhtTHFUeiIsIm5ldHdvcmtfY29uZmlybWF0aW9uX2lkIjoibndfNTgyMTAzNzcifQ.cMGAT2D8r2WLu-Yrd_UP_U6OqMcSLQ8643WBzGN--eCsIJ0klKIzUXEQMsp9BZNAtmPpLJZO_b7dwoIVveLiEw",
+                         *       "verification": {
+                         *         "status": "verified",
+                         *         "reason": "issuer_signature",
+                         *         "issuer_id": "01a1a0dd-7c30-7e58-b1a4-0e9d52c6f3a8"
+                         *       },
+                         *       "reference_match": "closed_mandate_reference",
+                         *       "created": "2026-11-20T09:14:32.118Z"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["PaymentReceipt"];
+                    };
+                };
+                /** @description The receipt, recorded and audited */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "01a1f83c-4e21-7b0d-8c55-63f0a1d2e9b7",
+                         *       "object": "payment_receipt",
+                         *       "assessment_id": "01a1f83b-fd78-7208-974a-047e80d58d4f",
+                         *       "livemode": true,
+                         *       "status": "Success",
+                         *       "iss": "https://psp.example",
+                         *       "iat": 1795166071,
+                         *       "reference": "RRs8AIeCNgXRl8DsBU9hmcq-DbD6P1tMSvjpQk62fNg",
+                         *       "payment_id": "pay_7d1f0c5e9a",
+                         *       "psp_confirmation_id": "psp_ch_3QkR8mLqTz",
+                         *       "network_confirmation_id": "nw_58210377",
+                         *       "error": null,
+                         *       "error_description": null,
+                         *       "jws": "eyJhbGciOiJFUzI1NiIsImtpZCI6InBzcC0yMDI2LTExIiwidHlwIjoiSldUIn0.eyJzdGF0dXMiOiJTdWNjZXNzIiwiaXNzIjoiaHR0cHM6Ly9wc3AuZXhhbXBsZSIsImlhdCI6MTc5NTE2NjA3MSwicmVmZXJlbmNlIjoiUlJzOEFJZUNOZ1hSbDhEc0JVOWhtY3EtRGJENlAxdE1TdmpwUWs2MmZOZyIsInBheW1lbnRfaWQiOiJwYXlfN2QxZjBjNWU5YSIsInBzcF9jb25maXJtYXRpb25faWQiOiJwc3BfY2hfM1FrUjhtTHFUeiIsIm5ldHdvcmtfY29uZmlybWF0aW9uX2lkIjoibndfNTgyMTAzNzcifQ.cMGAT2D8r2WLu-Yrd_UP_U6OqMcSLQ8643WBzGN--eCsIJ0klKIzUXEQMsp9BZNAtmPpLJZO_b7dwoIVveLiEw",
+                         *       "verification": {
+                         *         "status": "verified",
+                         *         "reason": "issuer_signature",
+                         *         "issuer_id": "01a1a0dd-7c30-7e58-b1a4-0e9d52c6f3a8"
+                         *       },
+                         *       "reference_match": "closed_mandate_reference",
+                         *       "created": "2026-11-20T09:14:32.118Z"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["PaymentReceipt"];
+                    };
+                };
+                /** @description Malformed request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The credential lacks the required scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not found in the caller's organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Conflicts with the current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The request body is over 256 KiB (docs/api.md, Limits) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description A rate limit is reached: retry after `Retry-After` seconds (docs/api.md, Rate limits) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Database or signing key temporarily unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -16298,7 +16618,7 @@ export interface components {
              * @description Machine-readable error code: match on this
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "sign_in_failed" | "unauthenticated" | "insufficient_scope" | "csrf_failed" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "method_not_allowed" | "request_too_large" | "url_not_allowed" | "test_mode_only" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "risk_model_not_trained" | "risk_model_active" | "risk_model_activation_conflict" | "risk_model_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "review_recheck_failed" | "feedback_limit_reached" | "history_record_conflict" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "training_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
+            error: "invalid_request" | "invalid_json" | "invalid_scope" | "invalid_cursor" | "sign_in_failed" | "unauthenticated" | "insufficient_scope" | "csrf_failed" | "session_required" | "live_key_required" | "no_organization" | "not_found" | "route_not_found" | "method_not_allowed" | "request_too_large" | "url_not_allowed" | "test_mode_only" | "endpoint_limit_reached" | "card_unreachable" | "jwks_unreachable" | "unknown_mandate_type" | "mandate_type_mismatch" | "unsupported_a2a_version" | "a2a_version_mismatch" | "idempotency_key_reused" | "grant_invalid" | "grant_expired" | "grant_mismatch" | "provider_signature_invalid" | "receipt_signature_invalid" | "receipt_reference_mismatch" | "spending_cap_reached" | "rate_limited" | "agent_revoked" | "agent_not_active" | "agent_status_changed" | "principal_erased" | "policy_activation_conflict" | "policy_active" | "policy_shadow_conflict" | "risk_model_not_trained" | "risk_model_active" | "risk_model_activation_conflict" | "risk_model_shadow_conflict" | "key_in_use" | "key_revoked" | "mandate_revoked" | "grant_already_redeemed" | "session_exists" | "session_conflict" | "spend_confirmation_required" | "plan_already_active" | "review_already_resolved" | "review_expired" | "review_spend_refused" | "review_recheck_failed" | "feedback_limit_reached" | "history_record_conflict" | "receipt_conflict" | "mandate_invalid" | "credential_unparseable" | "mandate_mismatch" | "session_chain_broken" | "no_labeled_history" | "internal_error" | "database_unavailable" | "signing_key_unavailable" | "identity_provider_unavailable" | "ledger_unavailable" | "encryption_key_unavailable" | "webhook_queue_unavailable" | "training_queue_unavailable" | "billing_provider_unavailable" | "service_misconfigured";
             /**
              * @description One sentence for a person: what went wrong and what to do about it
              * @example Nothing with this id exists in your organization: check the id, and the key's organization and mode.
@@ -18055,6 +18375,8 @@ export interface components {
             /** @description How many earlier payments the agent made to this payee (any decision, imported history included); null without an agent or a payee */
             agent_payee_payments: number | null;
             payee_labels: components["schemas"]["EvidencePayeeLabels"];
+            /** @description The AP2 Payment Receipts recorded against the assessment (POST /v1/assessments/{id}/receipts), oldest first, at most 20; GET /v1/assessments/{id}/receipts lists them all */
+            payment_receipts: components["schemas"]["PaymentReceipt"][];
         };
         EvidencePayment: {
             /** @description The payment: an assessment's id, or an import's */
@@ -18085,6 +18407,87 @@ export interface components {
             chargeback: number;
             refund: number;
             legitimate: number;
+        };
+        PaymentReceipt: {
+            id: string;
+            /** @enum {string} */
+            object: "payment_receipt";
+            assessment_id: string;
+            livemode: boolean;
+            status: components["schemas"]["PaymentReceiptStatus"];
+            iss: string;
+            iat: number;
+            reference: string;
+            payment_id: string;
+            psp_confirmation_id: string | null;
+            network_confirmation_id: string | null;
+            error: string | null;
+            error_description: string | null;
+            /** @description The signed receipt as sent; else null */
+            jws: string | null;
+            verification: components["schemas"]["PaymentReceiptVerification"];
+            /**
+             * @description Which of the assessment's references `reference` is: the Mandate Receipt's `reference` (AP2) or its `closed_mandate_reference` (the SDK's); null when the assessment was made without a credential (nothing to bind to)
+             * @enum {string|null}
+             */
+            reference_match: "reference" | "closed_mandate_reference" | null;
+            created: string;
+        };
+        /**
+         * @description AP2's `receipt_status.json`: the final state of the payment
+         * @enum {string}
+         */
+        PaymentReceiptStatus: "Success" | "Error";
+        PaymentReceiptVerification: {
+            /** @enum {string} */
+            status: "verified" | "unverified";
+            /**
+             * @description `issuer_signature`: a key of the issuer `iss` names verified the JWS; `unsigned`: sent as JSON; `unknown_issuer`: signed, but no active credential issuer of the org is named `iss`. A signature that fails under a named issuer is refused (400 `receipt_signature_invalid`), never recorded
+             * @enum {string}
+             */
+            reason: "issuer_signature" | "unsigned" | "unknown_issuer";
+            /** @description The credential issuer whose key verified it; else null */
+            issuer_id: string | null;
+        };
+        /**
+         * @description An AP2 Payment Receipt (`payment_receipt.json`): its members as JSON (recorded `unverified`), or `{jws}` alone, the receipt as its issuer signed it
+         * @example {
+         *       "status": "Success",
+         *       "iss": "https://psp.example",
+         *       "iat": 1795166071,
+         *       "reference": "RRs8AIeCNgXRl8DsBU9hmcq-DbD6P1tMSvjpQk62fNg",
+         *       "payment_id": "pay_7d1f0c5e9a",
+         *       "psp_confirmation_id": "psp_ch_3QkR8mLqTz",
+         *       "network_confirmation_id": "nw_58210377"
+         *     }
+         */
+        RecordPaymentReceipt: {
+            status?: components["schemas"]["PaymentReceiptStatus"];
+            /** @description The issuer of the receipt (the PSP or Merchant Payment Processor). A signed receipt is verified with the keys of the org's active credential issuer it names: its `id`, its `name`, or the origin or host of its `jwks_url` */
+            iss?: string;
+            /** @description When the receipt was made, Unix seconds */
+            iat?: number;
+            /** @description The hash of the closed mandate the receipt binds to. For an assessment of a credential it must be that credential's: the Mandate Receipt's `reference` (AP2) or its `closed_mandate_reference` (the SDK's, `outcome.credential.reference`) */
+            reference?: string;
+            /** @description The payment's unique id: one receipt per payment and assessment */
+            payment_id?: string;
+            /** @description The PSP's confirmation; present if and only if `Success` */
+            psp_confirmation_id?: string;
+            /** @description The network's confirmation; present if and only if `Success` */
+            network_confirmation_id?: string;
+            /** @description A unique error code; present if and only if `Error` */
+            error?: string;
+            /** @description A human-readable description; present if and only if `Error` */
+            error_description?: string;
+            /** @description The receipt signed by its issuer: a compact JWS (ES256 or EdDSA) whose payload is the receipt's members, as AP2's `ReceiptClient` makes and verifies them. Send it alone */
+            jws?: string;
+        };
+        PaymentReceiptList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["PaymentReceipt"][];
+            has_more: boolean;
+            next_cursor: string | null;
         };
         MandateList: {
             /** @enum {string} */
