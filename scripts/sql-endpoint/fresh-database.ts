@@ -21,6 +21,18 @@ async function asAdmin(serverUrl: string, sql: string): Promise<void> {
 
 /** A throwaway database on the server behind `serverUrl`, so parallel runs never share data. */
 export async function createFreshDatabase(serverUrl: string): Promise<FreshDatabase> {
+  // The app's role is cluster-wide: migration 0000 makes it when missing, a check-then-create
+  // that two runs migrating at once (CI's PostgreSQL shards) would race. Made here first, a
+  // twin's concurrent CREATE ROLE is the error that is caught.
+  await asAdmin(
+    serverUrl,
+    `DO $$ BEGIN
+       IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'app_user') THEN
+         CREATE ROLE app_user NOLOGIN NOBYPASSRLS;
+       END IF;
+     EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+     END $$`,
+  );
   const name = `agent_risk_test_${randomBytes(6).toString("hex")}`;
   await asAdmin(serverUrl, `CREATE DATABASE ${quoteIdentifier(name)}`);
   const url = new URL(serverUrl);
