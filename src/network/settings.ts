@@ -17,6 +17,7 @@ interface StoredSettings {
   consume: boolean;
   excluded: boolean;
   updated_at: string | null;
+  contributed_through: string | null;
 }
 
 /** The function's json, as the driver answers it: parsed already, or (over some transports) text. */
@@ -32,8 +33,13 @@ function view(livemode: boolean, stored: StoredSettings): NetworkSettingsView {
     contribute: stored.contribute,
     consume: stored.consume,
     excluded: stored.excluded,
-    updated_at: stored.updated_at === null ? null : new Date(stored.updated_at).toISOString(),
+    updated_at: isoOrNull(stored.updated_at),
+    contributed_through: isoOrNull(stored.contributed_through),
   };
+}
+
+function isoOrNull(value: string | null): string | null {
+  return value === null ? null : new Date(value).toISOString();
 }
 
 /** The caller's settings in its mode: off until set. */

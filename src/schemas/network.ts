@@ -25,6 +25,15 @@ export const NetworkSettings = z
       .string()
       .nullable()
       .openapi({ description: "When the settings last changed; null while never set" }),
+    contributed_through: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "Every payment and label of this mode recorded before this instant is in the network " +
+          "(the queue contributes within seconds to minutes). Null until the first contribution " +
+          "after joining ends, and while the org does not contribute or is excluded",
+      }),
   })
   .openapi("NetworkSettings", {
     example: {
@@ -34,6 +43,7 @@ export const NetworkSettings = z
       consume: true,
       excluded: false,
       updated_at: "2026-11-21T09:30:12.408Z",
+      contributed_through: "2026-11-21T09:31:02.117Z",
     },
   });
 

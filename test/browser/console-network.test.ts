@@ -62,6 +62,10 @@ describe.skipIf(!origin)("console: network signals", () => {
       .waitFor();
     const joined = (await asSession(tab, "GET", "/v1/network-settings")).body;
     expect(joined).toMatchObject({ livemode: true, contribute: true, consume: true });
+    // How far the queue has contributed: under way, or done (it reads no row under 10 s old).
+    expect(await page.locator("#contributed-through").textContent()).toMatch(
+      /^(Joined: the first contribution is under way\.|In the network: everything recorded before .+\.)$/,
+    );
     await tab.screenshot("joined");
 
     // An assessment made while reading shows the network's counts (no other org has sent

@@ -283,16 +283,32 @@ describe("the network queue's consumer", () => {
   it("writes a large step in requests of a bounded size, moving the cursors with the last", async () => {
     const org = await quietMember(1_001);
     const keys = networkKeys(env) ?? [];
+    const through = async () =>
+      (await call("/v1/network-settings", { token: org.token })).json.contributed_through;
+    expect(await through()).toBeNull();
     const step = await contributeStep(env, keys, { org_id: org.id, livemode: true }, 400);
     expect(step).toEqual({ more: true, written: 1_001 });
     expect(await contributed(org)).toBe(1_001);
     const [member] = await ownerSql`select payments_through is not null as moved
       from network_members where org_id = ${org.id}`;
     expect(member).toEqual({ moved: true });
+    // A full page: the payments are past it, the labels at the read's bound; still under way
+    // until the pass that finds nothing more, whose bound is the earlier of the two cursors.
+    const [cursors] = await ownerSql`select least(payments_through, labels_through) as at
+      from network_members where org_id = ${org.id}`;
+    const partial = new Date((cursors as { at: string | Date }).at).toISOString();
+    expect(await through()).toBe(partial);
+    const before = Date.now();
     expect(await contributeStep(env, keys, { org_id: org.id, livemode: true }, 400)).toEqual({
       more: false,
       written: 0,
     });
+    const done = Date.parse(String(await through()));
+    expect(done).toBeGreaterThan(Date.parse(partial));
+    expect(done).toBeLessThanOrEqual(before + 1000);
+    // Leaving: nothing contributed, nothing to show.
+    await ownerSql`update network_members set contribute = false where org_id = ${org.id}`;
+    expect(await through()).toBeNull();
   });
 });
 

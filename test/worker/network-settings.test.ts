@@ -6,7 +6,13 @@ import { errorBody } from "./support/errors";
 // GET and POST /v1/network-settings (docs/network.md, "Joining and leaving"): per org and mode,
 // off by default, read by every member, changed by owners and admins only, in the ledger.
 
-const OFF = { object: "network_settings", contribute: false, consume: false, excluded: false };
+const OFF = {
+  object: "network_settings",
+  contribute: false,
+  consume: false,
+  excluded: false,
+  contributed_through: null,
+};
 
 function settings(org: TestOrg, mode: "live" | "test" = "live", token = org.token) {
   return call("/v1/network-settings", { token, headers: { "x-mode": mode } });

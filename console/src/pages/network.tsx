@@ -87,6 +87,13 @@ function Switches({
           Contribute this mode's payments and fraud labels
         </label>
       </p>
+      {settings.contribute && !settings.excluded && (
+        <p class="help" id="contributed-through">
+          {settings.contributed_through
+            ? `In the network: everything recorded before ${when(settings.contributed_through)}.`
+            : "Joined: the first contribution is under way."}
+        </p>
+      )}
       <p>
         <label class="choice">
           <input

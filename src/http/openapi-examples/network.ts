@@ -9,6 +9,7 @@ const networkSettings = {
   consume: true,
   excluded: false,
   updated_at: "2026-11-21T09:30:12.408Z",
+  contributed_through: "2026-11-21T09:31:02.117Z",
 };
 
 export const networkExamples: OperationExamples = {

@@ -9833,7 +9833,8 @@ export interface paths {
                          *       "contribute": true,
                          *       "consume": true,
                          *       "excluded": false,
-                         *       "updated_at": "2026-11-21T09:30:12.408Z"
+                         *       "updated_at": "2026-11-21T09:30:12.408Z",
+                         *       "contributed_through": "2026-11-21T09:31:02.117Z"
                          *     }
                          */
                         "application/json": components["schemas"]["NetworkSettings"];
@@ -9907,7 +9908,8 @@ export interface paths {
                          *       "contribute": true,
                          *       "consume": true,
                          *       "excluded": false,
-                         *       "updated_at": "2026-11-21T09:30:12.408Z"
+                         *       "updated_at": "2026-11-21T09:30:12.408Z",
+                         *       "contributed_through": "2026-11-21T09:31:02.117Z"
                          *     }
                          */
                         "application/json": components["schemas"]["NetworkSettings"];
@@ -19459,7 +19461,8 @@ export interface components {
          *       "contribute": true,
          *       "consume": true,
          *       "excluded": false,
-         *       "updated_at": "2026-11-21T09:30:12.408Z"
+         *       "updated_at": "2026-11-21T09:30:12.408Z",
+         *       "contributed_through": "2026-11-21T09:31:02.117Z"
          *     }
          */
         NetworkSettings: {
@@ -19475,6 +19478,8 @@ export interface components {
             excluded: boolean;
             /** @description When the settings last changed; null while never set */
             updated_at: string | null;
+            /** @description Every payment and label of this mode recorded before this instant is in the network (the queue contributes within seconds to minutes). Null until the first contribution after joining ends, and while the org does not contribute or is excluded */
+            contributed_through: string | null;
         };
         /**
          * @example {
