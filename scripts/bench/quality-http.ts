@@ -25,10 +25,10 @@ import type { Client } from "./assess-http.ts";
 import { handbookSplit } from "./quality/handbook.ts";
 import { SIMULATION_START_MS, type Transactions } from "./quality/simulator.ts";
 
-const DAY_MS = 86_400_000;
-const LABEL_DELAY_MS = 7 * DAY_MS;
-const TEST_START_DAY = 129;
-const HISTORY_DAYS = 45;
+export const DAY_MS = 86_400_000;
+export const LABEL_DELAY_MS = 7 * DAY_MS;
+export const TEST_START_DAY = 129;
+export const HISTORY_DAYS = 45;
 const IMPORT_BATCH = 10_000;
 const STREAM_BATCH_MS = 60_000;
 
@@ -45,11 +45,15 @@ export interface EndToEnd {
   lines: string[];
 }
 
-interface Org {
+export interface Org {
   name: string;
   headers: Record<string, string>;
+  /** Each customer's agent id, by customer number (only the org's customers). */
   agents: string[];
 }
+
+/** A transaction's time, epoch ms: the simulator's, or shifted to another date. */
+export type Timeline = (i: number) => number;
 
 const KEY_SCOPES = [
   "assess:write",
@@ -61,7 +65,7 @@ const KEY_SCOPES = [
 ];
 
 /** Epoch ms of transaction i. */
-function timeOf(tx: Transactions, i: number): number {
+export function timeOf(tx: Transactions, i: number): number {
   return SIMULATION_START_MS + (tx.seconds[i] as number) * 1000;
 }
 
@@ -69,14 +73,16 @@ function cents(tx: Transactions, i: number): number {
   return Math.round((tx.amount[i] as number) * 100);
 }
 
-/** A test-mode org with one agent (and principal) per customer. */
-async function newOrg(
+/** A test-mode org with one agent (and principal) per customer (0..n-1, or those listed). */
+export async function newOrg(
   client: Client,
   session: Record<string, string>,
   name: string,
-  customers: number,
+  customers: number | readonly number[],
   log: (line: string) => void,
 ): Promise<Org> {
+  const numbers =
+    typeof customers === "number" ? Array.from({ length: customers }, (_, c) => c) : customers;
   // Each org its own signed-up user: one org per user.
   await json(client, "/v1/orgs", 201, { method: "POST", headers: session });
   const created = await json(client, "/v1/api-keys", 201, {
@@ -86,8 +92,9 @@ async function newOrg(
   });
   const headers = { "x-api-key": String(created.key) };
   const started = performance.now();
-  const agents: string[] = new Array(customers);
-  await inParallel(customers, 8, async (c) => {
+  const agents: string[] = [];
+  await inParallel(numbers.length, 8, async (n) => {
+    const c = numbers[n] as number;
     const principal = await json(client, "/v1/principals", 201, {
       method: "POST",
       headers: session,
@@ -100,22 +107,23 @@ async function newOrg(
     });
     agents[c] = String(agent.id);
   });
-  log(`  ${name}: ${customers} principals and agents in ${seconds(started)} s`);
+  log(`  ${name}: ${numbers.length} principals and agents in ${seconds(started)} s`);
   return { name, headers, agents };
 }
 
 /** The 45 days before the test week, as the org's history, 10,000 records per call. */
-async function importHistory(
+export async function importHistory(
   client: Client,
   org: Org,
   tx: Transactions,
   rows: number[],
   log: (line: string) => void,
+  at: Timeline = (i) => timeOf(tx, i),
 ) {
   const started = performance.now();
   for (let k = 0; k < rows.length; k += IMPORT_BATCH) {
     const records = rows.slice(k, k + IMPORT_BATCH).map((i) => {
-      const time = timeOf(tx, i);
+      const time = at(i);
       return {
         id: `tx-${i}`,
         occurred_at: new Date(time).toISOString(),
@@ -140,7 +148,7 @@ async function importHistory(
   );
 }
 
-async function newClock(client: Client, org: Org, at: number): Promise<string> {
+export async function newClock(client: Client, org: Org, at: number): Promise<string> {
   const clock = await json(client, "/v1/test-clocks", 201, {
     method: "POST",
     headers: org.headers,
@@ -150,7 +158,7 @@ async function newClock(client: Client, org: Org, at: number): Promise<string> {
 }
 
 /** Trains as of `at` on a test clock, waits for it, activates it; answers the model. */
-async function trainAndActivate(
+export async function trainAndActivate(
   client: Client,
   org: Org,
   at: number,
@@ -187,9 +195,10 @@ async function trainAndActivate(
 
 /**
  * The test week through POST /v1/assess: each payment at its own time on one of `lanes` test
- * clocks. Answers the probability (or, without a model, the risk score) of each streamed row.
+ * clocks. Answers the probability (or, without a model, the risk score) of each streamed row;
+ * `seen` is shown each answer's outcome.
  */
-async function stream(
+export async function stream(
   client: Client,
   org: Org,
   tx: Transactions,
@@ -197,8 +206,10 @@ async function stream(
   lanes: number,
   withModel: boolean,
   log: (line: string) => void,
+  options: { at?: Timeline; seen?: (i: number, outcome: Record<string, unknown>) => void } = {},
 ): Promise<Map<number, number>> {
-  const first = timeOf(tx, rows[0] as number);
+  const at = options.at ?? ((i: number) => timeOf(tx, i));
+  const first = at(rows[0] as number);
   const clocks = await Promise.all(
     Array.from({ length: lanes }, () => newClock(client, org, first)),
   );
@@ -206,15 +217,15 @@ async function stream(
   const started = performance.now();
   let k = 0;
   while (k < rows.length) {
-    const end = timeOf(tx, rows[k] as number) + STREAM_BATCH_MS;
+    const end = at(rows[k] as number) + STREAM_BATCH_MS;
     const batch: number[] = [];
-    while (k < rows.length && timeOf(tx, rows[k] as number) < end) batch.push(rows[k++] as number);
+    while (k < rows.length && at(rows[k] as number) < end) batch.push(rows[k++] as number);
     const perLane = clocks.map((_, lane) => batch.filter((_, b) => b % lanes === lane));
     await Promise.all(
       perLane.map(async (mine, lane) => {
         const clock = clocks[lane] as string;
         for (const i of mine) {
-          const time = timeOf(tx, i);
+          const time = at(i);
           await json(client, `/v1/test-clocks/${clock}/advance`, 200, {
             method: "POST",
             headers: org.headers,
@@ -237,6 +248,7 @@ async function stream(
             }),
           });
           const outcome = (answer.outcome as { outcome: Record<string, unknown> }).outcome;
+          options.seen?.(i, outcome);
           const model = outcome.model as { probability: number } | undefined;
           if (withModel && !model) throw new Error(`assessment of tx-${i} has no outcome.model`);
           scores.set(
@@ -376,14 +388,21 @@ export async function endToEnd(options: {
  * dev` too: a stream advances a clock per payment) once its `Retry-After` has passed, or after
  * wrangler dev restarted the Worker under it.
  */
-async function json(
+export async function json(
   client: Client,
   path: string,
   expected: number,
   init: Parameters<Client["send"]>[1] = {},
 ): Promise<Record<string, unknown>> {
   for (let attempt = 0; ; attempt++) {
-    const reply = await client.send(path, init);
+    const method = init.method ?? "GET";
+    const reply = await client.send(path, init).catch((error: Error) => {
+      // A kept-alive socket the dev server closed while idle (the bench waits on training and
+      // on the network between calls): a GET is safe to send again, nothing else is.
+      if (method === "GET" && attempt < 3) return null;
+      throw new Error(`${method} ${path}: ${error.message}`);
+    });
+    if (reply === null) continue;
     // 503 "Your worker restarted mid-request" is wrangler dev's, not the service's.
     const restarted = reply.status === 503 && reply.text.includes("restarted mid-request");
     if ((reply.status === 429 || restarted) && attempt < 100) {
@@ -410,6 +429,6 @@ async function inParallel(count: number, width: number, work: (n: number) => Pro
   );
 }
 
-function seconds(since: number): string {
+export function seconds(since: number): string {
   return ((performance.now() - since) / 1000).toFixed(1);
 }

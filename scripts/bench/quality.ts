@@ -22,7 +22,9 @@
 // --http adds parts (b) and (c): the same seed end to end through the HTTP API of the service
 // started as `npm run dev` starts it (scripts/bench/quality-http.ts), beside the service's
 // offline trainer on the same data; run it at the issue's reduced scale (--customers 2000
-// --terminals 4000).
+// --terminals 4000). With --orgs N, --http runs the network benchmark through the API instead
+// (scripts/bench/quality-http-network.ts): N orgs on and N off, after the offline table of the
+// same population.
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -51,6 +53,7 @@ import {
   type Transactions,
 } from "./quality/simulator.ts";
 import { endToEnd } from "./quality-http.ts";
+import { type HttpOrgResult, networkEndToEnd } from "./quality-http-network.ts";
 
 const DAY_MS = 86_400_000;
 const LABEL_DELAY_MS = 7 * DAY_MS;
@@ -167,17 +170,20 @@ function seconds(since: number): number {
 const fixed = (v: number | null, digits = 3) => (v === null ? "–" : v.toFixed(digits));
 
 /** The network benchmark's table: per org, the network off and on (see quality/network.ts). */
-function orgsTable(title: string, results: OrgResult[]): void {
+function orgsTable(title: string, results: (OrgResult | HttpOrgResult)[]): void {
   console.log(`\n${title}`);
   console.log(
     "org  customers  test rows / frauds / s2  released  payee flagged  network  AUC ROC  AP     CP@k        " +
       `s2 AP  s2 precision  s2 recall  s2 missed before alert  (alert: p ≥ ${ALERT_PROBABILITY})`,
   );
-  const line = (r: OrgResult, name: string, s: OrgScores, first: boolean) =>
+  // Through the API a count under k reads 0 like a payee nobody flagged: released is unknown.
+  const released = (r: OrgResult | HttpOrgResult) =>
+    "testReleased" in r ? `${(100 * r.testReleased).toFixed(1)}%` : "–";
+  const line = (r: OrgResult | HttpOrgResult, name: string, s: OrgScores, first: boolean) =>
     console.log(
       `${first ? String(r.org).padEnd(5) : "     "}${first ? String(r.customers).padEnd(11) : "".padEnd(11)}` +
         `${first ? `${r.testRows} / ${r.testFrauds} / ${r.s2Frauds}`.padEnd(25) : "".padEnd(25)}` +
-        `${first ? `${(100 * r.testReleased).toFixed(1)}%`.padEnd(10) : "".padEnd(10)}` +
+        `${first ? released(r).padEnd(10) : "".padEnd(10)}` +
         `${first ? `${(100 * r.testFlaggedByNetwork).toFixed(1)}%`.padEnd(15) : "".padEnd(15)}` +
         `${name.padEnd(9)}${fixed(s.auc).padEnd(9)}${fixed(s.ap).padEnd(7)}` +
         `${`${fixed(s.cp)} (${r.cardsK})`.padEnd(12)}${fixed(s.s2.ap).padEnd(7)}` +
@@ -337,12 +343,24 @@ if (!values.http) {
       dbRtt: () => 0,
     });
     const lanes = Number(values.lanes);
-    const client = new Client(stack.origin, lanes * 2 + 8);
+    // With --orgs, 2N streams of `lanes` clocks each run at once.
+    const client = new Client(stack.origin, lanes * 2 * Math.max(1, 2 * orgs) + 8);
     run.defer(() => client.close());
     for (const seed of seeds) {
       offlineTables(seed);
       const tx = simulate(scaledOptions(seed, customers, terminals));
       const session = async () => ({ authorization: `Bearer ${await sessionToken(stack.idp)}` });
+      if (orgs > 1) {
+        const networkStarted = performance.now();
+        const results = await networkEndToEnd({ client, session, tx, orgs, lanes, log });
+        orgsTable(
+          `seed ${seed}, ${customers} customers, ${terminals} terminals: ${orgs} orgs through ` +
+            `the API, k = 3 (test week; ${seconds(networkStarted).toFixed(0)} s; the most ` +
+            `payee_fraud_orgs read: ${results.map((r) => r.maxPayeeFraudOrgs).join(" / ")})`,
+          results,
+        );
+        continue;
+      }
       const result = await endToEnd({
         client,
         sessions: [await session(), await session()],

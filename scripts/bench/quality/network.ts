@@ -132,7 +132,8 @@ function networkOf(fraud: number): NetworkCounts {
   };
 }
 
-function scores(
+/** AUC, AP, CP@k and scenario 2's figures of `probabilities`, one per row of `rows`. */
+export function orgScores(
   tx: Transactions,
   rows: Int32Array,
   probabilities: Float64Array,
@@ -272,8 +273,8 @@ export function orgsBench(
       testFrauds: test.reduce((n, i) => n + (tx.fraud[i] as number), 0),
       s2Frauds,
       cardsK,
-      off: scores(tx, test, off.probabilities, cardsK),
-      on: scores(tx, test, on.probabilities, cardsK),
+      off: orgScores(tx, test, off.probabilities, cardsK),
+      on: orgScores(tx, test, on.probabilities, cardsK),
       testFlaggedByNetwork: test.length ? flagged / test.length : 0,
       testReleased: test.length ? released / test.length : 0,
     });
