@@ -198,6 +198,7 @@ export async function runAssessment(
           references: receiptReferences(presented.chain),
         }
       : null,
+    network: networked,
   };
   const chosen = verdictOf(decision, facts, credential, verdict?.detail ?? null);
   const commit: AssessmentCommit = {

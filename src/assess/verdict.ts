@@ -1,7 +1,7 @@
 import type { FailureDetail } from "../ap2-credentials/failures";
 import type { ChainVerdict } from "../ap2-credentials/verify";
 import { newId } from "../lib/ids";
-import type { ActionKind } from "../schemas/vocabulary";
+import type { NetworkOutcome } from "../schemas/assessments";
 import type { AssessmentEventData } from "../schemas/webhook-events";
 import { type AssessedFailure, type CredentialOutcome, refusedDecision } from "./ap2-credential";
 import type { CredentialSpend, Verdict, VerdictFields } from "./commit";
@@ -15,13 +15,15 @@ import { type RiskPayloadFacts, riskPayloadClaims } from "./risk-payload";
 // credential-backed approval the two verdicts it answers instead when it refuses the spend.
 
 /**
- * What a Risk Payload states besides its verdict, its credential and its own id; and, when a
- * credential was presented, what its Mandate Receipt states besides its result.
+ * What a Risk Payload states besides its verdict, its credential and its own id; when a
+ * credential was presented, what its Mandate Receipt states besides its result; and
+ * `outcome.network` (null when the org's mode does not consume), which the events carry and
+ * the payload never signs.
  */
 export type PayloadFacts = Omit<
   RiskPayloadFacts,
   "decision" | "riskScore" | "riskLevel" | "payloadId" | "credentialReference" | "mandateVerified"
-> & { receipt: ReceiptFacts | null };
+> & { receipt: ReceiptFacts | null; network: NetworkOutcome | null };
 
 /**
  * What approving a verified payment spends, for the ledger object to judge against what it
@@ -90,25 +92,25 @@ export function verdictOf(
       // into the record, and no two signed payloads share one.
       payloadId: newId(facts.issuedAt),
     }),
-    events: eventsOf(facts.assessmentId, fields, facts.kind, facts.agentId),
+    events: eventsOf(facts, fields),
     receipt:
       credential && facts.receipt ? mandateReceiptClaims(facts.receipt, credential, detail) : null,
   };
 }
 
-function eventsOf(
-  assessmentId: string,
-  fields: VerdictFields,
-  kind: ActionKind,
-  agentId: string | null,
-): Verdict["events"] {
+/**
+ * The verdict's events, all with one data: a receiver acting on `assessment.flagged` sees the
+ * network's counts that weighed in without reading the assessment (docs/webhooks.md).
+ */
+function eventsOf(facts: PayloadFacts, fields: VerdictFields): Verdict["events"] {
   const data = {
-    assessment_id: assessmentId,
+    assessment_id: facts.assessmentId,
     decision: fields.decision,
     risk_level: fields.risk_level,
     risk_score: fields.risk_score,
-    agent_id: agentId,
-    kind,
+    agent_id: facts.agentId,
+    kind: facts.kind,
+    ...(facts.network === null ? {} : { network: facts.network }),
   } satisfies AssessmentEventData;
   const types = ["assessment.completed"];
   if (fields.decision === "deny") types.push("assessment.denied");

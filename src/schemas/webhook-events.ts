@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { NetworkOutcome } from "./assessments";
 import { VerifyReport } from "./audit";
 import { SpendConfirmation } from "./billing";
 import { REVIEW_DECISIONS, REVIEW_REASONS } from "./reviews";
@@ -26,6 +27,8 @@ export const AssessmentEventData = z
     risk_score: z.int().min(0).max(100),
     agent_id: z.string().nullable().openapi({ description: "Null: no agent was identified" }),
     kind: z.enum(ACTION_KINDS),
+    // The assessment's `outcome.network` itself, present exactly when the outcome has it.
+    network: NetworkOutcome.optional(),
   })
   .openapi("AssessmentEventData");
 export type AssessmentEventData = z.infer<typeof AssessmentEventData>;

@@ -11,10 +11,12 @@ import { provenAgentOrg } from "./support/credentials";
 import { ownerSql } from "./support/db";
 import { newAgent } from "./support/identity";
 import { clock, DAY, fraudInHistory, payeeKey, paymentTo } from "./support/models";
+import { createEndpoint, eventually, received, receiver } from "./support/webhooks";
 
 // Network signals on POST /v1/assess (issue 41; docs/architecture.md, "ADR: the learned model
 // and network signals on the assess path", point 7 as built): the counts other orgs contributed,
-// read in the context round trip, shown as `outcome.network`, raising signals and read by rules.
+// read in the context round trip, shown as `outcome.network` (and as `data.network` on the
+// assessment's webhook events), raising signals and read by rules.
 
 const key = networkKeys(env)?.[0];
 if (!key) throw new Error("the test run has no NETWORK_KEYS");
@@ -214,6 +216,85 @@ describe("outcome.network", () => {
       type: "network_payee_fraud",
       severity: "high",
     });
+  });
+});
+
+const ASSESSMENT_EVENTS = [
+  "assessment.completed",
+  "assessment.denied",
+  "assessment.flagged",
+] as const;
+
+/** A receiver of the key's mode's assessment events. */
+async function assessmentHook(apiKey: string) {
+  const hook = await receiver();
+  await createEndpoint(apiKey, { url: hook.url, eventTypes: [...ASSESSMENT_EVENTS] });
+  return hook.name;
+}
+
+/**
+ * The bodies delivered for an assessment, in type order: `assessment.completed`, and
+ * `assessment.denied` or `assessment.flagged` when it decided so.
+ */
+async function eventsOf(hookName: string, outcome: Json): Promise<Json[]> {
+  const decided = { deny: ["assessment.denied"], review: ["assessment.flagged"] } as Json;
+  const expected = ["assessment.completed", ...(decided[outcome.outcome.decision] ?? [])];
+  const bodies = await eventually(
+    async () => {
+      const { arrivals } = await received(hookName);
+      const mine = arrivals.filter((a) => a.body.data?.assessment_id === outcome.id);
+      return mine.length >= expected.length ? mine.map((a) => a.body) : undefined;
+    },
+    20_000,
+    `the events of ${outcome.id}`,
+  );
+  const sorted = bodies.sort((a, b) => String(a.type).localeCompare(String(b.type)));
+  expect(sorted.map((b) => b.type)).toEqual(expected);
+  return sorted;
+}
+
+describe("the assessment's webhook events", () => {
+  it("carry outcome.network as data.network when the org consumes", async () => {
+    const { apiKey, agentId, payee, payeeRaw } = await testModeOrg();
+    const hookName = await assessmentHook(apiKey);
+    for (let i = 0; i < 3; i++) {
+      await contributor(false, [{ kind: "payee", value: payeeRaw, fraud: true }]);
+    }
+    const outcome = await assessed(apiKey, paymentTo(payee, agentId));
+    expect(outcome.outcome.network).toEqual({ ...ZERO, payee_fraud_orgs: 3 });
+    for (const body of await eventsOf(hookName, outcome)) {
+      expect(body.data).toStrictEqual({
+        assessment_id: outcome.id,
+        decision: outcome.outcome.decision,
+        risk_level: outcome.outcome.risk_level,
+        risk_score: outcome.outcome.risk_score,
+        agent_id: agentId,
+        kind: "ap2_payment",
+        network: outcome.outcome.network,
+      });
+    }
+  });
+
+  it("have no network member when the org does not consume", async () => {
+    const { org, key: apiKey } = await orgWithKey("test");
+    const agent = await newAgent(org);
+    const hookName = await assessmentHook(apiKey);
+    const payee = `payee-${crypto.randomUUID()}`;
+    for (let i = 0; i < 3; i++) {
+      await contributor(false, [{ kind: "payee", value: await payeeKey(payee), fraud: true }]);
+    }
+    const outcome = await assessed(apiKey, paymentTo(payee, agent.id));
+    expect(outcome.outcome).not.toHaveProperty("network");
+    for (const body of await eventsOf(hookName, outcome)) {
+      expect(body.data).toStrictEqual({
+        assessment_id: outcome.id,
+        decision: outcome.outcome.decision,
+        risk_level: outcome.outcome.risk_level,
+        risk_score: outcome.outcome.risk_score,
+        agent_id: agent.id,
+        kind: "ap2_payment",
+      });
+    }
   });
 });
 

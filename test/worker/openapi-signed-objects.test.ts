@@ -189,6 +189,24 @@ describe("WebhookEvent is what a delivery carries", () => {
     expect(claimErrors(resolution?.data.risk_payload.jws)).toEqual([]);
   });
 
+  it("an assessment event of an org consuming the network, carrying its counts, as delivered", async () => {
+    const { org, key } = await orgWithKey();
+    const joined = await call("/v1/network-settings", {
+      method: "POST",
+      token: org.token,
+      headers: { "x-mode": "live" },
+      body: { contribute: true, consume: true },
+    });
+    expect(joined.status).toBe(200);
+    const hook = await receiver();
+    await createEndpoint(key, { url: hook.url, eventTypes: ["assessment.completed"] });
+    await assessOk(key, { mandate: payment() });
+
+    const bodies = await bodiesOf(hook.name, ["assessment.completed"]);
+    expect(bodies[0]?.data.network).toMatchObject({ window_days: 30, k: 3 });
+    expectValid(bodies);
+  });
+
   it("the spend guard's events, as delivered", async () => {
     const { org, key } = await orgWithKey();
     const hook = await receiver();

@@ -16294,6 +16294,74 @@ export interface components {
             agent_id: string | null;
             /** @enum {string} */
             kind: "ap2_payment" | "message_send" | "voice_call" | "custom";
+            network?: components["schemas"]["NetworkOutcome"];
+        };
+        /**
+         * @description What other organizations of the network confirmed about this action's payee, agent key, credential issuer key and payment instrument in the last 30 days: numbers of organizations, the asking one never among them. A fraud count weighs each organization by the precision of its labels once it has enough of them, rounded. Absent when the organization does not consume network signals in this mode
+         * @example {
+         *       "payee_fraud_orgs": 4,
+         *       "payee_legitimate_orgs": 1,
+         *       "agent_key_fraud_orgs": 0,
+         *       "agent_key_legitimate_orgs": 0,
+         *       "issuer_fraud_orgs": 0,
+         *       "issuer_legitimate_orgs": 0,
+         *       "instrument_fraud_orgs": 0,
+         *       "instrument_legitimate_orgs": 0,
+         *       "window_days": 30,
+         *       "k": 3
+         *     }
+         */
+        NetworkOutcome: {
+            /**
+             * @description Other organizations that confirmed fraud (or a chargeback) on a payment to this payee in the window
+             * @example 0
+             */
+            payee_fraud_orgs: number;
+            /**
+             * @description Other organizations that confirmed a payment to this payee legitimate in the window
+             * @example 0
+             */
+            payee_legitimate_orgs: number;
+            /**
+             * @description Other organizations that confirmed fraud on a payment signed with this agent key (its RFC 7638 thumbprint) in the window
+             * @example 0
+             */
+            agent_key_fraud_orgs: number;
+            /**
+             * @description Other organizations that confirmed a payment by this agent key legitimate in the window
+             * @example 0
+             */
+            agent_key_legitimate_orgs: number;
+            /**
+             * @description Other organizations that confirmed fraud on a payment whose AP2 credential this issuer key verified, in the window; 0 without a credential whose root verified
+             * @example 0
+             */
+            issuer_fraud_orgs: number;
+            /**
+             * @description Other organizations that confirmed such a payment legitimate in the window
+             * @example 0
+             */
+            issuer_legitimate_orgs: number;
+            /**
+             * @description Other organizations that confirmed fraud on a payment with this payment instrument (the payment mandate's `payment_instrument.fingerprint`) in the window; 0 without one
+             * @example 0
+             */
+            instrument_fraud_orgs: number;
+            /**
+             * @description Other organizations that confirmed a payment with this instrument legitimate in the window
+             * @example 0
+             */
+            instrument_legitimate_orgs: number;
+            /**
+             * @description The window counted: the 30 UTC days up to the assessment's time
+             * @enum {number}
+             */
+            window_days: 30;
+            /**
+             * @description The k-anonymity floor: an identifier fewer than `k` other organizations sent anything about in the window reads 0 in every count
+             * @example 3
+             */
+            k: number;
         };
         AssessmentResolvedEvent: {
             /** @description The delivery's id, equal to `webhook-id`: dedupe on it */
@@ -17413,73 +17481,6 @@ export interface components {
             id: string;
             version: number | null;
             probability: number;
-        };
-        /**
-         * @description What other organizations of the network confirmed about this action's payee, agent key, credential issuer key and payment instrument in the last 30 days: numbers of organizations, the asking one never among them. A fraud count weighs each organization by the precision of its labels once it has enough of them, rounded. Absent when the organization does not consume network signals in this mode
-         * @example {
-         *       "payee_fraud_orgs": 4,
-         *       "payee_legitimate_orgs": 1,
-         *       "agent_key_fraud_orgs": 0,
-         *       "agent_key_legitimate_orgs": 0,
-         *       "issuer_fraud_orgs": 0,
-         *       "issuer_legitimate_orgs": 0,
-         *       "instrument_fraud_orgs": 0,
-         *       "instrument_legitimate_orgs": 0,
-         *       "window_days": 30,
-         *       "k": 3
-         *     }
-         */
-        NetworkOutcome: {
-            /**
-             * @description Other organizations that confirmed fraud (or a chargeback) on a payment to this payee in the window
-             * @example 0
-             */
-            payee_fraud_orgs: number;
-            /**
-             * @description Other organizations that confirmed a payment to this payee legitimate in the window
-             * @example 0
-             */
-            payee_legitimate_orgs: number;
-            /**
-             * @description Other organizations that confirmed fraud on a payment signed with this agent key (its RFC 7638 thumbprint) in the window
-             * @example 0
-             */
-            agent_key_fraud_orgs: number;
-            /**
-             * @description Other organizations that confirmed a payment by this agent key legitimate in the window
-             * @example 0
-             */
-            agent_key_legitimate_orgs: number;
-            /**
-             * @description Other organizations that confirmed fraud on a payment whose AP2 credential this issuer key verified, in the window; 0 without a credential whose root verified
-             * @example 0
-             */
-            issuer_fraud_orgs: number;
-            /**
-             * @description Other organizations that confirmed such a payment legitimate in the window
-             * @example 0
-             */
-            issuer_legitimate_orgs: number;
-            /**
-             * @description Other organizations that confirmed fraud on a payment with this payment instrument (the payment mandate's `payment_instrument.fingerprint`) in the window; 0 without one
-             * @example 0
-             */
-            instrument_fraud_orgs: number;
-            /**
-             * @description Other organizations that confirmed a payment with this instrument legitimate in the window
-             * @example 0
-             */
-            instrument_legitimate_orgs: number;
-            /**
-             * @description The window counted: the 30 UTC days up to the assessment's time
-             * @enum {number}
-             */
-            window_days: 30;
-            /**
-             * @description The k-anonymity floor: an identifier fewer than `k` other organizations sent anything about in the window reads 0 in every count
-             * @example 3
-             */
-            k: number;
         };
         /**
          * @description What the agent's HTTP message signature proved (docs/http-signatures.md); absent when the request carried none
