@@ -1,12 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import type { CheckpointRecord } from "#audit/checkpoint";
-import { payloadDigest } from "#audit/digest";
 import { consistencyProof } from "#audit/merkle";
 import type { SpendRefusal } from "../ap2-credentials/spend";
 import type { AssessmentCommit, CommitAnswer, Verdict } from "../assess/commit";
-import { MANDATE_RECEIPT_TYP } from "../assess/mandate-receipt";
 import type { AnsweredPlan, PersistPlan } from "../assess/persist";
-import { RISK_PAYLOAD_TYP } from "../assess/risk-payload";
 import { type Env, modeOf } from "../env";
 import { AnchorAlarm, signCheckpoint } from "../ledger/anchoring";
 import { type InclusionAnswer, inclusionOf } from "../ledger/inclusion";
@@ -20,7 +17,8 @@ import {
 import type { ReviewSpend } from "../schemas/reviews";
 import { signer } from "../signing/signer";
 import { statusClaim } from "../status-lists/indices";
-import { assessmentPlan, commitAnswer, earlierCommit } from "./assessment-write";
+import { commitChosen, sequenceAssessment, signVerdict, whileSpending } from "./assessment-commit";
+import { commitAnswer, earlierCommit } from "./assessment-write";
 import { CriticalSections } from "./critical-sections";
 import { GroupCommit } from "./group-commit";
 import {
@@ -269,7 +267,8 @@ export class OrgLedger extends DurableObject<Env> {
    * commit's answer. The candidate verdicts are signed first; then, in one synchronous critical
    * section, a credential-backed approval is checked against what this org approved before
    * under the same open mandate (one consent pays once, budgets and recurrence across closed
-   * mandates), the chosen verdict is sequenced with its write, and the spend recorded. The
+   * mandates), the chosen verdict is sequenced with its write, and the spend recorded
+   * (`assessment-commit.ts`, which also says when a commit signs more than one candidate). The
    * answer waits for the group commit that writes the entry and the assessment together.
    */
   async commitAssessment(orgId: string, commit: AssessmentCommit): Promise<CommitAnswer> {
@@ -285,83 +284,31 @@ export class OrgLedger extends DurableObject<Env> {
     const key = await signer(this.env);
     // The verdict's place in the org's status list (docs/status-lists.md, "Issued"): taken from
     // the object's counter now, before the signature; a duplicate found in the section leaves
-    // its place unused (VALID, like every place never taken). The Risk Payload and the Mandate
-    // Receipt carry the same place: voiding the verdict voids its receipt.
+    // its place unused (VALID, like every place never taken).
     const status = statusClaim(this.env, orgId, {
       kind: "verdict",
       counter: this.store.nextStatusCounter(),
     });
-    // Only the verdict the section will choose is signed: the spend choice is read now (it is
-    // synchronous) and read again in the section, where it is final. While another spend under
-    // the same consent is in flight the choice may change in between, so every candidate is
-    // signed then, and the section never waits for a signature; should the choice still change
-    // (the other was not in flight yet), this commit goes round again to sign the verdict
-    // chosen then: at most once per candidate, so the loop ends.
-    const signed = new Map<number, { jws: string; mandate_receipt: string | null }>();
-    const sign = async (choice: number) => {
-      const verdict = candidates[choice] as Verdict;
-      const [jws, receipt] = await Promise.all([
-        key.signClaims({ ...verdict.claims, status }, RISK_PAYLOAD_TYP),
-        // The Mandate Receipt beside its Risk Payload (issue 42's ADR, point 2).
-        verdict.receipt
-          ? key.es256.signClaims({ ...verdict.receipt, status }, MANDATE_RECEIPT_TYP)
-          : null,
-      ]);
-      signed.set(choice, { jws, mandate_receipt: receipt });
-    };
     const root = commit.spend?.root ?? null;
-    const racing = root !== null && (this.spending.get(root) ?? 0) > 0;
-    if (root !== null) this.spending.set(root, (this.spending.get(root) ?? 0) + 1);
-    type Turn = { entry: StoredEntry; plan?: PersistPlan } | { unsigned: number };
-    let committed: Turn;
-    try {
-      if (racing) await Promise.all(candidates.map((_, choice) => sign(choice)));
-      else await sign(spendChoice(this.store, commit));
-      for (;;) {
-        // The entry this commit sequenced with its plan, the earlier commit's entry alone, or
-        // the choice still to sign.
-        committed = await this.sections.inTurn<Turn>((head) => {
-          const earlier = earlierCommit(this.store, commit.once);
-          if (earlier) return [{ entry: earlier }, head];
-          const choice = spendChoice(this.store, commit);
-          const signature = signed.get(choice);
-          if (!signature) return [{ unsigned: choice }, head];
+    const committed = await whileSpending(this.spending, root, (racing) =>
+      commitChosen<{ entry: StoredEntry; plan?: PersistPlan }>({
+        candidates: candidates.length,
+        racing,
+        choose: () => spendChoice(this.store, commit),
+        sign: (choice) => signVerdict(key, candidates[choice] as Verdict, status),
+        earlier: () => {
+          const entry = earlierCommit(this.store, commit.once);
+          return entry && { entry };
+        },
+        sequence: (choice, signature, head) => {
           const verdict = candidates[choice] as Verdict;
-          const plan = assessmentPlan(commit, verdict, { ...signature, kid: key.kid });
-          const { record } = plan;
-          const digest = payloadDigest(record);
-          const subject = { type: "assessment", id: record.id };
-          const input = { type: "assessment.completed", actor: commit.actor, subject, digest };
-          const [entry, next] = sequenceUnder(this.store, orgId, input, commit.once, head);
-          const { sequence } = entry;
-          this.store.setWrite(sequence, JSON.stringify(plan), Date.now());
-          this.commits.hold(sequence, entry.hash, plan);
-          if (commit.spend && choice === 0 && record.decision === "approve") {
-            const { transaction, amount, currency, at } = commit.spend;
-            const spendRoot = commit.spend.root;
-            this.store.addSpend(
-              record.livemode,
-              spendRoot,
-              transaction,
-              amount,
-              currency,
-              sequence,
-              at,
-            );
-            this.store.setConsentTerms(record.livemode, spendRoot, termsOf(commit.spend));
-          }
-          return [{ entry, plan }, next];
-        });
-        if (!("unsigned" in committed)) break;
-        await sign(committed.unsigned);
-      }
-    } finally {
-      if (root !== null) {
-        const left = (this.spending.get(root) ?? 1) - 1;
-        if (left > 0) this.spending.set(root, left);
-        else this.spending.delete(root);
-      }
-    }
+          const chosen = { choice, verdict, signature, kid: key.kid };
+          const ledger = { store: this.store, commits: this.commits };
+          return sequenceAssessment(ledger, orgId, commit, chosen, head);
+        },
+        inTurn: (section) => this.sections.inTurn(section),
+      }),
+    );
     const { entry, plan } = committed;
     if (!plan) return this.answerFor(entry);
     await this.alarmClock.schedule();

@@ -8,7 +8,7 @@ import type { ReviewSpend } from "../schemas/reviews";
  * The verdicts a commit may end with, in the order `spendChoice` numbers them: the model's,
  * and for a credential-backed approval the two the ledger answers instead when it refuses the
  * spend. The one `spendChoice` picks is signed before the critical section, which must not
- * await; another only when a racing commit changed the choice (OrgLedger.commitAssessment).
+ * await; another only when a racing commit changed the choice (assessment-commit.ts).
  */
 export function candidateVerdicts(commit: AssessmentCommit): Verdict[] {
   return commit.spend

@@ -1,122 +1,15 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
-import type { AssessmentCommit, CommitAnswer, Verdict } from "../../src/assess/commit";
+import type { AssessmentCommit } from "../../src/assess/commit";
 import { ledgerOf } from "../../src/ledger/ledger";
-import { newId } from "../../src/lib/ids";
-import { newOrg, type TestOrg } from "./support/api";
+import { newOrg } from "./support/api";
+import { commit, commitOf, decided, holdNextWrite, sequenceOf, until } from "./support/commits";
 import { ownerSql } from "./support/db";
 
 // The ledger object's commit of an assessment (docs/architecture.md, "The assess path"): the
 // spend of a credential-backed approval is decided there, once per org, under concurrency.
 
-function verdict(decision: "approve" | "deny", key: string): Verdict {
-  return {
-    fields: {
-      decision,
-      risk_level: decision === "approve" ? "normal" : "highest",
-      risk_score: decision === "approve" ? 5 : 90,
-      reason: `${decision} because ${key}`,
-      confidences: {
-        agent_identity: 1,
-        mandate_validity: 1,
-        policy_adherence: 1,
-        behavioral_risk: 1,
-        recipient_risk: 1,
-      },
-      signals: [],
-      rejection_reasons:
-        decision === "deny" ? [{ key, category: "mandate", description: key }] : [],
-    },
-    claims: { decision, because: key },
-    events: [],
-    receipt: null,
-  };
-}
-
-interface Spend {
-  root: string;
-  transaction: string;
-  amount: number;
-  budget?: number;
-  maxOccurrences?: number;
-}
-
-/** A commit as the Worker makes one, for a payment of `amount` under an open mandate. */
-function commitOf(spend: Spend | null, decision: "approve" | "deny" = "approve"): AssessmentCommit {
-  const id = newId();
-  const content = crypto.randomUUID();
-  return {
-    once: [`assessment:${content}`],
-    actor: { type: "api_key", id: newId() },
-    receivedAt: Date.now(),
-    record: {
-      id,
-      created: new Date().toISOString(),
-      livemode: true,
-      kind: "ap2_payment",
-      mandate_type: "payment",
-      mandate_id: newId(),
-      content_hash: content,
-      idempotency_key: null,
-      agent: null,
-      policy_version: 0,
-      verify_url: "https://risk.test/.well-known/jwks.json",
-      a2a: null,
-      amount: spend?.amount ?? 100,
-      currency: "USD",
-      counterparty: null,
-    },
-    mandate: {
-      id: newId(),
-      kind: "ap2_payment",
-      mandate_type: "payment",
-      vct: "mandate.payment.1",
-      content_hash: content,
-      mandate_hash: `sha256:${"0".repeat(64)}`,
-      mandate: { transaction_id: spend?.transaction ?? content },
-    },
-    verdict: verdict(decision, "model"),
-    spend: spend && {
-      root: spend.root,
-      transaction: spend.transaction,
-      amount: spend.amount,
-      currency: "USD",
-      budgets: spend.budget === undefined ? [] : [{ max: spend.budget, currency: "USD" }],
-      maxOccurrences: spend.maxOccurrences ?? null,
-      instead: {
-        already_consumed: verdict("deny", "credential_already_consumed"),
-        budget_exceeded: verdict("deny", "credential_budget_exceeded"),
-      },
-    },
-    review: null,
-    faults: [],
-  };
-}
-
 const DIGEST = `sha256:${"ab".repeat(32)}`;
-
-/** The ledger object's private state, reached into to hold a write in flight. */
-interface Internals {
-  commits: { writing: boolean; flushOnce: () => Promise<void> };
-  sections: { queued: unknown[] };
-}
-
-function sequenceOf(answer: CommitAnswer): number {
-  return answer.kind === "stored" ? answer.record.audit_sequence : Number.NaN;
-}
-
-function commit(org: TestOrg, value: AssessmentCommit): Promise<CommitAnswer> {
-  return ledgerOf(env, org.id).commitAssessment(org.id, value) as unknown as Promise<CommitAnswer>;
-}
-
-/** The decision the stored, signed verdict carries, checked against its own signature's claims. */
-function decided(answer: CommitAnswer): string {
-  if (answer.kind !== "stored") throw new Error(`not stored: ${answer.kind}`);
-  const claims = decodeJwt(answer.record.jws);
-  expect(claims.decision).toBe(answer.record.decision);
-  return answer.record.rejection_reasons[0]?.key ?? answer.record.decision;
-}
 
 describe("one consent pays once", () => {
   it("answers already_consumed to a second approval of the same root and transaction", async () => {
@@ -251,14 +144,10 @@ describe("the group commit", () => {
     const ledger = ledgerOf(env, org.id);
     const first = await commit(org, commitOf(null));
     const after = sequenceOf(first);
-    // The object's outermost storage transactions (each is one commit to its disk), and a gate
-    // that holds its next write to Postgres in flight until the test opens it.
+    // The object's outermost storage transactions (each is one commit to its disk), and its
+    // next write to Postgres held in flight until the test opens it.
     const count = { outer: 0, depth: 0 };
-    let open = () => {};
-    const gate = new Promise<void>((resolve) => {
-      open = resolve;
-    });
-    await runInDurableObject(ledger, (object, state) => {
+    await runInDurableObject(ledger, (_, state) => {
       const storage = state.storage;
       const run = storage.transactionSync.bind(storage);
       storage.transactionSync = <T>(closure: () => T): T => {
@@ -270,34 +159,20 @@ describe("the group commit", () => {
           count.depth -= 1;
         }
       };
-      const commits = (object as unknown as Internals).commits;
-      const flushOnce = commits.flushOnce.bind(commits);
-      let held = false;
-      commits.flushOnce = async () => {
-        if (!held) {
-          held = true;
-          await gate;
-        }
-        return flushOnce();
-      };
     });
-    const inside = <T>(read: (object: Internals) => T) =>
-      runInDurableObject(ledger, (object) => read(object as unknown as Internals));
-    const until = async (ready: (object: Internals) => boolean) => {
-      while (!(await inside(ready))) await new Promise((resolve) => setTimeout(resolve, 5));
-    };
+    const open = await holdNextWrite(ledger);
     // An append whose write is held: every commit below arrives while a write is in flight.
     const held = ledger.append(org.id, [
       { type: "test.held", actor: { type: "api_key", id: "k" }, subject: null, digest: DIGEST },
     ]);
-    await until((object) => object.commits.writing);
+    await until(ledger, (object) => object.commits.writing);
     const spendOf = (i: number) => ({ root: "root-1", transaction: `tx-${i}`, amount: 100 });
     const commits = Array.from({ length: 20 }, (_, i) => commitOf({ ...spendOf(i), budget: 500 }));
     // A retry of one of them, racing it: answered with the first's entry, never a second one.
     const answering = Promise.all(
       [...commits, commits[7] as AssessmentCommit].map((c) => commit(org, c)),
     );
-    await until((object) => object.sections.queued.length === 21);
+    await until(ledger, (object) => object.sections.queued.length === 21);
     expect(count.outer).toBe(1);
     open();
     const [appended] = await held;
