@@ -1,32 +1,28 @@
 import { calculateJwkThumbprint } from "jose";
-import { payloadDigest } from "#audit/digest";
 import type { Caller } from "../auth/caller";
 import type { Tenant } from "../auth/tenant";
 import { guardSpend } from "../billing/guard";
 import { publicBaseUrl } from "../env";
 import { ApiError } from "../errors";
 import { commitAssessment } from "../ledger/ledger";
-import { newId } from "../lib/ids";
 import type { Refinement } from "../schemas/reviews";
 import { signer } from "../signing/signer";
 import { requireLivePresentation } from "./ap2-credential";
-import type { AssessmentCommit, RecordDraft } from "./commit";
+import type { AssessmentCommit } from "./commit";
 import { loadContext } from "./context";
 import { credentialOf } from "./credential-status";
-import { withoutServiceRiskData, withRiskPayload } from "./facts";
+import { assessmentCommit } from "./draft";
+import { withRiskPayload } from "./facts";
 import { httpSignatureQuery } from "./http-signature/nonce";
 import { httpSignatureOf, withHttpSignature } from "./http-signature/outcome";
 import { riskInput, rulesUnreadable } from "./input";
 import { modelsHeld } from "./learned-model";
-import { receiptReferences } from "./mandate-receipt";
 import { type AssessmentRecord, type Outcome, toOutcome } from "./outcome";
-import { counterpartyKey, isPayment, networkIdsOf, networkOf } from "./payment-keys";
+import { counterpartyKey, networkOf } from "./payment-keys";
 import { evaluatePolicy } from "./policy-rules";
 import { startBeside } from "./prefetch";
-import { recheckTerms } from "./recheck-terms";
 import { openedRefinement, refinementOf } from "./refinement";
 import { mandateCanonicalHash, type ParsedAssessRequest } from "./request";
-import { reviewOpening } from "./review-opening";
 import { decide, scoreIdentity } from "./risk";
 import { riskPayloadTtlSeconds } from "./risk-payload";
 import {
@@ -36,12 +32,10 @@ import {
   riskStage,
   shadowModelVerdict,
 } from "./risk-stage";
-import { recordInputs } from "./rules/inputs";
 import { shadowVerdict } from "./shadow";
 import { Stopwatch } from "./stopwatch";
 import { unstorableAt } from "./storable";
 import { rememberTelemetry } from "./telemetry-store";
-import { type PayloadFacts, spendOf, verdictOf } from "./verdict";
 
 export interface Assessed {
   outcome: Outcome;
@@ -106,11 +100,13 @@ export async function runAssessment(
   await guardSpend(tenant, context.spend ?? null, livemode);
 
   const who = await tenant.caller();
-  const { verdict, evidence, credential } = presented
+  const credential = presented
     ? await timing.time("kya", () =>
         credentialOf(presented, context.anchors, now, started.status, receivedAt),
       )
-    : { verdict: null, evidence: null, credential: null };
+    : null;
+  const verdict = credential?.verdict ?? null;
+  const evidence = credential?.evidence ?? null;
   const httpSignature = signature
     ? await timing.time("kya", () =>
         httpSignatureOf(tenant, signature, directory, context, thumbprint, now),
@@ -140,98 +136,27 @@ export async function runAssessment(
     shadowModelVerdict(context, payment, { kya, policy }, input),
   );
 
-  const id = newId(receivedAt);
-  const mandateId = newId(receivedAt);
-  const submitted = withoutServiceRiskData(request.mandate);
-  const mandateHash = payloadDigest(submitted);
-  const agent = input.identity.agent;
-  const policyVersion = context.policy?.version ?? 0;
-  const draft: RecordDraft = {
-    id,
-    created: new Date(now).toISOString(),
-    livemode: who.livemode,
-    kind: request.kind,
-    mandate_type: request.mandateType,
-    mandate_id: mandateId,
-    content_hash: contentHash,
-    idempotency_key: request.idempotencyKey,
-    agent: agent
-      ? { id: agent.id, trust_score: agent.trust_score, risk_tier: agent.risk_tier }
-      : null,
-    policy_version: policyVersion,
-    verify_url: `${issuer}/.well-known/jwks.json`,
-    a2a: request.a2a ? { ...request.a2a } : null,
-    amount: request.facts.amount?.amount ?? null,
-    currency: request.facts.amount?.currency ?? null,
-    counterparty: counterpartyKey(request),
-    ...(risk.model
-      ? {
-          model: {
-            id: risk.model.id,
-            version: risk.model.version,
-            probability: risk.model.probability,
-          },
-        }
-      : {}),
-    ...(networked ? { network: networked } : {}),
-    ...(httpSignature ? { http_signature: httpSignature } : {}),
-  };
-  // What every verdict of this assessment states besides the decision itself.
-  const facts: PayloadFacts = {
-    issuer,
-    audience: request.audience,
-    orgId: who.orgId,
-    livemode: who.livemode,
-    assessmentId: id,
-    mandateId,
-    mandateHash,
-    kind: request.kind,
-    policyVersion,
-    agentId: agent?.id ?? null,
-    issuedAt: now,
-    ttlSeconds,
-    receipt: presented
-      ? {
-          issuer,
-          issuedAt: now,
-          assessmentId: id,
-          references: receiptReferences(presented.chain),
-        }
-      : null,
-    network: networked,
-  };
-  const chosen = verdictOf(decision, facts, credential, verdict?.detail ?? null);
-  const commit: AssessmentCommit = {
-    once: onceKeys(draft),
-    actor: { type: who.actor.type, id: who.actor.id },
+  const commit = assessmentCommit({
+    request,
+    who,
+    context,
+    input,
+    contentHash,
+    thumbprint,
+    now,
     receivedAt,
-    record: draft,
-    mandate: {
-      id: mandateId,
-      kind: request.kind,
-      mandate_type: request.mandateType,
-      vct: typeof submitted.vct === "string" ? submitted.vct : null,
-      content_hash: contentHash,
-      mandate_hash: mandateHash,
-      mandate: submitted,
-    },
-    inputs: recordInputs(input),
+    issuer,
+    ttlSeconds,
+    risk,
+    decision,
+    credential,
+    httpSignature,
+    networked,
     shadow,
     shadowModel,
-    ...(isPayment(request)
-      ? { networkIds: networkIdsOf(request, thumbprint, verdict?.issuerKeyThumbprint ?? null) }
-      : {}),
-    verdict: chosen,
-    spend:
-      verdict?.spend && chosen.fields.decision === "approve"
-        ? spendOf(verdict, decision, facts, credential)
-        : null,
-    review:
-      chosen.fields.decision === "review"
-        ? reviewOpening(verdict, now, recheckTerms(verdict, input))
-        : null,
-    faults: [...faults],
-  };
+    faults,
+  });
+  const id = commit.record.id;
   // Nothing the ledger would record may be refused by the database afterwards.
   const unstorable = unstorableAt(commit, "request", 0);
   if (unstorable) throw new ApiError("invalid_request", [unstorable]);
@@ -243,18 +168,6 @@ export async function runAssessment(
   }
   const refinement = reviewId === null ? null : openedRefinement(reviewId);
   return answer(record, context.anchoredThrough, request, timing, refinement);
-}
-
-/**
- * The idempotency keys the ledger object arbitrates at once: the content, and the caller's key
- * (per mode). Whichever was used first names the assessment every later request gets.
- */
-function onceKeys(draft: RecordDraft): string[] {
-  const once = [`assessment:${draft.content_hash}`];
-  if (draft.idempotency_key !== null) {
-    once.push(`assessment-key:${draft.livemode ? "live" : "test"}:${draft.idempotency_key}`);
-  }
-  return once;
 }
 
 /**
