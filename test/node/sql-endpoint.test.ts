@@ -10,6 +10,7 @@ import {
   type SqlEndpointOptions,
   startSqlEndpoint,
 } from "../../scripts/sql-endpoint/index";
+import { ANALYZE_AFTER_ROWS } from "../../scripts/sql-endpoint/pglite-backend";
 import { SerialQueue } from "../../scripts/sql-endpoint/serial-queue";
 
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -381,6 +382,36 @@ describe("PGlite data directory", () => {
       ]);
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe("PGlite statistics", () => {
+  // PGlite has no autovacuum: the endpoint analyzes once enough rows were written, so the
+  // planner knows a table an import filled (scripts/sql-endpoint/pglite-backend.ts).
+  it("analyzes after ANALYZE_AFTER_ROWS written rows, between requests", async () => {
+    const endpoint = await startSqlEndpoint({ migrationsFolder });
+    try {
+      neonConfig.fetchEndpoint = endpoint.url;
+      const owner = neon(OWNER_URL);
+      const analyzed = async () =>
+        (
+          await owner`select coalesce(n_live_tup, 0)::int as rows, last_analyze is not null as analyzed
+            from pg_stat_user_tables where relname = 'items'`
+        )[0];
+      const orgId = newOrg();
+      const insert = (from: number, count: number) =>
+        owner`insert into items (org_id, name)
+          select ${orgId}::uuid, 'item-' || i from generate_series(${from}::int, ${from + count - 1}::int) i`;
+      await insert(1, ANALYZE_AFTER_ROWS - 1);
+      expect((await analyzed())?.analyzed).toBe(false);
+      await insert(ANALYZE_AFTER_ROWS, 1);
+      // Queued behind the request that crossed the threshold: done before the next one runs.
+      expect(await analyzed()).toEqual({ rows: ANALYZE_AFTER_ROWS, analyzed: true });
+      const [plan] = await owner`select reltuples::int as n from pg_class where relname = 'items'`;
+      expect(plan).toEqual({ n: ANALYZE_AFTER_ROWS });
+    } finally {
+      await endpoint.close();
     }
   });
 });
