@@ -397,12 +397,17 @@ export async function json(
   for (let attempt = 0; ; attempt++) {
     const method = init.method ?? "GET";
     const reply = await client.send(path, init).catch((error: Error) => {
-      // A kept-alive socket the dev server closed while idle (the bench waits on training and
-      // on the network between calls): a GET is safe to send again, nothing else is.
-      if (method === "GET" && attempt < 3) return null;
+      // A kept-alive socket the dev server closed as the request went out ("socket hang up"):
+      // a GET is safe to send again, and so are the stream's POSTs, which are idempotent (a
+      // clock advanced to where it is changes nothing; an assessment sent again is answered
+      // as the first: the same content is the same assessment). Nothing else is.
+      if ((method === "GET" || idempotent(path)) && attempt < 5) return null;
       throw new Error(`${method} ${path}: ${error.message}`);
     });
-    if (reply === null) continue;
+    if (reply === null) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      continue;
+    }
     // 503 "Your worker restarted mid-request" is wrangler dev's, not the service's.
     const restarted = reply.status === 503 && reply.text.includes("restarted mid-request");
     if ((reply.status === 429 || restarted) && attempt < 100) {
@@ -418,6 +423,8 @@ export async function json(
     return JSON.parse(reply.text) as Record<string, unknown>;
   }
 }
+
+const idempotent = (path: string) => path === "/v1/assess" || path.endsWith("/advance");
 
 /** Runs `work(0..count-1)` with at most `width` at a time. */
 async function inParallel(count: number, width: number, work: (n: number) => Promise<void>) {
