@@ -27,7 +27,7 @@
 
 import type { Client } from "./assess-http.ts";
 import { handbookSplit } from "./quality/handbook.ts";
-import { type OrgScores, orgScores } from "./quality/network.ts";
+import { type OrgResult, orgScores } from "./quality/network.ts";
 import { HANDBOOK, SIMULATION_START_MS, type Transactions } from "./quality/simulator.ts";
 import {
   DAY_MS,
@@ -46,20 +46,15 @@ import {
 
 const CONTRIBUTION_TIMEOUT_MS = 20 * 60_000;
 
-export interface HttpOrgResult {
-  org: number;
-  customers: number;
-  testRows: number;
-  testFrauds: number;
-  s2Frauds: number;
-  cardsK: number;
-  off: OrgScores;
-  on: OrgScores;
-  /** Share of the "on" org's test rows whose `outcome.network.payee_fraud_orgs` was ≥ 1. */
-  testFlaggedByNetwork: number;
+/**
+ * An org's figures through the API: the offline benchmark's, but for the share of payees
+ * released (through the API a count under k reads 0, like a payee nobody flagged), with
+ * `testFlaggedByNetwork` read from `outcome.network.payee_fraud_orgs` ≥ 1.
+ */
+export type HttpOrgResult = Omit<OrgResult, "testReleased"> & {
   /** The most `payee_fraud_orgs` any of its assessments read. */
   maxPayeeFraudOrgs: number;
-}
+};
 
 type Session = () => Promise<Record<string, string>>;
 
