@@ -253,6 +253,18 @@ async function eventsOf(hookName: string, outcome: Json): Promise<Json[]> {
   return sorted;
 }
 
+/** An assessment event's data as every org's: the verdict, its agent, its kind. */
+function eventData(outcome: Awaited<ReturnType<typeof assessed>>, agentId: string) {
+  return {
+    assessment_id: outcome.id,
+    decision: outcome.outcome.decision,
+    risk_level: outcome.outcome.risk_level,
+    risk_score: outcome.outcome.risk_score,
+    agent_id: agentId,
+    kind: "ap2_payment",
+  };
+}
+
 describe("the assessment's webhook events", () => {
   it("carry outcome.network as data.network when the org consumes", async () => {
     const { apiKey, agentId, payee, payeeRaw } = await testModeOrg();
@@ -264,12 +276,7 @@ describe("the assessment's webhook events", () => {
     expect(outcome.outcome.network).toEqual({ ...ZERO, payee_fraud_orgs: 3 });
     for (const body of await eventsOf(hookName, outcome)) {
       expect(body.data).toStrictEqual({
-        assessment_id: outcome.id,
-        decision: outcome.outcome.decision,
-        risk_level: outcome.outcome.risk_level,
-        risk_score: outcome.outcome.risk_score,
-        agent_id: agentId,
-        kind: "ap2_payment",
+        ...eventData(outcome, agentId),
         network: outcome.outcome.network,
       });
     }
@@ -286,14 +293,7 @@ describe("the assessment's webhook events", () => {
     const outcome = await assessed(apiKey, paymentTo(payee, agent.id));
     expect(outcome.outcome).not.toHaveProperty("network");
     for (const body of await eventsOf(hookName, outcome)) {
-      expect(body.data).toStrictEqual({
-        assessment_id: outcome.id,
-        decision: outcome.outcome.decision,
-        risk_level: outcome.outcome.risk_level,
-        risk_score: outcome.outcome.risk_score,
-        agent_id: agent.id,
-        kind: "ap2_payment",
-      });
+      expect(body.data).toStrictEqual(eventData(outcome, agent.id));
     }
   });
 });
