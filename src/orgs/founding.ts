@@ -91,9 +91,11 @@ export async function foundOrg(tenant: Tenant, requested: string | undefined) {
     {
       // The organization before its first entry, which refers to it.
       before: (db, { terms }) => [
+        // Any conflict, not only the founder's: racing first calls insert the same id, and
+        // PostgreSQL raises a unique violation on a constraint the clause does not name.
         db.execute(sql`insert into organizations (id, name, founder_user_id, created_at)
                    values (${orgId}, ${terms.name}, ${userId}, ${terms.created}::timestamptz)
-                   on conflict (founder_user_id) do nothing
+                   on conflict do nothing
                    returning id`),
         db.execute(sql`insert into memberships (org_id, user_id, role)
                    select id, founder_user_id, 'owner' from organizations where id = ${orgId}

@@ -14,6 +14,15 @@ const OFF = {
   contributed_through: null,
 };
 
+/**
+ * The settings without `contributed_through`, which the Queue consumer moves on its own time once
+ * the mode contributes (network-contributions tests its value): two reads compare by the rest.
+ */
+function chosen(json: Record<string, unknown>) {
+  const { contributed_through: _, ...rest } = json;
+  return rest;
+}
+
 function settings(org: TestOrg, mode: "live" | "test" = "live", token = org.token) {
   return call("/v1/network-settings", { token, headers: { "x-mode": mode } });
 }
@@ -52,7 +61,7 @@ describe("network settings", () => {
       updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
     expect(Date.parse(joined.json.updated_at as string)).toBeGreaterThanOrEqual(before - 1000);
-    expect((await settings(org)).json).toEqual(joined.json);
+    expect(chosen((await settings(org)).json)).toEqual(chosen(joined.json));
     // The other mode is another membership.
     expect((await settings(org, "test")).json).toEqual({
       ...OFF,
@@ -99,7 +108,7 @@ describe("network settings", () => {
 
     const read = await call("/v1/network-settings", { token: member.token, headers: inOrg });
     expect(read.status).toBe(200);
-    expect(read.json).toEqual(byAdmin.json);
+    expect(chosen(read.json)).toEqual(chosen(byAdmin.json));
     const refused = await change(
       org,
       { contribute: false, consume: false },
@@ -123,7 +132,7 @@ describe("network settings", () => {
       expect(res.error).toEqual(errorBody("session_required"));
     }
     // Nothing the refusals tried changed anything.
-    expect((await settings(org)).json).toEqual(byAdmin.json);
+    expect(chosen((await settings(org)).json)).toEqual(chosen(byAdmin.json));
   });
 
   it("refuses a bad body with the field named, and consuming without contributing", async () => {
