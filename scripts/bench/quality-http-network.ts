@@ -99,6 +99,8 @@ export async function networkEndToEnd(options: {
   orgs: number;
   lanes: number;
   log: (line: string) => void;
+  /** Called with each org's figures as its streams end. */
+  settled?: (result: HttpOrgResult) => void;
 }): Promise<HttpOrgResult[]> {
   const { client, tx, orgs, lanes, log } = options;
   // Whole days, so that each UTC day of the simulation is one UTC day of the calendar.
@@ -164,26 +166,7 @@ export async function networkEndToEnd(options: {
 
   const flagged = new Set<number>();
   const maxFraudOrgs = new Array<number>(orgs).fill(0);
-  const streams = made.flatMap(({ on, off }, org) => [
-    stream(client, on, tx, week[org] ?? [], lanes, true, log, {
-      at,
-      seen: (i, outcome) => {
-        const network = outcome.network as { payee_fraud_orgs: number } | undefined;
-        if (!network) throw new Error(`org ${org} on: an assessment without outcome.network`);
-        if (network.payee_fraud_orgs >= 1) flagged.add(i);
-        maxFraudOrgs[org] = Math.max(maxFraudOrgs[org] ?? 0, network.payee_fraud_orgs);
-      },
-    }),
-    stream(client, off, tx, week[org] ?? [], lanes, true, log, {
-      at,
-      seen: (_, outcome) => {
-        if (outcome.network !== undefined) throw new Error(`org ${org} off read the network`);
-      },
-    }),
-  ]);
-  const probabilities = await Promise.all(streams);
-
-  return made.map((_, org) => {
+  const figures = (org: number, on: Map<number, number>, off: Map<number, number>) => {
     const rows = test.filter((i) => orgOf(i) === org);
     const scoresOf = (map: Map<number, number>) =>
       Float64Array.from(rows, (i) => map.get(i) as number);
@@ -198,12 +181,37 @@ export async function networkEndToEnd(options: {
       testFrauds: rows.reduce((n, i) => n + (tx.fraud[i] as number), 0),
       s2Frauds: rows.filter((i) => tx.scenario[i] === 2).length,
       cardsK,
-      on: orgScores(tx, rows, scoresOf(probabilities[2 * org] as Map<number, number>), cardsK),
-      off: orgScores(tx, rows, scoresOf(probabilities[2 * org + 1] as Map<number, number>), cardsK),
+      on: orgScores(tx, rows, scoresOf(on), cardsK),
+      off: orgScores(tx, rows, scoresOf(off), cardsK),
       testFlaggedByNetwork: rows.length
         ? rows.filter((i) => flagged.has(i)).length / rows.length
         : 0,
       maxPayeeFraudOrgs: maxFraudOrgs[org] ?? 0,
     };
-  });
+  };
+  // Each org's figures as soon as its two streams end: a run that dies late keeps the orgs done.
+  return Promise.all(
+    made.map(async ({ on, off }, org) => {
+      const [onScores, offScores] = await Promise.all([
+        stream(client, on, tx, week[org] ?? [], lanes, true, log, {
+          at,
+          seen: (i, outcome) => {
+            const network = outcome.network as { payee_fraud_orgs: number } | undefined;
+            if (!network) throw new Error(`org ${org} on: an assessment without outcome.network`);
+            if (network.payee_fraud_orgs >= 1) flagged.add(i);
+            maxFraudOrgs[org] = Math.max(maxFraudOrgs[org] ?? 0, network.payee_fraud_orgs);
+          },
+        }),
+        stream(client, off, tx, week[org] ?? [], lanes, true, log, {
+          at,
+          seen: (_, outcome) => {
+            if (outcome.network !== undefined) throw new Error(`org ${org} off read the network`);
+          },
+        }),
+      ]);
+      const result = figures(org, onScores, offScores);
+      options.settled?.(result);
+      return result;
+    }),
+  );
 }

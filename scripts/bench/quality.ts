@@ -352,7 +352,15 @@ if (!values.http) {
       const session = async () => ({ authorization: `Bearer ${await sessionToken(stack.idp)}` });
       if (orgs > 1) {
         const networkStarted = performance.now();
-        const results = await networkEndToEnd({ client, session, tx, orgs, lanes, log });
+        const results = await networkEndToEnd({
+          client,
+          session,
+          tx,
+          orgs,
+          lanes,
+          log,
+          settled: (result) => orgsTable(`org ${result.org}, as its streams ended`, [result]),
+        });
         orgsTable(
           `seed ${seed}, ${customers} customers, ${terminals} terminals: ${orgs} orgs through ` +
             `the API, k = 3 (test week; ${seconds(networkStarted).toFixed(0)} s; the most ` +
