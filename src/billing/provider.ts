@@ -1,4 +1,4 @@
-import Stripe from "stripe";
+import type Stripe from "stripe";
 import type { Env } from "../env";
 import { ApiError } from "../errors";
 import { logError } from "../lib/log";
@@ -70,7 +70,7 @@ function apiBase(env: Env): string {
  * fake lives under `/stripe` of the fixture server): the client knows only a host, so its fetch
  * puts the path back in front of every request's.
  */
-function client(env: Env, secret: string): Stripe {
+function client(sdk: typeof Stripe, env: Env, secret: string): Stripe {
   const base = new URL(apiBase(env));
   const prefix = base.pathname.replace(/\/$/, "");
   const fetchAtBase: typeof fetch = (input, init) => {
@@ -79,8 +79,8 @@ function client(env: Env, secret: string): Stripe {
     return fetch(url, init);
   };
   const https = base.protocol === "https:";
-  return new Stripe(secret, {
-    httpClient: Stripe.createFetchHttpClient(prefix ? fetchAtBase : fetch),
+  return new sdk(secret, {
+    httpClient: sdk.createFetchHttpClient(prefix ? fetchAtBase : fetch),
     host: base.hostname,
     port: base.port || (https ? 443 : 80),
     protocol: https ? "https" : "http",
@@ -91,7 +91,16 @@ function client(env: Env, secret: string): Stripe {
   });
 }
 
-const subtleCrypto = Stripe.createSubtleCryptoProvider();
+/**
+ * The package, evaluated on the first billing call rather than with the Worker: it is the
+ * largest module the service ships (0.6 MB) and only checkout and its webhook use it, so every
+ * isolate that never bills (most; and every test file's, docs/ci.md) starts without it.
+ */
+let loaded: Promise<typeof Stripe> | undefined;
+function stripeSdk(): Promise<typeof Stripe> {
+  loaded ??= import("stripe").then((module) => module.default);
+  return loaded;
+}
 
 /** Stripe through its official package: Checkout Sessions and `constructEventAsync`. */
 export function stripe(env: Env): BillingProvider {
@@ -101,9 +110,10 @@ export function stripe(env: Env): BillingProvider {
       if (!secret) throw new ApiError("billing_provider_unavailable");
       const plan = PLANS[input.plan];
       const metadata = { org_id: input.orgId, plan: input.plan };
+      const sdk = await stripeSdk();
       let session: Stripe.Checkout.Session;
       try {
-        session = await client(env, secret).checkout.sessions.create(
+        session = await client(sdk, env, secret).checkout.sessions.create(
           {
             mode: "subscription",
             success_url: input.successUrl,
@@ -127,7 +137,7 @@ export function stripe(env: Env): BillingProvider {
         );
       } catch (error) {
         // Stripe's error type and code only: its message may echo request fields.
-        const stripeError = error instanceof Stripe.errors.StripeError ? error : null;
+        const stripeError = error instanceof sdk.errors.StripeError ? error : null;
         logError("stripe checkout failed", {
           status: stripeError?.statusCode,
           type: stripeError?.type ?? "unreachable",
@@ -153,18 +163,19 @@ export function stripe(env: Env): BillingProvider {
         logError("stripe webhook secret not configured");
         throw refused("no matching signature");
       }
+      const sdk = await stripeSdk();
       let event: Stripe.Event;
       try {
-        event = await Stripe.webhooks.constructEventAsync(
+        event = await sdk.webhooks.constructEventAsync(
           rawBody,
           header,
           secret,
           SIGNATURE_TOLERANCE_SECONDS,
-          subtleCrypto,
+          sdk.createSubtleCryptoProvider(),
           now,
         );
       } catch (error) {
-        if (error instanceof Stripe.errors.StripeSignatureVerificationError) {
+        if (error instanceof sdk.errors.StripeSignatureVerificationError) {
           throw refused(signatureFailure(error.message));
         }
         throw new ApiError("invalid_request", [{ path: "", message: "not a Stripe event" }]);
