@@ -122,6 +122,8 @@ export async function startStack(options: {
   dbRtt: DelaySampler;
   /** Opens workerd's inspector (plain workerd only), for `--profile`. */
   profile?: boolean;
+  /** Consumes the Queues under plain workerd too (wrangler dev always does). */
+  queues?: boolean;
   /**
    * The checkout whose Worker is built and measured, with its migrations (`--worker`): this
    * repository by default, or another (a worktree of an earlier commit) for a before/after
@@ -165,6 +167,7 @@ export async function startStack(options: {
       port,
       run,
       ...inspector,
+      ...(options.queues ? { queues: true } : {}),
     });
     return { origin, endpoint, idp, runtime, script, ...inspector };
   }

@@ -27,6 +27,34 @@ const RATE_LIMITS = {
 };
 
 /**
+ * wrangler.toml's Queues: the producers' bindings and the consumers' settings, so training and
+ * network contributions run here as under `wrangler dev` (test/node/bench-workerd-queues.test.ts
+ * keeps the two equal).
+ */
+export const QUEUE_PRODUCERS = {
+  WEBHOOK_QUEUE: "webhook-deliveries",
+  TRAINING_QUEUE: "risk-model-training",
+  NETWORK_QUEUE: "network-contributions",
+};
+export const QUEUE_CONSUMERS = {
+  "webhook-deliveries": {
+    maxBatchSize: 10,
+    maxBatchTimeout: 1,
+    maxRetries: 10,
+    deadLetterQueue: "webhook-deliveries-dlq",
+  },
+  "webhook-deliveries-dlq": { maxBatchSize: 10, maxBatchTimeout: 1, maxRetries: 3 },
+  "risk-model-training": {
+    maxBatchSize: 1,
+    maxBatchTimeout: 1,
+    maxRetries: 3,
+    deadLetterQueue: "risk-model-training-dlq",
+  },
+  "risk-model-training-dlq": { maxBatchSize: 10, maxBatchTimeout: 1, maxRetries: 3 },
+  "network-contributions": { maxBatchSize: 10, maxBatchTimeout: 1, maxRetries: 3 },
+};
+
+/**
  * Serves `script` (a bundle of workers/main.ts) on `host`:`port` with the variables of
  * `devVars` plus `vars`; registered with `run.defer`. Answers the origin.
  */
@@ -39,6 +67,8 @@ export async function startWorkerd(options: {
   run: Run;
   /** workerd's V8 inspector on this port (`--profile`); none without it. */
   inspectorPort?: number;
+  /** Consume the Queues too (training, network contributions, webhooks), as `wrangler dev` does. */
+  queues?: boolean;
 }): Promise<string> {
   const { run } = options;
   const bindings = { ...Object.fromEntries(readDevVars(options.devVars) ?? []), ...options.vars };
@@ -66,7 +96,8 @@ export async function startWorkerd(options: {
           compatibilityDate: COMPATIBILITY_DATE,
           compatibilityFlags: ["nodejs_compat"],
           durableObjects: { ORG_LEDGER: { className: "OrgLedger", useSQLite: true } },
-          queueProducers: { WEBHOOK_QUEUE: "webhook-deliveries" },
+          queueProducers: QUEUE_PRODUCERS,
+          ...(options.queues ? { queueConsumers: QUEUE_CONSUMERS } : {}),
           ratelimits: RATE_LIMITS,
           // Miniflare otherwise routes every outbound fetch (each database round trip) through a
           // JavaScript Worker of its own that copies the request to drop `CF-Connecting-IP`:

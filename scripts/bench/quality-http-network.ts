@@ -1,6 +1,7 @@
 // `npm run bench:quality -- --orgs 3 --http` (issue 41): the network benchmark of
-// quality/network.ts through the HTTP API of the service as `npm run dev` runs it (wrangler
-// dev, the embedded database, its Queue consumer). The simulated population is split across N
+// quality/network.ts through the HTTP API of the service (the deployable bundle under workerd
+// with wrangler.toml's Queues, or wrangler dev with --runtime wrangler; the embedded database
+// or DATABASE_URL's). The simulated population is split across N
 // orgs that share the terminals (payees), customer mod N, each org twice:
 //
 //   on:  an org that contributes and consumes in test mode (POST /v1/network-settings, as its
@@ -20,8 +21,8 @@
 // payment keeps its weekday and time of day; nothing the model reads depends on the year.
 //
 // What the stream does not do: the test week's own payments are not contributed while it runs
-// (contributions come from labels, imports and the Cron sweep, which `wrangler dev` does not
-// run), so an org reads the other orgs' history only; the offline benchmark also counts the
+// (contributions come from labels, imports and the Cron sweep, which neither runtime runs
+// here), so an org reads the other orgs' history only; the offline benchmark also counts the
 // others' test-week payments as "seen" (never as fraud: their labels become known after the
 // week). That moves the crowd a count needs, not any fraud count.
 

@@ -1,7 +1,8 @@
 // Parts (b) and (c) of `npm run bench:quality` (issue 39): the Handbook's benchmark end to end
-// through the HTTP API of the service as `npm run dev` runs it (wrangler dev, the embedded
-// database), at a reduced scale. Each customer is a principal with its agent, each terminal a
-// payee, the amounts USD in cents, the time a test clock's:
+// through the HTTP API of the service (its deployable bundle under workerd with its Queues,
+// or wrangler dev as `npm run dev` runs it; the embedded database or DATABASE_URL's), at a
+// reduced scale. Each customer is a principal with its agent, each terminal a payee, the
+// amounts USD in cents, the time a test clock's:
 //
 //   (b) register the agents; import the 45 days before the test week as history, each fraud
 //       labelled 7 days after it happened; train a model as of the test week's first day
