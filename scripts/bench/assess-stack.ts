@@ -44,6 +44,15 @@ export interface Stack {
 
 export type Runtime = "workerd" | "wrangler";
 
+/** A `--runtime` flag's value, or an error naming the two accepted. */
+export function runtimeOf(value: string | undefined): Runtime {
+  const runtime = value ?? "workerd";
+  if (runtime !== "workerd" && runtime !== "wrangler") {
+    throw new Error(`--runtime must be workerd or wrangler, got ${JSON.stringify(runtime)}`);
+  }
+  return runtime;
+}
+
 /** A port nobody listens on right now (wrangler binds it a moment later). */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -53,7 +53,7 @@ import {
   priceEach,
   printRequestCpu,
 } from "./assess-request-cpu.ts";
-import { type Runtime, type Stack, startStack } from "./assess-stack.ts";
+import { type Runtime, runtimeOf, type Stack, startStack } from "./assess-stack.ts";
 import { POLICY_RULES, SHADOW_RULES, setUpTenant, type Tenant } from "./assess-tenant.ts";
 import { TrafficWatch } from "./assess-wire.ts";
 import { cpuShare, sampleCpu } from "./cpu.ts";
@@ -170,10 +170,7 @@ function parseOptions(argv: string[]): Options | null {
   const requests = integer("requests", values.requests, 2000, 1);
   const dbRtts = (values["db-rtt"] ?? "0,20,80").split(",").map((v) => v.trim());
   for (const rtt of dbRtts) parseDbRtt(rtt); // throws, naming the accepted forms
-  const runtime = values.runtime ?? "workerd";
-  if (runtime !== "workerd" && runtime !== "wrangler") {
-    throw new Error(`--runtime must be workerd or wrangler, got ${JSON.stringify(runtime)}`);
-  }
+  const runtime = runtimeOf(values.runtime);
   return {
     dbRtts,
     runtime,

@@ -43,7 +43,7 @@ import { FEATURE_NAMES, featureTable, type HistoryEvent } from "../../src/model/
 import { logisticProbability, trainLogistic } from "../../src/model/logistic.ts";
 import { aucRoc, averagePrecision, cardPrecisionAtK } from "../../src/model/metrics.ts";
 import { Client } from "./assess-http.ts";
-import { startStack } from "./assess-stack.ts";
+import { runtimeOf, startStack } from "./assess-stack.ts";
 import { sessionToken } from "./assess-tenant.ts";
 import { runBench } from "./harness.ts";
 import { HANDBOOK_FEATURES, handbookFeatures, handbookSplit } from "./quality/handbook.ts";
@@ -311,10 +311,7 @@ function table(title: string, rows: [string, Scores][]): void {
 const orgs = Number(values.orgs);
 const k = Number(values.k);
 if (!Number.isInteger(orgs) || orgs < 1) throw new Error(`--orgs must be a whole number ≥ 1`);
-const runtime = values.runtime;
-if (runtime !== "workerd" && runtime !== "wrangler") {
-  throw new Error(`--runtime must be workerd or wrangler, got ${JSON.stringify(runtime)}`);
-}
+const runtime = runtimeOf(values.runtime);
 // The service never releases a count from fewer than 3 other orgs: neither does its benchmark.
 if (!Number.isInteger(k) || k < 3)
   throw new Error("--k must be a whole number ≥ 3 (the service's floor)");

@@ -7,6 +7,7 @@ import { logError } from "../lib/log";
 import type { A2ABinding, AssessmentSummary, Decider, ModelOutcome } from "../schemas/assessments";
 import type { ActionKind } from "../schemas/vocabulary";
 import type { CredentialOutcome } from "./ap2-credential";
+import { UNCHECKED_RULES } from "./overrides";
 import type { RejectionReason, Signal } from "./signals";
 
 /**
@@ -76,7 +77,6 @@ export type SummaryRow = Awaited<ReturnType<typeof selectSummaries>>[number];
 
 const RULE_MATCHED = /policy rule "([a-z0-9][a-z0-9_.-]{0,63})" matched/;
 const RULE_UNCHECKED = "a policy rule could not be checked";
-const UNCHECKED_SIGNALS = new Set(["geo_unknown", "amount_unknown", "velocity_unknown"]);
 
 /**
  * Who made the decision, from what the record says (docs/assess.md, "Who decided"): a person
@@ -102,7 +102,7 @@ export function decidedBy(row: SummaryRow): AssessmentSummary["decided_by"] {
   if (row.decision === "deny" && cited?.category === "policy") return by("rule", cited.key);
   if (row.reason.includes(RULE_UNCHECKED)) {
     const signals = (row.signals as Signal[] | null) ?? [];
-    return by("rule", signals.find((s) => UNCHECKED_SIGNALS.has(s.type))?.type ?? null);
+    return by("rule", signals.find((s) => UNCHECKED_RULES.has(s.type))?.type ?? null);
   }
   return by(row.model === null ? "score" : "model");
 }

@@ -23,7 +23,11 @@ export const APPROVE_BARRED_BY = new Set([
 ]);
 
 /** A policy rule the request gave no way to check: it is never passed silently. */
-const UNCHECKED_RULES = new Set(["geo_unknown", "amount_unknown", "velocity_unknown"]);
+export const UNCHECKED_RULES: ReadonlySet<string> = new Set([
+  "geo_unknown",
+  "amount_unknown",
+  "velocity_unknown",
+]);
 
 /**
  * What raises the band whatever the score: in order of precedence, the first one of the final
